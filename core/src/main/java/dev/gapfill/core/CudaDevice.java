@@ -1,0 +1,216 @@
+package dev.gapfill.core;
+
+import org.bytedeco.javacpp.LongPointer;
+import org.bytedeco.javacpp.PointerPointer;
+import org.bytedeco.cuda.cudart.CUmemPoolHandle_st;
+import org.bytedeco.cuda.cudart.cudaDeviceProp;
+import org.bytedeco.cuda.global.cudart;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Per-device runtime state: properties, the stream-ordered memory pool and its statistics, and the
+ * sticky-error latch. Obtain through {@link Gpu#device(int)}.
+ */
+public final class CudaDevice {
+    private static final ThreadLocal<int[]> CURRENT = ThreadLocal.withInitial(() -> new int[] {-1});
+
+    private final int ordinal;
+    private volatile DeviceInfo info;
+    private volatile CudaException stickyCause;
+    private final AtomicLong bytesInUse = new AtomicLong();
+    private final AtomicLong peakBytes = new AtomicLong();
+    private final AtomicLong liveAllocations = new AtomicLong();
+    private final CUmemPoolHandle_st pool = new CUmemPoolHandle_st();
+
+    CudaDevice(int ordinal) {
+        this.ordinal = ordinal;
+        activate();
+        CudaErrors.check(cudart.cudaFree(null), "cudaFree(null) [context init on cuda:" + ordinal + "]");
+        CudaErrors.check(cudart.cudaDeviceGetDefaultMemPool(pool, ordinal), "cudaDeviceGetDefaultMemPool(" + ordinal + ")");
+        // Keep freed blocks in the pool: returning them to the driver at every synchronisation makes
+        // cudaMallocAsync slow. trim() gives them back on request.
+        try (LongPointer threshold = new LongPointer(1)) {
+            threshold.put(0, Long.MAX_VALUE);
+            CudaErrors.check(cudart.cudaMemPoolSetAttribute(pool, cudart.cudaMemPoolAttrReleaseThreshold, threshold),
+                    "cudaMemPoolSetAttribute(ReleaseThreshold)");
+        }
+    }
+
+    public int ordinal() { return ordinal; }
+
+    public Device device() { return Device.cuda(ordinal); }
+
+    /**
+     * Makes this device current on the calling thread (cheap when it already is) and fails fast if an
+     * earlier sticky error corrupted its context.
+     */
+    public void activate() {
+        CudaException sticky = stickyCause;
+        if (sticky != null) {
+            throw new StickyCudaException(sticky.library(), sticky.status(), sticky.statusName(),
+                    "cuda:" + ordinal + " is unusable since an earlier failure in " + sticky.call(),
+                    "restart the process to use this device again");
+        }
+        int[] cur = CURRENT.get();
+        if (cur[0] != ordinal) {
+            CudaErrors.check(cudart.cudaSetDevice(ordinal), "cudaSetDevice(" + ordinal + ")");
+            cur[0] = ordinal;
+        }
+    }
+
+    /** Runs a status check and latches sticky errors so that later calls fail fast. */
+    public void check(int status, String call) {
+        if (status != 0) {
+            CudaException e = CudaErrors.runtimeError(status, call + " on cuda:" + ordinal, -1);
+            latch(e);
+            throw e;
+        }
+    }
+
+    /** Driver-API variant of {@link #check}. */
+    public void checkDriver(int status, String call) {
+        try {
+            CudaErrors.checkDriver(status, call + " on cuda:" + ordinal);
+        } catch (CudaException e) {
+            latch(e);
+            throw e;
+        }
+    }
+
+    /** Records a sticky failure; later calls on this device throw {@link StickyCudaException} at once. */
+    public void latch(CudaException e) {
+        if (e instanceof StickyCudaException && stickyCause == null) {
+            stickyCause = e;
+        }
+    }
+
+    /** The sticky failure that made this device unusable, or null. */
+    public CudaException stickyCause() { return stickyCause; }
+
+    /** Properties read from the device (cached after the first call). */
+    public DeviceInfo info() {
+        DeviceInfo i = info;
+        if (i == null) {
+            activate();
+            try (cudaDeviceProp p = new cudaDeviceProp()) {
+                check(cudart.cudaGetDeviceProperties(p, ordinal), "cudaGetDeviceProperties");
+                int[] v = new int[1];
+                check(cudart.cudaDriverGetVersion(v), "cudaDriverGetVersion");
+                int driver = v[0];
+                check(cudart.cudaRuntimeGetVersion(v), "cudaRuntimeGetVersion");
+                int runtime = v[0];
+                int optin = attr(cudart.cudaDevAttrMaxSharedMemoryPerBlockOptin);
+                i = new DeviceInfo(ordinal, p.name().getString(), p.major(), p.minor(), p.multiProcessorCount(),
+                        attr(cudart.cudaDevAttrL2CacheSize), optin, p.sharedMemPerMultiprocessor(), p.totalGlobalMem(),
+                        driver, runtime, VendorHandles.cublasVersion(this), VendorHandles.cudnnVersion());
+            }
+            info = i;
+        }
+        return i;
+    }
+
+    private int attr(int attribute) {
+        int[] v = new int[1];
+        check(cudart.cudaDeviceGetAttribute(v, attribute, ordinal), "cudaDeviceGetAttribute(" + attribute + ")");
+        return v[0];
+    }
+
+    /** Allocates {@code bytes} from the device's stream-ordered pool, ordered on {@code stream}. */
+    long allocate(long bytes, Stream stream) {
+        activate();
+        long size = Math.max(bytes, 1);
+        try (PointerPointer<?> out = new PointerPointer<>(1)) {
+            int rc = cudart.cudaMallocAsync(out, size, stream.handle());
+            if (rc != 0) {
+                cudart.cudaGetLastError(); // clear the non-sticky OOM so the next call does not see it
+                CudaException e = CudaErrors.runtimeError(rc, "cudaMallocAsync(" + size + " bytes) on cuda:" + ordinal, size);
+                if (rc == 2) {
+                    throw new DeviceOutOfMemoryException(e.library(), rc, e.statusName(), e.call(), size,
+                            "could not allocate " + size + " bytes (in use by Gapfill: " + bytesInUse.get() + ")");
+                }
+                latch(e);
+                throw e;
+            }
+            long addr = out.get(0).address();
+            long now = bytesInUse.addAndGet(size);
+            liveAllocations.incrementAndGet();
+            peakBytes.accumulateAndGet(now, Math::max);
+            return addr;
+        }
+    }
+
+    /** Returns memory to the pool, ordered after the work already queued on {@code stream}. */
+    void free(long address, long bytes, Stream stream) {
+        long size = Math.max(bytes, 1);
+        bytesInUse.addAndGet(-size);
+        liveAllocations.decrementAndGet();
+        if (stickyCause != null) {
+            return; // the context is gone; the memory goes with it
+        }
+        int[] cur = CURRENT.get();
+        if (cur[0] != ordinal) {
+            cudart.cudaSetDevice(ordinal);
+            cur[0] = ordinal;
+        }
+        int rc = cudart.cudaFreeAsync(new DevicePointer(address), stream.handle());
+        if (rc != 0) {
+            CudaException e = CudaErrors.runtimeError(rc, "cudaFreeAsync on cuda:" + ordinal, -1);
+            latch(e);
+            throw e;
+        }
+    }
+
+    /** Bytes currently allocated through Gapfill on this device. */
+    public long bytesInUse() { return bytesInUse.get(); }
+
+    /** Largest {@link #bytesInUse()} seen since start or the last {@link #resetPeak()}. */
+    public long peakBytes() { return peakBytes.get(); }
+
+    /** Number of live Gapfill allocations on this device. */
+    public long liveAllocations() { return liveAllocations.get(); }
+
+    public void resetPeak() { peakBytes.set(bytesInUse.get()); }
+
+    /** Bytes the pool hands out right now (all users of the default pool, Gapfill included). */
+    public long poolUsedBytes() {
+        activate();
+        try (LongPointer v = new LongPointer(1)) {
+            check(cudart.cudaMemPoolGetAttribute(pool, cudart.cudaMemPoolAttrUsedMemCurrent, v), "cudaMemPoolGetAttribute(UsedMemCurrent)");
+            return v.get(0);
+        }
+    }
+
+    /** Bytes the pool has reserved from the driver. */
+    public long poolReservedBytes() {
+        activate();
+        try (LongPointer v = new LongPointer(1)) {
+            check(cudart.cudaMemPoolGetAttribute(pool, cudart.cudaMemPoolAttrReservedMemCurrent, v), "cudaMemPoolGetAttribute(ReservedMemCurrent)");
+            return v.get(0);
+        }
+    }
+
+    /** Synchronizes the device, then returns the pool's unused memory to the driver. */
+    public void trim() {
+        synchronize();
+        check(cudart.cudaMemPoolTrimTo(pool, 0), "cudaMemPoolTrimTo");
+    }
+
+    /** Waits for all work on the device. */
+    public void synchronize() {
+        activate();
+        check(cudart.cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    }
+
+    /** Free and total device memory as the driver reports them. */
+    public long[] memInfo() {
+        activate();
+        try (org.bytedeco.javacpp.SizeTPointer free = new org.bytedeco.javacpp.SizeTPointer(1);
+             org.bytedeco.javacpp.SizeTPointer total = new org.bytedeco.javacpp.SizeTPointer(1)) {
+            check(cudart.cudaMemGetInfo(free, total), "cudaMemGetInfo");
+            return new long[] {free.get(0), total.get(0)};
+        }
+    }
+
+    @Override public String toString() { return "cuda:" + ordinal; }
+}

@@ -1,0 +1,33 @@
+package dev.gapfill.core;
+
+/** Element types a {@link Tensor} can hold. */
+public enum DType {
+    F32(4, true), F16(2, true), BF16(2, true), I8(1, false), I32(4, false);
+
+    private final int bytes;
+    private final boolean floating;
+
+    DType(int bytes, boolean floating) {
+        this.bytes = bytes;
+        this.floating = floating;
+    }
+
+    /** Size of one element in bytes. */
+    public int bytes() { return bytes; }
+
+    /** True for F32, F16 and BF16. */
+    public boolean isFloating() { return floating; }
+
+    /**
+     * Unit roundoff u of the format (half the distance from 1.0 to the next representable value):
+     * 2^-24 for F32, 2^-11 for F16, 2^-8 for BF16, 0 for integers (exact).
+     */
+    public double unitRoundoff() {
+        switch (this) {
+            case F32: return 0x1p-24;
+            case F16: return 0x1p-11;
+            case BF16: return 0x1p-8;
+            default: return 0.0;
+        }
+    }
+}

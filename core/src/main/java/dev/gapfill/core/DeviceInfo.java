@@ -1,0 +1,76 @@
+package dev.gapfill.core;
+
+/**
+ * Properties read from a CUDA device. Heuristics take this record, never assumed constants.
+ *
+ * @param ordinal               CUDA ordinal
+ * @param name                  marketing name, e.g. "NVIDIA H100 80GB HBM3"
+ * @param ccMajor               compute capability, major
+ * @param ccMinor               compute capability, minor
+ * @param smCount               streaming multiprocessors
+ * @param l2Bytes               L2 cache size
+ * @param smemPerBlockOptin     largest dynamic shared memory a block may opt into
+ * @param smemPerSm             shared memory per SM
+ * @param totalMemBytes         device memory
+ * @param driverVersion         CUDA driver version as an integer (13000 = 13.0)
+ * @param runtimeVersion        CUDA runtime version as an integer
+ * @param cublasVersion         cuBLAS version as an integer (e.g. 130100), or -1 if not loaded
+ * @param cudnnVersion          cuDNN version as an integer (e.g. 91400), or -1 if not available
+ */
+public record DeviceInfo(int ordinal, String name, int ccMajor, int ccMinor, int smCount, long l2Bytes,
+                         long smemPerBlockOptin, long smemPerSm, long totalMemBytes,
+                         int driverVersion, int runtimeVersion, int cublasVersion, long cudnnVersion) {
+
+    /** Compute capability as major*10+minor, e.g. 90 for Hopper. */
+    public int cc() { return ccMajor * 10 + ccMinor; }
+
+    /** A short lowercase slug for file names, e.g. {@code h100} or {@code h200}; the name, sanitised, otherwise. */
+    public String slug() {
+        String n = name.toLowerCase(java.util.Locale.ROOT);
+        for (String known : new String[] {"h100", "h200", "h800", "a100", "a10g", "l40s", "l4", "b200", "gh200", "rtx 4090"}) {
+            if (n.contains(known)) {
+                return known.replace(' ', '-');
+            }
+        }
+        return n.replaceAll("^nvidia ", "").replaceAll("[^a-z0-9]+", "-").replaceAll("(^-|-$)", "");
+    }
+
+    /** A synthetic description for CPU-side unit tests of heuristics (an H100 SXM as measured). */
+    public static DeviceInfo h100ForTests() {
+        return new DeviceInfo(0, "NVIDIA H100 80GB HBM3", 9, 0, 132, 50L << 20, 227L << 10, 228L << 10,
+                80L << 30, 13000, 13000, 130100, 91400);
+    }
+
+    /** A synthetic A100 description for CPU-side unit tests of heuristics. */
+    public static DeviceInfo a100ForTests() {
+        return new DeviceInfo(0, "NVIDIA A100-SXM4-80GB", 8, 0, 108, 40L << 20, 163L << 10, 164L << 10,
+                80L << 30, 13000, 13000, 130100, 91400);
+    }
+
+    static String versionString(long v, boolean cudnn) {
+        if (v < 0) {
+            return "unavailable";
+        }
+        if (cudnn) {
+            return (v / 10000) + "." + (v % 10000) / 100 + "." + (v % 100);
+        }
+        if (v >= 10000 && v < 100000) {
+            return (v / 1000) + "." + (v % 1000) / 10;
+        }
+        return (v / 10000) + "." + (v % 10000) / 100 + "." + (v % 100);
+    }
+
+    public String driverString() { return versionString(driverVersion, false); }
+
+    public String runtimeString() { return versionString(runtimeVersion, false); }
+
+    public String cublasString() { return versionString(cublasVersion, false); }
+
+    public String cudnnString() { return versionString(cudnnVersion, true); }
+
+    @Override public String toString() {
+        return String.format("cuda:%d %s (sm_%d%d, %d SMs, %d MiB L2, %d GiB, driver %s, runtime %s, cuBLAS %s, cuDNN %s)",
+                ordinal, name, ccMajor, ccMinor, smCount, l2Bytes >> 20, totalMemBytes >> 30,
+                driverString(), runtimeString(), cublasString(), cudnnString());
+    }
+}

@@ -1,0 +1,63 @@
+package dev.gapfill.core;
+
+import org.bytedeco.javacpp.BytePointer;
+import org.bytedeco.javacpp.LongPointer;
+
+/**
+ * Kernel parameters in the layout {@code cuLaunchKernel} expects: an array of pointers to values.
+ * One reusable native buffer per thread, so launching allocates nothing:
+ * {@code KernelArgs.begin().ptr(x).ptr(y).i32(n).f32(alpha)}.
+ */
+public final class KernelArgs {
+    private static final int MAX = 48;
+    private static final ThreadLocal<KernelArgs> PER_THREAD = ThreadLocal.withInitial(KernelArgs::new);
+
+    private final BytePointer values = new BytePointer((long) MAX * 8);
+    private final LongPointer params = new LongPointer(MAX);
+    private int count;
+
+    private KernelArgs() {
+        long base = values.address();
+        for (int i = 0; i < MAX; i++) {
+            params.put(i, base + 8L * i);
+        }
+    }
+
+    /** The calling thread's argument buffer, emptied. Use it for one launch before calling begin() again. */
+    public static KernelArgs begin() {
+        KernelArgs a = PER_THREAD.get();
+        a.count = 0;
+        return a;
+    }
+
+    private long slot() {
+        if (count == MAX) {
+            throw new GapfillException("internal: more than " + MAX + " kernel arguments");
+        }
+        return 8L * count++;
+    }
+
+    /** A device pointer: the tensor's address (the tensor must be open). */
+    public KernelArgs ptr(Tensor t) {
+        return i64(t == null ? 0L : t.address());
+    }
+
+    public KernelArgs i64(long v) {
+        values.putLong(slot(), v);
+        return this;
+    }
+
+    public KernelArgs i32(int v) {
+        values.putInt(slot(), v);
+        return this;
+    }
+
+    public KernelArgs f32(float v) {
+        values.putFloat(slot(), v);
+        return this;
+    }
+
+    int count() { return count; }
+
+    LongPointer params() { return params; }
+}

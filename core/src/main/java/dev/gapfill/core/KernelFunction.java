@@ -1,0 +1,50 @@
+package dev.gapfill.core;
+
+import org.bytedeco.cuda.cudart.CUfunc_st;
+import org.bytedeco.cuda.global.cudart;
+
+/** A loaded kernel. Launch with {@link #launch}; every launch's status is checked. */
+public final class KernelFunction {
+    private static final boolean SYNC_DEBUG = Boolean.getBoolean("gapfill.debug.sync");
+
+    private final CudaDevice device;
+    private final String name;
+    private final CUfunc_st handle;
+    private volatile int maxDynamicSmemSet = 48 * 1024;
+
+    KernelFunction(CudaDevice device, String name, CUfunc_st handle) {
+        this.device = device;
+        this.name = name;
+        this.handle = handle;
+    }
+
+    public String name() { return name; }
+
+    /**
+     * Launches on {@code stream}. Dynamic shared memory above 48 KiB is opted into once per function.
+     * With {@code -Dgapfill.debug.sync=true} each launch is followed by a stream synchronisation so that
+     * a fault is reported by the launch that caused it.
+     */
+    public void launch(Stream stream, int gridX, int gridY, int gridZ, int blockX, int blockY, int blockZ, int smemBytes,
+                       KernelArgs args) {
+        if (!stream.device().equals(device.device())) {
+            throw new ArgumentException("stream", "a stream on " + device, "a stream on " + stream.device());
+        }
+        if (gridX <= 0 || gridY <= 0 || gridZ <= 0 || gridY > 65535 || gridZ > 65535) {
+            throw new GapfillException("internal: bad grid " + gridX + "x" + gridY + "x" + gridZ + " for " + name);
+        }
+        device.activate();
+        if (smemBytes > maxDynamicSmemSet) {
+            device.checkDriver(cudart.cuFuncSetAttribute(handle, cudart.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smemBytes),
+                    "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES=" + smemBytes + ", " + name + ")");
+            maxDynamicSmemSet = smemBytes;
+        }
+        int rc = cudart.cuLaunchKernel(handle, gridX, gridY, gridZ, blockX, blockY, blockZ, smemBytes, stream.handle(),
+                args.params(), null);
+        device.checkDriver(rc, "cuLaunchKernel(" + name + ", grid " + gridX + "x" + gridY + "x" + gridZ + ", block "
+                + blockX + "x" + blockY + "x" + blockZ + ", smem " + smemBytes + ")");
+        if (SYNC_DEBUG) {
+            device.check(cudart.cudaStreamSynchronize(stream.handle()), "cudaStreamSynchronize after " + name);
+        }
+    }
+}

@@ -1,0 +1,96 @@
+package dev.gapfill.core;
+
+import org.bytedeco.javacpp.BytePointer;
+import org.bytedeco.cuda.cudart.CUfunc_st;
+import org.bytedeco.cuda.cudart.CUmod_st;
+import org.bytedeco.cuda.global.cudart;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A fatbin bundled in the jar ({@code /dev/gapfill/cuda/<op>/<file>.fatbin}), loaded lazily per device
+ * with {@code cuModuleLoadData}; its functions are looked up once and cached.
+ */
+public final class KernelModule {
+    private static final String ROOT = "/dev/gapfill/cuda/";
+    private static final Map<String, KernelModule> MODULES = new ConcurrentHashMap<>();
+
+    private final String name;
+    private volatile byte[] image;
+    private final Map<Integer, CUmod_st> loaded = new ConcurrentHashMap<>();
+    private final Map<String, KernelFunction> functions = new ConcurrentHashMap<>();
+
+    private KernelModule(String name) {
+        this.name = name;
+    }
+
+    /** The module {@code <op>/<file>} (without {@code .fatbin}), e.g. {@code "elementwise/scale_add"}. */
+    public static KernelModule of(String name) {
+        return MODULES.computeIfAbsent(name, KernelModule::new);
+    }
+
+    /** True if the fatbin resource is present in the jar (it always is in a correct build). */
+    public static boolean isBundled(String name) {
+        return KernelModule.class.getResource(ROOT + name + ".fatbin") != null;
+    }
+
+    public String name() { return name; }
+
+    private byte[] image() {
+        byte[] img = image;
+        if (img == null) {
+            try (InputStream in = KernelModule.class.getResourceAsStream(ROOT + name + ".fatbin")) {
+                if (in == null) {
+                    throw new GapfillException("kernel image " + ROOT + name + ".fatbin is missing from the classpath: "
+                            + "gapfill-cuda-native must be on the classpath (built with nvcc)");
+                }
+                img = in.readAllBytes();
+            } catch (IOException e) {
+                throw new GapfillException("could not read kernel image " + name, e);
+            }
+            image = img;
+        }
+        return img;
+    }
+
+    private CUmod_st module(CudaDevice device) {
+        CUmod_st m = loaded.get(device.ordinal());
+        if (m == null) {
+            synchronized (this) {
+                m = loaded.get(device.ordinal());
+                if (m == null) {
+                    device.activate();
+                    byte[] img = image();
+                    m = new CUmod_st();
+                    // cuModuleLoadData copies the image, so the native buffer may be released afterwards.
+                    try (BytePointer data = new BytePointer(img.length + 1L)) {
+                        data.put(img, 0, img.length).put(img.length, (byte) 0);
+                        device.checkDriver(cudart.cuModuleLoadData(m, data), "cuModuleLoadData(" + name + ")");
+                    }
+                    loaded.put(device.ordinal(), m);
+                }
+            }
+        }
+        return m;
+    }
+
+    /** The kernel {@code symbol} (an {@code extern "C"} name) on {@code device}. */
+    public KernelFunction function(CudaDevice device, String symbol) {
+        String key = device.ordinal() + "/" + symbol;
+        KernelFunction f = functions.get(key);
+        if (f == null) {
+            CUmod_st m = module(device);
+            CUfunc_st h = new CUfunc_st();
+            device.checkDriver(cudart.cuModuleGetFunction(h, m, symbol), "cuModuleGetFunction(" + name + ":" + symbol + ")");
+            f = new KernelFunction(device, name + ":" + symbol, h);
+            KernelFunction prev = functions.putIfAbsent(key, f);
+            if (prev != null) {
+                f = prev;
+            }
+        }
+        return f;
+    }
+}

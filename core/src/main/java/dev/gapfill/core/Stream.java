@@ -1,0 +1,86 @@
+package dev.gapfill.core;
+
+import org.bytedeco.cuda.cudart.CUstream_st;
+import org.bytedeco.cuda.global.cudart;
+
+/**
+ * A CUDA stream. {@link #create(Device)} makes an owned non-blocking stream that {@link #close()}
+ * synchronizes and destroys; {@link #perThread(Device)} is CUDA's per-thread default stream, which
+ * every op uses when no stream is given, and which is never destroyed.
+ */
+public final class Stream implements AutoCloseable {
+    private static final long PER_THREAD_HANDLE = 0x2; // cudaStreamPerThread / CU_STREAM_PER_THREAD
+
+    private final CudaDevice device;
+    private final CUstream_st handle;
+    private final boolean owned;
+    private volatile boolean closed;
+
+    private Stream(CudaDevice device, CUstream_st handle, boolean owned) {
+        this.device = device;
+        this.handle = handle;
+        this.owned = owned;
+    }
+
+    /** A new non-blocking stream on {@code device}. */
+    public static Stream create(Device device) {
+        CudaDevice d = Gpu.device(device);
+        d.activate();
+        CUstream_st h = new CUstream_st();
+        d.check(cudart.cudaStreamCreateWithFlags(h, cudart.cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+        return new Stream(d, h, true);
+    }
+
+    /** The calling thread's default stream on {@code device} (CUDA's per-thread stream). */
+    public static Stream perThread(Device device) {
+        CudaDevice d = Gpu.device(device);
+        return new Stream(d, new CUstream_st(new DevicePointer(PER_THREAD_HANDLE)), false);
+    }
+
+    public Device device() { return device.device(); }
+
+    public CudaDevice cudaDevice() { return device; }
+
+    /** The native handle; valid until {@link #close()}. */
+    public CUstream_st handle() {
+        if (closed) {
+            throw new IllegalStateException("stream on " + device + " is closed");
+        }
+        return handle;
+    }
+
+    public boolean isPerThread() { return !owned; }
+
+    public boolean isClosed() { return closed; }
+
+    /** Blocks until all work queued on this stream finished; surfaces asynchronous errors. */
+    public void synchronize() {
+        device.activate();
+        device.check(cudart.cudaStreamSynchronize(handle()), "cudaStreamSynchronize");
+    }
+
+    /** Makes later work on this stream wait for {@code event}. */
+    public void waitFor(Event event) {
+        device.activate();
+        device.check(cudart.cudaStreamWaitEvent(handle(), event.handle(), 0), "cudaStreamWaitEvent");
+    }
+
+    /** Synchronizes, then destroys an owned stream; a per-thread stream is only marked closed for this object. */
+    @Override public void close() {
+        if (closed) {
+            return;
+        }
+        try {
+            if (owned && device.stickyCause() == null) {
+                synchronize();
+                device.check(cudart.cudaStreamDestroy(handle), "cudaStreamDestroy");
+            }
+        } finally {
+            closed = true;
+        }
+    }
+
+    @Override public String toString() {
+        return owned ? "stream@" + Long.toHexString(handle.address()) + " on " + device : "per-thread stream on " + device;
+    }
+}

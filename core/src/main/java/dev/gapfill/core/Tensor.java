@@ -1,0 +1,640 @@
+package dev.gapfill.core;
+
+import org.bytedeco.javacpp.BytePointer;
+import org.bytedeco.cuda.global.cudart;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.lang.ref.Cleaner;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A strided n-dimensional array on the host or on a CUDA device.
+ *
+ * <p>A tensor either owns its memory (allocated from the device's stream-ordered pool, or a direct
+ * buffer on the host) or borrows an external device pointer (interop with other libraries; the owner
+ * keeps it alive). Close owned tensors: a {@link Cleaner} frees forgotten ones and logs the leak with
+ * the tensor's id. Closing twice throws {@link IllegalStateException}. Device memory is freed in stream
+ * order after the work queued on the last stream that used it ({@link #recordStream}).
+ *
+ * <p>Shapes and strides are in elements; the default layout is row-major contiguous.
+ */
+public final class Tensor implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Tensor.class);
+    private static final Cleaner CLEANER = Cleaner.create();
+    private static final AtomicLong IDS = new AtomicLong();
+    private static final AtomicLong LEAKS = new AtomicLong();
+
+    private final long id;
+    private final Device device;
+    private final DType dtype;
+    private final long[] shape;
+    private final long[] strides;
+    private final Storage storage;
+    private final long offsetBytes;
+    private final boolean view;
+    private final Tensor parent; // keeps the owner reachable while a view lives
+
+    /** Memory behind one or more tensors. */
+    private static final class Storage implements Runnable {
+        final long tensorId;
+        final Device device;
+        final long address;      // device address, or the host buffer's address
+        final long bytes;
+        final ByteBuffer host;   // non-null for CPU tensors
+        final boolean owned;
+        final String description;
+        final AtomicBoolean freed = new AtomicBoolean();
+        volatile boolean explicitClose;
+        volatile Stream lastStream;
+
+        Storage(long tensorId, Device device, long address, long bytes, ByteBuffer host, boolean owned, Stream stream,
+                String description) {
+            this.tensorId = tensorId;
+            this.device = device;
+            this.address = address;
+            this.bytes = bytes;
+            this.host = host;
+            this.owned = owned;
+            this.lastStream = stream;
+            this.description = description;
+        }
+
+        /** Frees the memory once; runs from close() or from the Cleaner. */
+        @Override public void run() {
+            if (!freed.compareAndSet(false, true)) {
+                return;
+            }
+            if (!explicitClose) {
+                LEAKS.incrementAndGet();
+                LOG.warn("Leak: tensor #{} ({}) was never closed; freed by the cleaner", tensorId, description);
+            }
+            if (owned && device.isCuda()) {
+                CudaDevice d = Gpu.device(device);
+                Stream s = lastStream;
+                if (s == null || s.isClosed()) {
+                    s = Stream.perThread(device);
+                }
+                try {
+                    d.free(address, bytes, s);
+                } catch (RuntimeException e) {
+                    if (!explicitClose) {
+                        LOG.error("Cleaner could not free tensor #{}: {}", tensorId, e.getMessage());
+                    } else {
+                        throw e;
+                    }
+                }
+            }
+        }
+    }
+
+    private final Cleaner.Cleanable cleanable;
+
+    private Tensor(long id, Device device, DType dtype, long[] shape, long[] strides, Storage storage, long offsetBytes,
+                   Tensor parent) {
+        this.id = id;
+        this.device = device;
+        this.dtype = dtype;
+        this.shape = shape;
+        this.strides = strides;
+        this.storage = storage;
+        this.offsetBytes = offsetBytes;
+        this.view = parent != null;
+        this.parent = parent;
+        this.cleanable = parent == null && storage.owned ? CLEANER.register(this, storage) : null;
+    }
+
+    // ------------------------------------------------------------------ creation
+
+    /** An uninitialised contiguous tensor, allocated on the per-thread stream for CUDA devices. */
+    public static Tensor empty(Device device, DType dtype, long... shape) {
+        return empty(device, dtype, device.isCuda() ? Stream.perThread(device) : null, shape);
+    }
+
+    /** An uninitialised contiguous tensor, allocated in stream order on {@code stream}. */
+    public static Tensor empty(Device device, DType dtype, Stream stream, long... shape) {
+        checkShape(shape);
+        long numel = numel(shape);
+        long bytes = Math.multiplyExact(numel, (long) dtype.bytes());
+        long id = IDS.incrementAndGet();
+        String desc = describe(device, dtype, shape);
+        Storage st;
+        if (device.isCpu()) {
+            if (bytes > Integer.MAX_VALUE) {
+                throw new ArgumentException("shape", "at most 2^31-1 bytes for a CPU tensor", bytes + " bytes");
+            }
+            ByteBuffer buf = ByteBuffer.allocateDirect((int) Math.max(bytes, 1)).order(ByteOrder.LITTLE_ENDIAN);
+            st = new Storage(id, device, 0, bytes, buf, true, null, desc);
+        } else {
+            if (stream == null) {
+                throw new ArgumentException("stream", "a stream on " + device, "null");
+            }
+            if (!stream.device().equals(device)) {
+                throw new ArgumentException("stream", "a stream on " + device, "a stream on " + stream.device());
+            }
+            long addr = Gpu.device(device).allocate(bytes, stream);
+            st = new Storage(id, device, addr, bytes, null, true, stream, desc);
+        }
+        return new Tensor(id, device, dtype, shape.clone(), contiguousStrides(shape), st, 0, null);
+    }
+
+    /** A tensor holding {@code data} (rounded to nearest even for F16/BF16), copied to {@code device}. */
+    public static Tensor of(Device device, DType dtype, float[] data, long... shape) {
+        Tensor t = empty(device, dtype, shape);
+        try {
+            t.copyFrom(data);
+        } catch (RuntimeException e) {
+            t.close();
+            throw e;
+        }
+        return t;
+    }
+
+    /** An I8 tensor holding {@code data}. */
+    public static Tensor ofBytes(Device device, byte[] data, long... shape) {
+        Tensor t = empty(device, DType.I8, shape);
+        try {
+            t.copyFromRaw(ByteBuffer.wrap(data));
+        } catch (RuntimeException e) {
+            t.close();
+            throw e;
+        }
+        return t;
+    }
+
+    /** An I32 tensor holding {@code data}. */
+    public static Tensor ofInts(Device device, int[] data, long... shape) {
+        Tensor t = empty(device, DType.I32, shape);
+        try {
+            t.copyFrom(data);
+        } catch (RuntimeException e) {
+            t.close();
+            throw e;
+        }
+        return t;
+    }
+
+    /**
+     * Borrows device memory owned elsewhere (another library's tensor). Gapfill never frees it; the
+     * caller keeps it alive until Gapfill's work on it has finished.
+     */
+    public static Tensor borrow(Device device, DType dtype, long address, long[] shape, long[] strides) {
+        checkShape(shape);
+        if (!device.isCuda()) {
+            throw new ArgumentException("device", "a CUDA device (borrowing takes a device pointer)", device.toString());
+        }
+        if (address == 0) {
+            throw new ArgumentException("address", "a non-null device pointer", "0");
+        }
+        if (address % dtype.bytes() != 0) {
+            throw new ArgumentException("address", "alignment to " + dtype.bytes() + " bytes for " + dtype,
+                    "0x" + Long.toHexString(address));
+        }
+        long[] st = strides == null ? contiguousStrides(shape) : strides.clone();
+        if (st.length != shape.length) {
+            throw new ArgumentException("strides", "rank " + shape.length, "rank " + st.length);
+        }
+        long span = 1;
+        for (int i = 0; i < shape.length; i++) {
+            if (st[i] < 0) {
+                throw new ArgumentException("strides", "non-negative strides", Arrays.toString(st));
+            }
+            span += (shape[i] - 1) * st[i];
+        }
+        long id = IDS.incrementAndGet();
+        Storage s = new Storage(id, device, address, span * dtype.bytes(), null, false, null, describe(device, dtype, shape));
+        return new Tensor(id, device, dtype, shape.clone(), st, s, 0, null);
+    }
+
+    // ------------------------------------------------------------------ properties
+
+    public long id() { return id; }
+
+    public Device device() { return device; }
+
+    public DType dtype() { return dtype; }
+
+    public int rank() { return shape.length; }
+
+    public long[] shape() { return shape.clone(); }
+
+    public long dim(int i) { return shape[i < 0 ? shape.length + i : i]; }
+
+    public long[] strides() { return strides.clone(); }
+
+    public long stride(int i) { return strides[i < 0 ? strides.length + i : i]; }
+
+    public long numel() { return numel(shape); }
+
+    /** Bytes covered by the elements (numel × element size for contiguous tensors). */
+    public long byteSize() { return numel() * dtype.bytes(); }
+
+    public boolean isContiguous() { return Arrays.equals(strides, contiguousStrides(shape)); }
+
+    public boolean isBorrowed() { return !storage.owned; }
+
+    public boolean isView() { return view; }
+
+    /** The tensor whose memory this view shares, or null. */
+    public Tensor parent() { return parent; }
+
+    /** True once this tensor, or the tensor whose memory it views, was closed. */
+    public boolean isClosed() { return storage.freed.get() || closedFlag; }
+
+    private volatile boolean closedFlag;
+
+    /** Device address of element 0; throws if closed or on the CPU. */
+    public long address() {
+        ensureOpen("tensor");
+        if (device.isCpu()) {
+            throw new IllegalStateException("tensor #" + id + " lives on the CPU and has no device address");
+        }
+        return storage.address + offsetBytes;
+    }
+
+    /** The host buffer of a CPU tensor, positioned at element 0 (little-endian). */
+    public ByteBuffer hostBuffer() {
+        ensureOpen("tensor");
+        if (!device.isCpu()) {
+            throw new IllegalStateException("tensor #" + id + " lives on " + device + "; copy it to the host first");
+        }
+        ByteBuffer b = storage.host.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        b.position((int) offsetBytes);
+        return b.slice().order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /** Throws {@link ArgumentException} naming {@code argument} if the tensor was closed. */
+    public void ensureOpen(String argument) {
+        if (isClosed()) {
+            throw new ArgumentException(argument, "an open tensor", "closed tensor #" + id);
+        }
+    }
+
+    /** Remembers that work on {@code stream} uses this tensor, so its memory is freed after that work. */
+    public void recordStream(Stream stream) {
+        if (stream != null) {
+            storage.lastStream = stream;
+        }
+    }
+
+    // ------------------------------------------------------------------ views
+
+    /** A contiguous view with a new shape over the same memory (the product of dims must match). */
+    public Tensor reshape(long... newShape) {
+        ensureOpen("tensor");
+        checkShape(newShape);
+        if (!isContiguous()) {
+            throw new ArgumentException("tensor", "a contiguous tensor to reshape", "strides " + Arrays.toString(strides));
+        }
+        if (numel(newShape) != numel()) {
+            throw new ArgumentException("shape", numel() + " elements", Arrays.toString(newShape) + " = " + numel(newShape));
+        }
+        return new Tensor(IDS.incrementAndGet(), device, dtype, newShape.clone(), contiguousStrides(newShape), storage,
+                offsetBytes, this);
+    }
+
+    /** A view of the same memory with explicit shape and strides (elements) starting {@code offset} elements in. */
+    public Tensor strided(long[] newShape, long[] newStrides, long offset) {
+        ensureOpen("tensor");
+        checkShape(newShape);
+        long span = offset;
+        for (int i = 0; i < newShape.length; i++) {
+            span += (newShape[i] - 1) * newStrides[i];
+        }
+        if (offset < 0 || (span + 1) * dtype.bytes() + offsetBytes > storage.bytes) {
+            throw new ArgumentException("strides", "a view inside the tensor's " + storage.bytes + " bytes",
+                    "shape " + Arrays.toString(newShape) + " strides " + Arrays.toString(newStrides) + " offset " + offset);
+        }
+        return new Tensor(IDS.incrementAndGet(), device, dtype, newShape.clone(), newStrides.clone(), storage,
+                offsetBytes + offset * dtype.bytes(), this);
+    }
+
+    // ------------------------------------------------------------------ copies
+
+    /** Copies {@code data} in (converted to this tensor's float dtype, rounding to nearest even). */
+    public void copyFrom(float[] data) {
+        requireFloating("copyFrom(float[])");
+        checkLength(data.length);
+        ByteBuffer b = ByteBuffer.allocateDirect(data.length * dtype.bytes()).order(ByteOrder.LITTLE_ENDIAN);
+        for (float f : data) {
+            switch (dtype) {
+                case F32: b.putFloat(f); break;
+                case F16: b.putShort(HalfFloats.floatToHalf(f)); break;
+                default: b.putShort(HalfFloats.floatToBf16(f)); break;
+            }
+        }
+        b.flip();
+        copyFromRaw(b);
+    }
+
+    /** Copies int32 {@code data} into an I32 tensor. */
+    public void copyFrom(int[] data) {
+        if (dtype != DType.I32) {
+            throw new ArgumentException("tensor", "dtype I32 for copyFrom(int[])", dtype.toString());
+        }
+        checkLength(data.length);
+        ByteBuffer b = ByteBuffer.allocateDirect(data.length * 4).order(ByteOrder.LITTLE_ENDIAN);
+        b.asIntBuffer().put(data);
+        copyFromRaw(b);
+    }
+
+    /** Copies raw little-endian element bytes in (numel × element size bytes, contiguous tensors only). */
+    public void copyFromRaw(ByteBuffer src) {
+        ensureOpen("tensor");
+        requireContiguous("copy");
+        long n = byteSize();
+        if (src.remaining() != n) {
+            throw new ArgumentException("src", n + " bytes", src.remaining() + " bytes");
+        }
+        if (device.isCpu()) {
+            hostBuffer().put(src.duplicate());
+            return;
+        }
+        CudaDevice d = Gpu.device(device);
+        d.activate();
+        Stream s = Stream.perThread(device);
+        ByteBuffer direct = src.isDirect() ? src : ByteBuffer.allocateDirect((int) n).put(src.duplicate()).flip();
+        try (BytePointer hp = new BytePointer(direct)) {
+            d.check(cudart.cudaMemcpyAsync(new DevicePointer(address()), hp, n, cudart.cudaMemcpyHostToDevice, s.handle()),
+                    "cudaMemcpyAsync(H2D, " + n + " bytes)");
+            s.synchronize();
+        }
+    }
+
+    /** Raw little-endian element bytes of a contiguous tensor (synchronizes with the per-thread stream). */
+    public ByteBuffer toRaw() {
+        ensureOpen("tensor");
+        requireContiguous("copy");
+        long n = byteSize();
+        if (n > Integer.MAX_VALUE) {
+            throw new ArgumentException("tensor", "at most 2^31-1 bytes to copy to the host", n + " bytes");
+        }
+        ByteBuffer out = ByteBuffer.allocateDirect((int) n).order(ByteOrder.LITTLE_ENDIAN);
+        if (device.isCpu()) {
+            ByteBuffer h = hostBuffer();
+            h.limit((int) n);
+            out.put(h).flip();
+            return out;
+        }
+        CudaDevice d = Gpu.device(device);
+        d.activate();
+        // Work on other streams that produced this tensor must be complete or ordered by the caller.
+        Stream s = Stream.perThread(device);
+        Stream last = storage.lastStream;
+        if (last != null && !last.isClosed() && !last.isPerThread()) {
+            last.synchronize();
+        }
+        try (BytePointer hp = new BytePointer(out)) {
+            d.check(cudart.cudaMemcpyAsync(hp, new DevicePointer(address()), n, cudart.cudaMemcpyDefault, s.handle()),
+                    "cudaMemcpyAsync(D2H, " + n + " bytes)");
+            s.synchronize();
+        }
+        return out.order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /** Elements as floats (F32/F16/BF16 widened exactly; I8/I32 converted). */
+    public float[] toFloatArray() {
+        ByteBuffer b = toRaw();
+        int n = (int) numel();
+        float[] out = new float[n];
+        for (int i = 0; i < n; i++) {
+            out[i] = (float) readElement(b, i);
+        }
+        return out;
+    }
+
+    /** Elements of an I32 tensor. */
+    public int[] toIntArray() {
+        if (dtype != DType.I32) {
+            throw new ArgumentException("tensor", "dtype I32 for toIntArray()", dtype.toString());
+        }
+        int[] out = new int[(int) numel()];
+        toRaw().asIntBuffer().get(out);
+        return out;
+    }
+
+    /** Elements of an I8 tensor. */
+    public byte[] toByteArray() {
+        if (dtype != DType.I8) {
+            throw new ArgumentException("tensor", "dtype I8 for toByteArray()", dtype.toString());
+        }
+        byte[] out = new byte[(int) numel()];
+        toRaw().get(out);
+        return out;
+    }
+
+    /** A contiguous copy of this tensor on {@code target}. */
+    public Tensor to(Device target) {
+        ensureOpen("tensor");
+        Tensor src = this;
+        Tensor tmp = null;
+        if (!isContiguous()) {
+            if (device.isCuda()) {
+                throw new ArgumentException("tensor", "a contiguous tensor to copy between devices", "strides " + Arrays.toString(strides));
+            }
+            tmp = Tensor.empty(Device.CPU, dtype, shape);
+            for (long i = 0; i < numel(); i++) {
+                tmp.setRawBits(i, getRawBits(i));
+            }
+            src = tmp;
+        }
+        Tensor out = Tensor.empty(target, dtype, shape);
+        try {
+            out.copyFromRaw(src.toRaw());
+        } catch (RuntimeException e) {
+            out.close();
+            throw e;
+        } finally {
+            if (tmp != null) {
+                tmp.close();
+            }
+        }
+        return out;
+    }
+
+    /** Sets every byte of the tensor to {@code value} (0xFF poisons floats with NaN); stream-ordered on {@code stream}. */
+    public void fillBytes(int value, Stream stream) {
+        ensureOpen("tensor");
+        requireContiguous("fill");
+        if (device.isCpu()) {
+            ByteBuffer h = hostBuffer();
+            for (int i = 0; i < byteSize(); i++) {
+                h.put(i, (byte) value);
+            }
+            return;
+        }
+        CudaDevice d = Gpu.device(device);
+        d.activate();
+        Stream s = stream == null ? Stream.perThread(device) : stream;
+        d.check(cudart.cudaMemsetAsync(new DevicePointer(address()), value, byteSize(), s.handle()), "cudaMemsetAsync");
+        recordStream(s);
+    }
+
+    /** {@link #fillBytes(int, Stream)} on the per-thread stream. */
+    public void fillBytes(int value) { fillBytes(value, null); }
+
+    // ------------------------------------------------------------------ element access (CPU tensors)
+
+    /** Flat row-major index → byte offset inside the tensor's memory, honouring strides. */
+    private long byteOffsetOf(long flat) {
+        long off = 0;
+        for (int i = shape.length - 1; i >= 0; i--) {
+            long idx = flat % shape[i];
+            flat /= shape[i];
+            off += idx * strides[i];
+        }
+        return off * dtype.bytes();
+    }
+
+    /** Element {@code flat} (row-major logical index) of a CPU tensor, widened exactly to double. */
+    public double getDouble(long flat) {
+        ByteBuffer h = hostView();
+        return readAt(h, (int) byteOffsetOf(flat));
+    }
+
+    /** Stores {@code v} at element {@code flat} of a CPU tensor, rounded once to the dtype (integers: must be exact). */
+    public void setDouble(long flat, double v) {
+        ByteBuffer h = hostView();
+        int o = (int) byteOffsetOf(flat);
+        switch (dtype) {
+            case F32: h.putFloat(o, (float) v); break;
+            case F16: h.putShort(o, HalfFloats.doubleToHalf(v)); break;
+            case BF16: h.putShort(o, HalfFloats.doubleToBf16(v)); break;
+            case I8: h.put(o, (byte) v); break;
+            default: h.putInt(o, (int) v); break;
+        }
+    }
+
+    /** The raw bits of element {@code flat} of a CPU tensor (zero-extended). */
+    public long getRawBits(long flat) {
+        ByteBuffer h = hostView();
+        int o = (int) byteOffsetOf(flat);
+        switch (dtype.bytes()) {
+            case 1: return h.get(o) & 0xffL;
+            case 2: return h.getShort(o) & 0xffffL;
+            default: return h.getInt(o) & 0xffffffffL;
+        }
+    }
+
+    /** Stores raw bits at element {@code flat} of a CPU tensor. */
+    public void setRawBits(long flat, long bits) {
+        ByteBuffer h = hostView();
+        int o = (int) byteOffsetOf(flat);
+        switch (dtype.bytes()) {
+            case 1: h.put(o, (byte) bits); break;
+            case 2: h.putShort(o, (short) bits); break;
+            default: h.putInt(o, (int) bits); break;
+        }
+    }
+
+    private ByteBuffer hostView() {
+        ensureOpen("tensor");
+        if (!device.isCpu()) {
+            throw new IllegalStateException("element access needs a CPU tensor; tensor #" + id + " is on " + device);
+        }
+        ByteBuffer b = storage.host.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        b.position((int) offsetBytes);
+        return b.slice().order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    private double readElement(ByteBuffer contiguous, int i) {
+        return readAt(contiguous, i * dtype.bytes());
+    }
+
+    private double readAt(ByteBuffer b, int o) {
+        switch (dtype) {
+            case F32: return b.getFloat(o);
+            case F16: return HalfFloats.halfToFloat(b.getShort(o));
+            case BF16: return HalfFloats.bf16ToFloat(b.getShort(o));
+            case I8: return b.get(o);
+            default: return b.getInt(o);
+        }
+    }
+
+    // ------------------------------------------------------------------ lifetime
+
+    /**
+     * Releases the memory (owned tensors; stream-ordered on the last stream that used it). A view or a
+     * borrowed tensor is only marked closed. Closing twice throws {@link IllegalStateException}.
+     */
+    @Override public void close() {
+        if (closedFlag) {
+            throw new IllegalStateException("tensor #" + id + " (" + storage.description + ") closed twice");
+        }
+        closedFlag = true;
+        if (!view && storage.owned) {
+            storage.explicitClose = true;
+            cleanable.clean();
+        }
+    }
+
+    /** Number of tensors the cleaner had to free since start (leaks). */
+    public static long leakCount() { return LEAKS.get(); }
+
+    // ------------------------------------------------------------------ helpers
+
+    private void requireFloating(String what) {
+        if (!dtype.isFloating()) {
+            throw new ArgumentException("tensor", "a floating dtype (F32, F16, BF16) for " + what, dtype.toString());
+        }
+    }
+
+    private void requireContiguous(String what) {
+        if (!isContiguous()) {
+            throw new ArgumentException("tensor", "a contiguous tensor to " + what, "strides " + Arrays.toString(strides));
+        }
+    }
+
+    private void checkLength(int n) {
+        if (n != numel()) {
+            throw new ArgumentException("data", numel() + " elements for shape " + Arrays.toString(shape), n + " elements");
+        }
+    }
+
+    static void checkShape(long[] shape) {
+        if (shape == null) {
+            throw new ArgumentException("shape", "a shape", "null");
+        }
+        for (long d : shape) {
+            if (d <= 0) {
+                throw new ArgumentException("shape", "every dimension >= 1", Arrays.toString(shape));
+            }
+        }
+        long n = 1;
+        for (long d : shape) {
+            n = Math.multiplyExact(n, d);
+        }
+    }
+
+    static long numel(long[] shape) {
+        long n = 1;
+        for (long d : shape) {
+            n *= d;
+        }
+        return n;
+    }
+
+    /** Row-major strides (elements) of {@code shape}. */
+    public static long[] contiguousStrides(long[] shape) {
+        long[] s = new long[shape.length];
+        long acc = 1;
+        for (int i = shape.length - 1; i >= 0; i--) {
+            s[i] = acc;
+            acc *= shape[i];
+        }
+        return s;
+    }
+
+    private static String describe(Device d, DType t, long[] shape) {
+        return t + Arrays.toString(shape) + " on " + d;
+    }
+
+    @Override public String toString() {
+        return "Tensor#" + id + "(" + describe(device, dtype, shape) + (isContiguous() ? "" : ", strides " + Arrays.toString(strides))
+                + (isBorrowed() ? ", borrowed" : "") + (view ? ", view" : "") + (isClosed() ? ", closed" : "") + ")";
+    }
+}

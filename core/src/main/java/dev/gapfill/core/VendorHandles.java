@@ -1,0 +1,154 @@
+package dev.gapfill.core;
+
+import org.bytedeco.javacpp.Loader;
+import org.bytedeco.cuda.cublas.cublasContext;
+import org.bytedeco.cuda.cublas.cublasLtContext;
+import org.bytedeco.cuda.cudnn.cudnnContext;
+import org.bytedeco.cuda.global.cublas;
+import org.bytedeco.cuda.global.cudnn;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * cuBLAS, cuBLASLt and cuDNN handles. cuBLAS and cuDNN handles are kept per (thread, device) — they
+ * are not safe to share across threads — and bound to the caller's stream on every use. cuBLASLt
+ * handles are thread-safe and kept per device.
+ */
+public final class VendorHandles {
+    private static final ThreadLocal<Map<Integer, cublasContext>> CUBLAS = ThreadLocal.withInitial(HashMap::new);
+    private static final ThreadLocal<Map<Integer, cudnnContext>> CUDNN = ThreadLocal.withInitial(HashMap::new);
+    private static final Map<Integer, cublasLtContext> LT = new ConcurrentHashMap<>();
+    private static volatile Throwable cudnnLoadFailure;
+    private static volatile boolean cudnnLoaded;
+
+    private VendorHandles() {}
+
+    /** The calling thread's cuBLAS handle for the stream's device, bound to {@code stream}. */
+    public static cublasContext cublas(Stream stream) {
+        CudaDevice d = stream.cudaDevice();
+        d.activate();
+        cublasContext h = CUBLAS.get().get(d.ordinal());
+        if (h == null) {
+            h = new cublasContext();
+            checkBlas(d, cublas.cublasCreate_v2(h), "cublasCreate");
+            CUBLAS.get().put(d.ordinal(), h);
+        }
+        checkBlas(d, cublas.cublasSetStream_v2(h, stream.handle()), "cublasSetStream");
+        return h;
+    }
+
+    /** The device's cuBLASLt handle (thread-safe; the stream is passed per call). */
+    public static cublasLtContext cublasLt(CudaDevice d) {
+        d.activate();
+        return LT.computeIfAbsent(d.ordinal(), k -> {
+            cublasLtContext h = new cublasLtContext();
+            checkBlas(d, cublas.cublasLtCreate(h), "cublasLtCreate");
+            return h;
+        });
+    }
+
+    /** The calling thread's cuDNN handle for the stream's device, bound to {@code stream}. */
+    public static cudnnContext cudnn(Stream stream) {
+        ensureCudnn();
+        CudaDevice d = stream.cudaDevice();
+        d.activate();
+        cudnnContext h = CUDNN.get().get(d.ordinal());
+        if (h == null) {
+            h = new cudnnContext();
+            checkDnn(d, cudnn.cudnnCreate(h), "cudnnCreate");
+            CUDNN.get().put(d.ordinal(), h);
+        }
+        checkDnn(d, cudnn.cudnnSetStream(h, stream.handle()), "cudnnSetStream");
+        return h;
+    }
+
+    private static void ensureCudnn() {
+        if (cudnnLoaded) {
+            return;
+        }
+        synchronized (VendorHandles.class) {
+            if (cudnnLoaded) {
+                return;
+            }
+            if (cudnnLoadFailure == null) {
+                try {
+                    Loader.load(cudnn.class);
+                    cudnnLoaded = true;
+                    return;
+                } catch (Throwable t) {
+                    cudnnLoadFailure = t;
+                }
+            }
+            throw new GpuUnavailableException("cuDNN 9 is not loadable (install libcudnn9 for CUDA 13, or add "
+                    + "org.bytedeco:cuda-platform-redist): " + cudnnLoadFailure, cudnnLoadFailure);
+        }
+    }
+
+    /** cuDNN version as an integer (e.g. 91400), or -1 if cuDNN cannot be loaded. */
+    public static long cudnnVersion() {
+        try {
+            ensureCudnn();
+            return cudnn.cudnnGetVersion();
+        } catch (RuntimeException e) {
+            return -1;
+        }
+    }
+
+    /** cuBLAS version as an integer (e.g. 130100), or -1 if cuBLAS cannot be loaded. */
+    static int cublasVersion(CudaDevice d) {
+        try {
+            Loader.load(cublas.class);
+            return (int) cublas.cublasLtGetVersion();
+        } catch (Throwable t) {
+            return -1;
+        }
+    }
+
+    /** Checks a cuBLAS / cuBLASLt status. */
+    public static void checkBlas(CudaDevice d, int status, String call) {
+        if (status != 0) {
+            String name = blasStatusName(status);
+            CudaException e = new CudaException(CudaException.Library.CUBLAS, status, name, call + " on " + d, "");
+            if (status == 14 /* CUBLAS_STATUS_INTERNAL_ERROR */ || status == 13 /* EXECUTION_FAILED */) {
+                // Often a symptom of an earlier sticky fault: let the runtime say so.
+                int rt = org.bytedeco.cuda.global.cudart.cudaGetLastError();
+                if (CudaErrors.isSticky(rt)) {
+                    CudaException sticky = CudaErrors.runtimeError(rt, call + " on " + d, -1);
+                    d.latch(sticky);
+                    throw sticky;
+                }
+            }
+            throw e;
+        }
+    }
+
+    /** Checks a cuDNN status. */
+    public static void checkDnn(CudaDevice d, int status, String call) {
+        if (status != 0) {
+            String name;
+            try {
+                name = cudnn.cudnnGetErrorString(status).getString();
+            } catch (Throwable t) {
+                name = "cudnnStatus " + status;
+            }
+            throw new CudaException(CudaException.Library.CUDNN, status, name, call + " on " + d, "");
+        }
+    }
+
+    static String blasStatusName(int s) {
+        switch (s) {
+            case 1: return "CUBLAS_STATUS_NOT_INITIALIZED";
+            case 3: return "CUBLAS_STATUS_ALLOC_FAILED";
+            case 7: return "CUBLAS_STATUS_INVALID_VALUE";
+            case 8: return "CUBLAS_STATUS_ARCH_MISMATCH";
+            case 11: return "CUBLAS_STATUS_MAPPING_ERROR";
+            case 13: return "CUBLAS_STATUS_EXECUTION_FAILED";
+            case 14: return "CUBLAS_STATUS_INTERNAL_ERROR";
+            case 15: return "CUBLAS_STATUS_NOT_SUPPORTED";
+            case 16: return "CUBLAS_STATUS_LICENSE_ERROR";
+            default: return "cublasStatus " + s;
+        }
+    }
+}

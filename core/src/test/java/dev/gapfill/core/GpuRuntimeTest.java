@@ -1,0 +1,117 @@
+package dev.gapfill.core;
+
+import dev.gapfill.core.testing.GpuTest;
+import dev.gapfill.core.testing.Poison;
+import org.junit.jupiter.api.Test;
+
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** GPU smoke suite of the runtime: tensors, copies, streams, events, the allocator and vendor handles. */
+@GpuTest
+class GpuRuntimeTest {
+    private final Device gpu = Device.cuda(0);
+
+    @Test void deviceInfoIsReadFromTheDevice() {
+        DeviceInfo i = Gpu.device(0).info();
+        assertTrue(i.smCount() > 0 && i.l2Bytes() > 0 && i.smemPerBlockOptin() >= 48 * 1024, i.toString());
+        assertTrue(i.ccMajor() >= 8, "Gapfill targets Ampere and newer: " + i);
+        assertTrue(i.driverVersion() >= 13000 && i.runtimeVersion() >= 13000, i.toString());
+        assertTrue(i.cublasVersion() > 0, "cuBLAS version " + i.cublasVersion());
+    }
+
+    @Test void everyDtypeRoundTripsThroughTheDevice() {
+        Random rnd = new Random(3);
+        for (DType dt : DType.values()) {
+            try (Tensor h = Poison.random(Device.CPU, dt, rnd, 3, 1001); Tensor d = h.to(gpu); Tensor back = d.to(Device.CPU)) {
+                assertEquals(gpu, d.device());
+                for (int i = 0; i < h.numel(); i++) {
+                    assertEquals(h.getRawBits(i), back.getRawBits(i), dt + " element " + i);
+                }
+            }
+        }
+    }
+
+    @Test void poisonFillsEveryByte() {
+        try (Tensor t = Poison.poisoned(gpu, DType.F32, 777)) {
+            for (float f : t.toFloatArray()) {
+                assertTrue(Float.isNaN(f));
+            }
+        }
+        try (Tensor t = Poison.poisoned(gpu, DType.I32, 5)) {
+            assertArrayEquals(new int[] {-1, -1, -1, -1, -1}, t.toIntArray());
+        }
+    }
+
+    @Test void allocatorStatisticsReturnToBaseline() {
+        CudaDevice d = Gpu.device(0);
+        d.synchronize();
+        long base = d.bytesInUse();
+        long live = d.liveAllocations();
+        try (Stream s = Stream.create(gpu)) {
+            Tensor[] ts = new Tensor[10];
+            for (int i = 0; i < ts.length; i++) {
+                ts[i] = Tensor.empty(gpu, DType.F16, s, 1 << 20);
+            }
+            assertEquals(base + 10L * (2 << 20), d.bytesInUse());
+            assertTrue(d.peakBytes() >= base + 10L * (2 << 20));
+            for (Tensor t : ts) {
+                t.close();
+            }
+        }
+        assertEquals(base, d.bytesInUse());
+        assertEquals(live, d.liveAllocations());
+    }
+
+    @Test void outOfMemoryIsTypedAndTheDeviceKeepsWorking() {
+        long total = Gpu.device(0).info().totalMemBytes();
+        DeviceOutOfMemoryException e = assertThrows(DeviceOutOfMemoryException.class,
+                () -> Tensor.empty(gpu, DType.I8, 4 * total));
+        assertTrue(e.requestedBytes() >= 4 * total, e.getMessage());
+        try (Tensor t = Tensor.of(gpu, DType.F32, new float[] {1, 2, 3}, 3)) {
+            assertArrayEquals(new float[] {1, 2, 3}, t.toFloatArray());
+        }
+    }
+
+    @Test void streamsAndEventsOrderAndTimeWork() {
+        try (Stream a = Stream.create(gpu); Stream b = Stream.create(gpu); Event e0 = new Event(gpu); Event e1 = new Event(gpu);
+             Tensor t = Tensor.empty(gpu, DType.I32, a, 1 << 24)) {
+            e0.record(a);
+            t.fillBytes(0x01, a);
+            e1.record(a);
+            b.waitFor(e1);
+            b.synchronize();
+            assertTrue(e1.elapsedMillisSince(e0) >= 0);
+            assertEquals(0x01010101, t.toIntArray()[12345]);
+        }
+    }
+
+    @Test void vendorHandlesAreCreatedPerThreadAndDevice() throws Exception {
+        Stream s = Stream.perThread(gpu);
+        assertNotNull(VendorHandles.cublas(s));
+        assertNotNull(VendorHandles.cublasLt(Gpu.device(0)));
+        assertNotNull(VendorHandles.cudnn(s));
+        assertTrue(VendorHandles.cudnnVersion() >= 90000, "cuDNN " + VendorHandles.cudnnVersion());
+        Object[] other = new Object[1];
+        Thread th = new Thread(() -> other[0] = VendorHandles.cublas(Stream.perThread(gpu)));
+        th.start();
+        th.join();
+        assertNotNull(other[0]);
+        assertTrue(((org.bytedeco.javacpp.Pointer) other[0]).address() != VendorHandles.cublas(s).address(),
+                "each thread gets its own cuBLAS handle");
+    }
+
+    @Test void borrowedMemoryIsNeverFreedByGapfill() {
+        try (Tensor owner = Tensor.of(gpu, DType.F32, new float[] {4, 5, 6, 7}, 4)) {
+            Tensor b = Tensor.borrow(gpu, DType.F32, owner.address() + 4, new long[] {2}, null);
+            assertArrayEquals(new float[] {5, 6}, b.toFloatArray());
+            b.close();
+            assertArrayEquals(new float[] {4, 5, 6, 7}, owner.toFloatArray());
+        }
+    }
+}

@@ -1,0 +1,80 @@
+package dev.gapfill.core;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Host-side tensor behaviour (runs everywhere). */
+class TensorTest {
+    @Test void copiesRoundTripOnTheHost() {
+        float[] v = {1f, -2.5f, 3.25f, 0.1f, 7f, -0f};
+        try (Tensor t = Tensor.of(Device.CPU, DType.F32, v, 2, 3)) {
+            assertArrayEquals(v, t.toFloatArray());
+            assertEquals(3.25, t.getDouble(2));
+            assertArrayEquals(new long[] {3, 1}, t.strides());
+        }
+        try (Tensor t = Tensor.of(Device.CPU, DType.BF16, v, 6)) {
+            assertEquals(HalfFloats.bf16ToFloat(HalfFloats.floatToBf16(0.1f)), t.toFloatArray()[3]);
+        }
+        try (Tensor t = Tensor.ofInts(Device.CPU, new int[] {1, -7, 9}, 3)) {
+            assertArrayEquals(new int[] {1, -7, 9}, t.toIntArray());
+        }
+    }
+
+    @Test void closingTwiceIsAnError() {
+        Tensor t = Tensor.empty(Device.CPU, DType.F16, 4);
+        t.close();
+        IllegalStateException e = assertThrows(IllegalStateException.class, t::close);
+        assertTrue(e.getMessage().contains("closed twice"), e.getMessage());
+    }
+
+    @Test void closedTensorIsRejectedByName() {
+        Tensor t = Tensor.empty(Device.CPU, DType.F32, 4);
+        t.close();
+        ArgumentException e = assertThrows(ArgumentException.class, () -> Checks.open("x", t));
+        assertEquals("x", e.argument());
+        assertTrue(e.getMessage().startsWith("x: expected an open tensor, got closed tensor #"), e.getMessage());
+    }
+
+    @Test void viewsShareMemoryAndDieWithTheirParent() {
+        Tensor t = Tensor.of(Device.CPU, DType.F32, new float[] {0, 1, 2, 3, 4, 5}, 2, 3);
+        Tensor tr = t.strided(new long[] {3, 2}, new long[] {1, 3}, 0); // transpose
+        assertEquals(4.0, tr.getDouble(3)); // [1][1] of the transpose = [1][1] of t
+        Tensor r = t.reshape(3, 2);
+        assertEquals(5.0, r.getDouble(5));
+        t.close();
+        assertTrue(tr.isClosed() && r.isClosed());
+    }
+
+    @Test void badShapesNameTheArgument() {
+        ArgumentException e = assertThrows(ArgumentException.class, () -> Tensor.empty(Device.CPU, DType.F32, 3, 0));
+        assertEquals("shape", e.argument());
+        assertThrows(ArgumentException.class, () -> Tensor.of(Device.CPU, DType.F32, new float[5], 2, 3));
+        assertThrows(ArgumentException.class, () -> Tensor.ofInts(Device.CPU, new int[6], 2, 3).copyFrom(new float[6]));
+    }
+
+    @Test void forgottenTensorIsFreedAndLogged() throws InterruptedException {
+        long before = Tensor.leakCount();
+        for (int i = 0; i < 20; i++) {
+            Tensor.empty(Device.CPU, DType.F32, 1024); // never closed
+        }
+        for (int i = 0; i < 50 && Tensor.leakCount() < before + 20; i++) {
+            System.gc();
+            Thread.sleep(20);
+        }
+        assertTrue(Tensor.leakCount() >= before + 20, "cleaner freed " + (Tensor.leakCount() - before) + " of 20");
+    }
+
+    @Test void checksDescribeExpectedAndReceived() {
+        try (Tensor t = Tensor.empty(Device.CPU, DType.F32, 4, 32, 64)) {
+            ArgumentException e = assertThrows(ArgumentException.class,
+                    () -> Checks.shape("b", t, "batch, k, n", 4096, 64, -1));
+            assertEquals("b: expected shape [batch=4096, k=64, n=*], got [4, 32, 64]", e.getMessage());
+            assertThrows(ArgumentException.class, () -> Checks.dtype("b", t, DType.F16));
+            assertThrows(ArgumentException.class, () -> Checks.rank("b", t, 2));
+        }
+    }
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Compiles every cuda-native/src/main/cuda/<op>/<kernel>.cu into <out>/<op>/<kernel>.fatbin.
+# SASS for sm_80 (runs on every Ampere/Ada part) and sm_90a (Hopper), plus compute_80 PTX so
+# newer GPUs can JIT it. Warnings are errors, and any register spill fails the build.
+# Usage: build-fatbins.sh <src-root> <out-root> <log-dir>
+set -euo pipefail
+src=${1:?source root}; out=${2:?output root}; logs=${3:?log dir}
+NVCC=${NVCC:-nvcc}
+if ! command -v "$NVCC" >/dev/null 2>&1; then
+  for c in /usr/local/cuda/bin/nvcc /usr/local/cuda-13.0/bin/nvcc; do [ -x "$c" ] && NVCC=$c && break; done
+fi
+if ! command -v "$NVCC" >/dev/null 2>&1; then
+  echo "ERROR: nvcc not found. Gapfill's cuda-native module compiles its kernels with the CUDA Toolkit (12.8 or newer," >&2
+  echo "       13.0 tested). Install it (https://developer.nvidia.com/cuda-downloads, or apt install cuda-toolkit-13-0)" >&2
+  echo "       and put nvcc on PATH, or set NVCC=/path/to/nvcc." >&2
+  exit 1
+fi
+ARCHS=${GAPFILL_CUDA_ARCHS:-"-gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_80,code=compute_80"}
+mkdir -p "$out" "$logs"
+common_stamp=$(find "$src/common" -type f -printf '%T@\n' 2>/dev/null | sort -n | tail -1)
+common_stamp=${common_stamp:-0}
+jobs=()
+for cu in "$src"/*/*.cu; do
+  op=$(basename "$(dirname "$cu")"); [ "$op" = common ] && continue
+  name=$(basename "$cu" .cu)
+  dst="$out/$op/$name.fatbin"
+  if [ -f "$dst" ]; then
+    d=$(stat -c %Y "$dst"); s=$(stat -c %Y "$cu")
+    if [ "$d" -ge "$s" ] && [ "$d" -ge "${common_stamp%.*}" ]; then continue; fi
+  fi
+  jobs+=("$cu")
+done
+[ ${#jobs[@]} -eq 0 ] && { echo "fatbins up to date"; exit 0; }
+compile() {
+  cu=$1; op=$(basename "$(dirname "$cu")"); name=$(basename "$cu" .cu)
+  mkdir -p "$OUT/$op"; log="$LOGS/$op.$name.log"
+  if ! $NVCC -fatbin -std=c++17 -O3 --Werror all-warnings -Xptxas -v -lineinfo \
+        -I "$SRC/common" $ARCHS -o "$OUT/$op/$name.fatbin" "$cu" >"$log" 2>&1; then
+    cat "$log" >&2; echo "ERROR: nvcc failed on $cu" >&2; exit 1
+  fi
+  if grep -E '[1-9][0-9]* bytes spill (stores|loads)' "$log" >/dev/null; then
+    grep -B3 -E '[1-9][0-9]* bytes spill' "$log" >&2
+    rm -f "$OUT/$op/$name.fatbin"; echo "ERROR: register spills in $cu (see above)" >&2; exit 1
+  fi
+  echo "nvcc: $op/$name.fatbin"
+}
+export -f compile; export NVCC ARCHS OUT="$out" LOGS="$logs" SRC="$src"
+printf '%s\n' "${jobs[@]}" | xargs -P "$(nproc)" -I{} bash -c 'compile "$@"' _ {}

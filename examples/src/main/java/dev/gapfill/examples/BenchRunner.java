@@ -1,0 +1,79 @@
+package dev.gapfill.examples;
+
+import dev.gapfill.core.DeviceInfo;
+import dev.gapfill.examples.bench.BenchContext;
+import dev.gapfill.examples.bench.BenchRow;
+import dev.gapfill.examples.bench.BenchSuite;
+import dev.gapfill.examples.bench.Json;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/** Runs benchmark suites and writes {@code <out>/<gpu-slug>/<op>.json} and {@code <op>.md}. */
+public final class BenchRunner {
+    private BenchRunner() {}
+
+    public static void writeResults(Path outRoot, BenchContext ctx, BenchSuite suite, List<BenchRow> rows, String commit)
+            throws IOException {
+        DeviceInfo info = ctx.info();
+        Path dir = outRoot.resolve(info.slug());
+        Files.createDirectories(dir);
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("schema", 1);
+        doc.put("gpu", info.name());
+        doc.put("cc", info.ccMajor() + "." + info.ccMinor());
+        doc.put("driver", info.driverString());
+        doc.put("cuda_runtime", info.runtimeString());
+        doc.put("cublas", info.cublasString());
+        doc.put("cudnn", info.cudnnString());
+        doc.put("commit", commit);
+        Map<String, Object> ceil = new LinkedHashMap<>();
+        ceil.put("copy_GBps", ctx.ceilings().copyGBps());
+        ceil.put("bf16_gemm_TFLOPs", ctx.ceilings().bf16GemmTflops());
+        doc.put("ceilings", ceil);
+        doc.put("method", "CUDA events on one stream; L2 flushed (memset of 4x L2) before every repetition; paths interleaved; "
+                + ctx.reps() + " repetitions; medians, p10/p90 in spread_p10_p90_us");
+        List<Object> jr = new ArrayList<>();
+        for (BenchRow r : rows) {
+            jr.add(r.toJson());
+        }
+        doc.put("rows", jr);
+        Files.writeString(dir.resolve(suite.op() + ".json"), Json.write(doc), StandardCharsets.UTF_8);
+        Files.writeString(dir.resolve(suite.op() + ".md"), markdown(suite.op(), info, commit, rows), StandardCharsets.UTF_8);
+    }
+
+    /** A Markdown table of the rows: shape, times, speedup, fraction of floor, check. */
+    public static String markdown(String op, DeviceInfo info, String commit, List<BenchRow> rows) {
+        StringBuilder sb = new StringBuilder();
+        sb.append("# ").append(op).append(" on ").append(info.name()).append("\n\n");
+        sb.append("Commit `").append(commit).append("`, driver ").append(info.driverString()).append(", cuBLAS ")
+                .append(info.cublasString()).append(", cuDNN ").append(info.cudnnString()).append(". Times are medians in µs.\n\n");
+        sb.append("| dtype | shape | regime | vendor | custom | auto (choice) | floor | speedup | floor/custom | check |\n");
+        sb.append("|---|---|---|---:|---:|---|---:|---:|---:|---|\n");
+        for (BenchRow r : rows) {
+            sb.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s (%s) | %.1f | %s | %s | %s |\n", r.dtype(), shapeText(r.shape()),
+                    r.regime(), fmt(r.vendorUs()), fmt(r.customUs()), fmt(r.autoUs()), r.autoBackend(), r.floorUs(),
+                    Double.isNaN(r.speedup()) ? "–" : String.format(Locale.ROOT, "%.2f×", r.speedup()),
+                    Double.isNaN(r.fractionOfFloor()) ? "–" : String.format(Locale.ROOT, "%.0f %%", 100 * r.fractionOfFloor()),
+                    r.check() == null ? "–" : (r.check().pass() ? "pass" : "FAIL") + (r.check().bitExact() ? ", bit-exact" : "")));
+        }
+        return sb.toString();
+    }
+
+    private static String fmt(Double v) {
+        return v == null ? "–" : String.format(Locale.ROOT, "%.1f", v);
+    }
+
+    private static String shapeText(Map<String, Object> s) {
+        StringBuilder sb = new StringBuilder();
+        s.forEach((k, v) -> sb.append(sb.length() == 0 ? "" : " ").append(k).append('=').append(v));
+        return sb.toString();
+    }
+}

@@ -1,0 +1,31 @@
+package dev.gapfill.examples;
+
+import dev.gapfill.core.DeviceInfo;
+import dev.gapfill.core.Gpu;
+
+/** The text {@code gapfill info} prints: one place with everything a bug report needs. */
+public final class EnvironmentReport {
+    private EnvironmentReport() {}
+
+    public static String text() {
+        StringBuilder sb = new StringBuilder();
+        sb.append("Gapfill 0.1.0 on Java ").append(System.getProperty("java.version")).append(" (")
+                .append(System.getProperty("os.name")).append(' ').append(System.getProperty("os.arch")).append(")\n");
+        Gpu.Status s = Gpu.status();
+        if (!s.available()) {
+            sb.append("GPU: none usable — ").append(s.reason()).append('\n');
+            sb.append("Backend: every op runs on the CPU reference backend (fp64 accumulation, exact but slow).\n");
+            sb.append("Kernels bundled: ").append(GapfillCli.modulesLine(null)).append('\n');
+            return sb.toString();
+        }
+        for (DeviceInfo d : Gpu.devices()) {
+            sb.append(String.format("GPU %d: %s, compute capability %d.%d, %d SMs, L2 %d MiB, %d MiB shared memory per SM "
+                            + "(%d KiB per block opt-in), %.1f GiB%n", d.ordinal(), d.name(), d.ccMajor(), d.ccMinor(), d.smCount(),
+                    d.l2Bytes() >> 20, d.smemPerSm() >> 10 >> 10, d.smemPerBlockOptin() >> 10, d.totalMemBytes() / (double) (1L << 30)));
+            sb.append(String.format("  driver (CUDA) %s, runtime %s, cuBLAS %s, cuDNN %s%n", d.driverString(), d.runtimeString(),
+                    d.cublasString(), d.cudnnString()));
+            sb.append("  kernels: ").append(GapfillCli.modulesLine(d)).append('\n');
+        }
+        return sb.toString();
+    }
+}

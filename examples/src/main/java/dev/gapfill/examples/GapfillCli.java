@@ -1,0 +1,145 @@
+package dev.gapfill.examples;
+
+import dev.gapfill.core.Device;
+import dev.gapfill.core.DeviceInfo;
+import dev.gapfill.core.Gpu;
+import dev.gapfill.core.KernelModule;
+import dev.gapfill.examples.bench.BenchContext;
+import dev.gapfill.examples.bench.BenchRow;
+import dev.gapfill.examples.bench.BenchSuite;
+import dev.gapfill.examples.bench.BenchSuites;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+/** The {@code gapfill} command line: environment, benchmarks, verification, charts, the end-to-end demo. */
+@Command(name = "gapfill", mixinStandardHelpOptions = true, version = "gapfill 0.1.0",
+        description = "GPU inference kernels for the JVM: environment, benchmarks and verification.",
+        subcommands = {GapfillCli.Info.class, GapfillCli.Bench.class, GapfillCli.VerifyCmd.class, ValidationRecordCmd.class,
+                ChartCmd.class})
+public final class GapfillCli implements Runnable {
+    /** Kernel modules bundled in the jar, listed by {@code gapfill info}. */
+    static final List<String> MODULES = new ArrayList<>(List.of("elementwise/scale_add"));
+
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+    public static void main(String[] args) {
+        System.exit(run(args));
+    }
+
+    /** Runs the CLI and returns its exit code (the library itself never exits). */
+    public static int run(String... args) {
+        return new CommandLine(new GapfillCli()).execute(args);
+    }
+
+    @Override public void run() {
+        spec.commandLine().usage(spec.commandLine().getOut());
+    }
+
+    /** Prints devices, versions and which kernels are available for the device's architecture. */
+    @Command(name = "info", description = "Print the GPU environment, library versions and bundled kernels.")
+    static final class Info implements Callable<Integer> {
+        @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+        @Override public Integer call() {
+            PrintWriter out = spec.commandLine().getOut();
+            out.println(EnvironmentReport.text());
+            out.flush();
+            return 0;
+        }
+    }
+
+    /** Runs benchmark sweeps. */
+    @Command(name = "bench", description = "Run benchmark sweeps and write docs/benchmarks/<gpu>/<op>.json and .md.")
+    static final class Bench implements Callable<Integer> {
+        @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+        @Option(names = "--op", split = ",", description = "ops to run (default: all): ${COMPLETION-CANDIDATES}")
+        List<String> ops = new ArrayList<>();
+        @Option(names = "--out", description = "output root (default: docs/benchmarks)") Path out = Path.of("docs", "benchmarks");
+        @Option(names = "--quick", description = "a short subset of each sweep") boolean quick;
+        @Option(names = "--reps", description = "timed repetitions per path (default 30)") int reps = 30;
+        @Option(names = "--warmup", description = "untimed rounds (default 5)") int warmup = 5;
+        @Option(names = "--commit", description = "git commit the code was built from (default: $GAPFILL_COMMIT)")
+        String commit = System.getenv().getOrDefault("GAPFILL_COMMIT", "unknown");
+
+        @Override public Integer call() throws Exception {
+            PrintWriter o = spec.commandLine().getOut();
+            if (!Gpu.available()) {
+                o.println("No usable GPU: " + Gpu.status().reason());
+                o.println("Benchmarks need a GPU; running the CPU reference check instead (gapfill verify).");
+                o.flush();
+                return new VerifyCmd().callWith(o, 1);
+            }
+            int failed = 0;
+            try (BenchContext ctx = new BenchContext(Device.cuda(0), warmup, reps, quick, m -> {
+                o.println("  " + m);
+                o.flush();
+            })) {
+                o.println("Benchmarking on " + ctx.info());
+                ctx.ceilings();
+                for (BenchSuite s : BenchSuites.all()) {
+                    if (!ops.isEmpty() && !ops.contains(s.op())) {
+                        continue;
+                    }
+                    o.println("== " + s.op());
+                    o.flush();
+                    List<BenchRow> rows = s.run(ctx);
+                    BenchRunner.writeResults(out, ctx, s, rows, commit);
+                    for (BenchRow r : rows) {
+                        if (r.check() != null && !r.check().pass()) {
+                            failed++;
+                        }
+                    }
+                    o.println(BenchRunner.markdown(s.op(), ctx.info(), commit, rows));
+                    o.flush();
+                }
+            }
+            if (failed > 0) {
+                o.println(failed + " benchmark cases FAILED their correctness check");
+            }
+            o.flush();
+            return failed == 0 ? 0 : 2;
+        }
+    }
+
+    /** Checks every op on random problems against the CPU reference. */
+    @Command(name = "verify", description = "Check every op on random problems against the fp64 CPU reference.")
+    static final class VerifyCmd implements Callable<Integer> {
+        @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+        @Option(names = "--cases", description = "random problems per op (default 20)") int cases = 20;
+
+        @Override public Integer call() {
+            return callWith(spec.commandLine().getOut(), cases);
+        }
+
+        Integer callWith(PrintWriter o, int n) {
+            Device d = Device.best();
+            o.println(d.isCpu() ? "No usable GPU (" + Gpu.status().reason() + "): checking the CPU backend against the reference."
+                    : "Checking " + d + " against the fp64 CPU reference.");
+            List<String> failures = OpChecks.runAll(d, n, o);
+            o.println(failures.isEmpty() ? "verify: all checks passed" : "verify: " + failures.size() + " FAILED: " + failures);
+            o.flush();
+            return failures.isEmpty() ? 0 : 1;
+        }
+    }
+
+    static String modulesLine(DeviceInfo info) {
+        StringBuilder sb = new StringBuilder();
+        for (String m : MODULES) {
+            sb.append(sb.length() == 0 ? "" : ", ").append(m).append(KernelModule.isBundled(m) ? "" : " (MISSING)");
+        }
+        return sb.toString() + (info == null ? "" : "  [SASS sm_80, sm_90a; PTX compute_80 → "
+                + (info.cc() == 90 ? "native sm_90a" : info.cc() >= 80 && info.cc() < 90 ? "native sm_80" : "JIT from PTX") + "]");
+    }
+
+    static String[] argsOf(String s) {
+        return Arrays.stream(s.split(" ")).filter(x -> !x.isEmpty()).toArray(String[]::new);
+    }
+}

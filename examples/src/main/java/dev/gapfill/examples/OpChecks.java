@@ -1,0 +1,87 @@
+package dev.gapfill.examples;
+
+import dev.gapfill.core.DType;
+import dev.gapfill.core.Device;
+import dev.gapfill.core.Tensor;
+import dev.gapfill.ops.Elementwise;
+import dev.gapfill.ops.reference.ElementwiseReference;
+import dev.gapfill.verify.Tolerance;
+import dev.gapfill.verify.Verdict;
+import dev.gapfill.verify.Verifier;
+
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+/**
+ * {@code gapfill verify}: each op on random problems (random data, poisoned outputs) through the
+ * public API, every element against the fp64 reference. On the CPU the public API runs the reference
+ * backend, so these checks exercise validation and the reference itself.
+ */
+public final class OpChecks {
+    /** One op's random checks; returns descriptions of failures. */
+    public interface OpCheck {
+        String op();
+
+        List<String> run(Device device, Random rnd, int cases, PrintWriter out);
+    }
+
+    private OpChecks() {}
+
+    static List<OpCheck> all() {
+        List<OpCheck> l = new ArrayList<>();
+        l.add(new ElementwiseCheck());
+        // op checks register here, one line each
+        return l;
+    }
+
+    static List<String> runAll(Device d, int cases, PrintWriter out) {
+        List<String> failures = new ArrayList<>();
+        for (OpCheck c : all()) {
+            List<String> f = c.run(d, new Random(42), cases, out);
+            out.println(String.format("  %-20s %d cases, %s", c.op(), cases, f.isEmpty() ? "pass" : f.size() + " FAILED"));
+            out.flush();
+            failures.addAll(f);
+        }
+        return failures;
+    }
+
+    static final class ElementwiseCheck implements OpCheck {
+        @Override public String op() { return "elementwise"; }
+
+        @Override public List<String> run(Device device, Random rnd, int cases, PrintWriter out) {
+            List<String> failures = new ArrayList<>();
+            DType[] dts = {DType.F32, DType.F16, DType.BF16};
+            for (int c = 0; c < cases; c++) {
+                DType dt = dts[c % dts.length];
+                long n = 1 + rnd.nextInt(100_000);
+                float[] x = new float[(int) n];
+                float[] y = new float[(int) n];
+                for (int i = 0; i < n; i++) {
+                    x[i] = rnd.nextFloat() * 2 - 1;
+                    y[i] = rnd.nextFloat() * 2 - 1;
+                }
+                float alpha = rnd.nextFloat() * 4 - 2;
+                float beta = rnd.nextFloat() * 4 - 2;
+                try (Tensor a = Tensor.of(device, dt, x, n); Tensor b = Tensor.of(device, dt, y, n);
+                     Tensor o = Tensor.empty(device, dt, n);
+                     Tensor ha = Tensor.of(Device.CPU, dt, x, n); Tensor hb = Tensor.of(Device.CPU, dt, y, n);
+                     Tensor ref = Tensor.empty(Device.CPU, DType.F32, n)) {
+                    o.fillBytes(0xff);
+                    Elementwise.scaleAdd(a, b, alpha, beta, o, null);
+                    double[] exact = new double[(int) n];
+                    for (int i = 0; i < n; i++) {
+                        exact[i] = alpha * ha.getDouble(i) + beta * hb.getDouble(i);
+                    }
+                    ElementwiseReference.scaleAdd(ha, hb, alpha, beta, ref);
+                    Verdict v = Verifier.compare(o, exact, null, Tolerance.ulps(1), "reference");
+                    if (!v.pass()) {
+                        failures.add("elementwise " + dt + " n=" + n + ": " + v);
+                    }
+                }
+            }
+            return failures;
+        }
+    }
+}

@@ -1,0 +1,183 @@
+package dev.gapfill.examples.bench;
+
+import dev.gapfill.core.CudaDevice;
+import dev.gapfill.core.DType;
+import dev.gapfill.core.Device;
+import dev.gapfill.core.DeviceInfo;
+import dev.gapfill.core.DevicePointer;
+import dev.gapfill.core.Event;
+import dev.gapfill.core.Gpu;
+import dev.gapfill.core.Stream;
+import dev.gapfill.core.Tensor;
+import dev.gapfill.core.VendorHandles;
+import org.bytedeco.javacpp.FloatPointer;
+import org.bytedeco.cuda.global.cublas;
+import org.bytedeco.cuda.global.cudart;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * The measuring side of every benchmark: CUDA-event timing on one stream, the L2 cache flushed before
+ * every repetition (a memset over 4× the L2 size, which also gives the host time to enqueue the op),
+ * paths interleaved A B A B ..., medians with p10/p90 spread; and the device's measured ceilings
+ * (device-to-device copy bandwidth, a large bf16 GEMM) from which each case's floor is computed.
+ */
+public final class BenchContext implements AutoCloseable {
+    /** Measured ceilings of the device. */
+    public record Ceilings(double copyGBps, double bf16GemmTflops) {}
+
+    private final Device device;
+    private final CudaDevice cuda;
+    private final DeviceInfo info;
+    private final Stream stream;
+    private final Tensor flush;
+    private final int warmup;
+    private final int reps;
+    private final boolean quick;
+    private final Consumer<String> progress;
+    private Ceilings ceilings;
+
+    public BenchContext(Device device, int warmup, int reps, boolean quick, Consumer<String> progress) {
+        this.device = device;
+        this.cuda = Gpu.device(device);
+        this.info = cuda.info();
+        this.stream = Stream.create(device);
+        this.flush = Tensor.empty(device, DType.I8, stream, Math.max(4 * info.l2Bytes(), 64L << 20));
+        this.warmup = warmup;
+        this.reps = reps;
+        this.quick = quick;
+        this.progress = progress;
+    }
+
+    public Device device() { return device; }
+
+    public DeviceInfo info() { return info; }
+
+    /** The stream every timed path must run on. */
+    public Stream stream() { return stream; }
+
+    public boolean quick() { return quick; }
+
+    public int reps() { return reps; }
+
+    public void progress(String msg) { progress.accept(msg); }
+
+    /** Evicts the L2 cache by writing a buffer of 4× its size, in stream order. */
+    public void flushL2() {
+        cuda.check(cudart.cudaMemsetAsync(new DevicePointer(flush.address()), 0x5a, flush.byteSize(), stream.handle()),
+                "cudaMemsetAsync(L2 flush)");
+    }
+
+    /**
+     * Times each path {@code reps} times, interleaved (for each repetition: flush, A; flush, B; ...),
+     * after {@code warmup} untimed rounds. Every path must enqueue its work on {@link #stream()}.
+     */
+    public Map<String, Timing> timeInterleaved(LinkedHashMap<String, Runnable> paths) {
+        List<String> names = new ArrayList<>(paths.keySet());
+        for (int w = 0; w < warmup; w++) {
+            for (String n : names) {
+                flushL2();
+                paths.get(n).run();
+            }
+        }
+        stream.synchronize();
+        int p = names.size();
+        double[][] us = new double[p][reps];
+        Event[] start = new Event[p];
+        Event[] end = new Event[p];
+        try {
+            for (int i = 0; i < p; i++) {
+                start[i] = new Event(device);
+                end[i] = new Event(device);
+            }
+            for (int r = 0; r < reps; r++) {
+                for (int i = 0; i < p; i++) {
+                    flushL2();
+                    start[i].record(stream);
+                    paths.get(names.get(i)).run();
+                    end[i].record(stream);
+                }
+                for (int i = 0; i < p; i++) {
+                    us[i][r] = 1000.0 * end[i].elapsedMillisSince(start[i]);
+                }
+            }
+        } finally {
+            for (int i = 0; i < p; i++) {
+                if (start[i] != null) {
+                    start[i].close();
+                }
+                if (end[i] != null) {
+                    end[i].close();
+                }
+            }
+        }
+        Map<String, Timing> out = new LinkedHashMap<>();
+        for (int i = 0; i < p; i++) {
+            out.put(names.get(i), Timing.of(us[i]));
+        }
+        return out;
+    }
+
+    /** The device's ceilings, measured once per run. */
+    public Ceilings ceilings() {
+        if (ceilings == null) {
+            ceilings = new Ceilings(measureCopyGBps(), measureBf16Tflops());
+            progress(String.format("ceilings: copy %.0f GB/s, bf16 GEMM %.0f TFLOP/s", ceilings.copyGBps(), ceilings.bf16GemmTflops()));
+        }
+        return ceilings;
+    }
+
+    /** max(bytes / copy bandwidth, flops / rate) in µs; {@code flopRateTflops} is the unit that does the math. */
+    public double floorUs(long bytes, double flops, double flopRateTflops) {
+        double mem = bytes / (ceilings().copyGBps() * 1e3);
+        double math = flopRateTflops > 0 ? flops / (flopRateTflops * 1e6) : 0;
+        return Math.max(mem, math);
+    }
+
+    /** Floor with the measured bf16 tensor-core rate as the math ceiling. */
+    public double floorUs(long bytes, double flops) {
+        return floorUs(bytes, flops, ceilings().bf16GemmTflops());
+    }
+
+    private double measureCopyGBps() {
+        long bytes = 1L << 30;
+        try (Tensor a = Tensor.empty(device, DType.I8, stream, bytes); Tensor b = Tensor.empty(device, DType.I8, stream, bytes)) {
+            a.fillBytes(1, stream);
+            LinkedHashMap<String, Runnable> p = new LinkedHashMap<>();
+            p.put("copy", () -> cuda.check(cudart.cudaMemcpyAsync(new DevicePointer(b.address()), new DevicePointer(a.address()),
+                    bytes, cudart.cudaMemcpyDeviceToDevice, stream.handle()), "cudaMemcpyAsync(D2D)"));
+            double us = timeInterleaved(p).get("copy").medianUs();
+            return 2.0 * bytes / (us * 1e3);
+        }
+    }
+
+    private double measureBf16Tflops() {
+        int n = 8192;
+        java.util.Random rnd = new java.util.Random(7);
+        float[] data = new float[n * n];
+        for (int i = 0; i < data.length; i++) {
+            data[i] = rnd.nextFloat() - 0.5f;
+        }
+        try (Tensor a = Tensor.of(device, DType.BF16, data, n, n); Tensor b = Tensor.of(device, DType.BF16, data, n, n);
+             Tensor c = Tensor.empty(device, DType.BF16, stream, n, n);
+             FloatPointer one = new FloatPointer(1f); FloatPointer zero = new FloatPointer(0f)) {
+            LinkedHashMap<String, Runnable> p = new LinkedHashMap<>();
+            p.put("gemm", () -> VendorHandles.checkBlas(cuda, cublas.cublasGemmEx(VendorHandles.cublas(stream), cublas.CUBLAS_OP_N,
+                    cublas.CUBLAS_OP_N, n, n, n, one, new DevicePointer(a.address()), cudart.CUDA_R_16BF, n,
+                    new DevicePointer(b.address()), cudart.CUDA_R_16BF, n, zero, new DevicePointer(c.address()), cudart.CUDA_R_16BF, n,
+                    cublas.CUBLAS_COMPUTE_32F, cublas.CUBLAS_GEMM_DEFAULT), "cublasGemmEx(bf16 8192^3)"));
+            double us = timeInterleaved(p).get("gemm").medianUs();
+            return 2.0 * n * n * (double) n / (us * 1e6);
+        }
+    }
+
+    @Override public void close() {
+        stream.synchronize();
+        flush.close();
+        stream.close();
+    }
+}

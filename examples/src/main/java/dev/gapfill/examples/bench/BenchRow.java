@@ -1,0 +1,80 @@
+package dev.gapfill.examples.bench;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * One benchmark case, in the schema of {@code docs/benchmarks/<gpu>/<op>.json} (schema 1).
+ *
+ * @param op          op name as in the file name (bmm, int8_mm, ...)
+ * @param dtype       input dtype (and output, where it differs: "I8->F16")
+ * @param shape       problem dimensions, ordered
+ * @param regime      the heuristics' label for this shape
+ * @param vendorUs    vendor path median
+ * @param customUs    custom path median, null where no custom kernel applies
+ * @param autoUs      AUTO median
+ * @param autoBackend what AUTO chose (VENDOR or CUSTOM) and the variant
+ * @param floorUs     fewest bytes over measured bandwidth, or flops over measured rate, whichever is larger
+ * @param bytes       the fewest bytes the op must move
+ * @param flops       arithmetic of the op
+ * @param peers       other paths timed in the same run, median µs by name
+ * @param spread      p10/p90 of each timed path, µs
+ * @param check       correctness of the custom path (or the vendor path where no custom applies)
+ */
+public record BenchRow(String op, String dtype, Map<String, Object> shape, String regime, Double vendorUs, Double customUs,
+                       Double autoUs, String autoBackend, double floorUs, long bytes, double flops, Map<String, Double> peers,
+                       Map<String, double[]> spread, Check check) {
+
+    /** Correctness of the timed result. */
+    public record Check(String against, boolean bitExact, long maxUlp, double maxRelErr, boolean pass) {}
+
+    /** Shape helper preserving order: {@code shape("batch", 512, "m", 16)}. */
+    public static Map<String, Object> shape(Object... kv) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (int i = 0; i < kv.length; i += 2) {
+            m.put((String) kv[i], kv[i + 1]);
+        }
+        return m;
+    }
+
+    /** Speedup of custom over vendor, or NaN. */
+    public double speedup() {
+        return vendorUs == null || customUs == null ? Double.NaN : vendorUs / customUs;
+    }
+
+    /** floor / custom (or floor / auto where no custom). */
+    public double fractionOfFloor() {
+        Double t = customUs != null ? customUs : autoUs;
+        return t == null ? Double.NaN : floorUs / t;
+    }
+
+    /** This row as a JSON object in the schema-1 layout. */
+    public Map<String, Object> toJson() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("op", op);
+        m.put("dtype", dtype);
+        m.put("shape", shape);
+        m.put("regime", regime);
+        m.put("vendor_us", vendorUs);
+        m.put("custom_us", customUs);
+        m.put("auto_us", autoUs);
+        m.put("auto_backend", autoBackend);
+        m.put("floor_us", floorUs);
+        m.put("bytes", bytes);
+        m.put("flops", flops);
+        m.put("peers", peers);
+        Map<String, Object> sp = new LinkedHashMap<>();
+        spread.forEach((k, v) -> sp.put(k, new double[] {v[0], v[1]}));
+        m.put("spread_p10_p90_us", sp);
+        Map<String, Object> c = new LinkedHashMap<>();
+        if (check != null) {
+            c.put("against", check.against());
+            c.put("bit_exact", check.bitExact());
+            c.put("max_ulp", check.maxUlp());
+            c.put("max_rel_err", check.maxRelErr());
+            c.put("pass", check.pass());
+        }
+        m.put("check", c);
+        return m;
+    }
+}

@@ -1,0 +1,12 @@
+package dev.gapfill.examples.bench;
+
+import java.util.List;
+
+/** One op's benchmark sweep. Implementations check correctness of each case before timing it. */
+public interface BenchSuite {
+    /** Op name as used in the result file name: bmm, depthwise_conv3x3, int8_mm, grouped_gemm, gqa_decode. */
+    String op();
+
+    /** Runs the sweep ({@code ctx.quick()} selects a short subset for smoke runs). */
+    List<BenchRow> run(BenchContext ctx);
+}

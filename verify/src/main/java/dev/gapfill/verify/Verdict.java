@@ -1,0 +1,28 @@
+package dev.gapfill.verify;
+
+/**
+ * The outcome of comparing a result with a reference, element by element.
+ *
+ * @param against       what it was compared with ("reference", "vendor")
+ * @param tolerance     the rule applied
+ * @param elements      elements compared
+ * @param bitExact      every element has the reference's bits (after rounding the reference to the dtype)
+ * @param identical     elements with identical bits
+ * @param maxUlp        largest distance in units in the last place (0 for bit-exact; integers: absolute difference)
+ * @param maxRelErr     largest |out − ref| / |ref| over elements with ref ≠ 0
+ * @param failures      elements outside the tolerance (NaN where the reference is finite counts; so does an unwritten poison value)
+ * @param firstFailure  description of the first failing element, or null
+ * @param pass          failures == 0
+ */
+public record Verdict(String against, String tolerance, long elements, boolean bitExact, long identical, long maxUlp,
+                      double maxRelErr, long failures, String firstFailure, boolean pass) {
+
+    /** Fraction of bit-identical elements. */
+    public double identicalFraction() { return elements == 0 ? 1.0 : (double) identical / elements; }
+
+    @Override public String toString() {
+        return String.format("%s vs %s: %s, %d elements, bit-exact=%s (%.4f identical), max ulp %d, max rel err %.3g%s",
+                pass ? "PASS" : "FAIL", against, tolerance, elements, bitExact, identicalFraction(), maxUlp, maxRelErr,
+                pass ? "" : ", " + failures + " failures, first: " + firstFailure);
+    }
+}

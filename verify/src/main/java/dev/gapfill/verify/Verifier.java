@@ -1,0 +1,178 @@
+package dev.gapfill.verify;
+
+import dev.gapfill.core.ArgumentException;
+import dev.gapfill.core.DType;
+import dev.gapfill.core.HalfFloats;
+import dev.gapfill.core.Tensor;
+
+import java.util.Arrays;
+
+/** Compares a result (any device) with a reference held in fp64 or in the output dtype. */
+public final class Verifier {
+    private Verifier() {}
+
+    /**
+     * Compares {@code actual} with an exact fp64 reference.
+     *
+     * @param actual    the result (copied to the host if on a device)
+     * @param reference fp64 values of the exact result, one per element, row-major
+     * @param scale     per-element Σ|terms| for ACCUMULATION tolerances (may be null otherwise)
+     * @param tol       the rule
+     * @param against   label for the report
+     */
+    public static Verdict compare(Tensor actual, double[] reference, double[] scale, Tolerance tol, String against) {
+        float[] got = hostValues(actual);
+        long[] gotBits = hostBits(actual);
+        if (got.length != reference.length) {
+            throw new ArgumentException("reference", got.length + " values", reference.length + " values");
+        }
+        if (tol.kind() == Tolerance.Kind.ACCUMULATION && scale == null) {
+            throw new ArgumentException("scale", "per-element magnitudes for an accumulation tolerance", "null");
+        }
+        DType dt = actual.dtype();
+        long identical = 0;
+        long maxUlp = 0;
+        double maxRel = 0;
+        long failures = 0;
+        String first = null;
+        for (int i = 0; i < got.length; i++) {
+            double r = reference[i];
+            long refBits = roundBits(dt, r);
+            long ulp = ulpDistance(dt, gotBits[i], refBits);
+            boolean same = gotBits[i] == refBits || (dt.isFloating() && Double.isNaN(got[i]) && Double.isNaN(r));
+            if (same) {
+                identical++;
+            }
+            maxUlp = Math.max(maxUlp, ulp);
+            double g = got[i];
+            double diff = Math.abs(g - r);
+            if (r != 0 && Double.isFinite(diff)) {
+                maxRel = Math.max(maxRel, diff / Math.abs(r));
+            }
+            boolean ok;
+            switch (tol.kind()) {
+                case BIT_EXACT: ok = same; break;
+                case ULP: ok = same || ulp <= tol.maxUlp(); break;
+                default:
+                    ok = same || (Double.isFinite(g) && diff <= tol.outU() * Math.abs(r) + tol.accTerm() * scale[i] + Double.MIN_NORMAL);
+                    break;
+            }
+            if (!ok) {
+                if (failures == 0) {
+                    first = "element " + i + index(actual.shape(), i) + ": got " + g + ", expected " + r
+                            + (scale != null ? " (scale " + scale[i] + ")" : "");
+                }
+                failures++;
+            }
+            if (Double.isNaN(g) && !Double.isNaN(r)) {
+                maxRel = Double.POSITIVE_INFINITY;
+            }
+        }
+        return new Verdict(against, tol.toString(), got.length, identical == got.length, identical, maxUlp, maxRel, failures,
+                first, failures == 0);
+    }
+
+    /** Compares two results of the same dtype and shape (e.g. custom against vendor). */
+    public static Verdict compare(Tensor actual, Tensor expected, Tolerance tol, String against) {
+        if (!Arrays.equals(actual.shape(), expected.shape()) || actual.dtype() != expected.dtype()) {
+            throw new ArgumentException("expected", actual.dtype() + Arrays.toString(actual.shape()),
+                    expected.dtype() + Arrays.toString(expected.shape()));
+        }
+        float[] e = hostValues(expected);
+        double[] ref = new double[e.length];
+        for (int i = 0; i < e.length; i++) {
+            ref[i] = e[i];
+        }
+        double[] scale = new double[e.length];
+        for (int i = 0; i < e.length; i++) {
+            scale[i] = Math.abs(e[i]);
+        }
+        return compare(actual, ref, scale, tol, against);
+    }
+
+    private static String index(long[] shape, long flat) {
+        long[] idx = new long[shape.length];
+        for (int d = shape.length - 1; d >= 0; d--) {
+            idx[d] = flat % shape[d];
+            flat /= shape[d];
+        }
+        return Arrays.toString(idx);
+    }
+
+    private static float[] hostValues(Tensor t) {
+        if (t.dtype() == DType.I32) {
+            int[] v = t.device().isCpu() ? contiguousInts(t) : t.toIntArray();
+            float[] f = new float[v.length];
+            for (int i = 0; i < v.length; i++) {
+                f[i] = v[i];
+            }
+            return f;
+        }
+        if (t.device().isCpu()) {
+            float[] f = new float[(int) t.numel()];
+            for (int i = 0; i < f.length; i++) {
+                f[i] = (float) t.getDouble(i);
+            }
+            return f;
+        }
+        return t.toFloatArray();
+    }
+
+    private static int[] contiguousInts(Tensor t) {
+        int[] v = new int[(int) t.numel()];
+        for (int i = 0; i < v.length; i++) {
+            v[i] = (int) t.getDouble(i);
+        }
+        return v;
+    }
+
+    private static long[] hostBits(Tensor t) {
+        int n = (int) t.numel();
+        long[] bits = new long[n];
+        if (t.device().isCpu()) {
+            for (int i = 0; i < n; i++) {
+                bits[i] = t.getRawBits(i);
+            }
+            return bits;
+        }
+        java.nio.ByteBuffer b = t.toRaw();
+        for (int i = 0; i < n; i++) {
+            switch (t.dtype().bytes()) {
+                case 1: bits[i] = b.get(i) & 0xffL; break;
+                case 2: bits[i] = b.getShort(2 * i) & 0xffffL; break;
+                default: bits[i] = b.getInt(4 * i) & 0xffffffffL; break;
+            }
+        }
+        return bits;
+    }
+
+    /** Bits of {@code v} rounded once to {@code dt}. */
+    public static long roundBits(DType dt, double v) {
+        switch (dt) {
+            case F32: return Float.floatToRawIntBits((float) v) & 0xffffffffL;
+            case F16: return HalfFloats.doubleToHalf(v) & 0xffffL;
+            case BF16: return HalfFloats.doubleToBf16(v) & 0xffffL;
+            case I8: return ((byte) Math.round(v)) & 0xffL;
+            default: return ((int) Math.round(v)) & 0xffffffffL;
+        }
+    }
+
+    /** Distance in ulps between two encodings of {@code dt} (integers: absolute difference). */
+    public static long ulpDistance(DType dt, long a, long b) {
+        switch (dt) {
+            case F32: return Math.abs(ordered((int) a, 32) - ordered((int) b, 32));
+            case F16:
+            case BF16: return Math.abs(ordered((short) a, 16) - ordered((short) b, 16));
+            case I8: return Math.abs((byte) a - (byte) b);
+            default: return Math.abs((long) (int) a - (long) (int) b);
+        }
+    }
+
+    /** Maps sign-magnitude float bits to a monotonic integer line. */
+    private static long ordered(int bits, int width) {
+        long signBit = 1L << (width - 1);
+        long mask = (1L << width) - 1;
+        long v = bits & mask;
+        return (v & signBit) != 0 ? -(v & (signBit - 1)) : v;
+    }
+}
