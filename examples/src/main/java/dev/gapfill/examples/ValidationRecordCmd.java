@@ -30,7 +30,7 @@ final class ValidationRecordCmd implements Callable<Integer> {
     @Option(names = "--reports", required = true, description = "folder of JUnit XML reports") Path reports;
     @Option(names = "--out", required = true, description = "output folder; the record goes to <out>/<gpu-slug>.json") Path out;
     @Option(names = "--commit", defaultValue = "unknown") String commit;
-    @Option(names = "--dirty", defaultValue = "false") boolean dirty;
+    @Option(names = "--dirty", arity = "1", defaultValue = "false") boolean dirty;
     @Option(names = "--sanitizer", description = "tool=errors[:status], e.g. memcheck=0:ran") List<String> sanitizer;
 
     @Override public Integer call() throws Exception {

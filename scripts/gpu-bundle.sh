@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds the offline GPU bundle: a self-contained folder with a jlink'd Java 17 runtime, every jar,
+# the test classes, the JUnit console launcher and run.sh, for GPU hosts with no Java, Maven or network.
+# Usage: scripts/gpu-bundle.sh [bundle-dir]   (default .bundle/gapfill-gpu; also writes <bundle-dir>.tgz)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+out=${1:-.bundle/gapfill-gpu}
+mvn_flags=${MVN_FLAGS:--o}
+./mvnw -B -q $mvn_flags install -DskipTests
+rm -rf "$out"; mkdir -p "$out/lib" "$out/tests"
+# Runtime and test dependencies of the examples module (the top of the build), without JUnit's own
+# engine jars: the console-standalone launcher brings the platform and the Jupiter engine.
+./mvnw -B -q $mvn_flags -pl examples dependency:copy-dependencies -DincludeScope=test -DoutputDirectory="$root/$out/lib" \
+  -Dmdep.useRepositoryLayout=false
+./mvnw -B -q $mvn_flags dependency:copy -Dartifact=org.junit.platform:junit-platform-console-standalone:1.11.3 \
+  -DoutputDirectory="$root/$out/lib"
+rm -f "$out"/lib/junit-jupiter-*.jar "$out"/lib/junit-platform-commons-*.jar "$out"/lib/junit-platform-engine-*.jar \
+      "$out"/lib/opentest4j-*.jar "$out"/lib/apiguardian-*.jar "$out"/lib/gapfill-*-tests.jar
+for m in core cuda-native ops verify examples; do
+  cp "$m"/target/gapfill-*-0.1.0-SNAPSHOT.jar "$out/lib/" 2>/dev/null || true
+  mv "$out"/lib/gapfill-*-tests.jar "$out/tests/" 2>/dev/null || true
+done
+rm -f "$out"/lib/*-tests.jar
+rm -rf "$out/tests"; mkdir -p "$out/tests"
+for m in core ops verify examples; do   # test classes as directories: the console launcher scans directories reliably
+  [ -d "$m/target/test-classes" ] && cp -r "$m/target/test-classes" "$out/tests/$m"
+done
+jlink --add-modules java.base,java.logging,java.management,java.xml,jdk.unsupported,java.naming \
+  --strip-debug --no-header-files --no-man-pages --compress=2 --output "$out/jre"
+commit=$(git rev-parse HEAD)
+dirty=false; [ -n "$(git status --porcelain --untracked-files=no)" ] && dirty=true
+printf 'commit=%s\ndirty=%s\nbuilt=%s\n' "$commit" "$dirty" "$(date -u +%FT%TZ)" > "$out/BUNDLE_INFO"
+cp scripts/bundle-run.sh "$out/run.sh"; chmod +x "$out/run.sh"
+tar czf "$out.tgz" -C "$(dirname "$out")" "$(basename "$out")"
+echo "bundle: $out ($(du -sh "$out" | cut -f1)), archive $out.tgz ($(du -sh "$out.tgz" | cut -f1)), commit ${commit:0:12} dirty=$dirty"
