@@ -2,6 +2,7 @@ package dev.gapfill.core;
 
 import org.bytedeco.javacpp.BytePointer;
 import org.bytedeco.javacpp.LongPointer;
+import org.bytedeco.javacpp.PointerPointer;
 
 /**
  * Kernel parameters in the layout {@code cuLaunchKernel} expects: an array of pointers to values.
@@ -13,13 +14,16 @@ public final class KernelArgs {
     private static final ThreadLocal<KernelArgs> PER_THREAD = ThreadLocal.withInitial(KernelArgs::new);
 
     private final BytePointer values = new BytePointer((long) MAX * 8);
-    private final LongPointer params = new LongPointer(MAX);
+    private final LongPointer slots = new LongPointer(MAX);
+    // The same memory seen as void**: JavaCPP passes a PointerPointer as the array itself, whereas a
+    // plain Pointer argument for a void** parameter is treated as an out-parameter (its address is passed).
+    private final PointerPointer<?> params = new PointerPointer<>(slots);
     private int count;
 
     private KernelArgs() {
         long base = values.address();
         for (int i = 0; i < MAX; i++) {
-            params.put(i, base + 8L * i);
+            slots.put(i, base + 8L * i);
         }
     }
 
@@ -59,5 +63,5 @@ public final class KernelArgs {
 
     int count() { return count; }
 
-    LongPointer params() { return params; }
+    PointerPointer<?> params() { return params; }
 }
