@@ -4,7 +4,6 @@ import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.ops.Elementwise;
-import dev.gapfill.ops.reference.ElementwiseReference;
 import dev.gapfill.verify.Tolerance;
 import dev.gapfill.verify.Verdict;
 import dev.gapfill.verify.Verifier;
@@ -66,16 +65,17 @@ public final class OpChecks {
                 float beta = rnd.nextFloat() * 4 - 2;
                 try (Tensor a = Tensor.of(device, dt, x, n); Tensor b = Tensor.of(device, dt, y, n);
                      Tensor o = Tensor.empty(device, dt, n);
-                     Tensor ha = Tensor.of(Device.CPU, dt, x, n); Tensor hb = Tensor.of(Device.CPU, dt, y, n);
-                     Tensor ref = Tensor.empty(Device.CPU, DType.F32, n)) {
+                     Tensor ha = Tensor.of(Device.CPU, dt, x, n); Tensor hb = Tensor.of(Device.CPU, dt, y, n)) {
                     o.fillBytes(0xff);
                     Elementwise.scaleAdd(a, b, alpha, beta, o, null);
                     double[] exact = new double[(int) n];
+                    double[] scale = new double[(int) n];
                     for (int i = 0; i < n; i++) {
                         exact[i] = alpha * ha.getDouble(i) + beta * hb.getDouble(i);
+                        scale[i] = Math.abs(alpha * ha.getDouble(i)) + Math.abs(beta * hb.getDouble(i));
                     }
-                    ElementwiseReference.scaleAdd(ha, hb, alpha, beta, ref);
-                    Verdict v = Verifier.compare(o, exact, null, Tolerance.ulps(1), "reference");
+                    // two fp32 roundings before the output's: the accumulation bound with k = 2
+                    Verdict v = Verifier.compare(o, exact, scale, Tolerance.accumulation(dt, 2, 1), "reference");
                     if (!v.pass()) {
                         failures.add("elementwise " + dt + " n=" + n + ": " + v);
                     }
