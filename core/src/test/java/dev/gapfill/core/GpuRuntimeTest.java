@@ -115,4 +115,48 @@ class GpuRuntimeTest {
             assertArrayEquals(new float[] {4, 5, 6, 7}, owner.toFloatArray());
         }
     }
+
+    @Test void forgottenDeviceTensorsAreFreedByTheCleaner() throws InterruptedException {
+        CudaDevice d = Gpu.device(0);
+        d.synchronize();
+        long base = d.bytesInUse();
+        long leaks = Tensor.leakCount();
+        for (int i = 0; i < 16; i++) {
+            Tensor.empty(gpu, DType.F32, 1 << 18); // 1 MiB each, never closed
+        }
+        assertTrue(d.bytesInUse() >= base + 16L * (1 << 20));
+        for (int i = 0; i < 100 && d.bytesInUse() > base; i++) {
+            System.gc();
+            Thread.sleep(20);
+        }
+        assertEquals(base, d.bytesInUse(), "the cleaner returned every forgotten allocation");
+        assertTrue(Tensor.leakCount() >= leaks + 16);
+    }
+
+    @Test void memoryFreedWhileWorkIsInFlightIsNotReusedEarly() {
+        // A long stream-ordered fill on stream a, then the buffer is closed (freed in a's order) and a
+        // same-sized buffer is allocated and written on stream b: the pool must not hand the memory to
+        // b before a's work is done, so the fill's result is never corrupted.
+        long n = 1L << 26;
+        try (Stream a = Stream.create(gpu); Stream b = Stream.create(gpu);
+             Tensor keep = Tensor.empty(gpu, DType.I8, a, n)) {
+            Tensor t = Tensor.empty(gpu, DType.I8, a, n);
+            for (int i = 0; i < 20; i++) {
+                t.fillBytes(0x11, a);
+            }
+            keep.fillBytes(0x22, a); // ordered after the fills
+            t.close();               // freed in a's order
+            try (Tensor u = Tensor.empty(gpu, DType.I8, b, n)) {
+                u.fillBytes(0x33, b);
+                b.synchronize();
+                a.synchronize();
+                byte[] k = keep.toByteArray();
+                assertEquals(0x22, k[0]);
+                assertEquals(0x22, k[(int) n - 1]);
+                byte[] ub = u.toByteArray();
+                assertEquals(0x33, ub[0]);
+                assertEquals(0x33, ub[(int) n - 1]);
+            }
+        }
+    }
 }

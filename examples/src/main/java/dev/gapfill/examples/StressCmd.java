@@ -1,0 +1,166 @@
+package dev.gapfill.examples;
+
+import dev.gapfill.core.CudaDevice;
+import dev.gapfill.core.DType;
+import dev.gapfill.core.Device;
+import dev.gapfill.core.Gpu;
+import dev.gapfill.core.Stream;
+import dev.gapfill.core.Tensor;
+import dev.gapfill.examples.bench.Json;
+import dev.gapfill.ops.Elementwise;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Concurrency stress: N threads, each on its own per-thread stream, issue random ops (every op's
+ * {@code gapfill verify} check: random shapes, poisoned outputs, every element against the reference)
+ * for the given time; plus N threads sharing one explicit stream. Reports ops, wrong results, errors
+ * and device memory in use before and after.
+ */
+@Command(name = "stress", description = "Multi-threaded random-op stress with every result checked; writes a JSON report.")
+final class StressCmd implements java.util.concurrent.Callable<Integer> {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+    @Option(names = "--seconds", description = "duration of each phase (default 60)") int seconds = 60;
+    @Option(names = "--threads", description = "threads (default 8)") int threads = 8;
+    @Option(names = "--out", description = "JSON report file") Path out;
+
+    @Override public Integer call() throws Exception {
+        PrintWriter o = spec.commandLine().getOut();
+        if (!Gpu.available()) {
+            o.println("No usable GPU (" + Gpu.status().reason() + "): the stress test needs one.");
+            o.flush();
+            return 1;
+        }
+        Map<String, Object> report = run(Device.cuda(0), seconds, threads, o);
+        if (out != null) {
+            Files.createDirectories(out.toAbsolutePath().getParent());
+            Files.writeString(out, Json.write(report), StandardCharsets.UTF_8);
+        }
+        o.println(Json.write(report));
+        o.flush();
+        return ((Number) report.get("wrong_results")).longValue() == 0 && ((Number) report.get("errors")).longValue() == 0
+                && Boolean.TRUE.equals(report.get("memory_back_to_baseline")) ? 0 : 1;
+    }
+
+    static Map<String, Object> run(Device gpu, int seconds, int threads, PrintWriter log) throws InterruptedException {
+        CudaDevice dev = Gpu.device(gpu);
+        dev.synchronize();
+        long before = dev.bytesInUse();
+        long poolBefore = dev.poolUsedBytes();
+        AtomicLong ops = new AtomicLong();
+        AtomicLong wrong = new AtomicLong();
+        AtomicLong errors = new AtomicLong();
+        List<String> firstProblems = java.util.Collections.synchronizedList(new ArrayList<>());
+        long t0 = System.nanoTime();
+        // Phase 1: each thread on its own (per-thread default) stream, every registered op check.
+        phase(threads, seconds, (rnd, deadline) -> {
+            List<OpChecks.OpCheck> checks = OpChecks.all();
+            while (System.nanoTime() < deadline) {
+                OpChecks.OpCheck c = checks.get(rnd.nextInt(checks.size()));
+                List<String> f = c.run(gpu, new Random(rnd.nextLong()), 1, new PrintWriter(new StringWriter()));
+                ops.incrementAndGet();
+                if (!f.isEmpty()) {
+                    wrong.incrementAndGet();
+                    if (firstProblems.size() < 5) {
+                        firstProblems.add(f.get(0));
+                    }
+                }
+            }
+        }, errors, firstProblems);
+        // Phase 2: threads sharing one explicit stream (ops interleave on it).
+        try (Stream shared = Stream.create(gpu)) {
+            phase(threads, Math.max(1, seconds / 2), (rnd, deadline) -> {
+                while (System.nanoTime() < deadline) {
+                    int n = 1 + rnd.nextInt(50_000);
+                    DType dt = new DType[] {DType.F32, DType.F16, DType.BF16}[rnd.nextInt(3)];
+                    float[] x = new float[n];
+                    float[] y = new float[n];
+                    for (int i = 0; i < n; i++) {
+                        x[i] = rnd.nextFloat() * 2 - 1;
+                        y[i] = rnd.nextFloat() * 2 - 1;
+                    }
+                    try (Tensor a = Tensor.of(gpu, dt, x, n); Tensor b = Tensor.of(gpu, dt, y, n);
+                         Tensor c = Tensor.empty(gpu, dt, shared, n)) {
+                        c.fillBytes(0xff, shared);
+                        Elementwise.scaleAdd(a, b, 1f, 1f, c, shared);
+                        shared.synchronize();
+                        float[] got = c.toFloatArray();
+                        float[] xa = a.toFloatArray();
+                        float[] yb = b.toFloatArray();
+                        boolean ok = true;
+                        for (int i = 0; i < n && ok; i++) {
+                            double exact = (double) xa[i] + yb[i];
+                            ok = Math.abs(got[i] - exact) <= dt.unitRoundoff() * Math.abs(exact) + 0x1p-24 * (Math.abs(xa[i]) + Math.abs(yb[i]));
+                        }
+                        ops.incrementAndGet();
+                        if (!ok) {
+                            wrong.incrementAndGet();
+                        }
+                    }
+                }
+            }, errors, firstProblems);
+        }
+        double elapsed = (System.nanoTime() - t0) / 1e9;
+        System.gc();
+        dev.synchronize();
+        long after = dev.bytesInUse();
+        long poolAfter = dev.poolUsedBytes();
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("gpu", dev.info().name());
+        r.put("commit", System.getenv().getOrDefault("GAPFILL_COMMIT", "unknown"));
+        r.put("threads", threads);
+        r.put("seconds", elapsed);
+        r.put("ops", ops.get());
+        r.put("wrong_results", wrong.get());
+        r.put("errors", errors.get());
+        r.put("checks", OpChecks.all().stream().map(OpChecks.OpCheck::op).toList());
+        r.put("gapfill_bytes_in_use_before", before);
+        r.put("gapfill_bytes_in_use_after", after);
+        r.put("pool_used_bytes_before", poolBefore);
+        r.put("pool_used_bytes_after", poolAfter);
+        r.put("memory_back_to_baseline", after == before && poolAfter == poolBefore);
+        r.put("problems", firstProblems);
+        log.flush();
+        return r;
+    }
+
+    interface Body {
+        void run(Random rnd, long deadlineNanos) throws Exception;
+    }
+
+    private static void phase(int threads, int seconds, Body body, AtomicLong errors, List<String> problems) throws InterruptedException {
+        long deadline = System.nanoTime() + seconds * 1_000_000_000L;
+        List<Thread> ts = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            long seed = 1000L + t;
+            Thread th = new Thread(() -> {
+                try {
+                    body.run(new Random(seed), deadline);
+                } catch (Throwable e) {
+                    errors.incrementAndGet();
+                    if (problems.size() < 5) {
+                        problems.add(e.toString());
+                    }
+                }
+            }, "gapfill-stress-" + t);
+            ts.add(th);
+            th.start();
+        }
+        for (Thread th : ts) {
+            th.join();
+        }
+    }
+}

@@ -1,0 +1,59 @@
+package dev.gapfill.ops;
+
+import dev.gapfill.core.testing.GpuTest;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+import java.io.File;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A kernel fault turns the context sticky: the typed fatal exception is thrown with a clear message,
+ * later calls fail fast with the same cause, and the JVM does not crash. Runs the fault in a child JVM
+ * (the fault would poison this one). Tagged so sanitizer runs leave the intended fault out.
+ */
+@GpuTest
+@Tag("expected-api-error")
+class StickyFaultTest {
+    @Test void faultIsStickyTypedAndTheJvmSurvives() throws Exception {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add("-cp");
+        cmd.add(classPath());
+        cmd.add(StickyFaultChild.class.getName());
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "child did not finish");
+        assertEquals(0, p.exitValue(), "child JVM exited abnormally:\n" + out);
+        assertTrue(out.contains("BEFORE ok 2.0"), out);
+        assertTrue(out.contains("STICKY 700"), "expected cudaErrorIllegalAddress as StickyCudaException:\n" + out);
+        assertTrue(out.contains("FAILFAST 700") && out.contains("unusable since an earlier failure"),
+                "later calls must fail fast with the first cause:\n" + out);
+        assertTrue(out.contains("EXIT clean"), out);
+    }
+
+    private static String classPath() {
+        StringBuilder sb = new StringBuilder(System.getProperty("java.class.path"));
+        for (ClassLoader cl = StickyFaultTest.class.getClassLoader(); cl != null; cl = cl.getParent()) {
+            if (cl instanceof URLClassLoader) {
+                for (URL u : ((URLClassLoader) cl).getURLs()) {
+                    try {
+                        sb.append(File.pathSeparator).append(Paths.get(u.toURI()));
+                    } catch (java.net.URISyntaxException | IllegalArgumentException e) {
+                        sb.append(File.pathSeparator).append(u.getPath());
+                    }
+                }
+            }
+        }
+        return sb.toString();
+    }
+}
