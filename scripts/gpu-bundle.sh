@@ -16,12 +16,12 @@ rm -rf "$out"; mkdir -p "$out/lib" "$out/tests"
 ./mvnw -B -q $mvn_flags dependency:copy -Dartifact=org.junit.platform:junit-platform-console-standalone:1.11.3 \
   -DoutputDirectory="$root/$out/lib"
 rm -f "$out"/lib/junit-jupiter-*.jar "$out"/lib/junit-platform-commons-*.jar "$out"/lib/junit-platform-engine-*.jar \
-      "$out"/lib/opentest4j-*.jar "$out"/lib/apiguardian-*.jar "$out"/lib/gapfill-*-tests.jar
+      "$out"/lib/opentest4j-*.jar "$out"/lib/apiguardian-*.jar
 for m in core cuda-native ops verify examples; do
   cp "$m"/target/gapfill-*-0.1.0-SNAPSHOT.jar "$out/lib/" 2>/dev/null || true
-  mv "$out"/lib/gapfill-*-tests.jar "$out/tests/" 2>/dev/null || true
 done
-rm -f "$out"/lib/*-tests.jar
+# the CLI uses core's test data helpers (random inputs, poison); other test jars travel as directories
+find "$out/lib" -name 'gapfill-*-tests.jar' ! -name 'gapfill-core-*-tests.jar' -delete
 rm -rf "$out/tests"; mkdir -p "$out/tests"
 for m in core ops verify examples; do   # test classes as directories: the console launcher scans directories reliably
   [ -d "$m/target/test-classes" ] && cp -r "$m/target/test-classes" "$out/tests/$m"

@@ -31,6 +31,7 @@ public final class OpChecks {
     static List<OpCheck> all() {
         List<OpCheck> l = new ArrayList<>();
         l.add(new ElementwiseCheck());
+        l.add(new MoeRouteCheck());
         // op checks register here, one line each
         return l;
     }

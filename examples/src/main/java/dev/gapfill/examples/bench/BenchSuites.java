@@ -10,6 +10,7 @@ public final class BenchSuites {
     public static List<BenchSuite> all() {
         List<BenchSuite> s = new ArrayList<>();
         s.add(new ElementwiseBench());
+        s.add(new MoeRouteBench());
         // op suites register here, one line each
         return s;
     }

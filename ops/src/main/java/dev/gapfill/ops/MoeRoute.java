@@ -1,0 +1,190 @@
+package dev.gapfill.ops;
+
+import dev.gapfill.core.ArgumentException;
+import dev.gapfill.core.Checks;
+import dev.gapfill.core.DType;
+import dev.gapfill.core.Device;
+import dev.gapfill.core.DeviceInfo;
+import dev.gapfill.core.KernelArgs;
+import dev.gapfill.core.KernelModule;
+import dev.gapfill.core.Stream;
+import dev.gapfill.core.Tensor;
+import dev.gapfill.core.UnsupportedShapeException;
+import dev.gapfill.ops.reference.MoeRouteReference;
+
+import java.util.EnumSet;
+import java.util.Locale;
+
+/**
+ * MoE routing on the device: router logits → top-k experts per token → the layout a grouped GEMM reads,
+ * without a host round trip.
+ *
+ * <p>{@code p[t,:] = softmax(logits[t,:])} (or {@code sigmoid}); experts = the k largest logits of token t
+ * (ties to the lower expert index); {@code w[t,j] = p[t, e_j]} (divided by {@code Σ_j p[t,e_j]} when
+ * renormalising). Rows of the expert-ordered layout are sorted by (expert, token, choice).
+ *
+ * <p>Legend: T tokens, E experts, k choices per token. Inputs: logits [T, E] (F32, F16, BF16).
+ * Outputs ({@link Routing}): offsets I32 [E+1] (expert e owns rows offsets[e]..offsets[e+1]),
+ * gather I32 [T·k] (token of each row), weights F32 [T·k] (router weight of each row), rowOf I32 [T, k]
+ * (row of token t's j-th choice, for the scatter-add back), topkIds I32 [T, k], topkWeights F32 [T, k].
+ *
+ * <p>Backends: CUSTOM (two kernels; no vendor library routes) and the CPU reference for CPU tensors;
+ * VENDOR throws {@link UnsupportedShapeException}. Limits: E ≤ 512, 1 ≤ k ≤ min(E, 32).
+ */
+public final class MoeRoute {
+    /** How router logits become weights. */
+    public enum Score { SOFTMAX, SIGMOID }
+
+    /**
+     * @param topK        choices per token (k)
+     * @param score       softmax over all experts, or an independent sigmoid per expert
+     * @param renormalize divide each token's k weights by their sum
+     * @param backend     AUTO or CUSTOM (VENDOR has no implementation)
+     */
+    public record Options(int topK, Score score, boolean renormalize, Backend backend) {
+        public static Options topK(int k) {
+            return new Options(k, Score.SOFTMAX, true, Backend.AUTO);
+        }
+
+        public Options withScore(Score s) { return new Options(topK, s, renormalize, backend); }
+
+        public Options withRenormalize(boolean r) { return new Options(topK, score, r, backend); }
+
+        public Options withBackend(Backend b) { return new Options(topK, score, renormalize, b); }
+    }
+
+    /** The routing tensors of T tokens over E experts (all on one device). Closing closes them all. */
+    public static final class Routing implements AutoCloseable {
+        public final Tensor offsets;
+        public final Tensor gather;
+        public final Tensor weights;
+        public final Tensor rowOf;
+        public final Tensor topkIds;
+        public final Tensor topkWeights;
+
+        Routing(Tensor offsets, Tensor gather, Tensor weights, Tensor rowOf, Tensor topkIds, Tensor topkWeights) {
+            this.offsets = offsets;
+            this.gather = gather;
+            this.weights = weights;
+            this.rowOf = rowOf;
+            this.topkIds = topkIds;
+            this.topkWeights = topkWeights;
+        }
+
+        /** Allocates the outputs for T tokens, E experts, k choices on {@code device}. */
+        public static Routing allocate(Device device, int tokens, int experts, int k) {
+            return new Routing(Tensor.empty(device, DType.I32, experts + 1), Tensor.empty(device, DType.I32, (long) tokens * k),
+                    Tensor.empty(device, DType.F32, (long) tokens * k), Tensor.empty(device, DType.I32, tokens, k),
+                    Tensor.empty(device, DType.I32, tokens, k), Tensor.empty(device, DType.F32, tokens, k));
+        }
+
+        @Override public void close() {
+            for (Tensor t : new Tensor[] {offsets, gather, weights, rowOf, topkIds, topkWeights}) {
+                if (!t.isClosed()) {
+                    t.close();
+                }
+            }
+        }
+    }
+
+    public static final int MAX_EXPERTS = 512;
+    public static final int MAX_TOP_K = 32;
+    private static final KernelModule MODULE = KernelModule.of("moe_route/route");
+    private static final int TOPK_WARPS_PER_BLOCK = 8;
+    private static final int SCATTER_WARPS = 16;
+
+    private MoeRoute() {}
+
+    /** Routes on the per-thread stream into new tensors. */
+    public static Routing route(Tensor logits, Options options) {
+        Checks.open("logits", logits);
+        Checks.rank("logits", logits, 2);
+        validateOptions(options, logits.dim(1));
+        Routing r = Routing.allocate(logits.device(), (int) logits.dim(0), (int) logits.dim(1), options.topK());
+        try {
+            route(logits, options, r, null);
+        } catch (RuntimeException e) {
+            r.close();
+            throw e;
+        }
+        return r;
+    }
+
+    /** Routes into caller-supplied outputs on {@code stream} (null: per-thread). Allocates nothing; graph-capturable. */
+    public static void route(Tensor logits, Options options, Routing out, Stream stream) {
+        Checks.open("logits", logits);
+        Checks.rank("logits", logits, 2);
+        Checks.dtype("logits", logits, EnumSet.of(DType.F32, DType.F16, DType.BF16));
+        Checks.contiguous("logits", logits);
+        long t = logits.dim(0);
+        long e = logits.dim(1);
+        validateOptions(options, e);
+        int k = options.topK();
+        if (t * k > Integer.MAX_VALUE) {
+            throw new ArgumentException("logits", "T·k < 2^31 (32-bit indexing)", t + "·" + k);
+        }
+        if (out == null) {
+            throw new ArgumentException("out", "a Routing", "null");
+        }
+        check(out.offsets, "out.offsets", DType.I32, logits.device(), e + 1);
+        check(out.gather, "out.gather", DType.I32, logits.device(), t * k);
+        check(out.weights, "out.weights", DType.F32, logits.device(), t * k);
+        check(out.rowOf, "out.rowOf", DType.I32, logits.device(), t, k);
+        check(out.topkIds, "out.topkIds", DType.I32, logits.device(), t, k);
+        check(out.topkWeights, "out.topkWeights", DType.F32, logits.device(), t, k);
+        Backend b = Backend.resolve(options.backend());
+        if (b == Backend.VENDOR) {
+            throw new UnsupportedShapeException("options.backend", "AUTO or CUSTOM (no vendor library implements MoE routing)", "VENDOR");
+        }
+        if (logits.device().isCpu()) {
+            MoeRouteReference.route(logits, k, options.score() == Score.SIGMOID, options.renormalize(), out);
+            return;
+        }
+        Stream s = OpStreams.pick(logits.device(), stream);
+        String sym = "moe_topk_" + logits.dtype().name().toLowerCase(Locale.ROOT);
+        int grid = (int) ((t + TOPK_WARPS_PER_BLOCK - 1) / TOPK_WARPS_PER_BLOCK);
+        MODULE.function(s.cudaDevice(), sym).launch(s, grid, 1, 1, 32 * TOPK_WARPS_PER_BLOCK, 1, 1, 0,
+                KernelArgs.begin().ptr(logits).i32((int) t).i32((int) e).i32(k).i32(options.score() == Score.SIGMOID ? 1 : 0)
+                        .i32(options.renormalize() ? 1 : 0).ptr(out.topkIds).ptr(out.topkWeights));
+        int smem = (int) ((SCATTER_WARPS * e + e + 1) * 4);
+        MODULE.function(s.cudaDevice(), "moe_scatter").launch(s, 1, 1, 1, 32 * SCATTER_WARPS, 1, 1, smem,
+                KernelArgs.begin().ptr(out.topkIds).ptr(out.topkWeights).i32((int) (t * k)).i32(k).i32((int) e)
+                        .ptr(out.offsets).ptr(out.gather).ptr(out.weights).ptr(out.rowOf));
+        OpStreams.record(s, logits, out.offsets, out.gather, out.weights, out.rowOf, out.topkIds, out.topkWeights);
+    }
+
+    private static void validateOptions(Options options, long e) {
+        if (options == null) {
+            throw new ArgumentException("options", "routing options", "null");
+        }
+        if (e > MAX_EXPERTS) {
+            throw new ArgumentException("logits", "at most " + MAX_EXPERTS + " experts (dim 1)", String.valueOf(e));
+        }
+        int k = options.topK();
+        if (k < 1 || k > Math.min(e, MAX_TOP_K)) {
+            throw new ArgumentException("options.topK", "1 <= k <= min(E=" + e + ", " + MAX_TOP_K + ")", String.valueOf(k));
+        }
+        if (options.score() == null) {
+            throw new ArgumentException("options.score", "SOFTMAX or SIGMOID", "null");
+        }
+    }
+
+    /** What runs for T tokens over E experts: the custom kernels on a GPU (two launches; one block sorts). */
+    public static Decision decide(long tokens, long experts, int k, DeviceInfo info) {
+        if (info == null) {
+            return Decision.reference();
+        }
+        return new Decision(Backend.CUSTOM, "topk_warp+scatter_block",
+                "no vendor routing exists; top-k: one warp per token over " + tokens + " tokens, scatter: one block of "
+                        + SCATTER_WARPS + " warps sorts " + tokens * k + " entries by expert (deterministic)");
+    }
+
+    private static void check(Tensor t, String name, DType dt, Device d, long... shape) {
+        Checks.open(name, t);
+        Checks.dtype(name, t, dt);
+        Checks.sameDevice(name, t, d);
+        Checks.contiguous(name, t);
+        Checks.shape(name, t, "", shape);
+    }
+
+}
