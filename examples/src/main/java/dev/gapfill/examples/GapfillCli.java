@@ -23,7 +23,7 @@ import java.util.concurrent.Callable;
 @Command(name = "gapfill", mixinStandardHelpOptions = true, version = "gapfill 0.1.0",
         description = "GPU inference kernels for the JVM: environment, benchmarks and verification.",
         subcommands = {GapfillCli.Info.class, GapfillCli.Bench.class, GapfillCli.VerifyCmd.class, ValidationRecordCmd.class,
-                ChartCmd.class, StressCmd.class})
+                ChartCmd.class, StressCmd.class, ReportCmd.class})
 public final class GapfillCli implements Runnable {
     /** Kernel modules bundled in the jar, listed by {@code gapfill info}. */
     static final List<String> MODULES = new ArrayList<>(List.of("elementwise/scale_add", "moe_route/route"));
