@@ -38,7 +38,7 @@ public final class BenchRunner {
         ceil.put("copy_GBps", ctx.ceilings().copyGBps());
         ceil.put("bf16_gemm_TFLOPs", ctx.ceilings().bf16GemmTflops());
         doc.put("ceilings", ceil);
-        doc.put("method", "CUDA events on one stream; L2 flushed (memset of 4x L2) before every repetition; paths interleaved; "
+        doc.put("method", "CUDA events on one stream; L2 flushed (a read of 4x L2, leaving clean lines) before every repetition; paths interleaved; "
                 + ctx.reps() + " repetitions; medians, p10/p90 in spread_p10_p90_us");
         List<Object> jr = new ArrayList<>();
         for (BenchRow r : rows) {

@@ -26,7 +26,7 @@ import java.util.concurrent.Callable;
                 ChartCmd.class, StressCmd.class, ReportCmd.class})
 public final class GapfillCli implements Runnable {
     /** Kernel modules bundled in the jar, listed by {@code gapfill info}. */
-    static final List<String> MODULES = new ArrayList<>(List.of("elementwise/scale_add", "moe_route/route"));
+    static final List<String> MODULES = new ArrayList<>(List.of("elementwise/scale_add", "moe_route/route", "harness/l2_flush"));
 
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 

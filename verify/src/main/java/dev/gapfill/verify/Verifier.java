@@ -21,7 +21,7 @@ public final class Verifier {
      * @param against   label for the report
      */
     public static Verdict compare(Tensor actual, double[] reference, double[] scale, Tolerance tol, String against) {
-        float[] got = hostValues(actual);
+        double[] got = hostValues(actual);
         long[] gotBits = hostBits(actual);
         if (got.length != reference.length) {
             throw new ArgumentException("reference", got.length + " values", reference.length + " values");
@@ -78,7 +78,7 @@ public final class Verifier {
             throw new ArgumentException("expected", actual.dtype() + Arrays.toString(actual.shape()),
                     expected.dtype() + Arrays.toString(expected.shape()));
         }
-        float[] e = hostValues(expected);
+        double[] e = hostValues(expected);
         double[] ref = new double[e.length];
         for (int i = 0; i < e.length; i++) {
             ref[i] = e[i];
@@ -99,31 +99,27 @@ public final class Verifier {
         return Arrays.toString(idx);
     }
 
-    private static float[] hostValues(Tensor t) {
-        if (t.dtype() == DType.I32) {
-            int[] v = t.device().isCpu() ? contiguousInts(t) : t.toIntArray();
-            float[] f = new float[v.length];
-            for (int i = 0; i < v.length; i++) {
-                f[i] = v[i];
-            }
-            return f;
-        }
+    /** Values widened exactly to double (I32 stays exact: no detour through float). */
+    private static double[] hostValues(Tensor t) {
+        double[] d = new double[(int) t.numel()];
         if (t.device().isCpu()) {
-            float[] f = new float[(int) t.numel()];
-            for (int i = 0; i < f.length; i++) {
-                f[i] = (float) t.getDouble(i);
+            for (int i = 0; i < d.length; i++) {
+                d[i] = t.getDouble(i);
             }
-            return f;
+            return d;
         }
-        return t.toFloatArray();
-    }
-
-    private static int[] contiguousInts(Tensor t) {
-        int[] v = new int[(int) t.numel()];
-        for (int i = 0; i < v.length; i++) {
-            v[i] = (int) t.getDouble(i);
+        if (t.dtype() == DType.I32) {
+            int[] v = t.toIntArray();
+            for (int i = 0; i < v.length; i++) {
+                d[i] = v[i];
+            }
+            return d;
         }
-        return v;
+        float[] f = t.toFloatArray();
+        for (int i = 0; i < f.length; i++) {
+            d[i] = f[i];
+        }
+        return d;
     }
 
     private static long[] hostBits(Tensor t) {

@@ -64,4 +64,13 @@ class VerifierProperties {
             assertEquals(0, d1);
         }
     }
+
+    @Test void largeIntegersStayExact() {
+        try (Tensor t = Tensor.ofInts(Device.CPU, new int[] {16_777_217, -2_000_000_001}, 2);
+             Tensor u = Tensor.ofInts(Device.CPU, new int[] {16_777_216, -2_000_000_001}, 2)) {
+            Verdict v = Verifier.compare(t, u, Tolerance.bitExact(), "vendor");
+            assertFalse(v.pass(), "2^24 + 1 differs from 2^24: " + v);
+            assertEquals(1, v.maxUlp());
+        }
+    }
 }

@@ -7,6 +7,9 @@ import dev.gapfill.core.DeviceInfo;
 import dev.gapfill.core.DevicePointer;
 import dev.gapfill.core.Event;
 import dev.gapfill.core.Gpu;
+import dev.gapfill.core.KernelArgs;
+import dev.gapfill.core.KernelFunction;
+import dev.gapfill.core.KernelModule;
 import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.core.VendorHandles;
@@ -22,7 +25,7 @@ import java.util.function.Consumer;
 
 /**
  * The measuring side of every benchmark: CUDA-event timing on one stream, the L2 cache flushed before
- * every repetition (a memset over 4× the L2 size, which also gives the host time to enqueue the op),
+ * every repetition (a read of 4× the L2 size, which also gives the host time to enqueue the op),
  * paths interleaved A B A B ..., medians with p10/p90 spread; and the device's measured ceilings
  * (device-to-device copy bandwidth, a large bf16 GEMM) from which each case's floor is computed.
  */
@@ -35,6 +38,8 @@ public final class BenchContext implements AutoCloseable {
     private final DeviceInfo info;
     private final Stream stream;
     private final Tensor flush;
+    private final Tensor sink;
+    private final KernelFunction flushKernel;
     private final int warmup;
     private final int reps;
     private final boolean quick;
@@ -47,6 +52,9 @@ public final class BenchContext implements AutoCloseable {
         this.info = cuda.info();
         this.stream = Stream.create(device);
         this.flush = Tensor.empty(device, DType.I8, stream, Math.max(4 * info.l2Bytes(), 64L << 20));
+        this.flush.fillBytes(0x5a, stream);
+        this.sink = Tensor.empty(device, DType.I32, stream, 1);
+        this.flushKernel = KernelModule.of("harness/l2_flush").function(cuda, "l2_flush_read");
         this.warmup = warmup;
         this.reps = reps;
         this.quick = quick;
@@ -66,10 +74,13 @@ public final class BenchContext implements AutoCloseable {
 
     public void progress(String msg) { progress.accept(msg); }
 
-    /** Evicts the L2 cache by writing a buffer of 4× its size, in stream order. */
+    /**
+     * Evicts the L2 cache by reading a buffer of 4× its size, in stream order. Reading (not a memset)
+     * leaves clean lines, so the timed op's first loads do not pay for write-backs of the flush.
+     */
     public void flushL2() {
-        cuda.check(cudart.cudaMemsetAsync(new DevicePointer(flush.address()), 0x5a, flush.byteSize(), stream.handle()),
-                "cudaMemsetAsync(L2 flush)");
+        flushKernel.launch(stream, 4 * info.smCount(), 1, 1, 512, 1, 1, 0,
+                KernelArgs.begin().ptr(flush).i64(flush.byteSize() / 16).ptr(sink));
     }
 
     /**
@@ -178,6 +189,7 @@ public final class BenchContext implements AutoCloseable {
     @Override public void close() {
         stream.synchronize();
         flush.close();
+        sink.close();
         stream.close();
     }
 }
