@@ -41,10 +41,12 @@ static Plan plan(int M, int N, int K, int sms, int ctasPerSm) {
     p.step = p.tile == 8 ? 256 : 128;
     int tilesN = (N + p.bn - 1) / p.bn;
     long target = (long)ctasPerSm * sms;
-    int splits = (int)std::max<long>(1, (target + tilesN - 1) / tilesN);
-    splits = std::min(splits, (K + p.step - 1) / p.step);
-    int ks = ((K + splits - 1) / splits + p.step - 1) / p.step * p.step;
-    while (ks > p.step && (long)M * (ks + 64) > SMEM_BUDGET) ks -= p.step;
+    long splits = std::max<long>(1, (target + tilesN - 1) / tilesN);
+    splits = std::min<long>(splits, (K + p.step - 1) / p.step);
+    long budget = M <= 8 ? 32 * 1024 : SMEM_BUDGET;  // as Int8MmHeuristics.smemBudget (changed after run 1)
+    long ksMax = std::max<long>(p.step, (budget / M - 64) / p.step * p.step);
+    splits = std::max<long>(splits, (K + ksMax - 1) / ksMax);
+    int ks = (int)(((K + splits - 1) / splits + p.step - 1) / p.step * p.step);
     p.ks = ks;
     p.splits = (K + ks - 1) / ks;
     p.smem = (size_t)M * (ks + 64);
@@ -62,6 +64,10 @@ static SkinnyFn skinny_fn(int tile, Out o) {
 
 struct Scales { const float* a; int as; const float* w; int ws; const float* bias; };
 
+// The split-K counters must be zero when a workspace starts serving a plan of another layout; the kernel
+// re-arms them itself between launches of one plan. (Run 1 of this harness shared one workspace across
+// layouts and zeroed it once: plans with > 64 channel tiles then read earlier partials as counters.)
+static void zero_counters(int* ws, cudaStream_t st) { CK(cudaMemsetAsync(ws, 0, 64 * 1024, st)); }
 static void run_custom(const Plan& p, const int8_t* a, const int8_t* w, void* out, Out o, const Scales& s, int* ws, int M, int N, int K,
                        cudaStream_t st) {
     SkinnyFn f = skinny_fn(p.tile, o);
@@ -229,7 +235,10 @@ int main(int argc, char** argv) {
     CB(cublasSetStream(blas, st));
     std::mt19937 rng(1234);
     void* ltws; CK(cudaMalloc(&ltws, 32u << 20));
-    int* dws; size_t wsCap = 256u << 20; CK(cudaMalloc(&dws, wsCap)); CK(cudaMemset(dws, 0, wsCap));
+    // one workspace per timed plan (x1, x2, x4, x8): interleaved plans of different layouts never share one
+    int* dwsAll[4]; size_t wsCap = 96u << 20;
+    for (auto& q : dwsAll) { CK(cudaMalloc(&q, wsCap)); CK(cudaMemset(q, 0, wsCap)); }
+    int* dws = dwsAll[1];
     int* dAcc; CK(cudaMalloc(&dAcc, (size_t)128 * 28672 * 4));
     void* dOut; CK(cudaMalloc(&dOut, (size_t)128 * 28672 * 4));
     void* dOut2; CK(cudaMalloc(&dOut2, (size_t)128 * 28672 * 4));
@@ -264,6 +273,7 @@ int main(int argc, char** argv) {
             if (M > 64) continue;
             for (int mult : {1, 2, 8}) {
                 Plan p = plan(M, N, K, g_sms, mult);
+                zero_counters(dws, st);
                 for (int rep = 0; rep < 2; ++rep) {  // twice: the second launch proves the split-K counters were re-armed
                     CK(cudaMemsetAsync(dOut, 0xff, (size_t)M * N * OUT_BYTES[o], st));
                     run_custom(p, P.dA, P.dW, dOut, (Out)o, s, dws, M, N, K, st);
@@ -337,6 +347,7 @@ int main(int argc, char** argv) {
                 Out out = o == 0 ? O_I32 : o == 1 ? O_F16 : O_BF16;
                 Scales s{P.dAs, 1, P.dWs, 1, P.dBias};
                 bool ok = true;
+                for (auto& q : dwsAll) zero_counters(q, st);
                 if (M <= 64) {
                     CK(cudaMemsetAsync(dOut, 0xff, (size_t)M * N * OUT_BYTES[out], st));
                     run_custom(plan(M, N, K, g_sms, 2), P.dA, P.dW, dOut, out, s, dws, M, N, K, st);
@@ -345,10 +356,11 @@ int main(int argc, char** argv) {
                 }
                 std::vector<std::function<void()>> paths;
                 paths.push_back([&] { if (lp.ok) { run_lt(lp, P.dA, P.dW, dAcc, ltws, st); if (out != O_I32) run_dequant(dAcc, dOut2, out, s, M, N, st); } });
-                for (int mult : mults) {
+                for (int i = 0; i < 4; ++i) {
                     if (M > 64) break;
-                    Plan p = plan(M, N, K, g_sms, mult);
-                    paths.push_back([&, p] { run_custom(p, P.dA, P.dW, dOut, out, s, dws, M, N, K, st); });
+                    Plan p = plan(M, N, K, g_sms, mults[i]);
+                    int* w = dwsAll[i];
+                    paths.push_back([&, p, w] { run_custom(p, P.dA, P.dW, dOut, out, s, w, M, N, K, st); });
                 }
                 float one = 1.f, zero = 0.f;
                 paths.push_back([&] { CB(cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, P.dWh, CUDA_R_16F, K, P.dAh, CUDA_R_16F, K, &zero, P.dCh,

@@ -2,7 +2,8 @@
 // int32 matrix cuBLASLt wrote, with the same fp64 epilogue as the custom kernels (int8_mm.cuh), so the
 // vendor and custom paths agree bit for bit.
 // Regime: any M, N (the cuBLASLt path: M > 64, or forced VENDOR). Floor: M·N·(4 + sizeof(out)) bytes
-// over the copy bandwidth. Measured: not yet measured. Limits: M·N < 2^31 (validated in Java).
+// over the copy bandwidth. Measured (H100, with cuBLASLt before it): the F16/BF16 vendor rows are 1–4 µs
+// slower than the I32 ones (e.g. 19.2 against 15.7 µs at M=1, K=N=4096). Limits: M·N < 2^31 (validated in Java).
 #include "int8_mm.cuh"
 
 using namespace gapfill;

@@ -43,9 +43,9 @@ public final class Int8MmHeuristics {
      *
      * <p>Split-K: aim at {@link #CTAS_PER_SM} CTAs per SM. Worked example, H100 (132 SMs), M = 1,
      * K = N = 4096: 64 channel tiles of 64 → ceil(264 / 64) = 5 splits, rounded to whole 256-k steps:
-     * ks = 1024, 4 splits, 256 CTAs. The harness measured 1, 2, 4 and 8 CTAs per SM for every row;
-     * 2 had the best geometric mean for M ≤ 16 (vendor/custom 1.19, 1.20, 1.18, 1.09, 0.95 for
-     * M = 1, 2, 4, 8, 16 against 1.18/1.20/1.17/1.06/0.92 for 1 per SM and 1.09/1.10/1.07/1.06/0.81 for 8).
+     * ks = 1024, 4 splits, 256 CTAs. The harness timed 1, 2, 4 and 8 CTAs per SM for every row (18 rows
+     * per M); vendor/custom geometric means for M = 1, 2, 4, 8, 16: 1.19/1.21/1.17/1.07/0.92 at 1 per SM,
+     * 1.21/1.22/1.19/1.11/0.96 at 2, 1.20/1.21/1.18/1.13/0.95 at 4, 1.11/1.12/1.09/1.08/0.82 at 8.
      *
      * <p>Shared memory: A's slice [M, ks] (+64 bytes a row) must stay under {@link #smemBudget}: 32 KiB for
      * M ≤ 8, 72 KiB above. Row 8/8192/28672/i32 ran 1 split with 66 KiB per CTA: 448 CTAs did not fit one
@@ -90,7 +90,7 @@ public final class Int8MmHeuristics {
      *
      * <p>AUTO rules (H100 harness run; vendor = cuBLASLt int8 TN + the scaling pass for float outputs):
      * <ul>
-     *   <li>M ≤ 8: CUSTOM — 1.15–1.22× the vendor in geometric mean over the 18 rows of each M (e.g.
+     *   <li>M ≤ 8: CUSTOM — 1.16–1.22× the vendor in geometric mean over the 18 rows of each M (e.g.
      *   1/14336/4096/i32 30.4 µs vs 42.6 µs), except I32 output with K·N &lt; 16 Mi, where the vendor's
      *   single kernel was 5–8 % faster (rows 1,2,4,8/2048/5632/i32: 11.9–12.9 vs 11.3–12.3 µs).</li>
      *   <li>9 ≤ M ≤ 16: CUSTOM only for K·N ≥ 32 Mi with N ≤ 16384 (rows 16/4096/14336: 33.1 vs 37.1 µs,
@@ -133,7 +133,7 @@ public final class Int8MmHeuristics {
                 return new Decision(Backend.VENDOR, vendorVariant,
                         "M<=8, I32, K*N<16Mi: cuBLASLt 5-8% faster on rows M/2048/5632/i32 (H100 run)");
             }
-            return new Decision(Backend.CUSTOM, variant(p), "M<=8: custom 1.15-1.22x cuBLASLt (geomean, H100 run)");
+            return new Decision(Backend.CUSTOM, variant(p), "M<=8: custom 1.16-1.22x cuBLASLt (geomean, H100 run)");
         }
         if (kn >= (32L << 20) && n <= 16384) {
             return new Decision(Backend.CUSTOM, variant(p), "9<=M<=16, K*N>=32Mi, N<=16384: custom 1.00-1.16x cuBLASLt (H100 run)");
