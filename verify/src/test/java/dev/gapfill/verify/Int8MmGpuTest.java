@@ -77,12 +77,14 @@ class Int8MmGpuTest {
              Tensor as = hAs.to(GPU); Tensor ws = hWs.to(GPU); Tensor bias = hB.to(GPU);
              Tensor hAs1 = positive(r, 1); Tensor hWs1 = positive(r, 1); Tensor as1 = hAs1.to(GPU); Tensor ws1 = hWs1.to(GPU);
              Stream s = Stream.create(GPU)) {
+            long[] acc = Int8MmReference.accumulate(ha, hw);
             for (DType out : new DType[] {DType.I32, DType.F32, DType.F16, DType.BF16}) {
                 for (boolean perToken : out == DType.I32 ? new boolean[] {true} : new boolean[] {true, false}) {
                     Int8Mm.Options base = out == DType.I32 ? Int8Mm.Options.int32()
                             : perToken ? Int8Mm.Options.dequantized(out, as, ws).withBias(bias) : Int8Mm.Options.dequantized(out, as1, ws1);
-                    double[] ref = out == DType.I32 ? Int8MmReference.expected(ha, hw, null, null, null, out)
-                            : perToken ? Int8MmReference.expected(ha, hw, hAs, hWs, hB, out) : Int8MmReference.expected(ha, hw, hAs1, hWs1, null, out);
+                    double[] ref = out == DType.I32 ? Int8MmReference.expected(acc, m, n, null, null, null, out)
+                            : perToken ? Int8MmReference.expected(acc, m, n, hAs, hWs, hB, out)
+                            : Int8MmReference.expected(acc, m, n, hAs1, hWs1, null, out);
                     String label = out + (out == DType.I32 ? "" : perToken ? " per-token+bias" : " scalar");
                     try (Tensor vendor = Poison.poisoned(GPU, out, m, n)) {
                         Int8Mm.mm(a, w, base.withBackend(Backend.VENDOR), vendor, s);

@@ -69,9 +69,11 @@ public final class Int8MmReference {
 
     /** The fp64 values the GPU must round (for {@link dev.gapfill.core.DType#I32}: the exact sums). */
     public static double[] expected(Tensor a, Tensor w, Tensor aScale, Tensor wScale, Tensor bias, DType out) {
-        int m = (int) a.dim(0);
-        int n = (int) w.dim(0);
-        long[] acc = accumulate(a, w);
+        return expected(accumulate(a, w), (int) a.dim(0), (int) w.dim(0), aScale, wScale, bias, out);
+    }
+
+    /** {@link #expected(Tensor, Tensor, Tensor, Tensor, Tensor, DType)} from sums already computed by {@link #accumulate}. */
+    public static double[] expected(long[] acc, int m, int n, Tensor aScale, Tensor wScale, Tensor bias, DType out) {
         double[] r = new double[acc.length];
         for (int i = 0; i < m; i++) {
             for (int j = 0; j < n; j++) {
