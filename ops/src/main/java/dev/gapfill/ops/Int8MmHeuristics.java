@@ -101,10 +101,12 @@ public final class Int8MmHeuristics {
      *
      * @param requested AUTO, VENDOR or CUSTOM (after {@link Backend#resolve})
      * @throws UnsupportedShapeException CUSTOM with M &gt; 64 or a GPU older than sm_80
+     * @throws ArgumentException         REFERENCE (the CPU backend is chosen by the tensors' device, not here)
      */
     public static Decision decide(long m, long n, long k, DType out, DeviceInfo info, Backend requested) {
         if (requested == Backend.REFERENCE) {
-            return Decision.reference();
+            throw new ArgumentException("backend", "AUTO, VENDOR or CUSTOM for tensors on a GPU (CPU tensors always run the reference)",
+                    "REFERENCE");
         }
         String vendorVariant = out == DType.I32 ? "cublaslt_int8_tn" : "cublaslt_int8_tn+dequant_" + out.name().toLowerCase(java.util.Locale.ROOT);
         if (requested == Backend.VENDOR) {

@@ -86,6 +86,8 @@ class Int8MmHeuristicsTest {
         DeviceInfo turing = new DeviceInfo(0, "T4", 7, 5, 40, 4L << 20, 64L << 10, 64L << 10, 16L << 30, 13000, 13000, 130100, 91400);
         assertThrows(UnsupportedShapeException.class, () -> Int8MmHeuristics.decide(1, 64, 64, DType.I32, turing, Backend.CUSTOM));
         assertEquals(Backend.VENDOR, Int8MmHeuristics.decide(1, 4096, 4096, DType.I32, turing, Backend.AUTO).backend());
+        assertEquals("backend", assertThrows(dev.gapfill.core.ArgumentException.class,
+                () -> Int8MmHeuristics.decide(1, 64, 64, DType.I32, H100, Backend.REFERENCE)).argument());
     }
 
     @Property(tries = 200)
