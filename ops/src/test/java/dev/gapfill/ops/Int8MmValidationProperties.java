@@ -120,6 +120,10 @@ class Int8MmValidationProperties {
              Tensor out = Tensor.empty(Device.CPU, DType.F16, 4, 6); Tensor outI = Tensor.empty(Device.CPU, DType.F32, 4, 5)) {
             assertEquals("a", assertThrows(ArgumentException.class, () -> Int8Mm.mm(af, w)).argument());
             assertEquals("w", assertThrows(ArgumentException.class, () -> Int8Mm.mm(a, af)).argument());
+            Tensor transposed = w.strided(new long[] {5, 16}, new long[] {1, 5}, 0); // [N, K] view, not K-contiguous
+            try (Tensor a16 = i8(r, 4, 16)) {
+                assertEquals("w", assertThrows(ArgumentException.class, () -> Int8Mm.mm(a16, transposed)).argument());
+            }
             assertEquals("aScale", assertThrows(ArgumentException.class,
                     () -> Int8Mm.mm(a, w, new Int8Mm.Options(DType.F16, null, ws, null, Backend.AUTO))).argument());
             assertEquals("wScale", assertThrows(ArgumentException.class,

@@ -132,6 +132,38 @@ class Int8MmGpuTest {
         }
     }
 
+    @net.jqwik.api.Provide
+    net.jqwik.api.Arbitrary<Int8MmArbitraries.Problem> problems() {
+        return Int8MmArbitraries.problems(130, 600, 80);
+    }
+
+    @net.jqwik.api.Property(tries = 60)
+    void randomProblemsMatchTheReferenceOnEveryBackend(@net.jqwik.api.ForAll("problems") Int8MmArbitraries.Problem p,
+                                                       @net.jqwik.api.ForAll long seed) {
+        Random r = new Random(seed);
+        int m = p.m();
+        int n = p.n();
+        int k = p.k();
+        try (Tensor ha = randomI8(r, m, k); Tensor hw = randomI8(r, n, k); Tensor a = ha.to(GPU); Tensor w = hw.to(GPU);
+             Tensor hAs = positive(r, p.perToken() ? m : 1); Tensor hWs = positive(r, p.perToken() ? n : 1);
+             Tensor hB = Poison.random(Device.CPU, DType.F32, r, n); Tensor as = hAs.to(GPU); Tensor ws = hWs.to(GPU); Tensor bias = hB.to(GPU);
+             Tensor got = Poison.poisoned(GPU, p.out(), m, n)) {
+            Int8Mm.Options o = p.out() == DType.I32 ? Int8Mm.Options.int32() : Int8Mm.Options.dequantized(p.out(), as, ws);
+            Tensor hBias = null;
+            if (p.out() != DType.I32 && p.bias()) {
+                o = o.withBias(bias);
+                hBias = hB;
+            }
+            double[] ref = Int8MmReference.expected(ha, hw, hAs, hWs, hBias, p.out());
+            for (Backend be : m <= 64 ? new Backend[] {Backend.VENDOR, Backend.CUSTOM, Backend.AUTO} : new Backend[] {Backend.VENDOR, Backend.AUTO}) {
+                got.fillBytes(0xff);
+                Int8Mm.mm(a, w, o.withBackend(be), got, null);
+                Verdict v = Verifier.compare(got, ref, null, Tolerance.bitExact(), "reference");
+                assertTrue(v.pass(), p + " " + be + ": " + v);
+            }
+        }
+    }
+
     @Test void newOutputOnThePerThreadStream() {
         Random r = new Random(5);
         try (Tensor ha = randomI8(r, 3, 64); Tensor hw = randomI8(r, 9, 64); Tensor a = ha.to(GPU); Tensor w = hw.to(GPU);
