@@ -1,0 +1,176 @@
+package dev.gapfill.examples.bench;
+
+import dev.gapfill.core.CudaDevice;
+import dev.gapfill.core.DType;
+import dev.gapfill.core.Device;
+import dev.gapfill.core.DevicePointer;
+import dev.gapfill.core.Gpu;
+import dev.gapfill.core.Tensor;
+import dev.gapfill.core.VendorHandles;
+import dev.gapfill.ops.Backend;
+import dev.gapfill.ops.Int8Mm;
+import dev.gapfill.verify.Tolerance;
+import dev.gapfill.verify.Verdict;
+import dev.gapfill.verify.Verifier;
+import org.bytedeco.cuda.global.cublas;
+import org.bytedeco.cuda.global.cudart;
+import org.bytedeco.javacpp.FloatPointer;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+/**
+ * int8_mm sweep (issue 5): M ∈ {1, 2, 4, 8, 16, 32, 64, 128} × (K, N) ∈ {(4096, 4096), (4096, 14336),
+ * (14336, 4096), (8192, 8192), (8192, 28672), (2048, 5632)} × output ∈ {I32, F16, BF16}. Paths, interleaved:
+ * VENDOR (cuBLASLt int8 TN, + the scaling pass for F16/BF16), CUSTOM (M ≤ 64), AUTO, and the peer
+ * {@code f16_cublas}: cublasGemmEx with F16 inputs of the same shape, fp32 compute, F16 output — what a user
+ * without int8 runs (its operands are filled with a constant, which does not change a memory-bound time).
+ * Every path runs from a plan made before timing, so no timed call allocates. Floor: (K·N + M·K + M·N·out)
+ * bytes over the measured copy bandwidth.
+ *
+ * <p>Check before timing: CUSTOM (or AUTO where no custom applies) against VENDOR, every element, bit-exact;
+ * and VENDOR's int32 sums against exact int64 sums on 64 sampled elements (a full CPU reference of the large
+ * shapes would take minutes; the GPU suite covers the full reference on smaller shapes).
+ */
+public final class Int8MmBench implements BenchSuite {
+    private static final int[][] KN = {{4096, 4096}, {4096, 14336}, {14336, 4096}, {8192, 8192}, {8192, 28672}, {2048, 5632}};
+    private static final int[] MS = {1, 2, 4, 8, 16, 32, 64, 128};
+
+    @Override public String op() { return "int8_mm"; }
+
+    @Override public List<BenchRow> run(BenchContext ctx) {
+        List<BenchRow> rows = new ArrayList<>();
+        Random rnd = new Random(5);
+        Device dev = ctx.device();
+        int[][] kns = ctx.quick() ? new int[][] {{4096, 4096}} : KN;
+        int[] ms = ctx.quick() ? new int[] {1, 16, 64, 128} : MS;
+        DType[] outs = ctx.quick() ? new DType[] {DType.I32, DType.F16} : new DType[] {DType.I32, DType.F16, DType.BF16};
+        for (int[] kn : kns) {
+            int k = kn[0];
+            int n = kn[1];
+            byte[] hw = randomBytes(rnd, (long) n * k);
+            try (Tensor w = Tensor.ofBytes(dev, hw, n, k); Tensor wh = Tensor.empty(dev, DType.F16, ctx.stream(), n, k);
+                 Tensor ws = positive(dev, rnd, n); Tensor bias = positive(dev, rnd, n)) {
+                wh.fillBytes(0x2c, ctx.stream()); // F16 0x2c2c ≈ 0.065 everywhere
+                for (int m : ms) {
+                    byte[] ha = randomBytes(rnd, (long) m * k);
+                    try (Tensor a = Tensor.ofBytes(dev, ha, m, k); Tensor ah = Tensor.empty(dev, DType.F16, ctx.stream(), m, k);
+                         Tensor ch = Tensor.empty(dev, DType.F16, ctx.stream(), m, n); Tensor as = positive(dev, rnd, m)) {
+                        ah.fillBytes(0x2c, ctx.stream());
+                        for (DType out : outs) {
+                            Int8Mm.Options o = out == DType.I32 ? Int8Mm.Options.int32() : Int8Mm.Options.dequantized(out, as, ws).withBias(bias);
+                            rows.add(row(ctx, a, w, ah, wh, ch, ha, hw, o, m, n, k));
+                        }
+                    }
+                }
+            }
+        }
+        return rows;
+    }
+
+    private BenchRow row(BenchContext ctx, Tensor a, Tensor w, Tensor ah, Tensor wh, Tensor ch, byte[] ha, byte[] hw, Int8Mm.Options o,
+                         int m, int n, int k) {
+        DType out = o.out();
+        boolean custom = m <= 64;
+        try (Tensor vOut = Tensor.empty(ctx.device(), out, ctx.stream(), m, n); Tensor cOut = Tensor.empty(ctx.device(), out, ctx.stream(), m, n);
+             Tensor aOut = Tensor.empty(ctx.device(), out, ctx.stream(), m, n);
+             Int8Mm.Plan vendor = Int8Mm.plan(a, w, o.withBackend(Backend.VENDOR), ctx.stream());
+             Int8Mm.Plan cust = custom ? Int8Mm.plan(a, w, o.withBackend(Backend.CUSTOM), ctx.stream()) : null;
+             Int8Mm.Plan auto = Int8Mm.plan(a, w, o.withBackend(Backend.AUTO), ctx.stream());
+             FloatPointer one = new FloatPointer(1f); FloatPointer zero = new FloatPointer(0f)) {
+            // ---- correctness first: outputs poisoned, custom (or auto) vs vendor bit-exact, vendor vs exact sums
+            vOut.fillBytes(0xff, ctx.stream());
+            cOut.fillBytes(0xff, ctx.stream());
+            aOut.fillBytes(0xff, ctx.stream());
+            vendor.run(a, w, o, vOut);
+            auto.run(a, w, o, aOut);
+            if (cust != null) {
+                cust.run(a, w, o, cOut);
+            }
+            ctx.stream().synchronize();
+            double[] vendorValues = exactValues(vOut);
+            Verdict v = Verifier.compare(cust != null ? cOut : aOut, vendorValues, null, Tolerance.bitExact(), "vendor");
+            Verdict va = Verifier.compare(aOut, vendorValues, null, Tolerance.bitExact(), "vendor");
+            boolean sampled = out != DType.I32 || sampledSumsMatch(vOut, ha, hw, m, n, k);
+            boolean pass = v.pass() && va.pass() && sampled;
+
+            // ---- timing, interleaved
+            CudaDevice cd = Gpu.device(ctx.device());
+            LinkedHashMap<String, Runnable> paths = new LinkedHashMap<>();
+            paths.put("vendor", () -> vendor.run(a, w, o, vOut));
+            if (cust != null) {
+                paths.put("custom", () -> cust.run(a, w, o, cOut));
+            }
+            paths.put("auto", () -> auto.run(a, w, o, aOut));
+            paths.put("f16_cublas", () -> VendorHandles.checkBlas(cd, cublas.cublasGemmEx(VendorHandles.cublas(ctx.stream()), cublas.CUBLAS_OP_T,
+                    cublas.CUBLAS_OP_N, n, m, k, one, new DevicePointer(wh.address()), cudart.CUDA_R_16F, k, new DevicePointer(ah.address()),
+                    cudart.CUDA_R_16F, k, zero, new DevicePointer(ch.address()), cudart.CUDA_R_16F, n, cublas.CUBLAS_COMPUTE_32F,
+                    cublas.CUBLAS_GEMM_DEFAULT), "cublasGemmEx(f16 peer)"));
+            Map<String, Timing> t = ctx.timeInterleaved(paths);
+            long bytes = (long) k * n + (long) m * k + (long) m * n * out.bytes();
+            double flops = 2.0 * m * n * k;
+            double floor = ctx.floorUs(bytes, flops, 0);
+            Map<String, double[]> spread = new LinkedHashMap<>();
+            t.forEach((name, tm) -> spread.put(name, new double[] {tm.p10Us(), tm.p90Us()}));
+            Double customUs = cust != null ? t.get("custom").medianUs() : null;
+            String regime = m <= 8 ? "m<=8" : m <= 16 ? "m<=16" : m <= 64 ? "m<=64" : "m>64";
+            BenchRow row = new BenchRow(op(), "I8->" + out.name(), BenchRow.shape("m", m, "k", k, "n", n), regime, t.get("vendor").medianUs(),
+                    customUs, t.get("auto").medianUs(), auto.decision().backend() + "/" + auto.decision().variant(), floor, bytes, flops,
+                    Map.of("f16_cublas", t.get("f16_cublas").medianUs()), spread,
+                    new BenchRow.Check(out == DType.I32 ? "vendor+sampled-exact-sums" : "vendor", v.bitExact() && va.bitExact(),
+                            Math.max(v.maxUlp(), va.maxUlp()), Math.max(v.maxRelErr(), va.maxRelErr()), pass));
+            ctx.progress(String.format("int8_mm M=%d K=%d N=%d %s: vendor %.1f, custom %s, auto %.1f (%s), f16 %.1f, floor %.1f us, check %s", m, k, n,
+                    out, t.get("vendor").medianUs(), customUs == null ? "-" : String.format("%.1f", customUs), t.get("auto").medianUs(),
+                    auto.decision().backend(), t.get("f16_cublas").medianUs(), floor, pass ? "pass" : "FAIL"));
+            return row;
+        }
+    }
+
+    /** Exact doubles of a result (I32 read as ints: going through float would round sums above 2^24). */
+    private static double[] exactValues(Tensor t) {
+        if (t.dtype() == DType.I32) {
+            return java.util.Arrays.stream(t.toIntArray()).asDoubleStream().toArray();
+        }
+        float[] f = t.toFloatArray();
+        double[] d = new double[f.length];
+        for (int i = 0; i < f.length; i++) {
+            d[i] = f[i];
+        }
+        return d;
+    }
+
+    /** The vendor's int32 result against exact int64 dot products on 64 sampled elements. */
+    private static boolean sampledSumsMatch(Tensor vOut, byte[] ha, byte[] hw, int m, int n, int k) {
+        int[] got = vOut.toIntArray();
+        Random r = new Random(m * 31L + n);
+        for (int s = 0; s < 64; s++) {
+            int i = r.nextInt(m);
+            int j = r.nextInt(n);
+            long sum = 0;
+            for (int q = 0; q < k; q++) {
+                sum += ha[i * k + q] * hw[(int) ((long) j * k + q)];
+            }
+            if (sum != got[i * n + j]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static byte[] randomBytes(Random r, long n) {
+        byte[] b = new byte[Math.toIntExact(n)];
+        r.nextBytes(b);
+        return b;
+    }
+
+    private static Tensor positive(Device d, Random r, long n) {
+        float[] f = new float[(int) n];
+        for (int i = 0; i < f.length; i++) {
+            f[i] = 1e-3f + 5e-2f * r.nextFloat();
+        }
+        return Tensor.of(d, DType.F32, f, n);
+    }
+}

@@ -1,0 +1,468 @@
+package dev.gapfill.ops;
+
+import dev.gapfill.core.ArgumentException;
+import dev.gapfill.core.Checks;
+import dev.gapfill.core.CudaDevice;
+import dev.gapfill.core.DType;
+import dev.gapfill.core.Device;
+import dev.gapfill.core.DevicePointer;
+import dev.gapfill.core.Gpu;
+import dev.gapfill.core.KernelArgs;
+import dev.gapfill.core.KernelModule;
+import dev.gapfill.core.Stream;
+import dev.gapfill.core.Tensor;
+import dev.gapfill.core.UnsupportedShapeException;
+import dev.gapfill.core.VendorHandles;
+import dev.gapfill.ops.reference.Int8MmReference;
+import org.bytedeco.cuda.cublas.cublasLtMatmulDescOpaque_t;
+import org.bytedeco.cuda.cublas.cublasLtMatmulHeuristicResult_t;
+import org.bytedeco.cuda.cublas.cublasLtMatmulPreferenceOpaque_t;
+import org.bytedeco.cuda.cublas.cublasLtMatrixLayoutOpaque_t;
+import org.bytedeco.cuda.global.cublas;
+import org.bytedeco.cuda.global.cudart;
+import org.bytedeco.javacpp.IntPointer;
+import org.bytedeco.javacpp.LongPointer;
+import org.bytedeco.javacpp.PointerPointer;
+
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * W8A8 int8 matrix product for linear layers, with fused dequantization.
+ *
+ * <p>{@code acc[m,n] = Σ_k A[m,k]·W[n,k]}; output {@code acc} (I32) or
+ * {@code out[m,n] = acc[m,n]·aScale[m]·wScale[n] (+ bias[n])} (F32, F16, BF16).
+ * <br>Legend: A: [M, K] I8 activations; W: [N, K] I8 weights (the layout a linear layer stores; both
+ * K-contiguous); aScale: [M] per-token or [1] scalar, F32; wScale: [N] per-channel or [1] scalar, F32;
+ * bias: [N] F32 or absent (F32 whatever the output dtype: it enters the fp64 epilogue exactly); out: [M, N]
+ * row-major.
+ *
+ * <p>Constraints (validated before any launch, {@link ArgumentException} naming the argument): I8 inputs of
+ * rank 2, contiguous, one device; K a multiple of 16 and at most {@link #MAX_K} (so that |acc| &lt; 2^31:
+ * I32 results are exact, never wrapped); M·K, N·K, M·N below 2^31; on a GPU, A, W and out 16-byte aligned.
+ * Any M ≥ 1, any N ≥ 1.
+ *
+ * <p>Results: the I32 output is exact on every path. Float outputs are computed from the exact acc in fp64
+ * ({@code s = aScale·wScale} exact, {@code acc·s} and {@code + bias} each one fp64 rounding) and rounded once
+ * to the output dtype — identical bits on the CPU reference, the custom kernels and the vendor composition.
+ *
+ * <p>Paths: VENDOR is cuBLASLt (int8 TN, {@code CUBLAS_COMPUTE_32I}, I32 out; algorithm chosen once per shape
+ * and cached) plus one scaling kernel for float outputs. CUSTOM is Gapfill's skinny kernel for M ≤ 64 (int8
+ * {@code mma.sync}, weights streamed once, split-K, epilogue fused); CUSTOM with M &gt; 64 throws
+ * {@link UnsupportedShapeException}. AUTO follows {@link Int8MmHeuristics#decide}; the system property
+ * {@value Backend#PROPERTY} overrides it. Tensors on the CPU run {@link Int8MmReference}.
+ *
+ * <p>Memory: {@link #plan} allocates once what a shape needs (split-K workspace, cuBLASLt workspace, the
+ * vendor's int32 temporary), from the device's stream-ordered pool, and {@link Plan#run} allocates nothing.
+ * The one-shot {@link #mm} overloads make and close a plan per call (a pool allocation and a small memset).
+ */
+public final class Int8Mm {
+    /** Largest K: 128·128·K stays below 2^31 (the most negative products), and K is a multiple of 16. */
+    public static final long MAX_K = 131056;
+
+    private static final Set<DType> OUT_DTYPES = EnumSet.of(DType.I32, DType.F32, DType.F16, DType.BF16);
+    private static final KernelModule SKINNY = KernelModule.of("int8_mm/skinny_mma");
+    private static final KernelModule DEQUANT = KernelModule.of("int8_mm/dequant");
+    private static final long LT_MAX_WORKSPACE = 32L << 20;
+    private static final Map<String, LtAlgo> LT_CACHE = new ConcurrentHashMap<>();
+
+    private Int8Mm() {}
+
+    /**
+     * Per-call options: output dtype, scales and bias (float outputs), backend.
+     *
+     * @param out     I32 (no scales), or F32 / F16 / BF16 (scales required)
+     * @param aScale  [M] or [1] F32, or null for I32
+     * @param wScale  [N] or [1] F32, or null for I32
+     * @param bias    [N] F32, or null
+     * @param backend AUTO, VENDOR or CUSTOM
+     */
+    public record Options(DType out, Tensor aScale, Tensor wScale, Tensor bias, Backend backend) {
+        public Options {
+            if (out == null || !OUT_DTYPES.contains(out)) {
+                throw new ArgumentException("out", "an output dtype in " + OUT_DTYPES, String.valueOf(out));
+            }
+            if (backend == null) {
+                throw new ArgumentException("backend", "one of AUTO, VENDOR, CUSTOM", "null");
+            }
+        }
+
+        /** I32 output, AUTO backend. */
+        public static Options int32() { return new Options(DType.I32, null, null, null, Backend.AUTO); }
+
+        /** Dequantized output in {@code out}: per-token (or scalar) aScale, per-channel (or scalar) wScale. */
+        public static Options dequantized(DType out, Tensor aScale, Tensor wScale) {
+            return new Options(out, aScale, wScale, null, Backend.AUTO);
+        }
+
+        public Options withBias(Tensor b) { return new Options(out, aScale, wScale, b, backend); }
+
+        public Options withBackend(Backend b) { return new Options(out, aScale, wScale, bias, b); }
+    }
+
+    /** The problem dimensions after validation. */
+    record Shape(long m, long n, long k) {}
+
+    // ------------------------------------------------------------------ one-shot API
+
+    /** {@code acc = A·Wᵀ} as a new I32 tensor [M, N], on the per-thread stream. */
+    public static Tensor mm(Tensor a, Tensor w) {
+        return mm(a, w, Options.int32());
+    }
+
+    /** A new [M, N] tensor of {@code o.out()} on the per-thread stream. */
+    public static Tensor mm(Tensor a, Tensor w, Options o) {
+        Checks.open("a", a);
+        Checks.open("w", w);
+        if (o == null) {
+            throw new ArgumentException("options", "options", "null");
+        }
+        Tensor out = Tensor.empty(a.device(), o.out(), a.dim(0), w.dim(0));
+        try {
+            mm(a, w, o, out, null);
+        } catch (RuntimeException e) {
+            out.close();
+            throw e;
+        }
+        return out;
+    }
+
+    /**
+     * Writes {@code out} on {@code stream} (null: the per-thread stream). Makes a plan, runs it and closes it.
+     *
+     * @throws ArgumentException         on an invalid argument (named)
+     * @throws UnsupportedShapeException CUSTOM forced where it does not apply (M &gt; 64, pre-sm_80 GPU)
+     */
+    public static void mm(Tensor a, Tensor w, Options o, Tensor out, Stream stream) {
+        validate(a, w, o, out);
+        if (a.device().isCpu()) {
+            Int8MmReference.run(a, w, o.aScale(), o.wScale(), o.bias(), out);
+            return;
+        }
+        try (Plan p = plan(a, w, o, stream)) {
+            p.run(a, w, o, out);
+        }
+    }
+
+    /** What {@link #mm} would run for these arguments (validated; nothing launched). */
+    public static Decision decide(Tensor a, Tensor w, Options o) {
+        Shape s = validate(a, w, o, null);
+        if (a.device().isCpu()) {
+            return Decision.reference();
+        }
+        return Int8MmHeuristics.decide(s.m(), s.n(), s.k(), o.out(), Gpu.device(a.device()).info(), Backend.resolve(o.backend()));
+    }
+
+    /**
+     * A reusable plan for this shape, output dtype and stream: the decision, the kernel configuration and the
+     * workspaces, allocated once (pool, stream-ordered) and zeroed where needed. Run it on its stream only, one
+     * run at a time (the split-K counters live in the plan's workspace).
+     */
+    public static Plan plan(Tensor a, Tensor w, Options o, Stream stream) {
+        Shape s = validate(a, w, o, null);
+        if (a.device().isCpu()) {
+            return new Plan(a.device(), null, s, o, Decision.reference(), null, null, null, null);
+        }
+        Stream st = OpStreams.pick(a.device(), stream);
+        CudaDevice d = st.cudaDevice();
+        Decision dec = Int8MmHeuristics.decide(s.m(), s.n(), s.k(), o.out(), d.info(), Backend.resolve(o.backend()));
+        if (dec.backend() == Backend.CUSTOM) {
+            Int8MmHeuristics.SkinnyPlan sp = Int8MmHeuristics.skinnyPlan(s.m(), s.n(), s.k(), d.info());
+            Tensor ws = null;
+            if (sp.workspaceBytes() > 0) {
+                ws = Tensor.empty(a.device(), DType.I8, st, sp.workspaceBytes());
+                d.check(cudart.cudaMemsetAsync(new DevicePointer(ws.address()), 0, sp.counterBytes(), st.handle()),
+                        "cudaMemsetAsync(int8_mm split-K counters)");
+            }
+            return new Plan(a.device(), st, s, o, dec, sp, null, ws, null);
+        }
+        LtAlgo lt = ltAlgo(d, s);
+        Tensor ws = null;
+        Tensor acc = null;
+        try {
+            if (lt.workspaceBytes > 0) {
+                ws = Tensor.empty(a.device(), DType.I8, st, lt.workspaceBytes);
+            }
+            if (o.out() != DType.I32) {
+                acc = Tensor.empty(a.device(), DType.I32, st, s.m(), s.n());
+            }
+        } catch (RuntimeException e) {
+            if (ws != null) {
+                ws.close();
+            }
+            throw e;
+        }
+        return new Plan(a.device(), st, s, o, dec, null, lt, ws, acc);
+    }
+
+    /** A planned problem; {@link #run} only launches. */
+    public static final class Plan implements AutoCloseable {
+        private final Device device;
+        private final Stream stream;
+        private final Shape shape;
+        private final DType out;
+        private final Decision decision;
+        private final Int8MmHeuristics.SkinnyPlan skinny;
+        private final LtAlgo lt;
+        private final Tensor workspace;
+        private final Tensor acc;
+        private boolean closed;
+
+        private Plan(Device device, Stream stream, Shape shape, Options o, Decision decision, Int8MmHeuristics.SkinnyPlan skinny,
+                     LtAlgo lt, Tensor workspace, Tensor acc) {
+            this.device = device;
+            this.stream = stream;
+            this.shape = shape;
+            this.out = o.out();
+            this.decision = decision;
+            this.skinny = skinny;
+            this.lt = lt;
+            this.workspace = workspace;
+            this.acc = acc;
+        }
+
+        public Decision decision() { return decision; }
+
+        /** Device bytes this plan holds (split-K or cuBLASLt workspace, vendor int32 temporary). */
+        public long workspaceBytes() {
+            return (workspace == null ? 0 : workspace.byteSize()) + (acc == null ? 0 : acc.byteSize());
+        }
+
+        /** Runs the planned problem on the plan's stream; the arguments must match the planned shape and dtypes. */
+        public void run(Tensor a, Tensor w, Options o, Tensor out) {
+            if (closed) {
+                throw new IllegalStateException("int8_mm plan is closed");
+            }
+            Shape s = validate(a, w, o, out);
+            if (!s.equals(shape) || o.out() != this.out || !a.device().equals(device)) {
+                throw new ArgumentException("a", "the planned problem " + describe(), "[" + s.m() + ", " + s.k() + "] x [" + s.n() + ", "
+                        + s.k() + "] -> " + o.out() + " on " + a.device());
+            }
+            if (device.isCpu()) {
+                Int8MmReference.run(a, w, o.aScale(), o.wScale(), o.bias(), out);
+                return;
+            }
+            if (decision.backend() == Backend.CUSTOM) {
+                runCustom(a, w, o, out);
+            } else {
+                runVendor(a, w, o, out);
+            }
+            OpStreams.record(stream, a, w, out, o.aScale(), o.wScale(), o.bias(), workspace, acc);
+        }
+
+        private void runCustom(Tensor a, Tensor w, Options o, Tensor out) {
+            Int8MmHeuristics.SkinnyPlan p = skinny;
+            KernelArgs args = KernelArgs.begin().ptr(a).ptr(w).ptr(out);
+            scaleArgs(args, o);
+            args.ptr(workspace).i32((int) shape.m()).i32((int) shape.n()).i32((int) shape.k()).i32(p.ks());
+            SKINNY.function(stream.cudaDevice(), p.symbol(this.out)).launch(stream, p.tilesN(), p.splits(), 1,
+                    Int8MmHeuristics.THREADS, 1, 1, p.smemBytes(), args);
+        }
+
+        private void runVendor(Tensor a, Tensor w, Options o, Tensor out) {
+            CudaDevice d = stream.cudaDevice();
+            Tensor c = this.out == DType.I32 ? out : acc;
+            try (IntPointer alpha = new IntPointer(1); IntPointer beta = new IntPointer(1)) {
+                alpha.put(0, 1);
+                beta.put(0, 0);
+                DevicePointer cp = new DevicePointer(c.address());
+                VendorHandles.checkBlas(d, cublas.cublasLtMatmul(VendorHandles.cublasLt(d), lt.desc, alpha,
+                        new DevicePointer(w.address()), lt.layoutW, new DevicePointer(a.address()), lt.layoutA, beta, cp, lt.layoutC, cp,
+                        lt.layoutC, lt.result.algo(), workspace == null ? null : new DevicePointer(workspace.address()),
+                        lt.workspaceBytes, stream.handle()), "cublasLtMatmul(int8 TN " + describe() + ")");
+            }
+            if (this.out != DType.I32) {
+                long total = shape.m() * shape.n();
+                int blocks = (int) Math.max(1, Math.min((total + 255) / 256, 8L * d.info().smCount()));
+                KernelArgs args = KernelArgs.begin().ptr(acc).ptr(out);
+                scaleArgs(args, o);
+                args.i32((int) shape.m()).i32((int) shape.n());
+                DEQUANT.function(d, "int8_mm_dequant_" + this.out.name().toLowerCase(java.util.Locale.ROOT)).launch(stream, blocks, 1, 1,
+                        256, 1, 1, 0, args);
+            }
+        }
+
+        private void scaleArgs(KernelArgs args, Options o) {
+            if (this.out == DType.I32) {
+                args.i64(0).i32(0).i64(0).i32(0).i64(0);
+            } else {
+                args.ptr(o.aScale()).i32(o.aScale().numel() > 1 ? 1 : 0).ptr(o.wScale()).i32(o.wScale().numel() > 1 ? 1 : 0).ptr(o.bias());
+            }
+        }
+
+        private String describe() {
+            return "[" + shape.m() + ", " + shape.k() + "] x [" + shape.n() + ", " + shape.k() + "] -> " + out + " on " + device;
+        }
+
+        /** Frees the workspaces (stream-ordered after the plan's last run). */
+        @Override public void close() {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            if (workspace != null) {
+                workspace.close();
+            }
+            if (acc != null) {
+                acc.close();
+            }
+        }
+
+        @Override public String toString() {
+            return "Int8Mm.Plan(" + describe() + ", " + decision + ")";
+        }
+    }
+
+    // ------------------------------------------------------------------ validation
+
+    /** Validates every argument (out may be null when only the shape is wanted); returns M, N, K. */
+    static Shape validate(Tensor a, Tensor w, Options o, Tensor out) {
+        Checks.open("a", a);
+        Checks.open("w", w);
+        if (o == null) {
+            throw new ArgumentException("options", "options", "null");
+        }
+        Checks.dtype("a", a, DType.I8);
+        Checks.dtype("w", w, DType.I8);
+        Checks.rank("a", a, 2);
+        Checks.rank("w", w, 2);
+        long m = a.dim(0);
+        long k = a.dim(1);
+        long n = w.dim(0);
+        if (k % 16 != 0) {
+            throw new ArgumentException("a", "shape [m, k] with k a multiple of 16", Arrays.toString(a.shape()) + " (k=" + k + ")");
+        }
+        if (k > MAX_K) {
+            throw new ArgumentException("a", "k <= " + MAX_K + " (so that the int32 accumulator cannot overflow)", "k=" + k);
+        }
+        Checks.shape("w", w, "n, k", -1, k);
+        Checks.sameDevice("w", w, a.device());
+        Checks.contiguous("a", a);
+        Checks.contiguous("w", w);
+        Checks.int32Indexable("a", a);
+        Checks.int32Indexable("w", w);
+        if (m * n > Integer.MAX_VALUE) {
+            throw new ArgumentException("out", "at most 2^31-1 elements (32-bit indexing)", (m * n) + " elements");
+        }
+        if (o.out() == DType.I32) {
+            if (o.aScale() != null || o.wScale() != null || o.bias() != null) {
+                throw new ArgumentException(o.aScale() != null ? "aScale" : o.wScale() != null ? "wScale" : "bias",
+                        "no scales or bias for an I32 output", "a tensor");
+            }
+        } else {
+            checkVector("aScale", o.aScale(), m, "m", true, a.device());
+            checkVector("wScale", o.wScale(), n, "n", true, a.device());
+            if (o.bias() != null) {
+                checkVector("bias", o.bias(), n, "n", false, a.device());
+            }
+        }
+        if (out != null) {
+            Checks.open("out", out);
+            Checks.dtype("out", out, o.out());
+            Checks.shape("out", out, "m, n", m, n);
+            Checks.sameDevice("out", out, a.device());
+            Checks.contiguous("out", out);
+        }
+        if (a.device().isCuda()) {
+            Checks.aligned("a", a, 16);
+            Checks.aligned("w", w, 16);
+            if (out != null) {
+                Checks.aligned("out", out, 16);
+            }
+        }
+        return new Shape(m, n, k);
+    }
+
+    private static void checkVector(String name, Tensor t, long len, String dim, boolean scalarOk, Device device) {
+        if (t == null) {
+            throw new ArgumentException(name, "an F32 tensor [" + dim + "=" + len + "]" + (scalarOk ? " or [1]" : "") + " for a float output", "null");
+        }
+        Checks.open(name, t);
+        Checks.dtype(name, t, DType.F32);
+        Checks.rank(name, t, 1);
+        if (t.dim(0) != len && !(scalarOk && t.dim(0) == 1)) {
+            throw new ArgumentException(name, "shape [" + dim + "=" + len + "]" + (scalarOk ? " or [1]" : ""), Arrays.toString(t.shape()));
+        }
+        Checks.contiguous(name, t);
+        Checks.sameDevice(name, t, device);
+    }
+
+    // ------------------------------------------------------------------ cuBLASLt algorithm cache
+
+    /** cuBLASLt descriptors and the heuristic's algorithm for one (device, M, N, K); kept for the process. */
+    static final class LtAlgo {
+        final cublasLtMatmulDescOpaque_t desc;
+        final cublasLtMatrixLayoutOpaque_t layoutW;
+        final cublasLtMatrixLayoutOpaque_t layoutA;
+        final cublasLtMatrixLayoutOpaque_t layoutC;
+        final cublasLtMatmulHeuristicResult_t result;
+        final long workspaceBytes;
+
+        LtAlgo(cublasLtMatmulDescOpaque_t desc, cublasLtMatrixLayoutOpaque_t layoutW, cublasLtMatrixLayoutOpaque_t layoutA,
+               cublasLtMatrixLayoutOpaque_t layoutC, cublasLtMatmulHeuristicResult_t result) {
+            this.desc = desc;
+            this.layoutW = layoutW;
+            this.layoutA = layoutA;
+            this.layoutC = layoutC;
+            this.result = result;
+            this.workspaceBytes = result.workspaceSize();
+        }
+    }
+
+    /**
+     * Row-major C[M,N] = A·Wᵀ is column-major Cᵀ[N,M] = W·Aᵀ: cuBLASLt's A operand is W viewed as the
+     * column-major [K, N] matrix (ld K) with TRANSA = T, its B operand is A viewed as [K, M] (ld K) with
+     * TRANSB = N, and C is [N, M] with ld N — the TN layout cuBLASLt's int8 kernels want.
+     */
+    private static LtAlgo ltAlgo(CudaDevice d, Shape s) {
+        String key = d.ordinal() + "/" + s.m() + "/" + s.n() + "/" + s.k();
+        LtAlgo cached = LT_CACHE.get(key);
+        if (cached != null) {
+            return cached;
+        }
+        synchronized (LT_CACHE) {
+            cached = LT_CACHE.get(key);
+            if (cached != null) {
+                return cached;
+            }
+            var handle = VendorHandles.cublasLt(d);
+            try (PointerPointer<?> pp = new PointerPointer<>(1); IntPointer op = new IntPointer(1); LongPointer maxWs = new LongPointer(1);
+                 IntPointer found = new IntPointer(1)) {
+                VendorHandles.checkBlas(d, cublas.cublasLtMatmulDescCreate(pp, cublas.CUBLAS_COMPUTE_32I, cudart.CUDA_R_32I), "cublasLtMatmulDescCreate");
+                cublasLtMatmulDescOpaque_t desc = new cublasLtMatmulDescOpaque_t(pp.get(0));
+                op.put(0, cublas.CUBLAS_OP_T);
+                VendorHandles.checkBlas(d, cublas.cublasLtMatmulDescSetAttribute(desc, cublas.CUBLASLT_MATMUL_DESC_TRANSA, op, 4), "TRANSA");
+                op.put(0, cublas.CUBLAS_OP_N);
+                VendorHandles.checkBlas(d, cublas.cublasLtMatmulDescSetAttribute(desc, cublas.CUBLASLT_MATMUL_DESC_TRANSB, op, 4), "TRANSB");
+                VendorHandles.checkBlas(d, cublas.cublasLtMatrixLayoutCreate(pp, cudart.CUDA_R_8I, s.k(), s.n(), s.k()), "cublasLtMatrixLayoutCreate(W)");
+                cublasLtMatrixLayoutOpaque_t lw = new cublasLtMatrixLayoutOpaque_t(pp.get(0));
+                VendorHandles.checkBlas(d, cublas.cublasLtMatrixLayoutCreate(pp, cudart.CUDA_R_8I, s.k(), s.m(), s.k()), "cublasLtMatrixLayoutCreate(A)");
+                cublasLtMatrixLayoutOpaque_t la = new cublasLtMatrixLayoutOpaque_t(pp.get(0));
+                VendorHandles.checkBlas(d, cublas.cublasLtMatrixLayoutCreate(pp, cudart.CUDA_R_32I, s.n(), s.m(), s.n()), "cublasLtMatrixLayoutCreate(C)");
+                cublasLtMatrixLayoutOpaque_t lc = new cublasLtMatrixLayoutOpaque_t(pp.get(0));
+                VendorHandles.checkBlas(d, cublas.cublasLtMatmulPreferenceCreate(pp), "cublasLtMatmulPreferenceCreate");
+                cublasLtMatmulPreferenceOpaque_t pref = new cublasLtMatmulPreferenceOpaque_t(pp.get(0));
+                cublasLtMatmulHeuristicResult_t result = new cublasLtMatmulHeuristicResult_t(1);
+                try {
+                    maxWs.put(0, LT_MAX_WORKSPACE);
+                    VendorHandles.checkBlas(d, cublas.cublasLtMatmulPreferenceSetAttribute(pref, cublas.CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                            maxWs, 8), "MAX_WORKSPACE_BYTES");
+                    VendorHandles.checkBlas(d, cublas.cublasLtMatmulAlgoGetHeuristic(handle, desc, lw, la, lc, lc, pref, 1, result, found),
+                            "cublasLtMatmulAlgoGetHeuristic(int8 TN m=" + s.n() + " n=" + s.m() + " k=" + s.k() + ")");
+                } finally {
+                    cublas.cublasLtMatmulPreferenceDestroy(pref);
+                }
+                if (found.get(0) < 1) {
+                    throw new UnsupportedShapeException("a", "a shape cuBLASLt's int8 TN kernels support",
+                            "no algorithm for M=" + s.m() + ", N=" + s.n() + ", K=" + s.k());
+                }
+                LtAlgo algo = new LtAlgo(desc, lw, la, lc, result);
+                LT_CACHE.put(key, algo);
+                return algo;
+            }
+        }
+    }
+}

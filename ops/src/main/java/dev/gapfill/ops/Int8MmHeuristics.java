@@ -1,0 +1,149 @@
+package dev.gapfill.ops;
+
+import dev.gapfill.core.ArgumentException;
+import dev.gapfill.core.DType;
+import dev.gapfill.core.DeviceInfo;
+import dev.gapfill.core.UnsupportedShapeException;
+
+/**
+ * Dispatch and launch plan of {@link Int8Mm}: pure functions of the shape and the queried
+ * {@link DeviceInfo}, unit-tested on the CPU.
+ *
+ * <p>Every threshold below comes from one H100 run of {@code cuda-native/dev/int8_mm/harness.cu}
+ * (log {@code cuda-native/dev/int8_mm/h100-harness-run1.log}, kernels at commit 2399f88; cuBLASLt
+ * 13.1, L2 flushed before every repetition). "Rows" below name that log's rows as {@code M/K/N/out}.
+ */
+public final class Int8MmHeuristics {
+    /** Largest M the custom kernels take (tiles of 8 tokens, at most 8 tiles). */
+    public static final int CUSTOM_MAX_M = 64;
+    /** Threads per CTA of the skinny kernels (4 warps), as in skinny_mma.cu. */
+    public static final int THREADS = 128;
+
+    private Int8MmHeuristics() {}
+
+    /**
+     * How the custom kernel runs a shape: token tile (8, 16, 32, 64 → symbol suffix), channels per CTA,
+     * k per iteration, split-K count and k range per split, dynamic shared memory and workspace bytes.
+     */
+    public record SkinnyPlan(int tokensTile, int blockN, int step, int tilesN, int splits, int ks, int smemBytes,
+                             long workspaceBytes) {
+        /** The kernel symbol for an output dtype, e.g. {@code int8_mm_skinny_m8_f16}. */
+        public String symbol(DType out) {
+            return "int8_mm_skinny_m" + tokensTile + "_" + out.name().toLowerCase(java.util.Locale.ROOT);
+        }
+
+        /** Bytes at the start of the workspace holding the per-tile counters (zeroed once per plan). */
+        public long counterBytes() {
+            return splits > 1 ? (long) ((tilesN + 63) / 64 * 64) * 4 : 0;
+        }
+    }
+
+    /**
+     * The custom kernel's launch plan for {@code [m, k] × [n, k]ᵀ}.
+     *
+     * <p>Split-K: aim at {@link #CTAS_PER_SM} CTAs per SM. Worked example, H100 (132 SMs), M = 1,
+     * K = N = 4096: 64 channel tiles of 64 → ceil(264 / 64) = 5 splits, rounded to whole 256-k steps:
+     * ks = 1024, 4 splits, 256 CTAs. The harness timed 1, 2, 4 and 8 CTAs per SM for every row (18 rows
+     * per M); vendor/custom geometric means for M = 1, 2, 4, 8, 16: 1.19/1.21/1.17/1.07/0.92 at 1 per SM,
+     * 1.21/1.22/1.19/1.11/0.96 at 2, 1.20/1.21/1.18/1.13/0.95 at 4, 1.11/1.12/1.09/1.08/0.82 at 8.
+     *
+     * <p>Shared memory: A's slice [M, ks] (+64 bytes a row) must stay under {@link #smemBudget}: 32 KiB for
+     * M ≤ 8, 72 KiB above. Row 8/8192/28672/i32 ran 1 split with 66 KiB per CTA: 448 CTAs did not fit one
+     * wave and took 138.5 µs, against 100.0 µs with 3 splits (what the 32 KiB budget gives); the budget
+     * leaves every other measured M ≤ 8 plan unchanged.
+     */
+    public static SkinnyPlan skinnyPlan(long m, long n, long k, DeviceInfo info) {
+        if (m < 1 || m > CUSTOM_MAX_M) {
+            throw new UnsupportedShapeException("a", "m in [1, " + CUSTOM_MAX_M + "] for the custom int8 kernels", "m=" + m);
+        }
+        int tile = m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64;
+        int blockN = tile == 8 ? 64 : 128;   // 4 warps × 16 channels × RT (1 for m8, 2 otherwise)
+        int step = tile == 8 ? 256 : 128;    // 64 k × U (4 for m8, 2 otherwise)
+        int tilesN = (int) ((n + blockN - 1) / blockN);
+        long target = (long) CTAS_PER_SM * info.smCount();
+        long splits = Math.max(1, (target + tilesN - 1) / tilesN);
+        splits = Math.min(splits, (k + step - 1) / step);
+        long ksMax = Math.max(step, (smemBudget(m) / m - 64) / step * step);
+        splits = Math.max(splits, (k + ksMax - 1) / ksMax);
+        long ks = ((k + splits - 1) / splits + step - 1) / step * step;
+        splits = (k + ks - 1) / ks;
+        int smem = (int) (m * (ks + 64));
+        long ws = 0;
+        if (splits > 1) {
+            long counters = (long) ((tilesN + 63) / 64 * 64) * 4;
+            long perSplit = 4L * (blockN / 64) * (tile / 8) * 32 * 16; // warps × RT × MT × lanes × int4
+            ws = counters + (long) tilesN * splits * perSplit;
+        }
+        return new SkinnyPlan(tile, blockN, step, tilesN, (int) splits, (int) ks, smem, ws);
+    }
+
+    /** Target CTAs per SM for the split-K choice (measured: see {@link #skinnyPlan}). */
+    public static final int CTAS_PER_SM = 2;
+
+    /** Shared-memory budget per CTA for A's slice (see {@link #skinnyPlan}). */
+    static long smemBudget(long m) {
+        return m <= 8 ? 32 * 1024 : 72 * 1024;
+    }
+
+    /**
+     * The backend and variant for a problem on a CUDA device.
+     *
+     * <p>AUTO rules (H100 harness run; vendor = cuBLASLt int8 TN + the scaling pass for float outputs):
+     * <ul>
+     *   <li>M ≤ 8: CUSTOM — 1.16–1.22× the vendor in geometric mean over the 18 rows of each M (e.g.
+     *   1/14336/4096/i32 30.4 µs vs 42.6 µs), except I32 output with K·N &lt; 16 Mi, where the vendor's
+     *   single kernel was 5–8 % faster (rows 1,2,4,8/2048/5632/i32: 11.9–12.9 vs 11.3–12.3 µs).</li>
+     *   <li>9 ≤ M ≤ 16: CUSTOM only for K·N ≥ 32 Mi with N ≤ 16384 (rows 16/4096/14336: 33.1 vs 37.1 µs,
+     *   16/8192/8192: 36.5 vs 38.5 µs, 16/14336/4096: 34.2 vs 34.3 µs); VENDOR otherwise (16/4096/4096:
+     *   16.2 vs 14.4 µs; 16/8192/28672: 127.5 vs 97.7 µs).</li>
+     *   <li>M ≥ 17: VENDOR (custom 0.85× at M = 32 and 0.61× at M = 64 in geometric mean).</li>
+     * </ul>
+     *
+     * @param requested AUTO, VENDOR or CUSTOM (after {@link Backend#resolve})
+     * @throws UnsupportedShapeException CUSTOM with M &gt; 64 or a GPU older than sm_80
+     * @throws ArgumentException         REFERENCE (the CPU backend is chosen by the tensors' device, not here)
+     */
+    public static Decision decide(long m, long n, long k, DType out, DeviceInfo info, Backend requested) {
+        if (requested == Backend.REFERENCE) {
+            throw new ArgumentException("backend", "AUTO, VENDOR or CUSTOM for tensors on a GPU (CPU tensors always run the reference)",
+                    "REFERENCE");
+        }
+        String vendorVariant = out == DType.I32 ? "cublaslt_int8_tn" : "cublaslt_int8_tn+dequant_" + out.name().toLowerCase(java.util.Locale.ROOT);
+        if (requested == Backend.VENDOR) {
+            return new Decision(Backend.VENDOR, vendorVariant, "forced by the caller");
+        }
+        if (requested == Backend.CUSTOM) {
+            if (info.cc() < 80) {
+                throw new UnsupportedShapeException("backend", "a GPU of compute capability 8.0 or newer for the int8 mma kernels",
+                        "sm_" + info.cc());
+            }
+            SkinnyPlan p = skinnyPlan(m, n, k, info);
+            return new Decision(Backend.CUSTOM, variant(p), "forced by the caller");
+        }
+        if (requested != Backend.AUTO) {
+            throw new ArgumentException("backend", "AUTO, VENDOR or CUSTOM", String.valueOf(requested));
+        }
+        if (info.cc() < 80 || m > 16) {
+            return new Decision(Backend.VENDOR, vendorVariant, m > 16
+                    ? "M=" + m + " > 16: cuBLASLt was faster at M=32 (custom 0.85x) and M=64 (0.61x) on the H100 run"
+                    : "no int8 mma below sm_80");
+        }
+        long kn = k * n;
+        SkinnyPlan p = skinnyPlan(m, n, k, info);
+        if (m <= 8) {
+            if (out == DType.I32 && kn < (16L << 20)) {
+                return new Decision(Backend.VENDOR, vendorVariant,
+                        "M<=8, I32, K*N<16Mi: cuBLASLt 5-8% faster on rows M/2048/5632/i32 (H100 run)");
+            }
+            return new Decision(Backend.CUSTOM, variant(p), "M<=8: custom 1.16-1.22x cuBLASLt (geomean, H100 run)");
+        }
+        if (kn >= (32L << 20) && n <= 16384) {
+            return new Decision(Backend.CUSTOM, variant(p), "9<=M<=16, K*N>=32Mi, N<=16384: custom 1.00-1.16x cuBLASLt (H100 run)");
+        }
+        return new Decision(Backend.VENDOR, vendorVariant, "9<=M<=16 outside K*N>=32Mi, N<=16384: cuBLASLt faster (H100 run)");
+    }
+
+    private static String variant(SkinnyPlan p) {
+        return "skinny_m" + p.tokensTile() + "_splitk" + p.splits();
+    }
+}

@@ -1,0 +1,106 @@
+package dev.gapfill.ops;
+
+import dev.gapfill.core.DType;
+import dev.gapfill.core.DeviceInfo;
+import dev.gapfill.core.UnsupportedShapeException;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The int8_mm dispatch rules and launch plans, on synthetic H100/A100 descriptions. */
+class Int8MmHeuristicsTest {
+    private static final DeviceInfo H100 = DeviceInfo.h100ForTests();
+    private static final DeviceInfo A100 = DeviceInfo.a100ForTests();
+
+    @Test void workedExampleOfTheJavadoc() {
+        // M=1, K=N=4096 on 132 SMs: 64 tiles of 64 channels, 4 splits of 1024 k, 256 CTAs.
+        Int8MmHeuristics.SkinnyPlan p = Int8MmHeuristics.skinnyPlan(1, 4096, 4096, H100);
+        assertEquals(8, p.tokensTile());
+        assertEquals(64, p.blockN());
+        assertEquals(64, p.tilesN());
+        assertEquals(4, p.splits());
+        assertEquals(1024, p.ks());
+        assertEquals(1 * (1024 + 64), p.smemBytes());
+        assertEquals("int8_mm_skinny_m8_f16", p.symbol(DType.F16));
+        // counters for 64 tiles, then 64 tiles x 4 splits x (4 warps x 1 x 1 x 32 lanes x 16 bytes)
+        assertEquals(64 * 4 + 64L * 4 * 4 * 32 * 16, p.workspaceBytes());
+    }
+
+    @Test void theSharedMemoryBudgetSplitsLargeKForEightTokens() {
+        // Row 8/8192/28672: one split needed 66 KiB per CTA (138.5 us); the 32 KiB budget gives 3 splits (100.0 us).
+        Int8MmHeuristics.SkinnyPlan p = Int8MmHeuristics.skinnyPlan(8, 28672, 8192, H100);
+        assertEquals(3, p.splits());
+        assertEquals(2816, p.ks());
+        assertTrue(p.smemBytes() <= 32 * 1024);
+        // four tokens keep the measured single split
+        assertEquals(1, Int8MmHeuristics.skinnyPlan(2, 28672, 8192, H100).splits());
+    }
+
+    @Property(tries = 300)
+    void plansCoverKExactlyAndFitTheirBudgets(@ForAll @IntRange(min = 1, max = 64) int m, @ForAll @IntRange(min = 1, max = 70000) int n,
+                                              @ForAll @IntRange(min = 1, max = 8191) int k16, @ForAll boolean a100) {
+        long k = 16L * k16;
+        Int8MmHeuristics.SkinnyPlan p = Int8MmHeuristics.skinnyPlan(m, n, k, a100 ? A100 : H100);
+        assertTrue(p.tokensTile() >= m && p.tokensTile() <= 64, "tile covers m");
+        assertEquals(0, p.ks() % p.step(), "ks is whole steps");
+        assertTrue((long) p.splits() * p.ks() >= k && (long) (p.splits() - 1) * p.ks() < k, "splits cover k, none empty");
+        assertTrue((long) p.tilesN() * p.blockN() >= n && (long) (p.tilesN() - 1) * p.blockN() < n, "tiles cover n");
+        assertEquals((long) m * (p.ks() + 64), p.smemBytes());
+        assertTrue(p.smemBytes() <= Int8MmHeuristics.smemBudget(m) || p.ks() == p.step(), "shared memory within budget");
+        assertTrue(p.smemBytes() <= (a100 ? A100 : H100).smemPerBlockOptin(), "fits the device");
+        assertEquals(p.splits() > 1, p.workspaceBytes() > 0, "workspace only for split-K");
+        assertTrue(p.splits() <= 65535, "grid y limit");
+    }
+
+    @Test void autoFollowsTheMeasuredRegimes() {
+        // M <= 8: custom, except small I32 problems
+        assertEquals(Backend.CUSTOM, decide(1, 4096, 4096, DType.I32).backend());
+        assertEquals(Backend.CUSTOM, decide(8, 14336, 4096, DType.F16).backend());
+        assertEquals(Backend.VENDOR, decide(4, 5632, 2048, DType.I32).backend());
+        assertEquals(Backend.CUSTOM, decide(4, 5632, 2048, DType.BF16).backend());
+        // 9..16: custom only for large K*N with N <= 16384
+        assertEquals(Backend.CUSTOM, decide(16, 14336, 4096, DType.I32).backend());
+        assertEquals(Backend.CUSTOM, decide(16, 8192, 8192, DType.F16).backend());
+        assertEquals(Backend.VENDOR, decide(16, 4096, 4096, DType.I32).backend());
+        assertEquals(Backend.VENDOR, decide(16, 28672, 8192, DType.I32).backend());
+        // >= 17: vendor
+        assertEquals(Backend.VENDOR, decide(17, 4096, 4096, DType.I32).backend());
+        assertEquals(Backend.VENDOR, decide(64, 4096, 4096, DType.F16).backend());
+        assertEquals(Backend.VENDOR, decide(128, 4096, 4096, DType.I32).backend());
+        assertEquals("cublaslt_int8_tn+dequant_bf16", decide(128, 4096, 4096, DType.BF16).variant());
+    }
+
+    @Test void forcedBackendsAreHonouredOrRefused() {
+        assertEquals(Backend.VENDOR, Int8MmHeuristics.decide(1, 4096, 4096, DType.I32, H100, Backend.VENDOR).backend());
+        Decision c = Int8MmHeuristics.decide(64, 4096, 4096, DType.F16, H100, Backend.CUSTOM);
+        assertEquals(Backend.CUSTOM, c.backend());
+        assertTrue(c.variant().startsWith("skinny_m64_splitk"), c.variant());
+        UnsupportedShapeException e = assertThrows(UnsupportedShapeException.class,
+                () -> Int8MmHeuristics.decide(65, 4096, 4096, DType.I32, H100, Backend.CUSTOM));
+        assertEquals("a", e.argument());
+        DeviceInfo turing = new DeviceInfo(0, "T4", 7, 5, 40, 4L << 20, 64L << 10, 64L << 10, 16L << 30, 13000, 13000, 130100, 91400);
+        assertThrows(UnsupportedShapeException.class, () -> Int8MmHeuristics.decide(1, 64, 64, DType.I32, turing, Backend.CUSTOM));
+        assertEquals(Backend.VENDOR, Int8MmHeuristics.decide(1, 4096, 4096, DType.I32, turing, Backend.AUTO).backend());
+        assertEquals("backend", assertThrows(dev.gapfill.core.ArgumentException.class,
+                () -> Int8MmHeuristics.decide(1, 64, 64, DType.I32, H100, Backend.REFERENCE)).argument());
+    }
+
+    @Property(tries = 200)
+    void autoNeverPicksCustomWhereItCannotRun(@ForAll @IntRange(min = 1, max = 300) int m, @ForAll @IntRange(min = 1, max = 40000) int n,
+                                              @ForAll @IntRange(min = 1, max = 2000) int k16) {
+        Decision d = Int8MmHeuristics.decide(m, n, 16L * k16, DType.F32, H100, Backend.AUTO);
+        if (d.backend() == Backend.CUSTOM) {
+            assertTrue(m <= 16, "custom chosen only where it was measured faster: " + d);
+        }
+        assertTrue(!d.reason().isBlank());
+    }
+
+    private static Decision decide(long m, long n, long k, DType out) {
+        return Int8MmHeuristics.decide(m, n, k, out, H100, Backend.AUTO);
+    }
+}
