@@ -32,6 +32,7 @@ public final class OpChecks {
         List<OpCheck> l = new ArrayList<>();
         l.add(new ElementwiseCheck());
         l.add(new MoeRouteCheck());
+        l.add(new Int8MmCheck());
         // op checks register here, one line each
         return l;
     }

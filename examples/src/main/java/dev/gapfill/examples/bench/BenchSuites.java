@@ -11,6 +11,7 @@ public final class BenchSuites {
         List<BenchSuite> s = new ArrayList<>();
         s.add(new ElementwiseBench());
         s.add(new MoeRouteBench());
+        s.add(new Int8MmBench());
         // op suites register here, one line each
         return s;
     }
