@@ -147,7 +147,8 @@ public final class Bmm {
                 return BmmHeuristics.custom(s, info, "forced by the caller or gapfill.backend");
             }
             case REFERENCE:
-                return Decision.reference();
+                throw new ArgumentException("options.backend", "AUTO, VENDOR or CUSTOM for device tensors (the reference runs for CPU tensors)",
+                        "REFERENCE");
             default:
                 return BmmHeuristics.decide(s, info);
         }

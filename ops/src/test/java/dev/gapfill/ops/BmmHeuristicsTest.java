@@ -65,6 +65,8 @@ class BmmHeuristicsTest {
         assertEquals("backend", e.argument());
         assertEquals(Backend.VENDOR, Bmm.decide(big, H100, Backend.VENDOR).backend());
         assertEquals(Backend.CUSTOM, Bmm.decide(BmmShape.of(DType.F32, 4, 128, 128, 128), H100, Backend.CUSTOM).backend());
+        assertEquals("options.backend", assertThrows(ArgumentException.class,
+                () -> Bmm.decide(BmmShape.of(DType.F16, 4, 8, 8, 8), H100, Backend.REFERENCE)).argument());
     }
 
     @Test void vendorVariantNamesTheF32Precision() {

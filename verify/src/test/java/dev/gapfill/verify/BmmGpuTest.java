@@ -66,6 +66,7 @@ class BmmGpuTest {
             Tensor out;
             if (callerOut) {
                 out = Poison.poisoned(GPU, dt, batch, m, n);
+                Stream.perThread(GPU).synchronize();  // the poison (and allocation) is ordered on the per-thread stream, s is non-blocking
                 Bmm.bmm(ga, gb, out, o, s);
                 s.synchronize();
             } else {
