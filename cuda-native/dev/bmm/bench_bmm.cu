@@ -2,8 +2,11 @@
 // (F32 custom: bit-exact against a sequential fmaf emulation), then timing of custom vs cuBLAS
 // (cublasGemmStridedBatchedEx, row-major via C^T = B^T A^T) with CUDA events and an L2 flush before
 // every repetition, interleaved, medians. The plan mirrors dev.gapfill.ops.BmmHeuristics.plan.
+// The experiment bmm_pipelined.cu (persistent, double-buffered) is checked and timed as a third column
+// for F16/BF16 A·B cases ("-" elsewhere).
 // Build: nvcc -O3 -std=c++17 -arch=sm_90a -I<common> -Xcompiler -fopenmp bench_bmm.cu -lcublas -o bench
 #include "bmm_small.cu"
+#include "bmm_pipelined.cu"  // experiment: timed beside bmm_small for F16/BF16 A·B
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -57,6 +60,29 @@ static Kern kernel(Dt d, bool ta, bool tb) {
         {(Kern)bmm_small_bf16_nn, (Kern)bmm_small_bf16_nt, (Kern)bmm_small_bf16_tn, (Kern)bmm_small_bf16_tt},
         {(Kern)bmm_small_f32_nn, (Kern)bmm_small_f32_nt, (Kern)bmm_small_f32_tn, (Kern)bmm_small_f32_tt}};
     return ks[d][(ta ? 2 : 0) + (tb ? 1 : 0)];
+}
+
+struct PipePlan { int mats, threads, grid, stages; size_t smem; int occ; };
+static PipePlan pipe_plan(const Plan& p, Dt d, int batch, int m, int n, int k, int sms) {
+    PipePlan q;
+    q.mats = p.mats; q.threads = p.threads;
+    size_t one = (size_t)p.mats * (operand_elems(d, m, k) + operand_elems(d, k, n)) * dtbytes(d);
+    q.stages = 2 * one <= 227 * 1024 ? 2 : 1;
+    q.smem = q.stages * one;
+    void* f = d == F16 ? (void*)bmm_pipe_f16_nn : (void*)bmm_pipe_bf16_nn;
+    int occ = 0;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, f, q.threads, q.smem));
+    q.occ = std::max(1, occ);
+    int groups = (batch + q.mats - 1) / q.mats;
+    q.grid = std::min(groups, sms * q.occ);
+    return q;
+}
+static void launch_pipe(const PipePlan& q, Dt d, const void* A, const void* B, void* C, int batch, int m, int n, int k, cudaStream_t st) {
+    if (d == F16)
+        bmm_pipe_f16_nn<<<q.grid, q.threads, q.smem, st>>>((const __half*)A, (const __half*)B, (__half*)C, batch, m, n, k, q.mats, q.stages);
+    else
+        bmm_pipe_bf16_nn<<<q.grid, q.threads, q.smem, st>>>((const __nv_bfloat16*)A, (const __nv_bfloat16*)B, (__nv_bfloat16*)C, batch, m, n, k,
+                                                           q.mats, q.stages);
 }
 
 static uint16_t f2h(float f) { __half h = __float2half_rn(f); return *reinterpret_cast<uint16_t*>(&h); }
@@ -153,6 +179,8 @@ int main(int argc, char** argv) {
     printf("device %s, %d SMs\n", prop.name, sms);
     for (Dt d : {F16, BF16, F32})
         for (int t = 0; t < 4; ++t) CK(cudaFuncSetAttribute(kernel(d, t & 2, t & 1), cudaFuncAttributeMaxDynamicSharedMemorySize, 160 * 1024));
+    CK(cudaFuncSetAttribute(bmm_pipe_f16_nn, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
+    CK(cudaFuncSetAttribute(bmm_pipe_bf16_nn, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
     cublasHandle_t h; CB(cublasCreate(&h));
     cudaStream_t st; CK(cudaStreamCreate(&st)); CB(cublasSetStream(h, st));
     size_t flush_bytes = 256u << 20; void* flush; CK(cudaMalloc(&flush, flush_bytes));
@@ -220,7 +248,7 @@ int main(int argc, char** argv) {
     fflush(stdout);
 
     printf("%-5s %5s %4s %4s %4s %s %6s | %9s %9s %9s | %6s %6s | %s\n", "dt", "batch", "m", "n", "k", "tr/sh", "G/thr", "vendor_us",
-           "custom_us", "floor_us", "speedup", "floor%", "check custom/vendor");
+           "custom_us", "floor_us", "speedup", "floor%", "check custom/vendor | pipe_us floor% occ/st check");
     cudaEvent_t ev[4]; for (auto& e : ev) cudaEventCreate(&e);
     for (auto& c : cases) {
         Host A = make(c.d, (size_t)c.batch * c.m * c.k, rng), B = make(c.d, (size_t)(c.shared ? 1 : c.batch) * c.k * c.n, rng);
@@ -237,6 +265,19 @@ int main(int argc, char** argv) {
         CK(cudaMemcpy(out.data(), dC, cbytes, cudaMemcpyDeviceToHost)); CK(cudaMemcpy(out2.data(), dC2, cbytes, cudaMemcpyDeviceToHost));
         CheckResult rc = check(c, A, B, out, c.d == F32 ? 1.0 : 2.0, c.d == F32);
         CheckResult rv = check(c, A, B, out2, c.d == F32 ? 1.0 : 2.0, false);
+        const bool pipe = c.d != F32 && !c.ta && !c.tb && !c.shared;
+        PipePlan q{};
+        CheckResult rp{true, true, 0, 0, 0, ""};
+        std::vector<float> tp;
+        if (pipe) {
+            q = pipe_plan(p, c.d, c.batch, c.m, c.n, c.k, sms);
+            CK(cudaMemset(dC, 0xff, cbytes));
+            launch_pipe(q, c.d, dA, dB, dC, c.batch, c.m, c.n, c.k, st);
+            CK(cudaStreamSynchronize(st)); CK(cudaGetLastError());
+            std::vector<unsigned char> out3(cbytes);
+            CK(cudaMemcpy(out3.data(), dC, cbytes, cudaMemcpyDeviceToHost));
+            rp = check(c, A, B, out3, 2.0, false);
+        }
         const int reps = 30;
         std::vector<float> tc, tv;
         for (int r = -3; r < reps; ++r) {
@@ -251,7 +292,17 @@ int main(int argc, char** argv) {
             CK(cudaEventSynchronize(ev[3]));
             float a, b; cudaEventElapsedTime(&a, ev[0], ev[1]); cudaEventElapsedTime(&b, ev[2], ev[3]);
             if (r >= 0) { tc.push_back(a * 1000); tv.push_back(b * 1000); }
+            if (pipe) {
+                CK(cudaMemsetAsync(flush, r & 0xff, flush_bytes, st));
+                cudaEventRecord(ev[0], st);
+                launch_pipe(q, c.d, dA, dB, dC, c.batch, c.m, c.n, c.k, st);
+                cudaEventRecord(ev[1], st);
+                CK(cudaEventSynchronize(ev[1]));
+                float x; cudaEventElapsedTime(&x, ev[0], ev[1]);
+                if (r >= 0) tp.push_back(x * 1000);
+            }
         }
+        std::sort(tp.begin(), tp.end());
         CK(cudaGetLastError());
         std::sort(tc.begin(), tc.end()); std::sort(tv.begin(), tv.end());
         double mc = tc[reps / 2], mv = tv[reps / 2];
@@ -260,9 +311,11 @@ int main(int argc, char** argv) {
         double rate = c.d == F32 ? 51.7e12 : 707e12;
         double floor_us = std::max(bytes / (copy_gbps * 1e3), flops / rate * 1e6);
         char trs[8]; snprintf(trs, sizeof trs, "%c%c%c", c.ta ? 'T' : 'N', c.tb ? 'T' : 'N', c.shared ? 'S' : '-');
-        printf("%-5s %5d %4d %4d %4d %s   %2d/%3d | %9.2f %9.2f %9.2f | %6.2fx %5.0f%% | %s%s(%d mats) / %s\n", dtname[c.d], c.batch, c.m, c.n, c.k, trs, p.mats,
-               p.threads, mv, mc, floor_us, mv / mc, 100 * floor_us / mc, rc.pass ? "ok" : "FAIL", c.d == F32 ? (rc.exact ? ",exact" : ",NOT-exact") : "",
-               rc.checked_mats, rv.pass ? "ok" : "FAIL");
+        char pipes[96] = "-";
+        if (pipe) snprintf(pipes, sizeof pipes, "%8.2f %5.0f%% %d/%d %s", tp[reps / 2], 100 * floor_us / tp[reps / 2], q.occ, q.stages, rp.pass ? "ok" : "FAIL");
+        printf("%-5s %5d %4d %4d %4d %s   %2d/%3d | %9.2f %9.2f %9.2f | %6.2fx %5.0f%% | %s%s(%d mats) / %s | %s\n", dtname[c.d], c.batch, c.m, c.n, c.k, trs,
+               p.mats, p.threads, mv, mc, floor_us, mv / mc, 100 * floor_us / mc, rc.pass ? "ok" : "FAIL",
+               c.d == F32 ? (rc.exact ? ",exact" : ",NOT-exact") : "", rc.checked_mats, rv.pass ? "ok" : "FAIL", pipes);
         fflush(stdout);
         cudaFree(dA); cudaFree(dB); cudaFree(dC); cudaFree(dC2);
     }
