@@ -244,14 +244,14 @@ public final class Bmm {
         CudaDevice dev = st.cudaDevice();
         cublasContext h = VendorHandles.cublas(st);
         int type = cudaType(s.dtype());
-        int compute;
-        if (s.dtype() == DType.F32) {
-            // The handle is shared per thread: state the math mode on every call so TF32 never leaks into EXACT.
-            VendorHandles.checkBlas(dev, cublas.cublasSetMathMode(h, cublas.CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
-            compute = s.precision() == Precision.TF32 ? cublas.CUBLAS_COMPUTE_32F_FAST_TF32 : cublas.CUBLAS_COMPUTE_32F;
-        } else {
-            compute = cublas.CUBLAS_COMPUTE_32F;  // tensor-op math is the default for 16-bit inputs
+        // The handle is shared by every op on this thread: state the math mode on each call so that
+        // neither TF32 (for EXACT F32) nor pedantic math (slower half paths) leaks in from elsewhere.
+        int rcMode = cublas.cublasSetMathMode(h, cublas.CUBLAS_DEFAULT_MATH);
+        if (rcMode != 0) {
+            VendorHandles.checkBlas(dev, rcMode, "cublasSetMathMode");
         }
+        // Tensor-op math is cuBLAS's default for 16-bit inputs with fp32 compute.
+        int compute = s.dtype() == DType.F32 && s.precision() == Precision.TF32 ? cublas.CUBLAS_COMPUTE_32F_FAST_TF32 : cublas.CUBLAS_COMPUTE_32F;
         int m = (int) s.m();
         int n = (int) s.n();
         int k = (int) s.k();
@@ -264,13 +264,18 @@ public final class Bmm {
         DevicePointer pc = new DevicePointer(out.address());
         if (s.sharedB() && !s.transA() && s.batch() * s.m() <= Integer.MAX_VALUE) {
             int rows = (int) (s.batch() * s.m());  // A as one [batch*m, k] row-major matrix
-            VendorHandles.checkBlas(dev, cublas.cublasGemmEx(h, opB, cublas.CUBLAS_OP_N, n, rows, k, ONE, pb, type, ldb, pa, type, k,
-                    ZERO, pc, type, n, compute, cublas.CUBLAS_GEMM_DEFAULT), "cublasGemmEx(bmm folded " + s + ")");
+            int rc = cublas.cublasGemmEx(h, opB, cublas.CUBLAS_OP_N, n, rows, k, ONE, pb, type, ldb, pa, type, k, ZERO, pc, type, n,
+                    compute, cublas.CUBLAS_GEMM_DEFAULT);
+            if (rc != 0) {  // the message is built only on failure: nothing allocated per call on the hot path
+                VendorHandles.checkBlas(dev, rc, "cublasGemmEx(bmm folded " + s + ")");
+            }
             return;
         }
-        VendorHandles.checkBlas(dev, cublas.cublasGemmStridedBatchedEx(h, opB, opA, n, m, k, ONE, pb, type, ldb,
-                s.sharedB() ? 0L : (long) k * n, pa, type, lda, (long) m * k, ZERO, pc, type, n, (long) m * n, (int) s.batch(),
-                compute, cublas.CUBLAS_GEMM_DEFAULT), "cublasGemmStridedBatchedEx(bmm " + s + ")");
+        int rc = cublas.cublasGemmStridedBatchedEx(h, opB, opA, n, m, k, ONE, pb, type, ldb, s.sharedB() ? 0L : (long) k * n, pa, type,
+                lda, (long) m * k, ZERO, pc, type, n, (long) m * n, (int) s.batch(), compute, cublas.CUBLAS_GEMM_DEFAULT);
+        if (rc != 0) {
+            VendorHandles.checkBlas(dev, rc, "cublasGemmStridedBatchedEx(bmm " + s + ")");
+        }
     }
 
     private static int cudaType(DType dt) {
