@@ -1,0 +1,170 @@
+package dev.gapfill.ops;
+
+import dev.gapfill.core.DType;
+import dev.gapfill.core.DeviceInfo;
+
+/**
+ * Dispatch and launch planning of {@link Bmm}: pure functions of the problem and the queried device.
+ *
+ * <p>Thresholds come from one H100 run of the standalone harness at commit 71656b2
+ * ({@code cuda-native/dev/bmm/results-h100-71656b2.txt}: custom vs cuBLAS strided batched, L2 flushed,
+ * medians of 30); rows are quoted as "dtype batch m×n×k: vendor µs / custom µs". They are measured on
+ * Hopper only; the Java bench ({@code BmmBench}) re-measures them through the library.
+ * <ol>
+ *   <li>m, n or k above 128: VENDOR. The custom kernels stage whole operands in shared memory and
+ *   are not built beyond 128.</li>
+ *   <li>Shared B with A not transposed: VENDOR, one GEMM with m' = batch·m
+ *   (f16 2048 64³ shared: 16.6 / 33.1; f32: 47.2 / 52.4).</li>
+ *   <li>F16/BF16: CUSTOM when max(m,n,k) ≤ 48 and (m·n·k ≤ 32³ or batch ≤ 1024), or max ≤ 64 and
+ *   batch ≤ 512. Wins: f16 8192 8³ 31.9 / 9.5; 2048 16³ 12.8 / 6.5; 8192 32³ 33.9 / 29.0; 2048 17×33×9
+ *   17.6 / 10.8; 512 48³ 9.1 / 8.7; 512 64³ 42.0 / 10.9 (bf16 10.2 / 10.8, the one AUTO row 6 % off the
+ *   faster path). Losses that set the bounds: 2048 48³ 18.9 / 20.0; 2048 64³ 24.5 / 29.0; 2048 1×64×64
+ *   13.8 / 15.0; 2048 100³ 81.1 / 95.3; everything ≥ 96.</li>
+ *   <li>F32: CUSTOM when neither operand is transposed and max(m,n,k) ≤ 48. Wins: 8192 8³ 36.4 / 8.0;
+ *   8192 48³ 134.3 / 104.6; 2048 17×33×9 15.4 / 13.6. Losses: 2048 64³ 52.4 / 55.2; 2048 128³ 250 / 408;
+ *   transposed 2048 32³ (A^T, B^T) 18.8 / 24.9. (8192 96³ 574 / 542 is the one F32 row where AUTO is 6 %
+ *   off the faster path.)</li>
+ * </ol>
+ */
+public final class BmmHeuristics {
+    /** Largest m, n and k of the custom kernels. */
+    public static final int CUSTOM_MAX_DIM = 128;
+    /** F16/BF16: AUTO's custom bound on max(m,n,k) (rule 3; 2048 48³ loses, 512 48³ wins). */
+    public static final int HALF_CUSTOM_MAX_DIM = 48;
+    /** F16/BF16: below this m·n·k the custom kernel wins at any measured batch (32³; rule 3). */
+    public static final long HALF_CUSTOM_ANY_BATCH_VOLUME = 32L * 32 * 32;
+    /** F16/BF16: largest batch at which 33..48 (volume above 32³) still goes custom (rule 3). */
+    public static final long HALF_MID_BATCH_MAX = 1024;
+    /** F16/BF16: at batch ≤ 512 the custom kernel also takes max(m,n,k) ≤ 64 (rule 3). */
+    public static final int HALF_SMALL_BATCH_MAX_DIM = 64;
+    public static final long HALF_SMALL_BATCH = 512;
+    /** F32: AUTO's custom bound on max(m,n,k) (rule 4). */
+    public static final int F32_CUSTOM_MAX_DIM = 48;
+    /** Shared memory a block may use when it holds more than one matrix (keeps several blocks per SM). */
+    static final int MULTI_MATRIX_SMEM_BUDGET = 48 * 1024;
+
+    private BmmHeuristics() {}
+
+    /**
+     * Launch plan of the custom kernel {@code bmm/bmm_small}.
+     *
+     * @param mats      matrices per thread block (G)
+     * @param threads   threads per block (a multiple of 32, at most 256)
+     * @param grid      blocks: ceil(batch / mats)
+     * @param smemBytes dynamic shared memory per block
+     */
+    public record Plan(int mats, int threads, int grid, int smemBytes) {}
+
+    /** Null if the custom kernels take the problem, otherwise why not. */
+    public static String customUnsupportedReason(BmmShape s, DeviceInfo info) {
+        if (s.m() > CUSTOM_MAX_DIM || s.n() > CUSTOM_MAX_DIM || s.k() > CUSTOM_MAX_DIM) {
+            return "custom kernels take m, n, k <= " + CUSTOM_MAX_DIM + ", got m=" + s.m() + " n=" + s.n() + " k=" + s.k();
+        }
+        if (s.batch() > Integer.MAX_VALUE) {
+            return "custom kernels take batch < 2^31, got " + s.batch();
+        }
+        if (info.cc() < 80) {
+            return "custom kernels need sm_80 or newer (mma.sync, cp.async), device is sm_" + info.cc();
+        }
+        if (plan(s, info).smemBytes() > info.smemPerBlockOptin()) {
+            return "needs " + plan(s, info).smemBytes() + " B of shared memory per block, device allows " + info.smemPerBlockOptin();
+        }
+        return null;
+    }
+
+    /** The backend and variant AUTO uses for {@code s}. */
+    public static Decision decide(BmmShape s, DeviceInfo info) {
+        String unsupported = customUnsupportedReason(s, info);
+        if (unsupported != null) {
+            return vendor(s, unsupported);
+        }
+        if (s.sharedB() && !s.transA()) {
+            return vendor(s, "shared B folds the batch into one GEMM with m' = batch*m = " + s.batch() * s.m()
+                    + " rows (measured f16 2048 64^3 shared: vendor 16.6 us, custom 33.1 us)");
+        }
+        long maxDim = Math.max(s.m(), Math.max(s.n(), s.k()));
+        long volume = s.m() * s.n() * s.k();
+        if (s.dtype() == DType.F32) {
+            if (s.transA() || s.transB()) {
+                return vendor(s, "F32 with a transposed operand: the FFMA kernel's transposed reads conflict in shared memory "
+                        + "(measured f32 2048 32^3 A^T B^T: vendor 18.8 us, custom 24.9 us)");
+            }
+            if (maxDim > F32_CUSTOM_MAX_DIM) {
+                return vendor(s, "F32 with max(m,n,k)=" + maxDim + " > " + F32_CUSTOM_MAX_DIM
+                        + " (measured f32 2048 64^3: vendor 52.4 us, custom 55.2 us)");
+            }
+            return custom(s, info, "F32 with max(m,n,k)=" + maxDim + " <= " + F32_CUSTOM_MAX_DIM
+                    + " (measured f32 8192 48^3: vendor 134.3 us, custom 104.6 us)");
+        }
+        if (maxDim <= HALF_CUSTOM_MAX_DIM && volume <= HALF_CUSTOM_ANY_BATCH_VOLUME) {
+            return custom(s, info, "m*n*k=" + volume + " <= 32^3 with max(m,n,k) <= " + HALF_CUSTOM_MAX_DIM
+                    + " (measured f16 8192 16^3: vendor 30.4 us, custom 11.4 us; 2048 17x33x9: 17.6 / 10.8)");
+        }
+        if (maxDim <= HALF_CUSTOM_MAX_DIM && s.batch() <= HALF_MID_BATCH_MAX) {
+            return custom(s, info, "max(m,n,k)=" + maxDim + " <= " + HALF_CUSTOM_MAX_DIM + " at batch " + s.batch() + " <= "
+                    + HALF_MID_BATCH_MAX + " (measured bf16 512 48^3: vendor 10.1 us, custom 8.6 us)");
+        }
+        if (maxDim <= HALF_SMALL_BATCH_MAX_DIM && s.batch() <= HALF_SMALL_BATCH) {
+            return custom(s, info, "max(m,n,k)=" + maxDim + " <= " + HALF_SMALL_BATCH_MAX_DIM + " at batch " + s.batch() + " <= "
+                    + HALF_SMALL_BATCH + " (measured f16 512 64^3: vendor 42.0 us, custom 10.9 us)");
+        }
+        return vendor(s, "max(m,n,k)=" + maxDim + ", m*n*k=" + volume + ", batch " + s.batch()
+                + ": cuBLAS's tiles fill the GPU (measured f16 2048 64^3: vendor 24.5 us, custom 29.0 us)");
+    }
+
+    /** The decision when the caller forces VENDOR. */
+    public static Decision vendor(BmmShape s, String reason) {
+        String variant = s.sharedB() && !s.transA() && s.batch() * s.m() <= Integer.MAX_VALUE ? "cublas_gemm_folded" : "cublas_strided_batched";
+        if (s.dtype() == DType.F32) {
+            variant += s.precision() == Bmm.Precision.TF32 ? "_tf32" : "_fp32";
+        }
+        return new Decision(Backend.VENDOR, variant, reason);
+    }
+
+    /** The decision when the custom kernel runs (forced or chosen). */
+    public static Decision custom(BmmShape s, DeviceInfo info, String reason) {
+        Plan p = plan(s, info);
+        String kind = s.dtype() == DType.F32 ? "ffma" : "mma";
+        return new Decision(Backend.CUSTOM, "small_" + kind + "_g" + p.mats() + "_t" + p.threads(), reason);
+    }
+
+    /**
+     * Matrices per block, threads and shared memory of the custom kernel (mirrors the layout in
+     * {@code bmm_small.cu}). Work units: 16x16 output tiles per warp (F16/BF16) or 4x4 tiles per
+     * thread (F32). A block gathers matrices until it has 16 warp tiles (2 per warp of 8) or 512
+     * thread tiles, within 48 KiB, but never so many that fewer than 2 blocks per SM remain.
+     * Example: F16 batch 2048 at 16³ on 132 SMs: 1 tile per matrix, 16 wanted, 2048 / 264 = 7 allowed
+     * → 7 matrices per block, 7 warps, 293 blocks.
+     */
+    public static Plan plan(BmmShape s, DeviceInfo info) {
+        boolean f32 = s.dtype() == DType.F32;
+        long aBytes = operandElements(s.dtype(), s.transA() ? s.k() : s.m(), s.transA() ? s.m() : s.k()) * s.dtype().bytes();
+        long bBytes = operandElements(s.dtype(), s.transB() ? s.n() : s.k(), s.transB() ? s.k() : s.n()) * s.dtype().bytes();
+        long units = f32 ? ceilDiv(s.m(), 4) * ceilDiv(s.n(), 4) : ceilDiv(s.m(), 16) * ceilDiv(s.n(), 16);
+        long target = f32 ? 512 : 16;
+        long g = Math.max(1, target / units);
+        g = Math.min(g, Math.max(1, s.batch() / (2L * info.smCount())));
+        while (g > 1 && g * aBytes + (s.sharedB() ? 1 : g) * bBytes > MULTI_MATRIX_SMEM_BUDGET) {
+            g--;
+        }
+        long work = g * units;
+        int threads = f32 ? (int) Math.min(256, Math.max(32, ceilDiv(work, 32) * 32)) : (int) (32 * Math.min(8, work));
+        long grid = ceilDiv(s.batch(), g);
+        long smem = g * aBytes + (s.sharedB() ? 1 : g) * bBytes;
+        return new Plan((int) g, threads, (int) Math.min(grid, Integer.MAX_VALUE), (int) Math.min(smem, Integer.MAX_VALUE));
+    }
+
+    /** Shared-memory elements of one operand stored [rows][cols]: padded to the tile, odd count of 16-byte chunks per row. */
+    static long operandElements(DType dt, long rows, long cols) {
+        int p = dt == DType.F32 ? 4 : 16;
+        int v = 16 / dt.bytes();
+        long rp = ceilDiv(rows, p) * p;
+        long cp = ceilDiv(cols, p) * p;
+        long stride = cp + ((cp / v) % 2 == 0 ? v : 0);
+        return rp * stride;
+    }
+
+    private static long ceilDiv(long a, long b) {
+        return (a + b - 1) / b;
+    }
+}

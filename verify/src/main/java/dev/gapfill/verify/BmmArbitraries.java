@@ -1,0 +1,34 @@
+package dev.gapfill.verify;
+
+import dev.gapfill.core.DType;
+import dev.gapfill.ops.Bmm;
+import dev.gapfill.ops.BmmShape;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+
+/**
+ * jqwik arbitraries of bmm problems, for downstream property tests of their own use of
+ * {@link Bmm}: sizes that favour the edges (1, 7, 17, 97, multiples and non-multiples of 16, the
+ * custom kernels' limit 128 and one past it), every dtype, both transposes, shared B.
+ */
+public final class BmmArbitraries {
+    private BmmArbitraries() {}
+
+    /** A dimension in [1, max], a third of the time one of the edge sizes. */
+    public static Arbitrary<Integer> dim(int max) {
+        Arbitrary<Integer> edges = Arbitraries.of(1, 7, 8, 16, 17, 32, 33, 48, 64, 97, 128, 129).filter(d -> d <= max);
+        return Arbitraries.frequencyOf(net.jqwik.api.Tuple.of(1, edges), net.jqwik.api.Tuple.of(2, Arbitraries.integers().between(1, max)));
+    }
+
+    /** Problems with m, n, k ≤ maxDim, batch ≤ maxBatch and batch·m·n·k ≤ maxMacs (keeps a CPU reference affordable). */
+    public static Arbitrary<BmmShape> shapes(int maxDim, int maxBatch, long maxMacs) {
+        Arbitrary<DType> dt = Arbitraries.of(DType.F16, DType.BF16, DType.F32);
+        Arbitrary<Boolean> flag = Arbitraries.of(false, true);
+        return Combinators.combine(dt, dim(maxDim), dim(maxDim), dim(maxDim), Arbitraries.integers().between(1, maxBatch), flag, flag,
+                Arbitraries.integers().between(0, 3)).as((t, m, n, k, batch, ta, tb, s) -> {
+                    long b = Math.max(1, Math.min(batch, maxMacs / ((long) m * n * k)));
+                    return new BmmShape(t, b, m, n, k, ta, tb, s == 0, Bmm.Precision.EXACT);
+                });
+    }
+}

@@ -1,0 +1,198 @@
+package dev.gapfill.verify;
+
+import dev.gapfill.core.DType;
+import dev.gapfill.core.Device;
+import dev.gapfill.core.Stream;
+import dev.gapfill.core.Tensor;
+import dev.gapfill.core.UnsupportedShapeException;
+import dev.gapfill.core.testing.GpuTest;
+import dev.gapfill.core.testing.Poison;
+import dev.gapfill.ops.Backend;
+import dev.gapfill.ops.Bmm;
+import dev.gapfill.ops.BmmShape;
+import dev.gapfill.ops.Decision;
+import dev.gapfill.ops.reference.BmmReference;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.constraints.IntRange;
+import org.junit.jupiter.api.Test;
+
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Both bmm paths against the fp64 reference on the GPU: random shapes (1, 7, 17, 97 and the regime
+ * boundaries of BmmHeuristics), every dtype, both transposes, shared B, outputs poisoned first,
+ * caller-supplied outputs on an explicit stream, unaligned views (the kernel's element-load path),
+ * and both backends forced.
+ *
+ * <p>Tolerance: {@code Tolerance.accumulation(dtype, k, growth)} with growth 2 for the tensor-core
+ * paths (F16/BF16, both backends) and 1 for F32 FFMA (cuBLAS in its own order). The custom F32
+ * kernel sums k in order with fmaf, so it must equal {@link BmmReference#sequentialFmaF32} bit for bit.
+ */
+@GpuTest
+class BmmGpuTest {
+    private static final Device GPU = Device.cuda(0);
+    private static final DType[] DTYPES = {DType.F16, DType.BF16, DType.F32};
+
+    /** One case: run the op on the GPU, compare every element; returns the decision taken. */
+    static Decision check(DType dt, int batch, int m, int n, int k, boolean ta, boolean tb, boolean shared, Backend backend,
+                          boolean callerOut, int offset, long seed) {
+        Random rnd = new Random(seed);
+        long[] aShape = ta ? new long[] {batch, k, m} : new long[] {batch, m, k};
+        long[] bInner = tb ? new long[] {n, k} : new long[] {k, n};
+        long[] bShape = shared ? bInner : new long[] {batch, bInner[0], bInner[1]};
+        Bmm.Options o = Bmm.Options.defaults().transposes(ta, tb).backend(backend);
+        long aN = (long) batch * m * k;
+        try (Tensor ha = Poison.random(Device.CPU, dt, rnd, aShape); Tensor hb = Poison.random(Device.CPU, dt, rnd, bShape);
+             Tensor gaBase = Tensor.empty(GPU, dt, aN + offset); Tensor gb = hb.to(GPU);
+             Stream s = Stream.create(GPU)) {
+            // A at an element offset: offset > 0 makes its address unaligned for 16-byte loads
+            try (Tensor hStage = Tensor.empty(Device.CPU, dt, aN + offset)) {
+                for (long i = 0; i < aN; i++) {
+                    hStage.setDouble(i + offset, ha.getDouble(i));
+                }
+                gaBase.copyFromRaw(hStage.toRaw());
+            }
+            Tensor ga = gaBase.strided(aShape, Tensor.contiguousStrides(aShape), offset);
+            Decision d = Bmm.decide(ga, gb, o);
+            Tensor out;
+            if (callerOut) {
+                out = Poison.poisoned(GPU, dt, batch, m, n);
+                Stream.perThread(GPU).synchronize();  // the poison (and allocation) is ordered on the per-thread stream, s is non-blocking
+                Bmm.bmm(ga, gb, out, o, s);
+                s.synchronize();
+            } else {
+                out = Bmm.bmm(ga, gb, o);
+            }
+            try (out) {
+                BmmReference.Result ref = BmmReference.exact(ha, hb, ta, tb);
+                boolean tensorCores = dt != DType.F32;
+                Verdict v = Verifier.compare(out, ref.exact(), ref.absSum(), Tolerance.accumulation(dt, k, tensorCores ? 2 : 1), "reference");
+                String what = dt + " batch=" + batch + " m=" + m + " n=" + n + " k=" + k + " ta=" + ta + " tb=" + tb + " shared=" + shared
+                        + " offset=" + offset + " " + d;
+                assertTrue(v.pass(), what + ": " + v);
+                if (dt == DType.F32 && d.backend() == Backend.CUSTOM) {
+                    double[] seq = BmmReference.sequentialFmaF32(ha, hb, ta, tb);
+                    float[] got = out.toFloatArray();
+                    for (int i = 0; i < got.length; i++) {
+                        assertEquals(Float.floatToRawIntBits((float) seq[i]), Float.floatToRawIntBits(got[i]),
+                                what + ": element " + i + " differs from the in-order fmaf sum: " + got[i] + " vs " + seq[i]);
+                    }
+                }
+            }
+            return d;
+        }
+    }
+
+    @Provide
+    Arbitrary<Integer> dim() {
+        return Arbitraries.oneOf(Arbitraries.of(1, 7, 8, 16, 17, 32, 33, 48, 49, 64, 97, 128), Arbitraries.integers().between(1, 128));
+    }
+
+    @Property(tries = 120)
+    void randomShapesBothBackends(@ForAll("dim") int m, @ForAll("dim") int n, @ForAll("dim") int k,
+                                  @ForAll @IntRange(min = 1, max = 600) int batch, @ForAll @IntRange(min = 0, max = 2) int dt,
+                                  @ForAll boolean ta, @ForAll boolean tb, @ForAll boolean shared,
+                                  @ForAll @IntRange(min = 0, max = 2) int backend, @ForAll boolean callerOut,
+                                  @ForAll @IntRange(min = 0, max = 1) int offset, @ForAll long seed) {
+        int b = (int) Math.max(1, Math.min(batch, 4_000_000L / ((long) m * n * k)));  // keeps the CPU reference short
+        Backend be = new Backend[] {Backend.CUSTOM, Backend.VENDOR, Backend.AUTO}[backend];
+        Decision d = check(DTYPES[dt], b, m, n, k, ta, tb, shared, be, callerOut, offset, seed);
+        if (be != Backend.AUTO) {
+            assertEquals(be, d.backend());
+        }
+    }
+
+    /** The boundaries of BmmHeuristics' rules, both sides, both backends forced and AUTO. */
+    @Test void regimeBoundaries() {
+        int[][] shapes = {{32, 32, 32, 2048}, {33, 32, 32, 2048}, {48, 48, 48, 1024}, {48, 48, 48, 1025}, {64, 64, 64, 512},
+                          {64, 64, 64, 513}, {49, 48, 48, 64}, {128, 128, 128, 17}, {17, 33, 9, 2048}, {1, 64, 64, 700}, {64, 1, 64, 700}};
+        long seed = 11;
+        for (int[] s : shapes) {
+            for (DType dt : DTYPES) {
+                for (Backend be : new Backend[] {Backend.CUSTOM, Backend.VENDOR, Backend.AUTO}) {
+                    check(dt, s[3], s[0], s[1], s[2], false, false, false, be, be == Backend.AUTO, 0, seed++);
+                }
+            }
+        }
+    }
+
+    @Test void allLayoutsAndSharedBAtOddSizes() {
+        long seed = 100;
+        for (DType dt : DTYPES) {
+            for (int t = 0; t < 4; t++) {
+                for (boolean shared : new boolean[] {false, true}) {
+                    for (Backend be : new Backend[] {Backend.CUSTOM, Backend.VENDOR}) {
+                        check(dt, 37, 17, 97, 7, (t & 2) != 0, (t & 1) != 0, shared, be, true, t & 1, seed++);
+                        check(dt, 5, 1, 1, 1, (t & 2) != 0, (t & 1) != 0, shared, be, false, 0, seed++);
+                    }
+                }
+            }
+        }
+    }
+
+    @Test void aboveTheCustomLimitAutoIsVendorAndCustomIsRefused() {
+        assertEquals(Backend.VENDOR, check(DType.F16, 3, 129, 40, 200, false, true, false, Backend.AUTO, true, 0, 5).backend());
+        try (Tensor a = Tensor.empty(GPU, DType.F16, 2, 16, 129); Tensor b = Tensor.empty(GPU, DType.F16, 2, 129, 16)) {
+            assertThrows(UnsupportedShapeException.class, () -> Bmm.bmm(a, b, Bmm.Options.defaults().backend(Backend.CUSTOM)));
+        }
+    }
+
+    /**
+     * TF32 (opt-in) on the vendor path: inputs are rounded to 10 mantissa bits (u_tf32 = 2^-11, 2^-10 if
+     * truncated), so each product carries up to 2·2^-10 relative error on top of fp32 accumulation.
+     */
+    @Test void tf32IsWithinTheTf32Bound() {
+        int batch = 64;
+        int m = 40;
+        int n = 72;
+        int k = 100;
+        Random rnd = new Random(3);
+        try (Tensor ha = Poison.random(Device.CPU, DType.F32, rnd, batch, m, k); Tensor hb = Poison.random(Device.CPU, DType.F32, rnd, batch, k, n);
+             Tensor ga = ha.to(GPU); Tensor gb = hb.to(GPU);
+             Tensor out = Bmm.bmm(ga, gb, Bmm.Options.defaults().tf32().backend(Backend.VENDOR))) {
+            BmmReference.Result ref = BmmReference.exact(ha, hb, false, false);
+            double gamma = k * 0x1p-24 / (1 - k * 0x1p-24);
+            // |tf32(a)·tf32(b) − a·b| ≤ (2·2^-10 + 2^-20)|a·b|; fp32 accumulation of those products ≤ γ_k·(1 + 2^-9)·Σ|a·b|
+            Tolerance tf32 = new Tolerance(Tolerance.Kind.ACCUMULATION, 0, DType.F32.unitRoundoff(),
+                    2 * 0x1p-10 + 0x1p-20 + gamma * (1 + 0x1p-9));
+            Verdict v = Verifier.compare(out, ref.exact(), ref.absSum(), tf32, "reference");
+            assertTrue(v.pass(), v.toString());
+        }
+    }
+
+    @Test void sameInputsGiveTheSameBitsTwice() {
+        Random rnd = new Random(9);
+        for (DType dt : DTYPES) {
+            try (Tensor ha = Poison.random(Device.CPU, dt, rnd, 300, 24, 40); Tensor hb = Poison.random(Device.CPU, dt, rnd, 300, 40, 16);
+                 Tensor ga = ha.to(GPU); Tensor gb = hb.to(GPU);
+                 Tensor c1 = Bmm.bmm(ga, gb, Bmm.Options.defaults().backend(Backend.CUSTOM));
+                 Tensor c2 = Bmm.bmm(ga, gb, Bmm.Options.defaults().backend(Backend.CUSTOM))) {
+                assertArrayEquals(bytes(c1), bytes(c2), dt + ": custom is deterministic");
+            }
+        }
+    }
+
+    @Test void decideMatchesTheHeuristicsForTheDevice() {
+        try (Tensor a = Tensor.empty(GPU, DType.F16, 2048, 16, 16); Tensor b = Tensor.empty(GPU, DType.F16, 2048, 16, 16)) {
+            Decision d = Bmm.decide(a, b, Bmm.Options.defaults());
+            BmmShape s = BmmShape.of(DType.F16, 2048, 16, 16, 16);
+            assertEquals(Bmm.decide(s, dev.gapfill.core.Gpu.device(GPU).info(), Backend.AUTO), d);
+        }
+    }
+
+    private static byte[] bytes(Tensor t) {
+        java.nio.ByteBuffer b = t.toRaw();
+        byte[] out = new byte[b.remaining()];
+        b.get(out);
+        return out;
+    }
+}
