@@ -30,7 +30,10 @@ for cu in "$src"/*/*.cu; do
   fi
   jobs+=("$cu")
 done
-[ ${#jobs[@]} -eq 0 ] && { echo "fatbins up to date"; exit 0; }
+write_index() {  # the list of bundled modules, read by KernelModule.bundled() and `gapfill info`
+  (cd "$out" && find . -name '*.fatbin' | sed 's#^\./##; s#\.fatbin$##' | sort) > "$out/INDEX"
+}
+[ ${#jobs[@]} -eq 0 ] && { write_index; echo "fatbins up to date"; exit 0; }
 compile() {
   cu=$1; op=$(basename "$(dirname "$cu")"); name=$(basename "$cu" .cu)
   mkdir -p "$OUT/$op"; log="$LOGS/$op.$name.log"
@@ -46,3 +49,4 @@ compile() {
 }
 export -f compile; export NVCC ARCHS OUT="$out" LOGS="$logs" SRC="$src"
 printf '%s\n' "${jobs[@]}" | xargs -P "$(nproc)" -I{} bash -c 'compile "$@"' _ {}
+write_index

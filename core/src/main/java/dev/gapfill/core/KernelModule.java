@@ -39,6 +39,19 @@ public final class KernelModule {
 
     public String name() { return name; }
 
+    /** Names of every module bundled in the jar, from the index the kernel build writes. */
+    public static java.util.List<String> bundled() {
+        try (InputStream in = KernelModule.class.getResourceAsStream(ROOT + "INDEX")) {
+            if (in == null) {
+                return java.util.List.of();
+            }
+            return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).lines()
+                    .map(String::trim).filter(l -> !l.isEmpty()).toList();
+        } catch (IOException e) {
+            throw new GapfillException("could not read the kernel index", e);
+        }
+    }
+
     private byte[] image() {
         byte[] img = image;
         if (img == null) {

@@ -25,9 +25,6 @@ import java.util.concurrent.Callable;
         subcommands = {GapfillCli.Info.class, GapfillCli.Bench.class, GapfillCli.VerifyCmd.class, ValidationRecordCmd.class,
                 ChartCmd.class, StressCmd.class, ReportCmd.class})
 public final class GapfillCli implements Runnable {
-    /** Kernel modules bundled in the jar, listed by {@code gapfill info}. */
-    static final List<String> MODULES = new ArrayList<>(List.of("elementwise/scale_add", "moe_route/route", "harness/l2_flush"));
-
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
     public static void main(String[] args) {
@@ -132,8 +129,8 @@ public final class GapfillCli implements Runnable {
 
     static String modulesLine(DeviceInfo info) {
         StringBuilder sb = new StringBuilder();
-        for (String m : MODULES) {
-            sb.append(sb.length() == 0 ? "" : ", ").append(m).append(KernelModule.isBundled(m) ? "" : " (MISSING)");
+        for (String m : KernelModule.bundled()) {
+            sb.append(sb.length() == 0 ? "" : ", ").append(m);
         }
         return sb.toString() + (info == null ? "" : "  [SASS sm_80, sm_90a; PTX compute_80 → "
                 + (info.cc() == 90 ? "native sm_90a" : info.cc() >= 80 && info.cc() < 90 ? "native sm_80" : "JIT from PTX") + "]");

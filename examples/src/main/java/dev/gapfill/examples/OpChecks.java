@@ -33,6 +33,7 @@ public final class OpChecks {
         l.add(new ElementwiseCheck());
         l.add(new MoeRouteCheck());
         l.add(new Int8MmCheck());
+        l.add(new BmmCheck());
         // op checks register here, one line each
         return l;
     }

@@ -12,6 +12,7 @@ public final class BenchSuites {
         s.add(new ElementwiseBench());
         s.add(new MoeRouteBench());
         s.add(new Int8MmBench());
+        s.add(new BmmBench());
         // op suites register here, one line each
         return s;
     }
