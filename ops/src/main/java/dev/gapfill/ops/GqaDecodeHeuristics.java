@@ -98,14 +98,19 @@ public final class GqaDecodeHeuristics {
     }
 
     /**
-     * The backend for {@code p}. AUTO picks CUSTOM where the harness measured it faster than the cuBLAS composition,
-     * which at commit 30c10a3 is only where few (sequence, KV head) pairs leave the vendor GEMMs under-filled and the
-     * range is long (the custom kernel is instruction-bound for G ≥ 4, see split_kv.cu):
+     * The backend for {@code p}. AUTO picks CUSTOM where the harness measured it faster than the cuBLAS composition
+     * (f16; the bf16 rows give the same ratios within 2 %). At commit 30c10a3 the custom kernel is instruction-bound for
+     * G ≥ 4 (see split_kv.cu), so the rule depends on the layout:
      * <ul>
-     *   <li>B·Hkv ≤ 8, maxLen ≥ 8192 and B·Hq·D ≤ 4096 (harness: 32/8 d128 B=1 L=8192 1.10×, L=32768 1.18×;
-     *   16/2 d64 B=4 L=8192 1.11×; 28/4 d128 B=1 L=8192 0.94×, the one loss this rule accepts);</li>
-     *   <li>B·Hkv ≤ 8 and maxLen ≥ 131072 (64/8 d128 B=1 L=131072 1.35×; 28/4 B=1 2.16×; 16/2 B=4 2.44×);</li>
-     *   <li>everything else VENDOR (e.g. 32/8 B=4 L=8192 0.75×, 64/8 B=16 L=8192 0.35×, 32/32 B=1 L=32768 0.88×).</li>
+     *   <li>PAGED (the vendor path pays a gather of every live row first): CUSTOM when G ≤ 4 (harness: 32/8 d128 wins
+     *   from 1.19× at B=4 L=512 to 2.61× at B=1 L=131072, one loss 0.96× at B=1 L=512; 32/32 1.34×–2.72× on every row),
+     *   or when B·Hkv ≤ 8 and maxLen ≥ 8192 (64/8 B=1 L=8192 1.22×; 28/4 B=1 L=131072 2.70×; 16/2 d64 B=4 L=8192 1.51×);
+     *   VENDOR otherwise (64/8 B=16 L=8192 0.81×, 28/4 B=16 L=8192 0.71×, 16/2 d64 B=64 L=512 0.82×);</li>
+     *   <li>contiguous (BHLD, and BLHD by the same rule although its vendor path loops over min(B, Hkv) GEMM pairs):
+     *   CUSTOM when B·Hkv ≤ 8, maxLen ≥ 8192 and B·Hq·D ≤ 4096 (32/8 d128 B=1 L=8192 1.10×, L=32768 1.18×; 16/2 d64
+     *   B=4 L=8192 1.11×; 28/4 d128 B=1 L=8192 0.94×, the one loss this rule accepts), or when B·Hkv ≤ 8 and
+     *   maxLen ≥ 131072 (64/8 B=1 L=131072 1.35×; 28/4 B=1 2.16×; 16/2 B=4 2.44×); VENDOR otherwise (32/8 B=4
+     *   L=8192 0.75×, 64/8 B=16 L=8192 0.35×, 32/32 B=1 L=32768 0.88×).</li>
      * </ul>
      * Where one backend does not cover the shape AUTO takes the other.
      */
@@ -141,6 +146,18 @@ public final class GqaDecodeHeuristics {
         }
         long pairs = (long) p.batch() * p.kvHeads();
         long bhqd = (long) p.batch() * p.qHeads() * p.headDim();
+        if (p.layout() == GqaDecode.KvLayout.PAGED) {
+            if (p.groupSize() <= 4) {
+                return new Decision(Backend.CUSTOM, variant, "paged, G=" + p.groupSize() + " <= 4: the vendor path gathers the cache "
+                        + "first (provisional, harness 30c10a3: 32/8 d128 paged16 1.19x-2.61x, 32/32 1.34x-2.72x)");
+            }
+            if (pairs <= 8 && p.maxLen() >= 8192) {
+                return new Decision(Backend.CUSTOM, variant, "paged, B·Hkv=" + pairs + " <= 8, maxLen >= 8192 (provisional, harness "
+                        + "30c10a3: 64/8 d128 B=1 L=8192 1.22x)");
+            }
+            return new Decision(Backend.VENDOR, vendorVariant(p), "paged, G=" + p.groupSize() + " > 4 and B·Hkv=" + pairs
+                    + ": the cuBLAS composition measured faster (provisional, harness 30c10a3: 64/8 d128 B=16 L=8192 0.81x)");
+        }
         if (pairs <= 8 && p.maxLen() >= 8192 && bhqd <= 4096) {
             return new Decision(Backend.CUSTOM, variant,
                     "B·Hkv=" + pairs + " <= 8, maxLen >= 8192, B·Hq·D <= 4096: split-KV fills the GPU where the batched GEMMs "

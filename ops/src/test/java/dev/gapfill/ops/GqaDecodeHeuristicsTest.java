@@ -71,6 +71,19 @@ class GqaDecodeHeuristicsTest {
         assertEquals(Backend.VENDOR, GqaDecodeHeuristics.decide(bhld(16, 32, 32, 128, 512), H100, Backend.AUTO).backend());
     }
 
+    @Test void pagedCachesFavourCustomWhereTheGatherCosts() {
+        // harness 30c10a3 paged16: 32/8 B=16 L=8192 1.95x, 64/8 B=16 L=8192 0.81x, 64/8 B=1 L=8192 1.22x
+        assertEquals(Backend.CUSTOM, GqaDecodeHeuristics.decide(paged(16, 32, 8, 128, 16, 512), H100, Backend.AUTO).backend());
+        assertEquals(Backend.VENDOR, GqaDecodeHeuristics.decide(paged(16, 64, 8, 128, 16, 512), H100, Backend.AUTO).backend());
+        assertEquals(Backend.CUSTOM, GqaDecodeHeuristics.decide(paged(1, 64, 8, 128, 16, 512), H100, Backend.AUTO).backend());
+        assertEquals(Backend.CUSTOM, GqaDecodeHeuristics.decide(paged(64, 32, 32, 128, 64, 128), H100, Backend.AUTO).backend());
+        assertEquals(Backend.VENDOR, GqaDecodeHeuristics.decide(paged(64, 16, 2, 64, 16, 32), H100, Backend.AUTO).backend());
+    }
+
+    private static Problem paged(int b, int hq, int hkv, int d, int ps, int pages) {
+        return Problem.paged(b, hq, hkv, d, ps, pages, DType.BF16);
+    }
+
     @Test void forcedBackendsAndUnsupportedShapes() {
         Problem d96 = bhld(1, 8, 2, 96, 100);
         UnsupportedShapeException e = assertThrows(UnsupportedShapeException.class,
