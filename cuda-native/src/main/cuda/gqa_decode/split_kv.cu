@@ -32,7 +32,7 @@
 //   G = 1 (32/32 d128, f16 BHLD): 85-86 % of the floor at B=16 L ≥ 8192, 81-82 % at B=64 L ≥ 2048, 0.85-1.09x the
 //     cuBLAS composition (GEMM, fused mask+softmax, GEMM); paged16: 1.34-2.72x it (its gather dominates).
 //   G = 4 (32/8 d128): 59-63 % of floor at B=16 L ≥ 8192; B=1 L=4096 29.9 µs (floor 5.6, PyTorch SDPA 31.6);
-//     B=1 L=131072 402 µs = 1.77x cuBLAS; loses to cuBLAS (0.57-0.85x) for B·Hkv ≥ 32 contiguous.
+//     B=1 L=131072 402 µs = 1.77x cuBLAS; loses to cuBLAS (0.57-0.98x) for B·Hkv ≥ 32 contiguous.
 //   G = 7..8 (64/8, 28/4, 16/2 d64): 19-32 % of floor: instruction- and latency-bound (per key and thread: GT·8
 //     FMAs, GT·log2(TPR) shuffles, GT exp2 for q·k; 224 registers leave 8 warps per SM, and the loop waits on
 //     its loads every step). 0.32-0.80x cuBLAS at B·Hkv ≥ 16 contiguous; up to 5x at B=1 L=131072 d64.
