@@ -219,6 +219,20 @@ public final class GqaDecode {
         return GqaDecodeHeuristics.decide(problem, info, Backend.resolve(options.backend()));
     }
 
+    /** One-shot decode into a new {@code [B, Hq, D]} tensor on q's device, on the per-thread stream (no lse). */
+    public static Tensor decode(Tensor q, KvCache cache, Tensor lens, Options options) {
+        Checks.open("q", q);
+        Checks.rank("q", q, 3);
+        Tensor out = Tensor.empty(q.device(), q.dtype(), q.shape());
+        try {
+            decode(q, cache, lens, out, null, options, null);
+        } catch (RuntimeException e) {
+            out.close();
+            throw e;
+        }
+        return out;
+    }
+
     /**
      * One-shot decode (plans, runs, closes the plan; the workspace is freed in stream order). Prefer a plan for
      * repeated steps. {@code lse} may be null.

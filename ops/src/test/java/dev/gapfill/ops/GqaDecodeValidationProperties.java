@@ -163,6 +163,19 @@ class GqaDecodeValidationProperties {
         }
     }
 
+    @Test void allocatingDecodeEqualsTheReference() {
+        Random rnd = new Random(9);
+        try (Tensor q = Poison.random(CPU, DType.F16, rnd, 2, 4, 64); Tensor k = Poison.random(CPU, DType.F16, rnd, 2, 17, 2, 64);
+             Tensor v = Poison.random(CPU, DType.F16, rnd, 2, 17, 2, 64); Tensor lens = Tensor.ofInts(CPU, new int[] {17, 9}, 2);
+             Tensor out = GqaDecode.decode(q, KvCache.blhd(k, v), lens, Options.defaults().withScale(0.3))) {
+            GqaDecodeReference.Exact ex = GqaDecodeReference.exact(q, KvCache.blhd(k, v), new int[] {17, 9}, 17, 0.3);
+            for (int i = 0; i < ex.out().length; i++) {
+                assertEquals((float) dev.gapfill.core.HalfFloats.halfToFloat(dev.gapfill.core.HalfFloats.doubleToHalf(ex.out()[i])),
+                        (float) out.getDouble(i), "element " + i);
+            }
+        }
+    }
+
     @Test void decideOnTheCpuIsTheReference() {
         Problem p = Problem.contiguous(1, 8, 2, 128, 100, KvLayout.BHLD, DType.F16);
         assertEquals(Backend.REFERENCE, GqaDecode.decide(p, CPU, Options.defaults()).backend());
