@@ -1,6 +1,6 @@
 // Standalone validation and timing harness for cuda-native/src/main/cuda/gqa_decode (no Java).
 //
-// Build (from a folder holding harness.cu, split_kv.cu, vendor_glue.cu, gapfill_types.cuh):
+// Build (from a folder holding harness.cu, split_kv.cu, vendor_glue.cu, split_kv_prefetch.cu, gapfill_types.cuh):
 //   nvcc -std=c++17 -O3 -arch=sm_90a -I. -o gqa_harness harness.cu -lcublas
 // Parts:
 //   1. correctness: custom (split 1 and the heuristic's split) and a cuBLAS composition against an fp64 CPU
@@ -8,11 +8,14 @@
 //      1000, all three layouts (paged with pages in random order) — paged/BLHD must equal BHLD bit for bit.
 //   2. graph: the custom launch sequence captured once, replayed 100 times with device lengths changed between
 //      replays, every output checked.
+//   4. experiments for the next GPU slot: head tile 4 for G = 8, and split_kv_prefetch.cu (register double buffer),
+//      each checked for correctness first and then timed against the shipped kernel.
 //   (h100-30c10a3.txt was produced at commit 30c10a3 with a 2·SM block target and without the head-tile parts.)
 //   3. timing: custom vs cuBLAS composition (GEMM → mask+softmax kernel → GEMM; paged: + gather), L2 flushed before
 //      every repetition, medians; a split-count sweep on a few shapes to calibrate GqaDecodeHeuristics.
 #include "split_kv.cu"
 #include "vendor_glue.cu"
+#include "split_kv_prefetch.cu"  // experiment: register double buffer (dev only)
 
 #include <cublas_v2.h>
 
@@ -37,6 +40,7 @@ static const char* kLayoutName[] = {"bhld", "blhd", "paged"};
 static int g_sms = 132;
 
 // ---- the split heuristic (mirrors dev.gapfill.ops.GqaDecodeHeuristics) ----
+static int g_use_pf = 0;    // experiment: the prefetching body of split_kv_prefetch.cu where it is compiled
 static int g_max_tile = 0;  // experiment: cap the head tile (e.g. 4 for G = 8: two tiles, the second reading K/V from L2)
 static int head_tile(int g) {
     const int t = g <= 1 ? 1 : g <= 2 ? 2 : g <= 4 ? 4 : 8;
@@ -137,7 +141,16 @@ static void launch_split(const Problem<T>& p, SplitChoice sc, cudaStream_t st) {
     const int* tab = p.layout == PAGED ? p.table : nullptr;
 #define GQA_ARGS (const T*)p.q, (const T*)p.k, (const T*)p.v, tab, p.dlens, p.out, p.lse, p.part_o, p.part_lse, p.Hq, p.Hkv, p.G, tiles, sc.splits, sc.chunk, p.L, p.maxPages, shift, sb, sh, sl, ps, scale_log2
 #define GQA_CASE(TN, DD, GG) if (p.D == DD && gt == GG) { gqa_split_kv_##TN##_d##DD##_g##GG<<<grid, 128, 0, st>>>(GQA_ARGS); }
+    bool done = false;
     if constexpr (std::is_same<T, __half>::value) {
+        if (g_use_pf && (p.D == 64 || p.D == 128) && (gt == 4 || gt == 8)) {
+#define GQA_PF(DD, GG) if (p.D == DD && gt == GG) { gqa_split_kv_pf_f16_d##DD##_g##GG<<<grid, 128, 0, st>>>(GQA_ARGS); }
+            GQA_PF(64, 4) GQA_PF(128, 4) GQA_PF(64, 8) GQA_PF(128, 8)
+            done = true;
+        }
+    }
+    if (done) {
+    } else if constexpr (std::is_same<T, __half>::value) {
         GQA_CASE(f16, 64, 1) GQA_CASE(f16, 64, 2) GQA_CASE(f16, 64, 4) GQA_CASE(f16, 64, 8)
         GQA_CASE(f16, 128, 1) GQA_CASE(f16, 128, 2) GQA_CASE(f16, 128, 4) GQA_CASE(f16, 128, 8)
         GQA_CASE(f16, 256, 1) GQA_CASE(f16, 256, 2) GQA_CASE(f16, 256, 4) GQA_CASE(f16, 256, 8)
@@ -515,6 +528,16 @@ int main(int argc, char** argv) {
         cases += 2;
     }
     g_max_tile = 0;
+    // the prefetch experiment must be correct too: f16, D 64/128, G 4/7/8, every layout
+    g_use_pf = 1;
+    for (int D : {64, 128})
+        for (int G : {4, 7, 8})
+            for (int layout : {BHLD, BLHD, PAGED}) {
+                std::vector<uint16_t> bits;
+                fails += correctness<__half>(D, G, 1, layout, 16, {0, 1, 17, 1000, 333}, 1024, 777 + D + G, &bits, h, "f16 prefetch");
+                ++cases;
+            }
+    g_use_pf = 0;
     fails += graph_test();
     printf("correctness: %d configurations x (custom s=1, custom split, cuBLAS), %d failures\n", cases, fails);
 
@@ -566,6 +589,24 @@ int main(int argc, char** argv) {
         }
         g_max_tile = 0;
         printf("  B=%d Hq=%d Hkv=%d D=%d L=%d: tile8 %.1f (s%d)  tile4x2 %.1f (s%d)\n", B, Hq, Hkv, D, L, res[0], sp[0], res[1], sp[1]);
+        free_problem(p);
+    }
+    // prefetch experiment: shipped body vs register double buffer (f16 BHLD, lengths = L)
+    printf("\nprefetch sweep (f16 bhld, us):\n");
+    for (auto cfg : std::vector<std::array<int, 5>>{{1, 32, 8, 128, 4096}, {1, 32, 8, 128, 32768}, {16, 32, 8, 128, 8192}, {64, 32, 8, 128, 2048}, {16, 64, 8, 128, 8192}, {16, 16, 2, 64, 8192}, {4, 28, 4, 128, 32768}}) {
+        const int B = cfg[0], Hq = cfg[1], Hkv = cfg[2], D = cfg[3], L = cfg[4];
+        std::vector<int> lens(B, L);
+        Problem<__half> p = make_problem<__half>(B, Hq, Hkv, D, L, BHLD, 16, lens, 6, false, 256, nullptr, nullptr, nullptr);
+        SplitChoice sc = choose_splits(B, Hkv, p.G, L, g_sms, 0);
+        float r[2];
+        for (int pf : {0, 1}) {
+            g_use_pf = pf;
+            std::vector<std::function<void()>> ps = {[&] { launch_split(p, sc, st); }};
+            r[pf] = time_paths(ps, 15, st)[0];
+        }
+        g_use_pf = 0;
+        const double floorUs = (2.0 * B * L * Hkv * D * 2 + 2.0 * B * Hq * D * 2) / (copyGBps * 1e3);
+        printf("  B=%d Hq=%d Hkv=%d D=%d L=%d s=%d: shipped %.1f  prefetch %.1f  (floor %.1f)\n", B, Hq, Hkv, D, L, sc.splits, r[0], r[1], floorUs);
         free_problem(p);
     }
     for (int bf = 0; bf < (quick ? 1 : 2); ++bf)
