@@ -233,6 +233,11 @@ public final class GqaDecode {
         return out;
     }
 
+    /** What a plan would choose on a device described by {@code info} (pure; usable without a GPU, e.g. in tests). */
+    public static Decision decide(Problem problem, DeviceInfo info, Options options) {
+        return GqaDecodeHeuristics.decide(problem, info, Backend.resolve(options.backend()));
+    }
+
     /**
      * One-shot decode (plans, runs, closes the plan; the workspace is freed in stream order). Prefer a plan for
      * repeated steps. {@code lse} may be null.
