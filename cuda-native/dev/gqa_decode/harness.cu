@@ -1,6 +1,7 @@
 // Standalone validation and timing harness for cuda-native/src/main/cuda/gqa_decode (no Java).
 //
-// Build (from a folder holding harness.cu, split_kv.cu, vendor_glue.cu, split_kv_prefetch.cu, gapfill_types.cuh):
+// Build (from a folder holding harness.cu, split_kv.cu, vendor_glue.cu, split_kv_prefetch.cu, split_kv_mma.cu,
+// gapfill_types.cuh):
 //   nvcc -std=c++17 -O3 -arch=sm_90a -I. -o gqa_harness harness.cu -lcublas
 // Parts:
 //   1. correctness: custom (split 1 and the heuristic's split) and a cuBLAS composition against an fp64 CPU
@@ -8,7 +9,8 @@
 //      1000, all three layouts (paged with pages in random order) — paged/BLHD must equal BHLD bit for bit.
 //   2. graph: the custom launch sequence captured once, replayed 100 times with device lengths changed between
 //      replays, every output checked.
-//   4. experiments for the next GPU slot: head tile 4 for G = 8, and split_kv_prefetch.cu (register double buffer),
+//   4. experiments for the next GPU slot: head tile 4 for G = 8, split_kv_mma.cu (tensor cores for the G heads) and
+//      split_kv_prefetch.cu (register double buffer),
 //      each checked for correctness first and then timed against the shipped kernel.
 //   (h100-30c10a3.txt was produced at commit 30c10a3 with a 2·SM block target and without the head-tile parts.)
 //   3. timing: custom vs cuBLAS composition (GEMM → mask+softmax kernel → GEMM; paged: + gather), L2 flushed before
@@ -16,6 +18,7 @@
 #include "split_kv.cu"
 #include "vendor_glue.cu"
 #include "split_kv_prefetch.cu"  // experiment: register double buffer (dev only)
+#include "split_kv_mma.cu"       // experiment: the G heads on tensor cores (dev only)
 
 #include <cublas_v2.h>
 
@@ -40,6 +43,7 @@ static const char* kLayoutName[] = {"bhld", "blhd", "paged"};
 static int g_sms = 132;
 
 // ---- the split heuristic (mirrors dev.gapfill.ops.GqaDecodeHeuristics) ----
+static int g_use_mma = 0;   // experiment: split_kv_mma.cu (16-head tiles on mma.sync) for D 64/128
 static int g_use_pf = 0;    // experiment: the prefetching body of split_kv_prefetch.cu where it is compiled
 static int g_max_tile = 0;  // experiment: cap the head tile (e.g. 4 for G = 8: two tiles, the second reading K/V from L2)
 static int head_tile(int g) {
@@ -142,7 +146,21 @@ static void launch_split(const Problem<T>& p, SplitChoice sc, cudaStream_t st) {
 #define GQA_ARGS (const T*)p.q, (const T*)p.k, (const T*)p.v, tab, p.dlens, p.out, p.lse, p.part_o, p.part_lse, p.Hq, p.Hkv, p.G, tiles, sc.splits, sc.chunk, p.L, p.maxPages, shift, sb, sh, sl, ps, scale_log2
 #define GQA_CASE(TN, DD, GG) if (p.D == DD && gt == GG) { gqa_split_kv_##TN##_d##DD##_g##GG<<<grid, 128, 0, st>>>(GQA_ARGS); }
     bool done = false;
-    if constexpr (std::is_same<T, __half>::value) {
+    if (g_use_mma && (p.D == 64 || p.D == 128)) {
+        const int mt = (p.G + 15) / 16;
+        dim3 mg(sc.splits, p.Hkv * mt, p.B);
+#define GQA_MMA_ARGS (const T*)p.q, (const T*)p.k, (const T*)p.v, tab, p.dlens, p.out, p.lse, p.part_o, p.part_lse, p.Hq, p.Hkv, p.G, mt, sc.splits, sc.chunk, p.L, p.maxPages, shift, sb, sh, sl, ps, scale_log2
+        if constexpr (std::is_same<T, __half>::value) {
+            if (p.D == 64) gqa_split_kv_mma_f16_d64<<<mg, 128, 0, st>>>(GQA_MMA_ARGS);
+            else gqa_split_kv_mma_f16_d128<<<mg, 128, 0, st>>>(GQA_MMA_ARGS);
+        } else {
+            if (p.D == 64) gqa_split_kv_mma_bf16_d64<<<mg, 128, 0, st>>>(GQA_MMA_ARGS);
+            else gqa_split_kv_mma_bf16_d128<<<mg, 128, 0, st>>>(GQA_MMA_ARGS);
+        }
+        done = true;
+    }
+    if (done) {
+    } else if constexpr (std::is_same<T, __half>::value) {
         if (g_use_pf && (p.D == 64 || p.D == 128) && (gt == 4 || gt == 8)) {
 #define GQA_PF(DD, GG) if (p.D == DD && gt == GG) { gqa_split_kv_pf_f16_d##DD##_g##GG<<<grid, 128, 0, st>>>(GQA_ARGS); }
             GQA_PF(64, 4) GQA_PF(128, 4) GQA_PF(64, 8) GQA_PF(128, 8)
@@ -394,7 +412,7 @@ static int correctness(int D, int Hq, int Hkv, int layout, int page, std::vector
         CK(cudaDeviceSynchronize());
         snprintf(label, sizeof label, "%s D=%d Hq=%d Hkv=%d %s page=%d L=%d %s", tname, D, Hq, Hkv, kLayoutName[layout], page, L,
                  mode == 2 ? "cublas" : mode == 0 ? "custom s=1" : "custom split");
-        int f = check(label, p, r, mode == 2, mode == 1 ? bits : nullptr);
+        int f = check(label, p, r, mode == 2 || (mode < 2 && g_use_mma && (D == 64 || D == 128)), mode == 1 ? bits : nullptr);
         if (mode == 1) { char s2[32]; snprintf(s2, sizeof s2, " s=%d", sc.splits); strncat(label, s2, sizeof label - strlen(label) - 1); }
         if (f) printf("%s: %d failures\n", label, f);
         fails += f;
@@ -538,6 +556,19 @@ int main(int argc, char** argv) {
                 ++cases;
             }
     g_use_pf = 0;
+    // the tensor-core experiment: f16/bf16, D 64/128, G up to 20 (two 16-head tiles), every layout
+    g_use_mma = 1;
+    for (int bf = 0; bf < 2; ++bf)
+        for (int D : {64, 128})
+            for (int G : {1, 4, 7, 8, 12, 16, 20})
+                for (int layout : {BHLD, BLHD, PAGED}) {
+                    std::vector<uint16_t> bits;
+                    const std::vector<int> lens = {0, 1, 17, 1000, 333};
+                    if (bf) fails += correctness<__nv_bfloat16>(D, G, 1, layout, 16, lens, 1024, 888 + D + G, &bits, h, "bf16 mma");
+                    else fails += correctness<__half>(D, G * 2, 2, layout, 64, lens, 1024, 889 + D + G, &bits, h, "f16 mma");
+                    ++cases;
+                }
+    g_use_mma = 0;
     fails += graph_test();
     printf("correctness: %d configurations x (custom s=1, custom split, cuBLAS), %d failures\n", cases, fails);
 
@@ -589,6 +620,27 @@ int main(int argc, char** argv) {
         }
         g_max_tile = 0;
         printf("  B=%d Hq=%d Hkv=%d D=%d L=%d: tile8 %.1f (s%d)  tile4x2 %.1f (s%d)\n", B, Hq, Hkv, D, L, res[0], sp[0], res[1], sp[1]);
+        free_problem(p);
+    }
+    // tensor-core experiment: shipped body vs split_kv_mma.cu (f16 BHLD and paged16, lengths = L)
+    printf("\nmma sweep (f16, us):\n");
+    for (auto cfg : std::vector<std::array<int, 6>>{{1, 32, 8, 128, 4096, BHLD}, {1, 32, 8, 128, 32768, BHLD}, {4, 32, 8, 128, 8192, BHLD}, {16, 32, 8, 128, 8192, BHLD}, {64, 32, 8, 128, 2048, BHLD},
+                                                    {16, 64, 8, 128, 8192, BHLD}, {4, 64, 8, 128, 32768, BHLD}, {16, 28, 4, 128, 8192, BHLD}, {16, 16, 2, 64, 8192, BHLD}, {64, 16, 2, 64, 8192, BHLD},
+                                                    {16, 32, 32, 128, 8192, BHLD}, {16, 64, 8, 128, 8192, PAGED}, {1, 32, 8, 128, 512, BHLD}}) {
+        const int B = cfg[0], Hq = cfg[1], Hkv = cfg[2], D = cfg[3], L = cfg[4], lay = cfg[5];
+        std::vector<int> lens(B, L);
+        Problem<__half> p = make_problem<__half>(B, Hq, Hkv, D, L, lay, 16, lens, 8, false, 256, nullptr, nullptr, nullptr);
+        SplitChoice sc = choose_splits(B, Hkv, p.G, L, g_sms, 0);
+        float r[2];
+        for (int mm : {0, 1}) {
+            g_use_mma = mm;
+            std::vector<std::function<void()>> ps = {[&] { launch_split(p, sc, st); }};
+            r[mm] = time_paths(ps, 15, st)[0];
+        }
+        g_use_mma = 0;
+        const double floorUs = (2.0 * B * L * Hkv * D * 2 + 2.0 * B * Hq * D * 2) / (copyGBps * 1e3);
+        printf("  %s B=%d Hq=%d Hkv=%d D=%d L=%d s=%d: shipped %.1f  mma %.1f  floor %.1f (%.0f%% -> %.0f%%)\n", kLayoutName[lay], B, Hq, Hkv, D, L, sc.splits, r[0], r[1], floorUs, 100 * floorUs / r[0], 100 * floorUs / r[1]);
+        fflush(stdout);
         free_problem(p);
     }
     // prefetch experiment: shipped body vs register double buffer (f16 BHLD, lengths = L)

@@ -38,8 +38,8 @@
 //     its loads every step). 0.32-0.80x cuBLAS at B·Hkv ≥ 16 contiguous; up to 5x at B=1 L=131072 d64.
 //   Small problems: ≥ 20 µs even at B=1 L=512 (two launches plus latency-bound steps), where cuBLAS takes 14-22 µs.
 //   Paged (random page order) within 0-7 % of contiguous on most rows, worst 12.5 %.
-// Next: mma.sync for the G heads (scores [G×16 keys] and P·V on tensor cores) with cp.async double-buffered K/V
-// tiles; until then try head tile 4 for G = 8 (two tiles, the second reading K/V mostly from L2).
+// Next (all three wait in cuda-native/dev/gqa_decode, correctness-checked before timing, not yet measured):
+// mma.sync for the G heads (split_kv_mma.cu), a register double buffer (split_kv_prefetch.cu), head tile 4 for G = 8.
 // Limits: q/o/K/V 16-byte aligned (validated in Java); B ≤ 65535, Hkv·headTiles ≤ 65535 (grid y/z);
 // q/o element counts < 2^31, cache offsets 64-bit.
 #include "gapfill_types.cuh"
