@@ -14,7 +14,8 @@
 //     each of its 4 V rows (keys 2c, 2c+1, 2c+8, 2c+9: the rows its P fragment covers) with 16-byte loads, and packs
 //     pairs with byte permutes.
 // Error: P is rounded to T before P·V (as in the vendor composition), so the bound gains u_T·Σ p|v|.
-// Measured: not yet measured. Compiled here for f16/bf16, D ∈ {64, 128}.
+// Measured: not yet measured. Compiled here for f16/bf16, D ∈ {64, 128}. The fragment bookkeeping is checked on the CPU
+// by mma_layout_check.py (S = Q·Kᵀ and O = P·V rebuilt from the per-thread fragments).
 namespace {
 
 template <typename T> struct MmaType;
