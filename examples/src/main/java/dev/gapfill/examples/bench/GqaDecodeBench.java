@@ -1,0 +1,274 @@
+package dev.gapfill.examples.bench;
+
+import dev.gapfill.core.CudaDevice;
+import dev.gapfill.core.DType;
+import dev.gapfill.core.Device;
+import dev.gapfill.core.DevicePointer;
+import dev.gapfill.core.Gpu;
+import dev.gapfill.core.Stream;
+import dev.gapfill.core.Tensor;
+import dev.gapfill.ops.Backend;
+import dev.gapfill.ops.GqaDecode;
+import dev.gapfill.ops.GqaDecode.KvCache;
+import dev.gapfill.ops.GqaDecode.KvLayout;
+import dev.gapfill.ops.GqaDecode.Options;
+import dev.gapfill.ops.GqaDecode.Problem;
+import dev.gapfill.ops.GqaDecodePlan;
+import dev.gapfill.ops.reference.GqaDecodeReference;
+import dev.gapfill.verify.AttentionTolerance;
+import dev.gapfill.verify.Verdict;
+import dev.gapfill.verify.Verifier;
+import org.bytedeco.cuda.global.cudart;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+/**
+ * The gqa_decode sweep of issue 7: B ∈ {1, 4, 16, 64} × L ∈ {512, 2048, 8192, 32768, 131072 (B ≤ 4)} × (Hq, Hkv, D) ∈
+ * {(32, 8, 128), (64, 8, 128), (32, 32, 128), (28, 4, 128), (16, 2, 64)} × {F16, BF16} × {contiguous BHLD, paged 16,
+ * paged 64 (pages in random order)} × {lengths = L, lengths drawn in [L/2, L]}. Caches over 16 GB (K + V) are skipped.
+ * The vendor composition, the custom kernel and AUTO are timed interleaved; floor = the K/V bytes actually read
+ * (Σ_b len_b·Hkv·D·2·sizeof) + q and o, over the measured copy bandwidth.
+ *
+ * <p>Check: before timing, each path runs with sequence 0's length set to min(len_0, 2048) and its output (all heads)
+ * is compared with the fp64 reference under {@link AttentionTolerance}; the row records the custom path's verdict
+ * (vendor and AUTO failures are reported through progress and also fail the row). Cache values repeat with a period of
+ * 2^20 elements (filled by doubling copies of one random block), which does not change the bytes the kernels move.
+ */
+public final class GqaDecodeBench implements BenchSuite {
+    private static final long MAX_KV_BYTES = 16L << 30;
+    private static final int CHECK_LEN = 2048;
+
+    @Override public String op() { return "gqa_decode"; }
+
+    private record Heads(int hq, int hkv, int d) {}
+
+    @Override public List<BenchRow> run(BenchContext ctx) {
+        List<BenchRow> rows = new ArrayList<>();
+        List<Heads> heads = List.of(new Heads(32, 8, 128), new Heads(64, 8, 128), new Heads(32, 32, 128), new Heads(28, 4, 128),
+                new Heads(16, 2, 64));
+        int[] bs = {1, 4, 16, 64};
+        int[] ls = {512, 2048, 8192, 32768, 131072};
+        DType[] dts = {DType.F16, DType.BF16};
+        int[] pageSizes = {0, 16, 64};
+        if (ctx.quick()) {
+            for (int[] bl : new int[][] {{1, 8192}, {4, 2048}, {16, 8192}}) {
+                for (int ps : new int[] {0, 16}) {
+                    runShape(ctx, rows, heads.get(0), bl[0], bl[1], DType.F16, ps, new boolean[] {false});
+                }
+            }
+            return rows;
+        }
+        for (DType dt : dts) {
+            for (Heads h : heads) {
+                for (int b : bs) {
+                    for (int l : ls) {
+                        if (l == 131072 && b > 4) {
+                            continue;
+                        }
+                        for (int ps : pageSizes) {
+                            runShape(ctx, rows, h, b, l, dt, ps, new boolean[] {false, true});
+                        }
+                    }
+                }
+            }
+        }
+        return rows;
+    }
+
+    private void runShape(BenchContext ctx, List<BenchRow> rows, Heads h, int b, int l, DType dt, int pageSize, boolean[] variants) {
+        long kvBytes = 2L * b * l * h.hkv() * h.d() * dt.bytes();
+        String layoutName = pageSize == 0 ? "bhld" : "paged" + pageSize;
+        if (kvBytes > MAX_KV_BYTES) {
+            ctx.progress(String.format("gqa_decode skip %s B=%d L=%d %d/%d d%d %s: K+V %.1f GB > 16 GB", dt, b, l, h.hq(), h.hkv(), h.d(),
+                    layoutName, kvBytes / 1e9));
+            return;
+        }
+        Device dev = ctx.device();
+        Stream s = ctx.stream();
+        Random rnd = new Random(31L * b + l + h.hq());
+        Problem p = pageSize == 0 ? Problem.contiguous(b, h.hq(), h.hkv(), h.d(), l, KvLayout.BHLD, dt)
+                : Problem.paged(b, h.hq(), h.hkv(), h.d(), pageSize, (l + pageSize - 1) / pageSize, dt);
+        long kvElems = pageSize == 0 ? (long) b * h.hkv() * l * h.d() : (long) b * p.maxPages() * pageSize * h.hkv() * h.d();
+        Tensor table = null;
+        try (Tensor q = Tensor.empty(dev, dt, s, b, h.hq(), h.d()); Tensor k = Tensor.empty(dev, dt, s, kvElems);
+             Tensor v = Tensor.empty(dev, dt, s, kvElems); Tensor out = Tensor.empty(dev, dt, s, b, h.hq(), h.d());
+             Tensor lse = Tensor.empty(dev, DType.F32, s, b, h.hq()); Tensor lens = Tensor.empty(dev, DType.I32, s, b)) {
+            fillRandom(q, dt, rnd, s);
+            fillRandom(k, dt, rnd, s);
+            fillRandom(v, dt, rnd, s);
+            KvCache cache;
+            if (pageSize == 0) {
+                cache = KvCache.bhld(k.reshape(b, h.hkv(), l, h.d()), v.reshape(b, h.hkv(), l, h.d()));
+            } else {
+                int pages = b * p.maxPages();
+                List<Integer> perm = new ArrayList<>();
+                for (int i = 0; i < pages; i++) {
+                    perm.add(i);
+                }
+                Collections.shuffle(perm, rnd);
+                int[] t = perm.stream().mapToInt(Integer::intValue).toArray();
+                table = Tensor.ofInts(dev, t, b, p.maxPages());
+                cache = KvCache.paged(k.reshape(pages, pageSize, h.hkv(), h.d()), v.reshape(pages, pageSize, h.hkv(), h.d()), table);
+            }
+            try (GqaDecodePlan vendor = GqaDecode.plan(p, dev, Options.defaults().withBackend(Backend.VENDOR), s);
+                 GqaDecodePlan custom = GqaDecode.plan(p, dev, Options.defaults().withBackend(Backend.CUSTOM), s);
+                 GqaDecodePlan auto = GqaDecode.plan(p, dev, Options.defaults(), s)) {
+                for (boolean varied : variants) {
+                    int[] lv = new int[b];
+                    for (int i = 0; i < b; i++) {
+                        lv[i] = varied ? l / 2 + rnd.nextInt(l / 2 + 1) : l;
+                    }
+                    Verdict check = null;
+                    boolean allPass = true;
+                    for (GqaDecodePlan plan : new GqaDecodePlan[] {custom, vendor, auto}) {
+                        Verdict vd = checkSequence0(plan, q, cache, lens, out, lse, lv, s);
+                        if (plan == custom) {
+                            check = vd;
+                        }
+                        if (!vd.pass()) {
+                            allPass = false;
+                            ctx.progress("gqa_decode CHECK FAILED " + plan + ": " + vd);
+                        }
+                    }
+                    s.synchronize();
+                    lens.copyFrom(lv);
+                    LinkedHashMap<String, Runnable> paths = new LinkedHashMap<>();
+                    paths.put("vendor", () -> vendor.run(q, cache, lens, out, lse, s));
+                    paths.put("custom", () -> custom.run(q, cache, lens, out, lse, s));
+                    paths.put("auto", () -> auto.run(q, cache, lens, out, lse, s));
+                    Map<String, Timing> t = ctx.timeInterleaved(paths);
+                    long sumLen = 0;
+                    for (int x : lv) {
+                        sumLen += x;
+                    }
+                    long bytes = 2L * sumLen * h.hkv() * h.d() * dt.bytes() + 2L * b * h.hq() * h.d() * dt.bytes();
+                    double flops = 4.0 * sumLen * h.hq() * h.d();
+                    Map<String, double[]> spread = new LinkedHashMap<>();
+                    t.forEach((name, tm) -> spread.put(name, new double[] {tm.p10Us(), tm.p90Us()}));
+                    double floor = ctx.floorUs(bytes, flops);
+                    String regime = custom.decision().variant();
+                    Map<String, Object> shape = BenchRow.shape("B", b, "Hq", h.hq(), "Hkv", h.hkv(), "D", h.d(), "L", l, "layout",
+                            pageSize == 0 ? "BHLD" : "PAGED", "page", pageSize, "lens", varied ? "[L/2,L]" : "L");
+                    rows.add(new BenchRow(op(), dt.name(), shape, regime, t.get("vendor").medianUs(), t.get("custom").medianUs(),
+                            t.get("auto").medianUs(), auto.decision().backend() + "/" + auto.decision().variant(), floor, bytes, flops,
+                            Map.of(), spread, new BenchRow.Check("reference (seq 0, len <= " + CHECK_LEN + ")", check.bitExact(),
+                            check.maxUlp(), check.maxRelErr(), check.pass() && allPass)));
+                    ctx.progress(String.format("gqa_decode %s B=%d L=%d %d/%d d%d %s%s: vendor %.1f custom %.1f auto %.1f (%s) floor %.1f us%s",
+                            dt, b, l, h.hq(), h.hkv(), h.d(), layoutName, varied ? " var" : "", t.get("vendor").medianUs(),
+                            t.get("custom").medianUs(), t.get("auto").medianUs(), auto.decision().backend(), floor,
+                            allPass ? "" : " CHECK FAILED"));
+                }
+            }
+        } finally {
+            if (table != null) {
+                table.close();
+            }
+        }
+    }
+
+    /**
+     * Runs {@code plan} with sequence 0 shortened to min(len_0, CHECK_LEN) and compares sequence 0's output (all heads)
+     * with the fp64 reference; the output is poisoned first.
+     */
+    static Verdict checkSequence0(GqaDecodePlan plan, Tensor q, KvCache cache, Tensor lens, Tensor out, Tensor lse, int[] lv, Stream s) {
+        Problem p = plan.problem();
+        int[] l = lv.clone();
+        l[0] = Math.min(l[0], CHECK_LEN);
+        s.synchronize();  // lens is written on the per-thread stream
+        lens.copyFrom(l);
+        out.fillBytes(0xff, s);
+        lse.fillBytes(0xff, s);
+        plan.run(q, cache, lens, out, lse, s);
+        s.synchronize();
+        int hq = p.qHeads();
+        int d = p.headDim();
+        int hkv = p.kvHeads();
+        try (Tensor hq0 = q.strided(new long[] {1, hq, d}, Tensor.contiguousStrides(new long[] {1, hq, d}), 0).to(Device.CPU);
+             Tensor hk = Tensor.empty(Device.CPU, p.dtype(), 1, hkv, Math.max(l[0], 1), d);
+             Tensor hv = Tensor.empty(Device.CPU, p.dtype(), 1, hkv, Math.max(l[0], 1), d)) {
+            copySequence0(cache, p, l[0], hk, hv);
+            GqaDecodeReference.Exact ex = GqaDecodeReference.exact(hq0, KvCache.bhld(hk, hv), new int[] {l[0]}, l[0], plan.scale());
+            Tensor o0 = out.strided(new long[] {1, hq, d}, Tensor.contiguousStrides(new long[] {1, hq, d}), 0);
+            boolean vendor = plan.decision().backend() == Backend.VENDOR;
+            Verdict vo = Verifier.compare(o0, ex.out(), ex.absTerms(), AttentionTolerance.output(p.dtype(), ex, d, vendor), "reference");
+            Tensor lse0 = lse.strided(new long[] {1, hq}, new long[] {hq, 1}, 0);
+            Verdict vl = AttentionTolerance.compareLse(lse0, ex, d);
+            return vl.pass() ? vo : vl;
+        }
+    }
+
+    /** K and V rows [0, len) of sequence 0, in BHLD order, into host tensors. */
+    private static void copySequence0(KvCache cache, Problem p, int len, Tensor hk, Tensor hv) {
+        if (len == 0) {
+            return;
+        }
+        int hkv = p.kvHeads();
+        int d = p.headDim();
+        int[] table = null;
+        if (p.layout() == KvLayout.PAGED) {
+            try (Tensor row = cache.blockTable().strided(new long[] {p.maxPages()}, new long[] {1}, 0).to(Device.CPU)) {
+                table = new int[p.maxPages()];
+                for (int i = 0; i < table.length; i++) {
+                    table[i] = (int) row.getDouble(i);
+                }
+            }
+        }
+        for (Tensor[] kv : new Tensor[][] {{cache.k(), hk}, {cache.v(), hv}}) {
+            Tensor src = kv[0];
+            Tensor dst = kv[1];
+            if (p.layout() == KvLayout.BHLD) {
+                long cap = src.dim(2);
+                for (int h = 0; h < hkv; h++) {
+                    try (Tensor part = src.strided(new long[] {len, d}, new long[] {d, 1}, (long) h * cap * d).to(Device.CPU)) {
+                        for (long i = 0; i < (long) len * d; i++) {
+                            dst.setRawBits((long) h * len * d + i, part.getRawBits(i));
+                        }
+                    }
+                }
+            } else {
+                int ps = p.pageSize();
+                for (int pg = 0; pg * ps < len; pg++) {
+                    long base = (long) table[pg] * ps * hkv * d;
+                    try (Tensor page = src.strided(new long[] {ps, hkv, d}, new long[] {(long) hkv * d, d, 1}, base).to(Device.CPU)) {
+                        for (int off = 0; off < ps && pg * ps + off < len; off++) {
+                            for (int h = 0; h < hkv; h++) {
+                                for (int e = 0; e < d; e++) {
+                                    dst.setRawBits(((long) h * len + pg * ps + off) * d + e, page.getRawBits(((long) off * hkv + h) * d + e));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /** Fills a device tensor with uniform [−1, 1) values: one random block of ≤ 2^20 elements, then doubling copies. */
+    static void fillRandom(Tensor t, DType dt, Random rnd, Stream s) {
+        long n = t.numel();
+        int block = (int) Math.min(n, 1 << 20);
+        float[] f = new float[block];
+        for (int i = 0; i < block; i++) {
+            f[i] = rnd.nextFloat() * 2 - 1;
+        }
+        CudaDevice cd = Gpu.device(t.device());
+        long eb = dt.bytes();
+        try (Tensor seed = Tensor.of(t.device(), dt, f, block)) {
+            cd.check(cudart.cudaMemcpyAsync(new DevicePointer(t.address()), new DevicePointer(seed.address()), block * eb,
+                    cudart.cudaMemcpyDeviceToDevice, s.handle()), "cudaMemcpyAsync(fill seed)");
+            long done = block;
+            while (done < n) {
+                long c = Math.min(done, n - done);
+                cd.check(cudart.cudaMemcpyAsync(new DevicePointer(t.address() + done * eb), new DevicePointer(t.address()), c * eb,
+                        cudart.cudaMemcpyDeviceToDevice, s.handle()), "cudaMemcpyAsync(fill doubling)");
+                done += c;
+            }
+            s.synchronize();
+        }
+    }
+}

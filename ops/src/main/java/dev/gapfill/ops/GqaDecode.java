@@ -1,0 +1,251 @@
+package dev.gapfill.ops;
+
+import dev.gapfill.core.ArgumentException;
+import dev.gapfill.core.Checks;
+import dev.gapfill.core.DType;
+import dev.gapfill.core.Device;
+import dev.gapfill.core.DeviceInfo;
+import dev.gapfill.core.Gpu;
+import dev.gapfill.core.Stream;
+import dev.gapfill.core.Tensor;
+
+/**
+ * Grouped-query attention, one decode step, over a contiguous or paged KV cache.
+ *
+ * <p>{@code o[b,h] = softmax(scale · q[b,h] · K[b, h/G, :len_b]ᵀ) · V[b, h/G, :len_b]}, with
+ * {@code lse[b,h] = log Σ_j exp(scale · q[b,h] · K[b, h/G, j])} as an optional second output.
+ *
+ * <p>Dimensions: B batch (sequences), Hq query heads, Hkv KV heads, G = Hq / Hkv query heads per KV head
+ * (G = 1: multi-head; Hkv = 1: multi-query), D head dim, L cache capacity (positions), len_b the number of valid
+ * positions of sequence b (int32 on the device, 0 ≤ len_b ≤ maxLen; 0 yields zeros and lse = −inf; larger values are
+ * clamped to the plan's maxLen on the device).
+ * <ul>
+ *   <li>q {@code [B, Hq, D]}, o {@code [B, Hq, D]}: F16 or BF16 (the cache's dtype), contiguous;</li>
+ *   <li>lse {@code [B, Hq]} F32 (optional);</li>
+ *   <li>lens {@code [B]} I32;</li>
+ *   <li>K and V, one of the {@link KvLayout}s: {@code BHLD [B, Hkv, L, D]}, {@code BLHD [B, L, Hkv, D]}, or
+ *   {@code PAGED}: pages {@code [P, pageSize, Hkv, D]} with a block table {@code [B, maxPages]} I32 (page of
+ *   position j of sequence b = table[b, j / pageSize]; pageSize a power of two).</li>
+ * </ul>
+ * Softmax and accumulation in fp32, one rounding to the output dtype. D ∈ {64, 128, 256} for the custom kernels;
+ * the vendor path and the reference take any D that is a multiple of 8 up to 256.
+ *
+ * <p>Use: {@link #plan} once per shape (it validates, picks the backend and the split count, and allocates the
+ * workspace), then {@link GqaDecodePlan#run} every step. {@code run} only launches kernels, allocates nothing and can
+ * be captured in a CUDA graph and replayed while the lengths on the device change (run once outside the capture on
+ * the capturing thread first, so that the per-thread vendor handles exist). Tensors on the CPU run the fp64
+ * reference.
+ *
+ * <p>Backends: {@code CUSTOM} is split-KV decoding (cuda-native/src/main/cuda/gqa_decode/split_kv.cu);
+ * {@code VENDOR} is the composition a user without an attention kernel writes: cuBLAS strided-batched GEMM for
+ * the scores (fp32, batched over the G heads of each KV head), a length mask, cuDNN log-softmax, exp to F16/BF16,
+ * cuBLAS GEMM with V (paged caches gathered to contiguous first). The vendor path reads K and V up to maxLen for
+ * every sequence: rows past len_b must hold finite values (a zero-initialised cache does); their probability is 0.
+ *
+ * @throws ArgumentException before any launch on a bad shape, dtype, device, layout, alignment or closed tensor
+ * @throws dev.gapfill.core.UnsupportedShapeException when {@code CUSTOM} is forced on a shape it does not cover
+ */
+public final class GqaDecode {
+    private GqaDecode() {}
+
+    /** How K and V are laid out. */
+    public enum KvLayout {
+        /** Contiguous {@code [B, Hkv, L, D]}. */
+        BHLD,
+        /** Contiguous {@code [B, L, Hkv, D]}. */
+        BLHD,
+        /** Pages {@code [P, pageSize, Hkv, D]} and a block table {@code [B, maxPages]}. */
+        PAGED
+    }
+
+    /**
+     * The shape of one decode step; everything a plan depends on.
+     *
+     * @param batch    B
+     * @param qHeads   Hq (a multiple of kvHeads)
+     * @param kvHeads  Hkv
+     * @param headDim  D (a multiple of 8, at most 256; the custom kernels take 64, 128, 256)
+     * @param maxLen   the largest length any sequence may have (the split count and the vendor GEMM sizes follow it)
+     * @param layout   cache layout
+     * @param pageSize PAGED: positions per page (a power of two); 0 otherwise
+     * @param maxPages PAGED: columns of the block table (maxPages·pageSize ≥ maxLen); 0 otherwise
+     * @param dtype    F16 or BF16 (q, K, V and o)
+     */
+    public record Problem(int batch, int qHeads, int kvHeads, int headDim, int maxLen, KvLayout layout, int pageSize,
+                          int maxPages, DType dtype) {
+        public Problem {
+            Checks.positive("batch", batch);
+            Checks.positive("qHeads", qHeads);
+            Checks.positive("kvHeads", kvHeads);
+            Checks.positive("headDim", headDim);
+            Checks.positive("maxLen", maxLen);
+            if (qHeads % kvHeads != 0) {
+                throw new ArgumentException("qHeads", "a multiple of kvHeads=" + kvHeads, String.valueOf(qHeads));
+            }
+            if (headDim % 8 != 0 || headDim > 256) {
+                throw new ArgumentException("headDim", "a multiple of 8 up to 256 (custom kernels: 64, 128, 256)", String.valueOf(headDim));
+            }
+            if (layout == null) {
+                throw new ArgumentException("layout", "one of BHLD, BLHD, PAGED", "null");
+            }
+            if (dtype != DType.F16 && dtype != DType.BF16) {
+                throw new ArgumentException("dtype", "F16 or BF16", String.valueOf(dtype));
+            }
+            if (layout == KvLayout.PAGED) {
+                if (pageSize <= 0 || Integer.bitCount(pageSize) != 1) {
+                    throw new ArgumentException("pageSize", "a power of two >= 1", String.valueOf(pageSize));
+                }
+                Checks.positive("maxPages", maxPages);
+                if ((long) maxPages * pageSize < maxLen) {
+                    throw new ArgumentException("maxPages", "maxPages·pageSize >= maxLen=" + maxLen,
+                            maxPages + "·" + pageSize + " = " + (long) maxPages * pageSize);
+                }
+            } else if (pageSize != 0 || maxPages != 0) {
+                throw new ArgumentException("pageSize/maxPages", "0 for a contiguous layout", pageSize + "/" + maxPages);
+            }
+        }
+
+        /** A contiguous-cache problem ({@code BHLD} or {@code BLHD}). */
+        public static Problem contiguous(int batch, int qHeads, int kvHeads, int headDim, int maxLen, KvLayout layout, DType dtype) {
+            return new Problem(batch, qHeads, kvHeads, headDim, maxLen, layout, 0, 0, dtype);
+        }
+
+        /** A paged-cache problem; maxLen = maxPages·pageSize. */
+        public static Problem paged(int batch, int qHeads, int kvHeads, int headDim, int pageSize, int maxPages, DType dtype) {
+            return new Problem(batch, qHeads, kvHeads, headDim, Math.multiplyExact(pageSize, maxPages), KvLayout.PAGED, pageSize,
+                    maxPages, dtype);
+        }
+
+        /** G = Hq / Hkv. */
+        public int groupSize() { return qHeads / kvHeads; }
+
+        /** The problem of these tensors: maxLen is the cache's capacity. */
+        public static Problem of(Tensor q, KvCache cache) {
+            Checks.open("q", q);
+            Checks.rank("q", q, 3);
+            if (cache == null) {
+                throw new ArgumentException("cache", "a KV cache", "null");
+            }
+            Checks.open("cache.k", cache.k());
+            Checks.rank("cache.k", cache.k(), 4);
+            Tensor k = cache.k();
+            int b = (int) q.dim(0);
+            int hq = (int) q.dim(1);
+            int d = (int) q.dim(2);
+            switch (cache.layout()) {
+                case BHLD: return contiguous(b, hq, (int) k.dim(1), d, (int) k.dim(2), KvLayout.BHLD, q.dtype());
+                case BLHD: return contiguous(b, hq, (int) k.dim(2), d, (int) k.dim(1), KvLayout.BLHD, q.dtype());
+                default:
+                    Checks.open("cache.blockTable", cache.blockTable());
+                    Checks.rank("cache.blockTable", cache.blockTable(), 2);
+                    return paged(b, hq, (int) k.dim(2), d, (int) k.dim(1), (int) cache.blockTable().dim(1), q.dtype());
+            }
+        }
+    }
+
+    /**
+     * A KV cache: K and V in one layout, plus the block table for {@code PAGED}.
+     *
+     * @param layout     the layout of k and v
+     * @param k          keys
+     * @param v          values (same shape as k)
+     * @param blockTable PAGED: I32 {@code [B, maxPages]}; null otherwise
+     */
+    public record KvCache(KvLayout layout, Tensor k, Tensor v, Tensor blockTable) {
+        public static KvCache bhld(Tensor k, Tensor v) { return new KvCache(KvLayout.BHLD, k, v, null); }
+
+        public static KvCache blhd(Tensor k, Tensor v) { return new KvCache(KvLayout.BLHD, k, v, null); }
+
+        public static KvCache paged(Tensor kPages, Tensor vPages, Tensor blockTable) {
+            return new KvCache(KvLayout.PAGED, kPages, vPages, blockTable);
+        }
+    }
+
+    /**
+     * Per-call options.
+     *
+     * @param backend AUTO (heuristics), VENDOR or CUSTOM
+     * @param scale   the softmax scale; NaN means 1/√D
+     */
+    public record Options(Backend backend, double scale) {
+        public Options {
+            if (backend == null || backend == Backend.REFERENCE) {
+                throw new ArgumentException("backend", "one of AUTO, VENDOR, CUSTOM", String.valueOf(backend));
+            }
+            if (Double.isInfinite(scale) || scale == 0) {
+                throw new ArgumentException("scale", "a finite non-zero scale (NaN for 1/sqrt(D))", String.valueOf(scale));
+            }
+        }
+
+        public static Options defaults() { return new Options(Backend.AUTO, Double.NaN); }
+
+        public Options withBackend(Backend b) { return new Options(b, scale); }
+
+        public Options withScale(double s) { return new Options(backend, s); }
+
+        /** The scale for head dim {@code d}. */
+        public double scaleFor(int d) { return Double.isNaN(scale) ? 1.0 / Math.sqrt(d) : scale; }
+    }
+
+    /** Plans {@code problem} on {@code device} with default options, allocating on the per-thread stream. */
+    public static GqaDecodePlan plan(Problem problem, Device device) {
+        return plan(problem, device, Options.defaults(), null);
+    }
+
+    /**
+     * Validates the shape, picks the backend and split count, and allocates the workspace (stream-ordered on
+     * {@code stream}, null: the per-thread stream). Close the plan to free it.
+     */
+    public static GqaDecodePlan plan(Problem problem, Device device, Options options, Stream stream) {
+        if (problem == null) {
+            throw new ArgumentException("problem", "a problem", "null");
+        }
+        if (device == null) {
+            throw new ArgumentException("device", "a device", "null");
+        }
+        if (options == null) {
+            throw new ArgumentException("options", "options", "null");
+        }
+        Decision d = decide(problem, device, options);
+        return new GqaDecodePlan(problem, device, options, d, stream);
+    }
+
+    /** What {@link #plan} would choose on {@code device}, without allocating or running. */
+    public static Decision decide(Problem problem, Device device, Options options) {
+        if (device.isCpu()) {
+            return Decision.reference();
+        }
+        DeviceInfo info = Gpu.device(device).info();
+        return GqaDecodeHeuristics.decide(problem, info, Backend.resolve(options.backend()));
+    }
+
+    /** One-shot decode into a new {@code [B, Hq, D]} tensor on q's device, on the per-thread stream (no lse). */
+    public static Tensor decode(Tensor q, KvCache cache, Tensor lens, Options options) {
+        Checks.open("q", q);
+        Checks.rank("q", q, 3);
+        Tensor out = Tensor.empty(q.device(), q.dtype(), q.shape());
+        try {
+            decode(q, cache, lens, out, null, options, null);
+        } catch (RuntimeException e) {
+            out.close();
+            throw e;
+        }
+        return out;
+    }
+
+    /** What a plan would choose on a device described by {@code info} (pure; usable without a GPU, e.g. in tests). */
+    public static Decision decide(Problem problem, DeviceInfo info, Options options) {
+        return GqaDecodeHeuristics.decide(problem, info, Backend.resolve(options.backend()));
+    }
+
+    /**
+     * One-shot decode (plans, runs, closes the plan; the workspace is freed in stream order). Prefer a plan for
+     * repeated steps. {@code lse} may be null.
+     */
+    public static void decode(Tensor q, KvCache cache, Tensor lens, Tensor out, Tensor lse, Options options, Stream stream) {
+        Problem p = Problem.of(q, cache);
+        try (GqaDecodePlan plan = plan(p, q.device(), options, stream)) {
+            plan.run(q, cache, lens, out, lse, stream);
+        }
+    }
+}

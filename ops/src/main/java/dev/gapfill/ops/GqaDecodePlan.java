@@ -1,0 +1,437 @@
+package dev.gapfill.ops;
+
+import dev.gapfill.core.ArgumentException;
+import dev.gapfill.core.Checks;
+import dev.gapfill.core.CudaDevice;
+import dev.gapfill.core.DType;
+import dev.gapfill.core.Device;
+import dev.gapfill.core.DevicePointer;
+import dev.gapfill.core.KernelArgs;
+import dev.gapfill.core.KernelFunction;
+import dev.gapfill.core.KernelModule;
+import dev.gapfill.core.Stream;
+import dev.gapfill.core.Tensor;
+import dev.gapfill.core.VendorHandles;
+import dev.gapfill.ops.GqaDecode.KvCache;
+import dev.gapfill.ops.GqaDecode.KvLayout;
+import dev.gapfill.ops.GqaDecode.Problem;
+import dev.gapfill.ops.reference.GqaDecodeReference;
+import org.bytedeco.cuda.cublas.cublasContext;
+import org.bytedeco.cuda.cudnn.cudnnTensorStruct;
+import org.bytedeco.cuda.global.cublas;
+import org.bytedeco.cuda.global.cudart;
+import org.bytedeco.cuda.global.cudnn;
+import org.bytedeco.javacpp.FloatPointer;
+import org.bytedeco.javacpp.Pointer;
+
+import java.util.Locale;
+
+/**
+ * A planned {@link GqaDecode} step for one {@link Problem} on one device: the backend, the split count and the
+ * workspace are fixed here; {@link #run} validates the tensors and only launches (no allocation, CUDA-graph
+ * capturable while the lengths on the device change). Close it to free the workspace (stream-ordered after the last
+ * run). Not thread-safe: one plan per thread.
+ *
+ * <p>Workspace: CUSTOM with splits > 1: partial o {@code [B, Hq, splits, D]} F32 and partial lse
+ * {@code [B, Hq, splits]} F32. VENDOR: scores and log-probabilities {@code [B·Hq, maxLen]} F32, probabilities in the
+ * cache dtype, and for PAGED two contiguous {@code [B, Hkv, maxLen, D]} gather buffers (zeroed once here).
+ */
+public final class GqaDecodePlan implements AutoCloseable {
+    private static final KernelModule SPLIT = KernelModule.of("gqa_decode/split_kv");
+    private static final KernelModule GLUE = KernelModule.of("gqa_decode/vendor_glue");
+    private static final double LOG2E = 1.4426950408889634;
+
+    private final Problem p;
+    private final Device device;
+    private final Decision decision;
+    private final double scale;
+    private final GqaDecodeHeuristics.Split split;
+    private final Tensor partO;
+    private final Tensor partLse;
+    private final Tensor scores;
+    private final Tensor logp;
+    private final Tensor probs;
+    private final Tensor gatherK;
+    private final Tensor gatherV;
+    private final cudnnTensorStruct softmaxDesc;
+    private final FloatPointer alphaScores;
+    private final FloatPointer one;
+    private final FloatPointer zero;
+    private final KernelFunction splitFn;
+    private final KernelFunction mergeFn;
+    private final KernelFunction gatherFn;
+    private final KernelFunction maskFn;
+    private final KernelFunction probsFn;
+    private boolean closed;
+
+    GqaDecodePlan(Problem problem, Device device, GqaDecode.Options options, Decision decision, Stream stream) {
+        this.p = problem;
+        this.device = device;
+        this.decision = decision;
+        this.scale = options.scaleFor(problem.headDim());
+        Tensor po = null;
+        Tensor pl = null;
+        Tensor sc = null;
+        Tensor lp = null;
+        Tensor pr = null;
+        Tensor gk = null;
+        Tensor gv = null;
+        cudnnTensorStruct desc = null;
+        FloatPointer a = null;
+        FloatPointer o1 = null;
+        FloatPointer z = null;
+        KernelFunction sf = null;
+        KernelFunction mf = null;
+        KernelFunction gf = null;
+        KernelFunction maf = null;
+        KernelFunction pf = null;
+        GqaDecodeHeuristics.Split sp = new GqaDecodeHeuristics.Split(1, problem.maxLen());
+        String t = problem.dtype().name().toLowerCase(Locale.ROOT);
+        try {
+            if (device.isCuda()) {
+                Stream s = OpStreams.pick(device, stream);
+                CudaDevice cd = s.cudaDevice();
+                long bhq = (long) problem.batch() * problem.qHeads();
+                if (decision.backend() == Backend.CUSTOM) {
+                    sp = GqaDecodeHeuristics.splits(problem, cd.info());
+                    int tile = GqaDecodeHeuristics.headTile(problem.groupSize());
+                    sf = SPLIT.function(cd, "gqa_split_kv_" + t + "_d" + problem.headDim() + "_g" + tile);
+                    if (sp.splits() > 1) {
+                        mf = SPLIT.function(cd, "gqa_merge_" + t);
+                        po = Tensor.empty(device, DType.F32, s, bhq * sp.splits() * problem.headDim());
+                        pl = Tensor.empty(device, DType.F32, s, bhq * sp.splits());
+                    }
+                } else {
+                    long n = bhq * problem.maxLen();
+                    sc = Tensor.empty(device, DType.F32, s, n);
+                    lp = Tensor.empty(device, DType.F32, s, n);
+                    pr = Tensor.empty(device, problem.dtype(), s, n);
+                    maf = GLUE.function(cd, "gqa_mask_scores");
+                    pf = GLUE.function(cd, "gqa_probs_" + t);
+                    if (problem.layout() == KvLayout.PAGED) {
+                        gf = GLUE.function(cd, "gqa_gather_" + t);
+                        long kv = (long) problem.batch() * problem.kvHeads() * problem.maxLen() * problem.headDim();
+                        gk = Tensor.empty(device, problem.dtype(), s, kv);
+                        gv = Tensor.empty(device, problem.dtype(), s, kv);
+                        gk.fillBytes(0, s);  // rows past a length stay finite: their probability is exactly 0
+                        gv.fillBytes(0, s);
+                    }
+                    desc = new cudnnTensorStruct();
+                    VendorHandles.cudnn(s);  // creates this thread's handle outside any capture
+                    VendorHandles.checkDnn(cd, cudnn.cudnnCreateTensorDescriptor(desc), "cudnnCreateTensorDescriptor");
+                    VendorHandles.checkDnn(cd, cudnn.cudnnSetTensor4dDescriptor(desc, cudnn.CUDNN_TENSOR_NCHW, cudnn.CUDNN_DATA_FLOAT,
+                            (int) bhq, problem.maxLen(), 1, 1), "cudnnSetTensor4dDescriptor([" + bhq + ", " + problem.maxLen() + ", 1, 1])");
+                    VendorHandles.cublas(s);
+                    a = new FloatPointer((float) scale);
+                    o1 = new FloatPointer(1f);
+                    z = new FloatPointer(0f);
+                }
+            }
+        } catch (RuntimeException e) {
+            for (Tensor x : new Tensor[] {po, pl, sc, lp, pr, gk, gv}) {
+                if (x != null) {
+                    x.close();
+                }
+            }
+            if (desc != null) {
+                cudnn.cudnnDestroyTensorDescriptor(desc);
+            }
+            for (Pointer x : new Pointer[] {a, o1, z}) {
+                if (x != null) {
+                    x.close();
+                }
+            }
+            throw e;
+        }
+        this.split = sp;
+        this.partO = po;
+        this.partLse = pl;
+        this.scores = sc;
+        this.logp = lp;
+        this.probs = pr;
+        this.gatherK = gk;
+        this.gatherV = gv;
+        this.softmaxDesc = desc;
+        this.alphaScores = a;
+        this.one = o1;
+        this.zero = z;
+        this.splitFn = sf;
+        this.mergeFn = mf;
+        this.gatherFn = gf;
+        this.maskFn = maf;
+        this.probsFn = pf;
+    }
+
+    public Problem problem() { return p; }
+
+    public Decision decision() { return decision; }
+
+    /** Splits of the custom kernel (1 for the vendor path and the reference). */
+    public int splits() { return split.splits(); }
+
+    /** Keys per split. */
+    public int chunk() { return split.chunk(); }
+
+    /** The softmax scale in use. */
+    public double scale() { return scale; }
+
+    /** Device bytes this plan holds. */
+    public long workspaceBytes() {
+        long n = 0;
+        for (Tensor x : new Tensor[] {partO, partLse, scores, logp, probs, gatherK, gatherV}) {
+            if (x != null) {
+                n += x.byteSize();
+            }
+        }
+        return n;
+    }
+
+    /** {@link #run(Tensor, KvCache, Tensor, Tensor, Tensor, Stream)} without lse. */
+    public void run(Tensor q, KvCache cache, Tensor lens, Tensor out, Stream stream) {
+        run(q, cache, lens, out, null, stream);
+    }
+
+    /**
+     * One decode step: {@code out[b,h] = softmax(scale·q[b,h]·K[b,h/G,:len_b]ᵀ)·V[b,h/G,:len_b]}, {@code lse[b,h]}
+     * (optional) in natural-log units. Enqueued on {@code stream} (null: the per-thread stream).
+     *
+     * @param q     {@code [B, Hq, D]} in the plan's dtype
+     * @param cache K and V in the plan's layout (capacity ≥ maxLen), plus the block table for PAGED
+     * @param lens  {@code [B]} I32 on the same device
+     * @param out   {@code [B, Hq, D]} in the plan's dtype
+     * @param lse   {@code [B, Hq]} F32, or null
+     * @throws ArgumentException before any launch when a tensor does not match the plan
+     */
+    public void run(Tensor q, KvCache cache, Tensor lens, Tensor out, Tensor lse, Stream stream) {
+        if (closed) {
+            throw new IllegalStateException("gqa_decode plan is closed");
+        }
+        validate(q, cache, lens, out, lse);
+        if (device.isCpu()) {
+            GqaDecodeReference.decode(q, cache, lens, out, lse, p.maxLen(), scale);
+            return;
+        }
+        Stream s = OpStreams.pick(device, stream);
+        if (decision.backend() == Backend.CUSTOM) {
+            runCustom(q, cache, lens, out, lse, s);
+        } else {
+            runVendor(q, cache, lens, out, lse, s);
+        }
+        OpStreams.record(s, q, cache.k(), cache.v(), cache.blockTable(), lens, out, lse, partO, partLse, scores, logp, probs,
+                gatherK, gatherV);
+    }
+
+    private void validate(Tensor q, KvCache cache, Tensor lens, Tensor out, Tensor lse) {
+        int b = p.batch();
+        int hq = p.qHeads();
+        int hkv = p.kvHeads();
+        int d = p.headDim();
+        Checks.open("q", q);
+        Checks.dtype("q", q, p.dtype());
+        Checks.shape("q", q, "B, Hq, D", b, hq, d);
+        Checks.sameDevice("q", q, device);
+        Checks.contiguous("q", q);
+        Checks.aligned("q", q, 16);
+        if (cache == null) {
+            throw new ArgumentException("cache", "a KV cache", "null");
+        }
+        if (cache.layout() != p.layout()) {
+            throw new ArgumentException("cache", "layout " + p.layout() + " (the plan's)", String.valueOf(cache.layout()));
+        }
+        Tensor k = Checks.open("cache.k", cache.k());
+        Tensor v = Checks.open("cache.v", cache.v());
+        Checks.dtype("cache.k", k, p.dtype());
+        Checks.dtype("cache.v", v, p.dtype());
+        switch (p.layout()) {
+            case BHLD:
+                Checks.shape("cache.k", k, "B, Hkv, L, D", b, hkv, -1, d);
+                if (k.dim(2) < p.maxLen()) {
+                    throw new ArgumentException("cache.k", "capacity L >= maxLen=" + p.maxLen(), "L=" + k.dim(2));
+                }
+                break;
+            case BLHD:
+                Checks.shape("cache.k", k, "B, L, Hkv, D", b, -1, hkv, d);
+                if (k.dim(1) < p.maxLen()) {
+                    throw new ArgumentException("cache.k", "capacity L >= maxLen=" + p.maxLen(), "L=" + k.dim(1));
+                }
+                break;
+            default:
+                Checks.shape("cache.k", k, "P, pageSize, Hkv, D", -1, p.pageSize(), hkv, d);
+                Tensor table = Checks.open("cache.blockTable", cache.blockTable());
+                Checks.dtype("cache.blockTable", table, DType.I32);
+                Checks.shape("cache.blockTable", table, "B, maxPages", b, p.maxPages());
+                Checks.sameDevice("cache.blockTable", table, device);
+                Checks.contiguous("cache.blockTable", table);
+                break;
+        }
+        if (p.layout() != KvLayout.PAGED && cache.blockTable() != null) {
+            throw new ArgumentException("cache.blockTable", "null for a contiguous layout", cache.blockTable().toString());
+        }
+        Checks.shape("cache.v", v, "", k.shape());
+        for (String n : new String[] {"cache.k", "cache.v"}) {
+            Tensor x = n.equals("cache.k") ? k : v;
+            Checks.sameDevice(n, x, device);
+            Checks.contiguous(n, x);
+            Checks.aligned(n, x, 16);
+        }
+        Checks.open("lens", lens);
+        Checks.dtype("lens", lens, DType.I32);
+        Checks.shape("lens", lens, "B", b);
+        Checks.sameDevice("lens", lens, device);
+        Checks.contiguous("lens", lens);
+        Checks.open("out", out);
+        Checks.dtype("out", out, p.dtype());
+        Checks.shape("out", out, "B, Hq, D", b, hq, d);
+        Checks.sameDevice("out", out, device);
+        Checks.contiguous("out", out);
+        Checks.aligned("out", out, 16);
+        if (lse != null) {
+            Checks.open("lse", lse);
+            Checks.dtype("lse", lse, DType.F32);
+            Checks.shape("lse", lse, "B, Hq", b, hq);
+            Checks.sameDevice("lse", lse, device);
+            Checks.contiguous("lse", lse);
+        }
+    }
+
+    /** Element strides {b, h, l} of a contiguous cache (PAGED: {0, D, Hkv·D}), and the page stride. */
+    private long[] strides(Tensor k) {
+        long d = p.headDim();
+        long hkv = p.kvHeads();
+        switch (p.layout()) {
+            case BHLD: return new long[] {hkv * k.dim(2) * d, k.dim(2) * d, d, 0};
+            case BLHD: return new long[] {k.dim(1) * hkv * d, d, hkv * d, 0};
+            default: return new long[] {0, d, hkv * d, p.pageSize() * hkv * d};
+        }
+    }
+
+    private int pageShift() {
+        return p.layout() == KvLayout.PAGED ? Integer.numberOfTrailingZeros(p.pageSize()) : 0;
+    }
+
+    private void runCustom(Tensor q, KvCache cache, Tensor lens, Tensor out, Tensor lse, Stream s) {
+        int g = p.groupSize();
+        int tiles = GqaDecodeHeuristics.headTiles(g);
+        long[] st = strides(cache.k());
+        float scaleLog2 = (float) (scale * LOG2E);
+        splitFn.launch(s, split.splits(), p.kvHeads() * tiles, p.batch(), GqaDecodeHeuristics.THREADS, 1, 1, 0,
+                KernelArgs.begin().ptr(q).ptr(cache.k()).ptr(cache.v()).ptr(cache.blockTable()).ptr(lens).ptr(out).ptr(lse)
+                        .ptr(partO).ptr(partLse).i32(p.qHeads()).i32(p.kvHeads()).i32(g).i32(tiles).i32(split.splits())
+                        .i32(split.chunk()).i32(p.maxLen()).i32(p.maxPages()).i32(pageShift()).i64(st[0]).i64(st[1]).i64(st[2])
+                        .i64(st[3]).f32(scaleLog2));
+        if (split.splits() > 1) {
+            mergeFn.launch(s, p.qHeads(), p.batch(), 1, p.headDim(), 1, 1, 0,
+                    KernelArgs.begin().ptr(partO).ptr(partLse).ptr(lens).ptr(out).ptr(lse).i32(p.qHeads()).i32(p.headDim())
+                            .i32(split.splits()).i32(split.chunk()).i32(p.maxLen()));
+        }
+    }
+
+    private void runVendor(Tensor q, KvCache cache, Tensor lens, Tensor out, Tensor lse, Stream s) {
+        CudaDevice cd = s.cudaDevice();
+        int b = p.batch();
+        int hq = p.qHeads();
+        int hkv = p.kvHeads();
+        int d = p.headDim();
+        int g = p.groupSize();
+        int len = p.maxLen();
+        int dt = p.dtype() == DType.F16 ? cudart.CUDA_R_16F : cudart.CUDA_R_16BF;
+        long kAddr = cache.k().address();
+        long vAddr = cache.v().address();
+        long[] st = strides(cache.k());
+        if (p.layout() == KvLayout.PAGED) {
+            int blocks = (int) (((long) len * d / 8 + 255) / 256);
+            for (Tensor[] io : new Tensor[][] {{cache.k(), gatherK}, {cache.v(), gatherV}}) {
+                gatherFn.launch(s, blocks, hkv, b, 256, 1, 1, 0, KernelArgs.begin().ptr(io[0]).ptr(cache.blockTable()).ptr(lens)
+                        .ptr(io[1]).i32(hkv).i32(d).i32(len).i32(p.maxPages()).i32(pageShift()));
+            }
+            kAddr = gatherK.address();
+            vAddr = gatherV.address();
+            st = new long[] {(long) hkv * len * d, (long) len * d, d, 0};
+        }
+        cublasContext h = VendorHandles.cublas(s);
+        long scoresAddr = scores.address();
+        long probsAddr = probs.address();
+        long qAddr = q.address();
+        long oAddr = out.address();
+        int eb = p.dtype().bytes();
+        // scores[b, kvh·G + i, j] = scale · q[b, kvh·G + i] · K[b, kvh, j]; per (b, kvh) column-major C = Kᵀ(op T)·qᵀ:
+        // m = maxLen, n = G, k = D. BHLD/gathered: one batch over B·Hkv; BLHD: batch over the smaller of B and Hkv.
+        if (p.layout() != KvLayout.BLHD) {
+            gemm(cd, h, cublas.CUBLAS_OP_T, len, g, d, alphaScores, kAddr, dt, (int) st[2], st[1], qAddr, dt, d, (long) g * d,
+                    scoresAddr, cudart.CUDA_R_32F, len, (long) g * len, b * hkv, "scores");
+        } else if (b <= hkv) {
+            for (int i = 0; i < b; i++) {
+                gemm(cd, h, cublas.CUBLAS_OP_T, len, g, d, alphaScores, kAddr + i * st[0] * eb, dt, (int) st[2], st[1],
+                        qAddr + (long) i * hq * d * eb, dt, d, (long) g * d, scoresAddr + (long) i * hq * len * 4, cudart.CUDA_R_32F,
+                        len, (long) g * len, hkv, "scores");
+            }
+        } else {
+            for (int j = 0; j < hkv; j++) {
+                gemm(cd, h, cublas.CUBLAS_OP_T, len, g, d, alphaScores, kAddr + j * st[1] * eb, dt, (int) st[2], st[0],
+                        qAddr + (long) j * g * d * eb, dt, d, (long) hq * d, scoresAddr + (long) j * g * len * 4, cudart.CUDA_R_32F,
+                        len, (long) hq * len, b, "scores");
+            }
+        }
+        int cols = (len + 255) / 256;
+        maskFn.launch(s, cols, b * hq, 1, 256, 1, 1, 0, KernelArgs.begin().ptr(scores).ptr(lens).i32(hq).i32(len));
+        VendorHandles.checkDnn(cd, cudnn.cudnnSoftmaxForward(VendorHandles.cudnn(s), cudnn.CUDNN_SOFTMAX_LOG,
+                cudnn.CUDNN_SOFTMAX_MODE_CHANNEL, one, softmaxDesc, new DevicePointer(scoresAddr), zero, softmaxDesc,
+                new DevicePointer(logp.address())), "cudnnSoftmaxForward(LOG, CHANNEL)");
+        probsFn.launch(s, cols, b * hq, 1, 256, 1, 1, 0,
+                KernelArgs.begin().ptr(logp).ptr(scores).ptr(lens).ptr(probs).ptr(lse).i32(hq).i32(len));
+        // out[b, kvh·G + i] = Σ_j P[b, kvh·G + i, j] · V[b, kvh, j]; column-major Oᵀ (D × G) = Vᵀ (D × maxLen) · Pᵀ.
+        if (p.layout() != KvLayout.BLHD) {
+            gemm(cd, h, cublas.CUBLAS_OP_N, d, g, len, one, vAddr, dt, (int) st[2], st[1], probsAddr, dt, len, (long) g * len,
+                    oAddr, dt, d, (long) g * d, b * hkv, "out");
+        } else if (b <= hkv) {
+            for (int i = 0; i < b; i++) {
+                gemm(cd, h, cublas.CUBLAS_OP_N, d, g, len, one, vAddr + i * st[0] * eb, dt, (int) st[2], st[1],
+                        probsAddr + (long) i * hq * len * eb, dt, len, (long) g * len, oAddr + (long) i * hq * d * eb, dt, d,
+                        (long) g * d, hkv, "out");
+            }
+        } else {
+            for (int j = 0; j < hkv; j++) {
+                gemm(cd, h, cublas.CUBLAS_OP_N, d, g, len, one, vAddr + j * st[1] * eb, dt, (int) st[2], st[0],
+                        probsAddr + (long) j * g * len * eb, dt, len, (long) hq * len, oAddr + (long) j * g * d * eb, dt, d,
+                        (long) hq * d, b, "out");
+            }
+        }
+    }
+
+    /** One cublasGemmStridedBatchedEx with B non-transposed, fp32 compute (tensor cores for F16/BF16 inputs). */
+    private void gemm(CudaDevice cd, cublasContext h, int opA, int m, int n, int k, FloatPointer alpha, long a, int aType, int lda,
+                      long strideA, long bPtr, int bType, int ldb, long strideB, long c, int cType, int ldc, long strideC, int batch,
+                      String what) {
+        VendorHandles.checkBlas(cd, cublas.cublasGemmStridedBatchedEx(h, opA, cublas.CUBLAS_OP_N, m, n, k, alpha, new DevicePointer(a),
+                aType, lda, strideA, new DevicePointer(bPtr), bType, ldb, strideB, zero, new DevicePointer(c), cType, ldc, strideC, batch,
+                cublas.CUBLAS_COMPUTE_32F, cublas.CUBLAS_GEMM_DEFAULT), "cublasGemmStridedBatchedEx(" + what + ", m=" + m + " n=" + n
+                + " k=" + k + " batch=" + batch + ")");
+    }
+
+    /** Frees the workspace (stream-ordered after the last run) and the descriptors. Closing twice throws. */
+    @Override public void close() {
+        if (closed) {
+            throw new IllegalStateException("gqa_decode plan closed twice");
+        }
+        closed = true;
+        for (Tensor x : new Tensor[] {partO, partLse, scores, logp, probs, gatherK, gatherV}) {
+            if (x != null) {
+                x.close();
+            }
+        }
+        if (softmaxDesc != null) {
+            cudnn.cudnnDestroyTensorDescriptor(softmaxDesc);
+        }
+        for (Pointer x : new Pointer[] {alphaScores, one, zero}) {
+            if (x != null) {
+                x.close();
+            }
+        }
+    }
+
+    public boolean isClosed() { return closed; }
+
+    @Override public String toString() {
+        return "GqaDecodePlan(" + p + ", " + decision + ", splits " + split.splits() + "×" + split.chunk() + ")";
+    }
+}

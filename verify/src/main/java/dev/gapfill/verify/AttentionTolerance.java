@@ -1,0 +1,107 @@
+package dev.gapfill.verify;
+
+import dev.gapfill.core.DType;
+import dev.gapfill.core.Tensor;
+import dev.gapfill.ops.reference.GqaDecodeReference;
+
+/**
+ * Error bounds for attention decode ({@link dev.gapfill.ops.GqaDecode}), derived from the computation, never fitted.
+ *
+ * <p>Output. o = Σ_j p_j·v_j is a convex combination of V rows (p_j ≥ 0, Σ p_j = 1). With u = 2^-24 (fp32) and
+ * σ = max_j scale·Σ_d |q_d·k_jd| (the largest magnitude a score's terms reach):
+ * <ol>
+ *   <li>each score is a D-term fp32 dot product (plus the scale and base-2 conversion): |ŝ_j − s_j| ≤ γ_{D+2}·σ;</li>
+ *   <li>the exponent s_j − m is rounded (≤ u·2σ) and exp2f is within 2 ulp; after normalisation each p̂_j/p_j lies
+ *   within exp(±2Δ) of 1, Δ the largest exponent error: |p̂_j − p_j| ≲ 2(D+8)u·max(1,σ)·p_j;</li>
+ *   <li>Σ p_j·v_j and Σ p_j accumulate len terms in fp32 (online rescaling and the split merge add a few more
+ *   roundings): γ_{len+64} relative to Σ p_j·|v_j|;</li>
+ *   <li>one rounding to the output dtype: u_T·|o|.</li>
+ * </ol>
+ * Hence {@code |ô − o| ≤ u_T·|o| + 2·γ_k·Σ_j p_j|v_j|}, k = len + 2(D+8)·max(1,σ) + 64, the factor 2 (growth)
+ * covering exp2f's ulps and the first-order expansions. The vendor composition rounds P to the cache dtype
+ * before the second GEMM, which adds u_T·Σ_j p_j|v_j|. This is {@link Tolerance#accumulation}'s form with the per-element
+ * scale Σ_j p_j|v_j| ({@link GqaDecodeReference.Exact#absTerms()}); the test uses the largest len and σ of the batch.
+ *
+ * <p>Log-sum-exp. lse = m + log Σ exp(s_j − m): the score error, the relative error of the sum and the final
+ * roundings give {@code |lŝe − lse| ≤ 4u·|lse| + 4(D + 8 + len)·u·max(1, σ)}; an empty sequence must give −inf.
+ */
+public final class AttentionTolerance {
+    private static final double U32 = 0x1p-24;
+
+    private AttentionTolerance() {}
+
+    /**
+     * The output bound for a batch whose longest sequence is {@code maxLen} and largest score magnitude {@code maxSigma}.
+     *
+     * @param probabilitiesRounded true for the vendor composition (P rounded to {@code out} before P·V)
+     */
+    public static Tolerance output(DType out, int maxLen, int headDim, double maxSigma, boolean probabilitiesRounded) {
+        double k = maxLen + 2.0 * (headDim + 8) * Math.max(1.0, maxSigma) + 64;
+        double gamma = k * U32 / (1 - k * U32);
+        double acc = 2 * gamma + (probabilitiesRounded ? out.unitRoundoff() : 0);
+        return new Tolerance(Tolerance.Kind.ACCUMULATION, 0, out.unitRoundoff(), acc);
+    }
+
+    /** The bound for a whole reference result. */
+    public static Tolerance output(DType out, GqaDecodeReference.Exact ref, int headDim, boolean probabilitiesRounded) {
+        return output(out, ref.maxLen(), headDim, ref.maxSigma(), probabilitiesRounded);
+    }
+
+    /** Largest allowed |lse − ref| of one (b, h). */
+    public static double lseBound(double ref, int len, int headDim, double sigma) {
+        return 4 * U32 * Math.abs(ref) + 4.0 * (headDim + 8 + len) * U32 * Math.max(1.0, sigma);
+    }
+
+    /**
+     * Compares an F32 lse {@code [B, Hq]} (any device) with the reference: within {@link #lseBound} where len > 0,
+     * exactly −inf where len = 0.
+     */
+    public static Verdict compareLse(Tensor lse, GqaDecodeReference.Exact ref, int headDim) {
+        float[] got = lse.device().isCpu() ? hostFloats(lse) : lse.toFloatArray();
+        double[] r = ref.lse();
+        if (got.length != r.length) {
+            throw new dev.gapfill.core.ArgumentException("lse", r.length + " values", got.length + " values");
+        }
+        int hq = r.length / ref.lens().length;
+        long failures = 0;
+        long identical = 0;
+        long maxUlp = 0;
+        double maxRel = 0;
+        String first = null;
+        for (int i = 0; i < got.length; i++) {
+            int len = ref.lens()[i / hq];
+            boolean ok;
+            if (len == 0) {
+                ok = got[i] == Float.NEGATIVE_INFINITY;
+            } else {
+                double diff = Math.abs(got[i] - r[i]);
+                ok = Double.isFinite(got[i]) && diff <= lseBound(r[i], len, headDim, ref.sigma()[i]);
+                if (r[i] != 0 && Double.isFinite(diff)) {
+                    maxRel = Math.max(maxRel, diff / Math.abs(r[i]));
+                }
+                long ulp = Verifier.ulpDistance(DType.F32, Float.floatToRawIntBits(got[i]) & 0xffffffffL,
+                        Verifier.roundBits(DType.F32, r[i]));
+                maxUlp = Math.max(maxUlp, ulp);
+            }
+            if (Float.floatToRawIntBits(got[i]) == Float.floatToRawIntBits((float) r[i])) {
+                identical++;
+            }
+            if (!ok) {
+                if (first == null) {
+                    first = "lse[" + i / hq + ", " + i % hq + "] (len " + len + "): got " + got[i] + ", expected " + r[i];
+                }
+                failures++;
+            }
+        }
+        return new Verdict("reference", "|d| <= 4u|lse| + 4(D+8+len)u·max(1,sigma); -inf for len 0", got.length,
+                identical == got.length, identical, maxUlp, maxRel, failures, first, failures == 0);
+    }
+
+    private static float[] hostFloats(Tensor t) {
+        float[] f = new float[(int) t.numel()];
+        for (int i = 0; i < f.length; i++) {
+            f[i] = (float) t.getDouble(i);
+        }
+        return f;
+    }
+}

@@ -1,0 +1,199 @@
+package dev.gapfill.verify;
+
+import dev.gapfill.core.DType;
+import dev.gapfill.core.Device;
+import dev.gapfill.core.Gpu;
+import dev.gapfill.core.Stream;
+import dev.gapfill.core.Tensor;
+import dev.gapfill.core.UnsupportedShapeException;
+import dev.gapfill.core.testing.GpuTest;
+import dev.gapfill.core.testing.Poison;
+import dev.gapfill.ops.Backend;
+import dev.gapfill.ops.GqaDecode;
+import dev.gapfill.ops.GqaDecode.KvCache;
+import dev.gapfill.ops.GqaDecode.KvLayout;
+import dev.gapfill.ops.GqaDecode.Options;
+import dev.gapfill.ops.GqaDecodePlan;
+import dev.gapfill.ops.reference.GqaDecodeReference;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import org.bytedeco.cuda.cudart.CUgraphExec_st;
+import org.bytedeco.cuda.cudart.CUgraph_st;
+import org.bytedeco.cuda.global.cudart;
+import org.junit.jupiter.api.Test;
+
+import java.util.Arrays;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * GqaDecode on the GPU: CUSTOM and VENDOR forced (and AUTO) against the fp64 reference, every element of o and of
+ * lse, outputs poisoned before each run, random data (never zeros).
+ *
+ * <p>Bound (AttentionTolerance, derived there): |o − ref| ≤ u_T·|ref| + 2·γ_k·Σ_j p_j|v_j| with
+ * k = maxLen + 2(D+8)·max(1, σ) + 64, plus u_T·Σ_j p_j|v_j| for the vendor path, which rounds P to the cache dtype
+ * before P·V. o is a convex combination of V rows, so Σ_j p_j|v_j| bounds |o| and every rounding of the terms.
+ */
+@GpuTest
+class GqaDecodeGpuTest {
+    private static final Device GPU = Device.cuda(0);
+    private static final int[] LENS = {0, 1, 17, 1000};
+
+    /** Runs one case on {@code backend} and checks o and lse; returns o's bits for layout comparisons. */
+    private static short[] checkCase(String label, DType dt, int d, int g, int hkv, KvLayout layout, int pageSize, int[] lens, int cap,
+                                     Backend backend, long seed) {
+        Random rnd = new Random(seed);
+        int b = lens.length;
+        try (GqaDecodeProblems.HostCase host = GqaDecodeProblems.random(rnd, dt, hkv * g, hkv, d, cap, lens)) {
+            KvCache hostCache = GqaDecodeProblems.relayout(host.k(), host.v(), layout, pageSize, new Random(seed + 1));
+            KvCache cache = GqaDecodeProblems.to(hostCache, GPU);
+            GqaDecodeProblems.close(hostCache);
+            GqaDecodeReference.Exact ex = GqaDecodeReference.exact(host.q(), KvCache.bhld(host.k(), host.v()), lens, cap, 1 / Math.sqrt(d));
+            try (Stream s = Stream.create(GPU); Tensor q = host.q().to(GPU); Tensor lensT = Tensor.ofInts(GPU, lens, b);
+                 Tensor out = Poison.poisoned(GPU, dt, b, hkv * g, d); Tensor lse = Poison.poisoned(GPU, DType.F32, b, hkv * g);
+                 GqaDecodePlan plan = GqaDecode.plan(GqaDecodeProblems.problem(q, cache, cap), GPU, Options.defaults().withBackend(backend), s)) {
+                if (backend != Backend.AUTO) {
+                    assertEquals(backend, plan.decision().backend(), label);
+                }
+                plan.run(q, cache, lensT, out, lse, s);
+                s.synchronize();
+                boolean vendor = plan.decision().backend() == Backend.VENDOR;
+                String where = label + " " + plan;
+                Verdict vo = Verifier.compare(out, ex.out(), ex.absTerms(), AttentionTolerance.output(dt, ex, d, vendor), "reference");
+                assertTrue(vo.pass(), where + ": " + vo);
+                Verdict vl = AttentionTolerance.compareLse(lse, ex, d);
+                assertTrue(vl.pass(), where + ": " + vl);
+                java.nio.ByteBuffer raw = out.toRaw();
+                short[] bits = new short[(int) out.numel()];
+                raw.asShortBuffer().get(bits);
+                return bits;
+            } finally {
+                GqaDecodeProblems.close(cache);
+            }
+        }
+    }
+
+    private static void sweep(int d) {
+        for (DType dt : new DType[] {DType.F16, DType.BF16}) {
+            for (int g : new int[] {1, 4, 8}) {
+                for (Backend backend : new Backend[] {Backend.CUSTOM, Backend.VENDOR}) {
+                    short[] first = null;
+                    for (KvLayout layout : KvLayout.values()) {
+                        String label = dt + " D=" + d + " G=" + g + " Hkv=1 " + layout + " lens " + Arrays.toString(LENS) + " " + backend;
+                        short[] bits = checkCase(label, dt, d, g, 1, layout, 16, LENS, 1000, backend, 1000L * d + g);
+                        if (backend == Backend.CUSTOM) {
+                            // same logical inputs, same summation order: paged and BLHD equal BHLD bit for bit
+                            if (first == null) {
+                                first = bits;
+                            } else {
+                                assertArrayEquals(first, bits, label + ": differs from BHLD");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test void d64MatchesTheReference() { sweep(64); }
+
+    @Test void d128MatchesTheReference() { sweep(128); }
+
+    @Test void d256MatchesTheReference() { sweep(256); }
+
+    @Test void headTilesSeveralKvHeadsAndOnePass() {
+        // G = 7 and 12 use padded and multiple head tiles; B·Hkv = 640 blocks takes the splits == 1 (direct) path.
+        checkCase("G=7 Hkv=2", DType.F16, 128, 7, 2, KvLayout.PAGED, 64, new int[] {333, 0, 1000, 64}, 1000, Backend.CUSTOM, 7);
+        checkCase("G=12 Hkv=2", DType.BF16, 64, 12, 2, KvLayout.BLHD, 16, new int[] {999, 5, 1000}, 1000, Backend.CUSTOM, 12);
+        int[] many = new int[40];
+        Random r = new Random(40);
+        for (int i = 0; i < many.length; i++) {
+            many[i] = r.nextInt(130);
+        }
+        checkCase("B=40 Hkv=16 one pass", DType.F16, 64, 1, 16, KvLayout.BHLD, 16, many, 129, Backend.CUSTOM, 40);
+        checkCase("B=40 Hkv=16 vendor", DType.F16, 64, 1, 16, KvLayout.BHLD, 16, many, 129, Backend.VENDOR, 40);
+        // lengths past maxLen are clamped to it on the device, as in the reference
+        checkCase("clamped", DType.F16, 128, 4, 1, KvLayout.BHLD, 16, new int[] {5000, 300}, 300, Backend.CUSTOM, 41);
+        checkCase("clamped vendor", DType.F16, 128, 4, 1, KvLayout.PAGED, 16, new int[] {5000, 300}, 300, Backend.VENDOR, 41);
+    }
+
+    @Property(tries = 30)
+    void randomSmallProblems(@ForAll("problems") GqaDecode.Problem p, @ForAll long seed) {
+        Random rnd = new Random(seed);
+        int[] lens = new int[p.batch()];
+        for (int i = 0; i < lens.length; i++) {
+            lens[i] = rnd.nextInt(p.maxLen() + 1);
+        }
+        for (Backend backend : new Backend[] {Backend.CUSTOM, Backend.VENDOR, Backend.AUTO}) {
+            checkCase(p + " " + Arrays.toString(lens), p.dtype(), p.headDim(), p.groupSize(), p.kvHeads(), p.layout(),
+                    p.layout() == KvLayout.PAGED ? p.pageSize() : 16, lens, p.maxLen(), backend, seed);
+        }
+    }
+
+    @Provide Arbitrary<GqaDecode.Problem> problems() { return GqaDecodeProblems.smallProblems(); }
+
+    @Test void customRefusesUnsupportedHeadDims() {
+        GqaDecode.Problem p = GqaDecode.Problem.contiguous(1, 8, 2, 96, 64, KvLayout.BHLD, DType.F16);
+        assertThrows(UnsupportedShapeException.class, () -> GqaDecode.plan(p, GPU, Options.defaults().withBackend(Backend.CUSTOM), null));
+        checkCase("D=96 vendor", DType.F16, 96, 4, 2, KvLayout.BHLD, 16, new int[] {64, 3}, 64, Backend.AUTO, 96);
+    }
+
+    /**
+     * Captures plan.run once in a CUDA graph and replays it 100 times; before each replay new lengths are copied into
+     * the device tensor the graph reads and the output is poisoned; every output and lse is checked.
+     */
+    @Test void capturedStepReplaysWithChangingLengths() {
+        int b = 4;
+        int g = 4;
+        int hkv = 2;
+        int d = 128;
+        int cap = 700;
+        Random rnd = new Random(77);
+        try (GqaDecodeProblems.HostCase host = GqaDecodeProblems.random(rnd, DType.F16, hkv * g, hkv, d, cap, new int[b])) {
+            KvCache hostCache = GqaDecodeProblems.relayout(host.k(), host.v(), KvLayout.PAGED, 16, rnd);
+            KvCache cache = GqaDecodeProblems.to(hostCache, GPU);
+            GqaDecodeProblems.close(hostCache);
+            CUgraph_st graph = new CUgraph_st();
+            CUgraphExec_st exec = new CUgraphExec_st();
+            try (Stream s = Stream.create(GPU); Tensor q = host.q().to(GPU); Tensor lens = Tensor.ofInts(GPU, new int[] {cap, 1, 0, 17}, b);
+                 Tensor out = Poison.poisoned(GPU, DType.F16, b, hkv * g, d); Tensor lse = Poison.poisoned(GPU, DType.F32, b, hkv * g);
+                 GqaDecodePlan plan = GqaDecode.plan(GqaDecodeProblems.problem(q, cache, cap), GPU,
+                         Options.defaults().withBackend(Backend.CUSTOM), s)) {
+                assertTrue(plan.splits() > 1, "the graph must hold the split and merge kernels: " + plan);
+                plan.run(q, cache, lens, out, lse, s);  // warm-up outside the capture
+                s.synchronize();
+                var cuda = Gpu.device(GPU);
+                cuda.check(cudart.cudaStreamBeginCapture(s.handle(), cudart.cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+                plan.run(q, cache, lens, out, lse, s);
+                cuda.check(cudart.cudaStreamEndCapture(s.handle(), graph), "cudaStreamEndCapture");
+                cuda.check(cudart.cudaGraphInstantiate(exec, graph, 0L), "cudaGraphInstantiate");
+                for (int it = 0; it < 100; it++) {
+                    int[] l = new int[b];
+                    for (int i = 0; i < b; i++) {
+                        l[i] = it % 10 == 0 && i % 2 == 0 ? 0 : rnd.nextInt(cap + 1);
+                    }
+                    lens.copyFrom(l);  // synchronous copy: in place before the next launch
+                    out.fillBytes(0xff, s);
+                    lse.fillBytes(0xff, s);
+                    cuda.check(cudart.cudaGraphLaunch(exec, s.handle()), "cudaGraphLaunch");
+                    s.synchronize();
+                    GqaDecodeReference.Exact ex = GqaDecodeReference.exact(host.q(), KvCache.bhld(host.k(), host.v()), l, cap, 1 / Math.sqrt(d));
+                    Verdict vo = Verifier.compare(out, ex.out(), ex.absTerms(), AttentionTolerance.output(DType.F16, ex, d, false), "reference");
+                    assertTrue(vo.pass(), "replay " + it + " lens " + Arrays.toString(l) + ": " + vo);
+                    Verdict vl = AttentionTolerance.compareLse(lse, ex, d);
+                    assertTrue(vl.pass(), "replay " + it + " lens " + Arrays.toString(l) + ": " + vl);
+                }
+            } finally {
+                cudart.cudaGraphExecDestroy(exec);
+                cudart.cudaGraphDestroy(graph);
+                GqaDecodeProblems.close(cache);
+            }
+        }
+    }
+}
