@@ -5,7 +5,11 @@
 // pointers are 16-byte aligned; a masked scalar path inside the same kernel otherwise). F32, F16,
 // BF16; fp32 accumulation; sm_80+.
 // Floor: (|x| + |y| (+ |res|) + |w| + |bias|) bytes / copy bandwidth.
-// Measured: not yet measured.
+// Measured (H100 SXM, cuDNN 9.14, commit ff46cbb kernels, dev/depthwise_conv3x3 harness, bias on):
+//   bit-exact vs the reference in 2520 odd-shape cases (SILU/GELU ≤ 1 ulp); f32 NONE 75-89 % of the
+//   floor on 32×256×56×56 and 16×64×224×224; f16 vector path 44-65 %, f16 scalar path (W = 28, 14)
+//   11-14 %; SiLU/GELU add up to 2× (fp64 erfc for F32 outputs: 28 % of floor). Next: vectorise the
+//   scalar path over the flattened H·W plane, compile-time activation, more loads in flight per thread.
 // Design: one thread owns V consecutive output columns of TH output rows of one (n, c) plane
 // (TH = 4 at s=1, 2 at s=2). It walks the S·(TH−1)+3 input rows once, top to bottom; per row it loads
 // the S·(V−1)+3 input columns it needs as S 16-byte vectors plus the halo column(s) as scalars (the

@@ -5,7 +5,13 @@
 // 16-byte aligned; a masked scalar path inside the same kernel otherwise). F32, F16, BF16; fp32
 // accumulation; sm_80+.
 // Floor: (|x| + |y| (+ |res|) + |w| + |bias|) bytes / copy bandwidth.
-// Measured: not yet measured.
+// Measured (H100 SXM, cuDNN 9.14, commit ff46cbb kernels, dev/depthwise_conv3x3 harness, bias on):
+//   bit-exact vs the reference in 2520 odd-shape cases (SILU/GELU ≤ 1 ulp); f16 32×256×56×56 s1:
+//   NONE 152 µs (23 % of the 34 µs floor), SiLU 186 µs (cuDNN conv+bias+SiLU 220 µs, anchor torch.compile
+//   97 µs); f32 48 % of floor; 1.0-12× the cuDNN composition. FAR from the 75 %-of-floor target: the
+//   kernel is latency-bound (≤ 128 registers, 16 warps/SM, the next row's loads wait on the fmas) and
+//   the fp32/fp64 transcendental epilogue costs up to 2× NONE. Next: a shared-memory row ring filled
+//   with cp.async a few rows ahead, compile-time activation, TH=8.
 // Design: one thread owns V = 16/sizeof(T) channels of one output column and TH output rows
 // (TH = 4 at s=1, 2 at s=2). It walks the S·(TH−1)+3 input rows once, top to bottom, loading the three
 // 16-byte vectors (columns s·j−1, s·j, s·j+1) of each row and adding them into the output rows that use

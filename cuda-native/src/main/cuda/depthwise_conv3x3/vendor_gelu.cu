@@ -4,7 +4,8 @@
 // writes y once more, as a user composing cuDNN with their own GELU kernel would.
 // Regime: any contiguous tensor, F32/F16/BF16; act ∈ {GELU_ERF = 4, GELU_TANH = 5} (same functions and
 // forms as the custom epilogue, common/depthwise_conv3x3.cuh).
-// Floor: 2·n·sizeof(T) bytes over copy bandwidth. Measured: not yet measured.
+// Floor: 2·n·sizeof(T) bytes over copy bandwidth. Measured: only inside the vendor composition rows of
+// dev/depthwise_conv3x3/h100-results.txt (not timed alone).
 // Limits: n < 2^31 (validated in Java).
 #include "depthwise_conv3x3.cuh"
 

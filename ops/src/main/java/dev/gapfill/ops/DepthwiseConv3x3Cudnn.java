@@ -3,6 +3,7 @@ package dev.gapfill.ops;
 import dev.gapfill.core.CudaDevice;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.DevicePointer;
+import dev.gapfill.core.Event;
 import dev.gapfill.core.GapfillException;
 import dev.gapfill.core.Gpu;
 import dev.gapfill.core.KernelArgs;
@@ -41,8 +42,10 @@ import static org.bytedeco.cuda.global.cudnn.*;
  *   per (device, dtype, layout, N, C, H, W, stride) with its workspace size.</li>
  *   <li>Bias, residual, activation: {@code cudnnConvolutionBiasActivationForward} (y = act(conv + z + bias),
  *   z = the residual) for RELU, and for NONE when the chosen algorithm is IMPLICIT_PRECOMP_GEMM (cuDNN's
- *   condition for IDENTITY); a zero bias is supplied when none is given. If cuDNN refuses the fused call
- *   for the shape (grouped convolutions often are), the plan remembers it and composes instead:
+ *   condition for IDENTITY); a zero bias is supplied when none is given. The first such call of a plan
+ *   times the fused call against the composition (3 runs each) and keeps the faster — on an H100 the
+ *   fused call lost in every harness row, by up to 7×, so a user would compose. If cuDNN refuses the
+ *   fused call for the shape, the plan remembers it and composes:
  *   residual copied into y and added through the convolution's beta = 1, {@code cudnnAddTensor} for
  *   the bias, {@code cudnnActivationForward} for RELU, CLIPPED_RELU(6) and SWISH(β = 1), and for the GELUs
  *   (no cuDNN activation) an elementwise pass of ours ({@code depthwise_conv3x3/vendor_gelu.cu}).</li>
@@ -75,11 +78,16 @@ final class DepthwiseConv3x3Cudnn {
         long workspaceBytes;
         float findMs;
         volatile boolean fusedRefused;
+        /** Per fused activation (RELU, IDENTITY): null until measured, then whether the fused call beat the composition. */
+        volatile Boolean fusedFasterRelu;
+        volatile Boolean fusedFasterIdentity;
         volatile Tensor zeroBias;
 
         String describe() {
-            return String.format(Locale.ROOT, "algo %d, math %d, workspace %d B, find %.3f ms%s", algo, mathType, workspaceBytes,
-                    findMs, fusedRefused ? ", fused bias+act refused" : "");
+            return String.format(Locale.ROOT, "algo %d, math %d, workspace %d B, find %.3f ms%s%s%s", algo, mathType, workspaceBytes,
+                    findMs, fusedRefused ? ", fused bias+act refused" : "",
+                    fusedFasterRelu == null ? "" : (fusedFasterRelu ? ", fused relu faster" : ", composed relu faster"),
+                    fusedFasterIdentity == null ? "" : (fusedFasterIdentity ? ", fused identity faster" : ", composed identity faster"));
         }
     }
 
@@ -112,49 +120,100 @@ final class DepthwiseConv3x3Cudnn {
             boolean fusible = !plan.fusedRefused
                     && (act == Activation.RELU || (act == Activation.NONE && plan.algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM));
             if (fusible) {
-                Tensor b = bias != null ? bias : zeroBias(plan, p, s);
-                int st = cudnnConvolutionBiasActivationForward(h, ONE, plan.xDesc, xp, plan.wDesc, wp, plan.conv, plan.algo, wsPtr,
-                        plan.workspaceBytes, residual != null ? ONE : ZERO, plan.yDesc,
-                        residual != null ? new DevicePointer(residual.address()) : yp, plan.biasDesc, new DevicePointer(b.address()),
-                        activation(act == Activation.RELU ? act : null), plan.yDesc, yp);
-                if (st == CUDNN_STATUS_SUCCESS) {
-                    return;
+                Boolean faster = act == Activation.RELU ? plan.fusedFasterRelu : plan.fusedFasterIdentity;
+                if (faster == null) {
+                    // Measured once per plan: on H100 (cuDNN 9.14) the fused call was slower than the composition
+                    // in every harness row (e.g. f16 NHWC 32x256x56x56: 1408 µs fused vs ~190 µs composed).
+                    boolean aliased = residual != null && residual.address() == out.address();
+                    faster = aliased ? Boolean.FALSE : measureFusedFaster(p, plan, h, d, xp, wp, yp, bias, residual, out, wsPtr, s);
+                    if (act == Activation.RELU) {
+                        plan.fusedFasterRelu = faster;
+                    } else {
+                        plan.fusedFasterIdentity = faster;
+                    }
                 }
-                if (!isRefusal(st)) {
-                    VendorHandles.checkDnn(d, st, "cudnnConvolutionBiasActivationForward(" + p + ")");
-                }
-                plan.fusedRefused = true; // cuDNN has no fused kernel for this grouped shape: compose below
+                fusible = faster && !plan.fusedRefused;
             }
-            boolean addResidual = residual != null;
-            if (addResidual && residual.address() != out.address()) {
-                d.check(cudart.cudaMemcpyAsync(yp, new DevicePointer(residual.address()), out.byteSize(), cudart.cudaMemcpyDeviceToDevice,
-                        s.handle()), "cudaMemcpyAsync(residual -> y)");
+            if (fusible && fused(p, plan, h, d, xp, wp, yp, bias, residual, wsPtr, s)) {
+                return;
             }
-            VendorHandles.checkDnn(d, cudnnConvolutionForward(h, ONE, plan.xDesc, xp, plan.wDesc, wp, plan.conv, plan.algo, wsPtr,
-                    plan.workspaceBytes, addResidual ? ONE : ZERO, plan.yDesc, yp), "cudnnConvolutionForward(" + p + ")");
-            if (bias != null) {
-                VendorHandles.checkDnn(d, cudnnAddTensor(h, ONE, plan.biasDesc, new DevicePointer(bias.address()), ONE, plan.yDesc, yp),
-                        "cudnnAddTensor(bias)");
-            }
-            switch (act) {
-                case NONE:
-                    break;
-                case RELU:
-                case RELU6:
-                case SILU:
-                    VendorHandles.checkDnn(d, cudnnActivationForward(h, activation(act), ONE, plan.yDesc, yp, ZERO, plan.yDesc, yp),
-                            "cudnnActivationForward(" + act + ")");
-                    break;
-                default:
-                    launchGelu(out, act, s);
-                    break;
-            }
+            composed(p, plan, h, d, xp, wp, yp, bias, residual, out, wsPtr, s);
         } finally {
             if (ws != null) {
                 ws.recordStream(s);
                 ws.close();
             }
         }
+    }
+
+    /** cudnnConvolutionBiasActivationForward; false (and the plan remembers) where cuDNN refuses the shape. */
+    private static boolean fused(Problem p, Plan plan, cudnnContext h, CudaDevice d, Pointer xp, Pointer wp, Pointer yp, Tensor bias,
+                                 Tensor residual, Pointer wsPtr, Stream s) {
+        Tensor b = bias != null ? bias : zeroBias(plan, p, s);
+        int st = cudnnConvolutionBiasActivationForward(h, ONE, plan.xDesc, xp, plan.wDesc, wp, plan.conv, plan.algo, wsPtr,
+                plan.workspaceBytes, residual != null ? ONE : ZERO, plan.yDesc,
+                residual != null ? new DevicePointer(residual.address()) : yp, plan.biasDesc, new DevicePointer(b.address()),
+                activation(p.act() == Activation.RELU ? Activation.RELU : null), plan.yDesc, yp);
+        if (st == CUDNN_STATUS_SUCCESS) {
+            return true;
+        }
+        if (!isRefusal(st)) {
+            VendorHandles.checkDnn(d, st, "cudnnConvolutionBiasActivationForward(" + p + ")");
+        }
+        plan.fusedRefused = true; // cuDNN has no fused kernel for this grouped shape: compose instead
+        return false;
+    }
+
+    /** Times the fused call against the composition (3 runs each after one warm-up, same stream); true if fused is faster. */
+    private static boolean measureFusedFaster(Problem p, Plan plan, cudnnContext h, CudaDevice d, Pointer xp, Pointer wp, Pointer yp,
+                                              Tensor bias, Tensor residual, Tensor out, Pointer wsPtr, Stream s) {
+        try (Event e0 = new Event(s.device()); Event e1 = new Event(s.device()); Event e2 = new Event(s.device())) {
+            if (!fused(p, plan, h, d, xp, wp, yp, bias, residual, wsPtr, s)) {
+                return false;
+            }
+            composed(p, plan, h, d, xp, wp, yp, bias, residual, out, wsPtr, s);
+            e0.record(s);
+            for (int i = 0; i < 3; i++) {
+                fused(p, plan, h, d, xp, wp, yp, bias, residual, wsPtr, s);
+            }
+            e1.record(s);
+            for (int i = 0; i < 3; i++) {
+                composed(p, plan, h, d, xp, wp, yp, bias, residual, out, wsPtr, s);
+            }
+            e2.record(s);
+            e2.synchronize();
+            return e1.elapsedMillisSince(e0) < e2.elapsedMillisSince(e1);
+        }
+    }
+
+    /** Convolution (residual through beta = 1), cudnnAddTensor for the bias, then the activation. */
+    private static void composed(Problem p, Plan plan, cudnnContext h, CudaDevice d, Pointer xp, Pointer wp, Pointer yp, Tensor bias,
+                                 Tensor residual, Tensor out, Pointer wsPtr, Stream s) {
+        Activation act = p.act();
+        boolean addResidual = residual != null;
+        if (addResidual && residual.address() != out.address()) {
+            d.check(cudart.cudaMemcpyAsync(yp, new DevicePointer(residual.address()), out.byteSize(), cudart.cudaMemcpyDeviceToDevice,
+                    s.handle()), "cudaMemcpyAsync(residual -> y)");
+        }
+        VendorHandles.checkDnn(d, cudnnConvolutionForward(h, ONE, plan.xDesc, xp, plan.wDesc, wp, plan.conv, plan.algo, wsPtr,
+                plan.workspaceBytes, addResidual ? ONE : ZERO, plan.yDesc, yp), "cudnnConvolutionForward(" + p + ")");
+        if (bias != null) {
+            VendorHandles.checkDnn(d, cudnnAddTensor(h, ONE, plan.biasDesc, new DevicePointer(bias.address()), ONE, plan.yDesc, yp),
+                    "cudnnAddTensor(bias)");
+        }
+        switch (act) {
+            case NONE:
+                break;
+            case RELU:
+            case RELU6:
+            case SILU:
+                VendorHandles.checkDnn(d, cudnnActivationForward(h, activation(act), ONE, plan.yDesc, yp, ZERO, plan.yDesc, yp),
+                        "cudnnActivationForward(" + act + ")");
+                break;
+            default:
+                launchGelu(out, act, s);
+                break;
+            }
     }
 
     /** The statuses by which cuDNN declines a fused call it has no kernel for (NOT_SUPPORTED* and BAD_PARAM*). */
