@@ -1,0 +1,67 @@
+// Shared pieces of the depthwise_conv3x3 kernels: the activation codes (same numbering as the Java
+// enum dev.gapfill.ops.DepthwiseConv3x3.Activation) and the epilogue that turns an fp32 pre-activation
+// into the output element with ONE rounding.
+//
+// Numerics contract (defined by ops/reference/DepthwiseConv3x3Reference.java):
+//  - NONE, RELU, RELU6 are exact in fp32, so the result is bit-exact with the reference.
+//  - SILU, GELU_ERF, GELU_TANH: F16/BF16 outputs evaluate the function in fp32 (expf, erfcf) then
+//    round once to the output (≤ 1 ulp of the output format); F32 outputs evaluate it in fp64
+//    (exp, erfc) from the fp32 pre-activation and round once to fp32 (≤ 1 ulp of fp32).
+//  - The forms are the cancellation-free ones the reference uses:
+//      silu(v)      = v / (1 + e^-v)
+//      gelu_erf(v)  = ½·v·erfc(−v/√2)                  (= ½v(1+erf(v/√2)), no cancellation for v ≪ 0)
+//      gelu_tanh(v) = v / (1 + e^(−2t)), t = √(2/π)(v + 0.044715 v³)   (= ½v(1+tanh t))
+#pragma once
+#include "gapfill_types.cuh"
+
+namespace gapfill {
+namespace dwconv {
+
+enum Act : int { ACT_NONE = 0, ACT_RELU = 1, ACT_RELU6 = 2, ACT_SILU = 3, ACT_GELU_ERF = 4, ACT_GELU_TANH = 5 };
+
+// Exact activations (NaN propagates: NaN < 0 is false).
+__device__ __forceinline__ float relu(float v) { return v < 0.f ? 0.f : v; }
+__device__ __forceinline__ float relu6(float v) { return v < 0.f ? 0.f : (v > 6.f ? 6.f : v); }
+
+// Transcendental activations in fp32 (for F16/BF16 outputs).
+__device__ __forceinline__ float smooth_act_f32(float v, int act) {
+    if (act == ACT_SILU) {
+        return __fdiv_rn(v, __fadd_rn(1.f, expf(-v)));
+    }
+    if (act == ACT_GELU_ERF) {
+        return __fmul_rn(__fmul_rn(0.5f, v), erfcf(__fmul_rn(-v, 0.7071067811865476f)));
+    }
+    // GELU_TANH
+    const float t = __fmul_rn(0.7978845608028654f, __fmaf_rn(__fmul_rn(0.044715f, v), __fmul_rn(v, v), v));
+    return __fdiv_rn(v, __fadd_rn(1.f, expf(__fmul_rn(-2.f, t))));
+}
+
+// Transcendental activations in fp64 (for F32 outputs), from the fp32 pre-activation.
+__device__ __forceinline__ double smooth_act_f64(float vf, int act) {
+    const double v = vf;
+    if (act == ACT_SILU) {
+        return __ddiv_rn(v, __dadd_rn(1.0, exp(-v)));
+    }
+    if (act == ACT_GELU_ERF) {
+        return __dmul_rn(__dmul_rn(0.5, v), erfc(__dmul_rn(-v, 0.70710678118654752440)));
+    }
+    const double t = __dmul_rn(0.79788456080286535588, __fma_rn(__dmul_rn(0.044715, v), __dmul_rn(v, v), v));
+    return __ddiv_rn(v, __dadd_rn(1.0, exp(__dmul_rn(-2.0, t))));
+}
+
+// fp32 pre-activation → output element, one rounding.
+template <typename T> __device__ __forceinline__ T finish(float v, int act) {
+    if (act == ACT_RELU) return from_float<T>(relu(v));
+    if (act == ACT_RELU6) return from_float<T>(relu6(v));
+    if (act == ACT_NONE) return from_float<T>(v);
+    return from_float<T>(smooth_act_f32(v, act));
+}
+template <> __device__ __forceinline__ float finish<float>(float v, int act) {
+    if (act == ACT_RELU) return relu(v);
+    if (act == ACT_RELU6) return relu6(v);
+    if (act == ACT_NONE) return v;
+    return __double2float_rn(smooth_act_f64(v, act));
+}
+
+}  // namespace dwconv
+}  // namespace gapfill

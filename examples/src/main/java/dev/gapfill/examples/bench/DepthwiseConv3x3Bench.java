@@ -1,0 +1,139 @@
+package dev.gapfill.examples.bench;
+
+import dev.gapfill.core.DType;
+import dev.gapfill.core.Device;
+import dev.gapfill.core.Tensor;
+import dev.gapfill.ops.Backend;
+import dev.gapfill.ops.Decision;
+import dev.gapfill.ops.DepthwiseConv3x3;
+import dev.gapfill.ops.DepthwiseConv3x3.Activation;
+import dev.gapfill.ops.DepthwiseConv3x3.Layout;
+import dev.gapfill.ops.DepthwiseConv3x3.Options;
+import dev.gapfill.ops.DepthwiseConv3x3.Problem;
+import dev.gapfill.ops.reference.DepthwiseConv3x3Reference;
+import dev.gapfill.verify.DepthwiseConv3x3Verification;
+import dev.gapfill.verify.Tolerance;
+import dev.gapfill.verify.Verdict;
+import dev.gapfill.verify.Verifier;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+/**
+ * The issue's sweep of depthwise 3×3 + bias + activation: (N,C,H,W) ∈ {(1,384,64,64), (8,96,112,112),
+ * (32,256,56,56), (32,512,28,28), (64,1024,14,14), (16,64,224,224)} × {NCHW, NHWC} × {F16, BF16, F32} ×
+ * act ∈ {NONE, RELU, SILU, GELU (erf)}, stride 1 everywhere and stride 2 for 8×96×112×112,
+ * 32×256×56×56 and 16×64×224×224; a bias in every case, no residual. Paths timed interleaved: the
+ * cuDNN composition (VENDOR), the fused kernel (CUSTOM) and AUTO.
+ *
+ * <p>Before timing, every element of the custom and the vendor result is compared with the
+ * reference: the row's {@code check} is the custom path's verdict (bit-exact for NONE/RELU, ≤ 1 ulp for
+ * SILU/GELU); the vendor's bit-identical fraction, max ulp and pass flag go into {@code peers}
+ * ({@code vendor_identical_fraction}, {@code vendor_max_ulp}, {@code vendor_check_pass}).
+ * Floor: (|x| + |y| + |w| + |bias|) bytes over the measured copy bandwidth (the 18 flops per output
+ * are far below the fp32 rate at these sizes).
+ */
+public final class DepthwiseConv3x3Bench implements BenchSuite {
+    private static final int[][] SHAPES = {{1, 384, 64, 64}, {8, 96, 112, 112}, {32, 256, 56, 56}, {32, 512, 28, 28}, {64, 1024, 14, 14},
+            {16, 64, 224, 224}};
+    private static final boolean[] STRIDE2 = {false, true, true, false, false, true};
+    private static final Activation[] ACTS = {Activation.NONE, Activation.RELU, Activation.SILU, Activation.GELU_ERF};
+
+    @Override public String op() { return "depthwise_conv3x3"; }
+
+    @Override public List<BenchRow> run(BenchContext ctx) {
+        List<BenchRow> rows = new ArrayList<>();
+        Random rnd = new Random(4);
+        if (ctx.quick()) {
+            // the anchor's case (f16 32x256x56x56 + SiLU, both layouts) and one small f32 case
+            for (Layout l : Layout.values()) {
+                rows.addAll(runCase(ctx, rnd, new int[] {32, 256, 56, 56}, 1, l, DType.F16, new Activation[] {Activation.SILU}));
+            }
+            rows.addAll(runCase(ctx, rnd, new int[] {1, 384, 64, 64}, 1, Layout.NHWC, DType.F32, new Activation[] {Activation.NONE}));
+            return rows;
+        }
+        for (int si = 0; si < SHAPES.length; si++) {
+            for (int stride = 1; stride <= (STRIDE2[si] ? 2 : 1); stride++) {
+                for (Layout l : Layout.values()) {
+                    for (DType dt : new DType[] {DType.F16, DType.BF16, DType.F32}) {
+                        rows.addAll(runCase(ctx, rnd, SHAPES[si], stride, l, dt, ACTS));
+                    }
+                }
+            }
+        }
+        return rows;
+    }
+
+    /** One (shape, stride, layout, dtype): inputs and the reference once, then one row per activation. */
+    private List<BenchRow> runCase(BenchContext ctx, Random rnd, int[] s, int stride, Layout layout, DType dt, Activation[] acts) {
+        List<BenchRow> rows = new ArrayList<>();
+        Problem shape = new Problem(dt, layout, s[0], s[1], s[2], s[3], stride, Activation.NONE, true, false);
+        Device dev = ctx.device();
+        try (Tensor hx = random(dt, rnd, shape.inputShape()); Tensor hw = random(dt, rnd, s[1], 3, 3); Tensor hb = random(dt, rnd, s[1]);
+             Tensor x = hx.to(dev); Tensor w = hw.to(dev); Tensor b = hb.to(dev);
+             Tensor yv = Tensor.empty(dev, dt, ctx.stream(), shape.outputShape());
+             Tensor yc = Tensor.empty(dev, dt, ctx.stream(), shape.outputShape());
+             Tensor ya = Tensor.empty(dev, dt, ctx.stream(), shape.outputShape())) {
+            float[] pre = DepthwiseConv3x3Reference.preActivation(hx, hw, hb, null, stride, layout);
+            double[] mag = DepthwiseConv3x3Reference.magnitudes(hx, hw, hb, null, stride, layout);
+            for (Activation act : acts) {
+                Problem p = new Problem(dt, layout, s[0], s[1], s[2], s[3], stride, act, true, false);
+                Options base = Options.builder().stride(stride).layout(layout).activation(act).build();
+                Options vendor = base.withBackend(Backend.VENDOR);
+                Options custom = base.withBackend(Backend.CUSTOM);
+                double[] ref = new double[pre.length];
+                for (int i = 0; i < ref.length; i++) {
+                    ref[i] = DepthwiseConv3x3Reference.activate(pre[i], act);
+                }
+                yc.fillBytes(0xff, ctx.stream());
+                yv.fillBytes(0xff, ctx.stream());
+                DepthwiseConv3x3.apply(x, w, b, null, yc, custom, ctx.stream());
+                DepthwiseConv3x3.apply(x, w, b, null, yv, vendor, ctx.stream());
+                ctx.stream().synchronize();
+                Verdict vc = Verifier.compare(yc, ref, null, DepthwiseConv3x3Verification.custom(act), "reference");
+                Tolerance vt = DepthwiseConv3x3Verification.vendor(dt, act);
+                Verdict vv = Verifier.compare(yv, ref, mag, vt, "reference");
+                Decision auto = DepthwiseConv3x3.decide(x, w, b, null, ya, base);
+
+                LinkedHashMap<String, Runnable> paths = new LinkedHashMap<>();
+                paths.put("vendor", () -> DepthwiseConv3x3.apply(x, w, b, null, yv, vendor, ctx.stream()));
+                paths.put("custom", () -> DepthwiseConv3x3.apply(x, w, b, null, yc, custom, ctx.stream()));
+                paths.put("auto", () -> DepthwiseConv3x3.apply(x, w, b, null, ya, base, ctx.stream()));
+                Map<String, Timing> t = ctx.timeInterleaved(paths);
+                Map<String, double[]> spread = new LinkedHashMap<>();
+                t.forEach((k, v) -> spread.put(k, new double[] {v.p10Us(), v.p90Us()}));
+                Map<String, Double> peers = new LinkedHashMap<>();
+                peers.put("vendor_identical_fraction", vv.identicalFraction());
+                peers.put("vendor_max_ulp", (double) vv.maxUlp());
+                peers.put("vendor_check_pass", vv.pass() ? 1.0 : 0.0);
+                long bytes = p.minBytes();
+                double floor = ctx.floorUs(bytes, p.flops(), 0);
+                rows.add(new BenchRow(op(), dt.name(),
+                        BenchRow.shape("N", s[0], "C", s[1], "H", s[2], "W", s[3], "stride", stride, "layout", layout.name(), "act", act.name()),
+                        auto.variant(), t.get("vendor").medianUs(), t.get("custom").medianUs(), t.get("auto").medianUs(),
+                        auto.backend() + "/" + auto.variant(), floor, bytes, p.flops(), peers, spread,
+                        new BenchRow.Check("reference", vc.bitExact(), vc.maxUlp(), vc.maxRelErr(), vc.pass())));
+                ctx.progress(String.format("depthwise %s: vendor %.1f us, custom %.1f us, auto %.1f us (%s), floor %.1f us; custom %s, vendor %.4f identical",
+                        p, t.get("vendor").medianUs(), t.get("custom").medianUs(), t.get("auto").medianUs(), auto.backend(), floor,
+                        vc.pass() ? "pass" : "FAIL", vv.identicalFraction()));
+            }
+        }
+        return rows;
+    }
+
+    /** Uniform values in [-1, 1) rounded to {@code dt}, on the host. */
+    private static Tensor random(DType dt, Random rnd, long... shape) {
+        long n = 1;
+        for (long d : shape) {
+            n *= d;
+        }
+        float[] f = new float[(int) n];
+        for (int i = 0; i < f.length; i++) {
+            f[i] = rnd.nextFloat() * 2 - 1;
+        }
+        return Tensor.of(Device.CPU, dt, f, shape);
+    }
+}

@@ -1,0 +1,406 @@
+package dev.gapfill.ops;
+
+import dev.gapfill.core.ArgumentException;
+import dev.gapfill.core.Checks;
+import dev.gapfill.core.DType;
+import dev.gapfill.core.Gpu;
+import dev.gapfill.core.KernelArgs;
+import dev.gapfill.core.KernelModule;
+import dev.gapfill.core.Stream;
+import dev.gapfill.core.Tensor;
+import dev.gapfill.core.UnsupportedShapeException;
+import dev.gapfill.ops.reference.DepthwiseConv3x3Reference;
+
+import java.util.EnumSet;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * Depthwise 3×3 convolution with bias, residual and activation fused into one pass over memory.
+ *
+ * <p>{@code y[n,c,i,j] = act(bias[c] + Σ_{p,q∈0..2} w[c,p,q]·x[n,c,s·i+p−1,s·j+q−1] + res[n,c,i,j])};
+ * x: [N,C,H,W] (NCHW) or [N,H,W,C] (NHWC), w: [C,3,3] (or [C,1,3,3]), bias: [C] (optional),
+ * res and y: [N,C,H',W'] or [N,H',W',C] in x's layout (res optional), where N = batch, C = channels
+ * (one filter each), H, W = input height and width, s = stride ∈ {1, 2}, zero padding 1, dilation 1,
+ * and {@code H' = ceil(H/s)}, {@code W' = ceil(W/s)} (so stride 1 is "same").
+ *
+ * <p>Dtypes: F32, F16, BF16; x, w, bias, res and y all share one dtype (w and bias in x's dtype, as
+ * frameworks store them). Arithmetic is fp32: the nine taps are accumulated p-major then q, each as one
+ * fp32 fma from 0, then bias and residual are added in fp32, the activation is applied, and the result
+ * is rounded once to the output dtype ({@link DepthwiseConv3x3Reference} defines it). The CUSTOM
+ * backend is bit-exact against the reference for NONE, RELU and RELU6 and within 1 ulp for SILU and
+ * the GELUs; the VENDOR backend (cuDNN grouped convolution, then cuDNN bias/activation, and a GELU pass
+ * of ours since cuDNN has none) has cuDNN's undefined summation order and intermediate roundings.
+ * Tensors on the CPU run the reference.
+ *
+ * <p>All tensors must be contiguous and on one device; y must not overlap x, w or bias (res may be y
+ * itself, for an in-place residual update).
+ *
+ * @see DepthwiseConv3x3Heuristics for the AUTO rule
+ */
+public final class DepthwiseConv3x3 {
+    private static final Set<DType> DTYPES = EnumSet.of(DType.F32, DType.F16, DType.BF16);
+    private static final KernelModule NCHW = KernelModule.of("depthwise_conv3x3/nchw");
+    private static final KernelModule NHWC = KernelModule.of("depthwise_conv3x3/nhwc");
+
+    private DepthwiseConv3x3() {}
+
+    /** Memory layout of x, res and y. */
+    public enum Layout { NCHW, NHWC }
+
+    /** The activation; the ordinal is the kernels' code (common/depthwise_conv3x3.cuh). */
+    public enum Activation {
+        /** identity */
+        NONE,
+        /** max(v, 0), NaN propagated */
+        RELU,
+        /** min(max(v, 0), 6), NaN propagated */
+        RELU6,
+        /** v·σ(v) = v / (1 + e^−v) */
+        SILU,
+        /** ½·v·(1 + erf(v/√2)) */
+        GELU_ERF,
+        /** ½·v·(1 + tanh(√(2/π)·(v + 0.044715·v³))) */
+        GELU_TANH;
+
+        /** True where fp32 evaluation is exact, so results are bit-exact against the reference. */
+        public boolean isExact() { return this == NONE || this == RELU || this == RELU6; }
+    }
+
+    /**
+     * Per-call options.
+     *
+     * @param stride     1 or 2
+     * @param layout     layout of x, res and y
+     * @param activation the activation applied last
+     * @param backend    AUTO, VENDOR or CUSTOM (the {@code gapfill.backend} property overrides AUTO)
+     */
+    public record Options(int stride, Layout layout, Activation activation, Backend backend) {
+        public Options {
+            if (stride != 1 && stride != 2) {
+                throw new ArgumentException("stride", "1 or 2", String.valueOf(stride));
+            }
+            if (layout == null) {
+                throw new ArgumentException("layout", "one of " + java.util.Arrays.toString(Layout.values()), "null");
+            }
+            if (activation == null) {
+                throw new ArgumentException("activation", "one of " + java.util.Arrays.toString(Activation.values()), "null");
+            }
+            if (backend == null || backend == Backend.REFERENCE) {
+                throw new ArgumentException("backend", "AUTO, VENDOR or CUSTOM", String.valueOf(backend));
+            }
+        }
+
+        /** Stride 1, NCHW, no activation, AUTO. */
+        public static Options defaults() { return new Options(1, Layout.NCHW, Activation.NONE, Backend.AUTO); }
+
+        public static Builder builder() { return new Builder(); }
+
+        public Options withBackend(Backend b) { return new Options(stride, layout, activation, b); }
+
+        public Options withActivation(Activation a) { return new Options(stride, layout, a, backend); }
+    }
+
+    /** Builder of {@link Options}; starts from {@link Options#defaults()}. */
+    public static final class Builder {
+        private int stride = 1;
+        private Layout layout = Layout.NCHW;
+        private Activation activation = Activation.NONE;
+        private Backend backend = Backend.AUTO;
+
+        private Builder() {}
+
+        public Builder stride(int s) { this.stride = s; return this; }
+
+        public Builder layout(Layout l) { this.layout = l; return this; }
+
+        public Builder activation(Activation a) { this.activation = a; return this; }
+
+        public Builder backend(Backend b) { this.backend = b; return this; }
+
+        public Options build() { return new Options(stride, layout, activation, backend); }
+    }
+
+    /**
+     * A problem's shape, as the heuristics and the benchmark see it.
+     *
+     * @param dtype    element type of every tensor
+     * @param layout   layout of x, res, y
+     * @param n        batch
+     * @param c        channels
+     * @param h        input height
+     * @param w        input width
+     * @param stride   1 or 2
+     * @param act      activation
+     * @param bias     whether a bias is given
+     * @param residual whether a residual is given
+     */
+    public record Problem(DType dtype, Layout layout, int n, int c, int h, int w, int stride, Activation act, boolean bias,
+                          boolean residual) {
+        public Problem {
+            Objects.requireNonNull(dtype, "dtype");
+            Objects.requireNonNull(layout, "layout");
+            Objects.requireNonNull(act, "act");
+            if (n <= 0 || c <= 0 || h <= 0 || w <= 0) {
+                throw new ArgumentException("shape", "N, C, H, W >= 1", n + ", " + c + ", " + h + ", " + w);
+            }
+            if (stride != 1 && stride != 2) {
+                throw new ArgumentException("stride", "1 or 2", String.valueOf(stride));
+            }
+        }
+
+        /** H' = ceil(H / s). */
+        public int outH() { return (h + stride - 1) / stride; }
+
+        /** W' = ceil(W / s). */
+        public int outW() { return (w + stride - 1) / stride; }
+
+        public long[] inputShape() { return layout == Layout.NCHW ? new long[] {n, c, h, w} : new long[] {n, h, w, c}; }
+
+        public long[] outputShape() {
+            return layout == Layout.NCHW ? new long[] {n, c, outH(), outW()} : new long[] {n, outH(), outW(), c};
+        }
+
+        public long inputElements() { return (long) n * c * h * w; }
+
+        public long outputElements() { return (long) n * c * outH() * outW(); }
+
+        /** The fewest bytes the op must move: x, y, (res), w, (bias), each once. */
+        public long minBytes() {
+            long e = dtype.bytes();
+            return e * (inputElements() + outputElements() * (residual ? 2 : 1) + 9L * c + (bias ? c : 0));
+        }
+
+        /** 2 flops per tap plus bias and residual adds. */
+        public double flops() {
+            return outputElements() * (18.0 + (bias ? 1 : 0) + (residual ? 1 : 0));
+        }
+
+        @Override public String toString() {
+            return String.format(Locale.ROOT, "%s %s N=%d C=%d H=%d W=%d s=%d %s%s%s", dtype, layout, n, c, h, w, stride, act,
+                    bias ? " +bias" : "", residual ? " +res" : "");
+        }
+    }
+
+    // ------------------------------------------------------------------ shape helpers
+
+    /** The output shape for input shape {@code xShape} (in {@code options.layout()}). */
+    public static long[] outputShape(long[] xShape, Options options) {
+        if (xShape.length != 4) {
+            throw new ArgumentException("x", "rank 4 shape", "rank " + xShape.length);
+        }
+        long s = options.stride();
+        if (options.layout() == Layout.NCHW) {
+            return new long[] {xShape[0], xShape[1], (xShape[2] + s - 1) / s, (xShape[3] + s - 1) / s};
+        }
+        return new long[] {xShape[0], (xShape[1] + s - 1) / s, (xShape[2] + s - 1) / s, xShape[3]};
+    }
+
+    // ------------------------------------------------------------------ entry points
+
+    /** {@code act(conv(x, w) + bias)} into a new tensor on the per-thread stream. bias may be null. */
+    public static Tensor apply(Tensor x, Tensor w, Tensor bias, Options options) {
+        return apply(x, w, bias, null, options);
+    }
+
+    /** {@code act(conv(x, w) + bias + residual)} into a new tensor on the per-thread stream; bias and residual may be null. */
+    public static Tensor apply(Tensor x, Tensor w, Tensor bias, Tensor residual, Options options) {
+        Checks.open("x", x);
+        Objects.requireNonNull(options, "options");
+        Checks.rank("x", x, 4);
+        Tensor out = Tensor.empty(x.device(), x.dtype(), outputShape(x.shape(), options));
+        try {
+            apply(x, w, bias, residual, out, options, null);
+        } catch (RuntimeException e) {
+            out.close();
+            throw e;
+        }
+        return out;
+    }
+
+    /**
+     * {@code out = act(conv(x, w) + bias + residual)} on {@code stream} (null: the per-thread stream).
+     *
+     * @param bias     [C] or null
+     * @param residual y's shape, or null; may be {@code out} itself
+     * @throws ArgumentException         on a closed tensor, wrong rank/shape/dtype/device, non-contiguous or
+     *                                   overlapping tensors, or a tensor too large for 32-bit indexing
+     * @throws UnsupportedShapeException when CUSTOM is forced on a device the kernels are not built for
+     */
+    public static void apply(Tensor x, Tensor w, Tensor bias, Tensor residual, Tensor out, Options options, Stream stream) {
+        Problem p = validate(x, w, bias, residual, out, options);
+        if (x.device().isCpu()) {
+            DepthwiseConv3x3Reference.run(x, w, bias, residual, out, options.stride(), options.layout(), options.activation());
+            return;
+        }
+        Stream s = OpStreams.pick(x.device(), stream);
+        Decision d = decide(p, options.backend(), x.device());
+        if (d.backend() == Backend.VENDOR) {
+            DepthwiseConv3x3Cudnn.run(p, x, w, bias, residual, out, s);
+        } else {
+            launchCustom(p, x, w, bias, residual, out, s);
+        }
+        OpStreams.record(s, x, w, bias, residual, out);
+    }
+
+    /**
+     * What {@link #apply} would run for these tensors and options, without running it (validates the
+     * same way). CPU tensors: {@link Decision#reference()}.
+     */
+    public static Decision decide(Tensor x, Tensor w, Tensor bias, Tensor residual, Tensor out, Options options) {
+        Problem p = validate(x, w, bias, residual, out, options);
+        if (x.device().isCpu()) {
+            return Decision.reference();
+        }
+        return decide(p, options.backend(), x.device());
+    }
+
+    private static Decision decide(Problem p, Backend requested, dev.gapfill.core.Device device) {
+        Backend b = Backend.resolve(requested);
+        dev.gapfill.core.DeviceInfo info = Gpu.device(device).info();
+        switch (b) {
+            case VENDOR:
+                return new Decision(Backend.VENDOR, DepthwiseConv3x3Heuristics.vendorVariant(p), "VENDOR forced");
+            case CUSTOM: {
+                String why = DepthwiseConv3x3Heuristics.customUnsupported(p, info);
+                if (why != null) {
+                    throw new UnsupportedShapeException("backend", "a problem the custom depthwise kernels support (" + why + ")",
+                            "CUSTOM forced on " + p + " on " + info.name());
+                }
+                return new Decision(Backend.CUSTOM, DepthwiseConv3x3Heuristics.customVariant(p), "CUSTOM forced");
+            }
+            default:
+                return DepthwiseConv3x3Heuristics.decide(p, info);
+        }
+    }
+
+    /** Validates every argument and returns the problem; nothing is launched. */
+    static Problem validate(Tensor x, Tensor w, Tensor bias, Tensor residual, Tensor out, Options options) {
+        if (options == null) {
+            throw new ArgumentException("options", "an Options record", "null");
+        }
+        Checks.open("x", x);
+        Checks.open("w", w);
+        Checks.open("out", out);
+        if (bias != null) {
+            Checks.open("bias", bias);
+        }
+        if (residual != null) {
+            Checks.open("residual", residual);
+        }
+        Checks.rank("x", x, 4);
+        Checks.dtype("x", x, DTYPES);
+        DType dt = x.dtype();
+        boolean nchw = options.layout() == Layout.NCHW;
+        long n = x.dim(0);
+        long c = nchw ? x.dim(1) : x.dim(3);
+        long h = nchw ? x.dim(2) : x.dim(1);
+        long wd = nchw ? x.dim(3) : x.dim(2);
+        String legend = nchw ? "N, C, H', W'" : "N, H', W', C";
+        long[] ys = outputShape(x.shape(), options);
+        if (w.rank() == 4) {
+            Checks.shape("w", w, "C, 1, kh, kw", c, 1, 3, 3);
+        } else {
+            Checks.rank("w", w, 3, 4);
+            Checks.shape("w", w, "C, kh, kw", c, 3, 3);
+        }
+        Checks.dtype("w", w, dt);
+        if (bias != null) {
+            Checks.rank("bias", bias, 1);
+            Checks.shape("bias", bias, "C", c);
+            Checks.dtype("bias", bias, dt);
+        }
+        Checks.shape("out", out, legend, ys);
+        Checks.dtype("out", out, dt);
+        if (residual != null) {
+            Checks.shape("residual", residual, legend, ys);
+            Checks.dtype("residual", residual, dt);
+        }
+        for (Object[] t : new Object[][] {{"w", w}, {"bias", bias}, {"residual", residual}, {"out", out}}) {
+            if (t[1] != null) {
+                Checks.sameDevice((String) t[0], (Tensor) t[1], x.device());
+            }
+        }
+        Checks.contiguous("x", x);
+        Checks.contiguous("w", w);
+        Checks.contiguous("out", out);
+        if (bias != null) {
+            Checks.contiguous("bias", bias);
+        }
+        if (residual != null) {
+            Checks.contiguous("residual", residual);
+        }
+        Checks.int32Indexable("x", x);
+        Checks.int32Indexable("out", out);
+        if (x.device().isCuda()) {
+            noOverlap("out", out, "x", x);
+            noOverlap("out", out, "w", w);
+            if (bias != null) {
+                noOverlap("out", out, "bias", bias);
+            }
+            if (residual != null && residual.address() != out.address()) {
+                noOverlap("out", out, "residual", residual);
+            }
+        }
+        if (c > Integer.MAX_VALUE || h > Integer.MAX_VALUE || wd > Integer.MAX_VALUE) {
+            throw new ArgumentException("x", "dims below 2^31", java.util.Arrays.toString(x.shape()));
+        }
+        return new Problem(dt, options.layout(), (int) n, (int) c, (int) h, (int) wd, options.stride(), options.activation(),
+                bias != null, residual != null);
+    }
+
+    private static void noOverlap(String aName, Tensor a, String bName, Tensor b) {
+        long a0 = a.address();
+        long a1 = a0 + a.byteSize();
+        long b0 = b.address();
+        long b1 = b0 + b.byteSize();
+        if (a0 < b1 && b0 < a1) {
+            throw new ArgumentException(aName, "memory not overlapping " + bName + (bName.equals("residual") ? " (or residual == out exactly)" : ""),
+                    String.format(Locale.ROOT, "[0x%x, 0x%x) overlapping %s [0x%x, 0x%x)", a0, a1, bName, b0, b1));
+        }
+    }
+
+    // ------------------------------------------------------------------ custom launch
+
+    /** Channel vectors per block (NHWC): a power of two ≤ 32 covering the channel vectors. */
+    static int nhwcLanes(int channelVectors) {
+        int lanes = 1;
+        while (lanes < channelVectors && lanes < 32) {
+            lanes <<= 1;
+        }
+        return lanes;
+    }
+
+    /** Output rows per thread, as in the kernels. */
+    static int rowsPerThread(int stride) { return stride == 1 ? 4 : 2; }
+
+    private static boolean aligned16(Tensor t) { return t == null || (t.address() & 15) == 0; }
+
+    private static void launchCustom(Problem p, Tensor x, Tensor w, Tensor bias, Tensor residual, Tensor out, Stream s) {
+        int v = 16 / p.dtype().bytes();
+        int th = rowsPerThread(p.stride());
+        int ho = p.outH();
+        int wo = p.outW();
+        String symbol = "dwconv3x3_" + p.layout().name().toLowerCase(Locale.ROOT) + "_" + p.dtype().name().toLowerCase(Locale.ROOT)
+                + "_s" + p.stride();
+        boolean alignedPtrs = aligned16(x) && aligned16(out) && aligned16(residual);
+        KernelArgs args = KernelArgs.begin().ptr(x).ptr(w).ptr(bias).ptr(residual).ptr(out);
+        if (p.layout() == Layout.NHWC) {
+            int cv = (p.c() + v - 1) / v;
+            int lanes = nhwcLanes(cv);
+            int cols = 256 / lanes;
+            long gx = (long) p.n() * ((ho + th - 1) / th) * ((wo + cols - 1) / cols);
+            long gy = (cv + lanes - 1) / lanes;
+            int vec = alignedPtrs && p.c() % v == 0 ? 1 : 0;
+            args.i32(p.n()).i32(p.h()).i32(p.w()).i32(p.c()).i32(ho).i32(wo).i32(p.act().ordinal()).i32(vec);
+            NHWC.function(s.cudaDevice(), symbol).launch(s, (int) gx, (int) gy, 1, lanes, cols, 1, 0, args);
+        } else {
+            long threads = (long) p.n() * p.c() * ((ho + th - 1) / th) * ((wo + v - 1) / v);
+            long blocks = (threads + 255) / 256;
+            int vec = alignedPtrs && p.w() % v == 0 && wo % v == 0 ? 1 : 0;
+            args.i32(p.n()).i32(p.c()).i32(p.h()).i32(p.w()).i32(ho).i32(wo).i32(p.act().ordinal()).i32(vec);
+            NCHW.function(s.cudaDevice(), symbol).launch(s, (int) blocks, 1, 1, 256, 1, 1, 0, args);
+        }
+    }
+}

@@ -1,0 +1,357 @@
+package dev.gapfill.ops;
+
+import dev.gapfill.core.CudaDevice;
+import dev.gapfill.core.DType;
+import dev.gapfill.core.DevicePointer;
+import dev.gapfill.core.Event;
+import dev.gapfill.core.GapfillException;
+import dev.gapfill.core.Gpu;
+import dev.gapfill.core.KernelArgs;
+import dev.gapfill.core.KernelModule;
+import dev.gapfill.core.Stream;
+import dev.gapfill.core.Tensor;
+import dev.gapfill.core.VendorHandles;
+import dev.gapfill.ops.DepthwiseConv3x3.Activation;
+import dev.gapfill.ops.DepthwiseConv3x3.Layout;
+import dev.gapfill.ops.DepthwiseConv3x3.Problem;
+import org.bytedeco.cuda.cudnn.cudnnActivationStruct;
+import org.bytedeco.cuda.cudnn.cudnnContext;
+import org.bytedeco.cuda.cudnn.cudnnConvolutionFwdAlgoPerf_t;
+import org.bytedeco.cuda.cudnn.cudnnConvolutionStruct;
+import org.bytedeco.cuda.cudnn.cudnnFilterStruct;
+import org.bytedeco.cuda.cudnn.cudnnTensorStruct;
+import org.bytedeco.cuda.global.cudart;
+import org.bytedeco.javacpp.FloatPointer;
+import org.bytedeco.javacpp.Pointer;
+
+import java.util.EnumMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import static org.bytedeco.cuda.global.cudnn.*;
+
+/**
+ * The VENDOR path of {@link DepthwiseConv3x3}: what a user composing cuDNN calls gets, configured as
+ * well as cuDNN allows.
+ * <ul>
+ *   <li>Convolution: grouped convolution with groups = C ({@code cudnnSetConvolutionGroupCount}),
+ *   cross-correlation, padding 1, the given stride, fp32 compute type for every dtype; tensor-op math
+ *   for F16/BF16, FMA math for F32 (no TF32, so the vendor computes what the op promises); the fastest
+ *   algorithm for the shape measured once with {@code cudnnFindConvolutionForwardAlgorithm} and cached
+ *   per (device, dtype, layout, N, C, H, W, stride) with its workspace size.</li>
+ *   <li>Bias, residual, activation: {@code cudnnConvolutionBiasActivationForward} (y = act(conv + z + bias),
+ *   z = the residual) for RELU, and for NONE when the chosen algorithm is IMPLICIT_PRECOMP_GEMM (cuDNN's
+ *   condition for IDENTITY); a zero bias is supplied when none is given. The first such call of a plan
+ *   times the fused call against the composition (3 runs each) and keeps the faster — on an H100 the
+ *   fused call lost in every harness row, by up to 7×, so a user would compose. If cuDNN refuses the
+ *   fused call for the shape, the plan remembers it and composes:
+ *   residual copied into y and added through the convolution's beta = 1, {@code cudnnAddTensor} for
+ *   the bias, {@code cudnnActivationForward} for RELU, CLIPPED_RELU(6) and SWISH(β = 1), and for the GELUs
+ *   (no cuDNN activation) an elementwise pass of ours ({@code depthwise_conv3x3/vendor_gelu.cu}).</li>
+ *   <li>Workspace: allocated per call from the stream-ordered pool (cheap) and freed in stream order.</li>
+ * </ul>
+ * Its summation order is cuDNN's (undefined) and F16/BF16 results are rounded to the dtype between the
+ * composed calls; the tests hold it to an accumulation tolerance, never to bit-exactness.
+ */
+final class DepthwiseConv3x3Cudnn {
+    private static final KernelModule GELU = KernelModule.of("depthwise_conv3x3/vendor_gelu");
+    private static final FloatPointer ONE = new FloatPointer(1f);
+    private static final FloatPointer ZERO = new FloatPointer(0f);
+    private static final Map<Key, Plan> PLANS = new ConcurrentHashMap<>();
+    private static final Map<Activation, cudnnActivationStruct> ACTS = new EnumMap<>(Activation.class);
+    private static cudnnActivationStruct identity;
+
+    private DepthwiseConv3x3Cudnn() {}
+
+    private record Key(int device, DType dtype, Layout layout, int n, int c, int h, int w, int stride) {}
+
+    /** Descriptors and the chosen algorithm of one shape. */
+    static final class Plan {
+        cudnnTensorStruct xDesc;
+        cudnnTensorStruct yDesc;
+        cudnnTensorStruct biasDesc;
+        cudnnFilterStruct wDesc;
+        cudnnConvolutionStruct conv;
+        int algo;
+        int mathType;
+        long workspaceBytes;
+        float findMs;
+        volatile boolean fusedRefused;
+        /** Per fused activation (RELU, IDENTITY): null until measured, then whether the fused call beat the composition. */
+        volatile Boolean fusedFasterRelu;
+        volatile Boolean fusedFasterIdentity;
+        volatile Tensor zeroBias;
+
+        String describe() {
+            return String.format(Locale.ROOT, "algo %d, math %d, workspace %d B, find %.3f ms%s%s%s", algo, mathType, workspaceBytes,
+                    findMs, fusedRefused ? ", fused bias+act refused" : "",
+                    fusedFasterRelu == null ? "" : (fusedFasterRelu ? ", fused relu faster" : ", composed relu faster"),
+                    fusedFasterIdentity == null ? "" : (fusedFasterIdentity ? ", fused identity faster" : ", composed identity faster"));
+        }
+    }
+
+    /** The cached plan's description (algorithm, math, workspace), or null if none was built yet. */
+    static String describe(Problem p, int deviceOrdinal) {
+        Plan plan = PLANS.get(key(p, deviceOrdinal));
+        return plan == null ? null : plan.describe();
+    }
+
+    private static Key key(Problem p, int ordinal) {
+        return new Key(ordinal, p.dtype(), p.layout(), p.n(), p.c(), p.h(), p.w(), p.stride());
+    }
+
+    static void run(Problem p, Tensor x, Tensor w, Tensor bias, Tensor residual, Tensor out, Stream s) {
+        CudaDevice d = s.cudaDevice();
+        cudnnContext h = VendorHandles.cudnn(s);
+        Plan plan = PLANS.get(key(p, d.ordinal()));
+        if (plan == null) {
+            synchronized (PLANS) {
+                plan = PLANS.computeIfAbsent(key(p, d.ordinal()), k -> build(p, d, h));
+            }
+        }
+        Tensor ws = plan.workspaceBytes > 0 ? Tensor.empty(s.device(), DType.I8, s, plan.workspaceBytes) : null;
+        try {
+            Pointer wsPtr = ws == null ? null : new DevicePointer(ws.address());
+            Pointer xp = new DevicePointer(x.address());
+            Pointer wp = new DevicePointer(w.address());
+            Pointer yp = new DevicePointer(out.address());
+            Activation act = p.act();
+            boolean fusible = !plan.fusedRefused
+                    && (act == Activation.RELU || (act == Activation.NONE && plan.algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM));
+            if (fusible) {
+                Boolean faster = act == Activation.RELU ? plan.fusedFasterRelu : plan.fusedFasterIdentity;
+                if (faster == null) {
+                    // Measured once per plan: on H100 (cuDNN 9.14) the fused call was slower than the composition
+                    // in every harness row (e.g. f16 NHWC 32x256x56x56: 1408 µs fused vs ~190 µs composed).
+                    boolean aliased = residual != null && residual.address() == out.address();
+                    faster = aliased ? Boolean.FALSE : measureFusedFaster(p, plan, h, d, xp, wp, yp, bias, residual, out, wsPtr, s);
+                    if (act == Activation.RELU) {
+                        plan.fusedFasterRelu = faster;
+                    } else {
+                        plan.fusedFasterIdentity = faster;
+                    }
+                }
+                fusible = faster && !plan.fusedRefused;
+            }
+            if (fusible && fused(p, plan, h, d, xp, wp, yp, bias, residual, wsPtr, s)) {
+                return;
+            }
+            composed(p, plan, h, d, xp, wp, yp, bias, residual, out, wsPtr, s);
+        } finally {
+            if (ws != null) {
+                ws.recordStream(s);
+                ws.close();
+            }
+        }
+    }
+
+    /** cudnnConvolutionBiasActivationForward; false (and the plan remembers) where cuDNN refuses the shape. */
+    private static boolean fused(Problem p, Plan plan, cudnnContext h, CudaDevice d, Pointer xp, Pointer wp, Pointer yp, Tensor bias,
+                                 Tensor residual, Pointer wsPtr, Stream s) {
+        Tensor b = bias != null ? bias : zeroBias(plan, p, s);
+        int st = cudnnConvolutionBiasActivationForward(h, ONE, plan.xDesc, xp, plan.wDesc, wp, plan.conv, plan.algo, wsPtr,
+                plan.workspaceBytes, residual != null ? ONE : ZERO, plan.yDesc,
+                residual != null ? new DevicePointer(residual.address()) : yp, plan.biasDesc, new DevicePointer(b.address()),
+                activation(p.act() == Activation.RELU ? Activation.RELU : null), plan.yDesc, yp);
+        if (st == CUDNN_STATUS_SUCCESS) {
+            return true;
+        }
+        if (!isRefusal(st)) {
+            VendorHandles.checkDnn(d, st, "cudnnConvolutionBiasActivationForward(" + p + ")");
+        }
+        plan.fusedRefused = true; // cuDNN has no fused kernel for this grouped shape: compose instead
+        return false;
+    }
+
+    /** Times the fused call against the composition (3 runs each after one warm-up, same stream); true if fused is faster. */
+    private static boolean measureFusedFaster(Problem p, Plan plan, cudnnContext h, CudaDevice d, Pointer xp, Pointer wp, Pointer yp,
+                                              Tensor bias, Tensor residual, Tensor out, Pointer wsPtr, Stream s) {
+        try (Event e0 = new Event(s.device()); Event e1 = new Event(s.device()); Event e2 = new Event(s.device())) {
+            if (!fused(p, plan, h, d, xp, wp, yp, bias, residual, wsPtr, s)) {
+                return false;
+            }
+            composed(p, plan, h, d, xp, wp, yp, bias, residual, out, wsPtr, s);
+            e0.record(s);
+            for (int i = 0; i < 3; i++) {
+                fused(p, plan, h, d, xp, wp, yp, bias, residual, wsPtr, s);
+            }
+            e1.record(s);
+            for (int i = 0; i < 3; i++) {
+                composed(p, plan, h, d, xp, wp, yp, bias, residual, out, wsPtr, s);
+            }
+            e2.record(s);
+            e2.synchronize();
+            return e1.elapsedMillisSince(e0) < e2.elapsedMillisSince(e1);
+        }
+    }
+
+    /** Convolution (residual through beta = 1), cudnnAddTensor for the bias, then the activation. */
+    private static void composed(Problem p, Plan plan, cudnnContext h, CudaDevice d, Pointer xp, Pointer wp, Pointer yp, Tensor bias,
+                                 Tensor residual, Tensor out, Pointer wsPtr, Stream s) {
+        Activation act = p.act();
+        boolean addResidual = residual != null;
+        if (addResidual && residual.address() != out.address()) {
+            d.check(cudart.cudaMemcpyAsync(yp, new DevicePointer(residual.address()), out.byteSize(), cudart.cudaMemcpyDeviceToDevice,
+                    s.handle()), "cudaMemcpyAsync(residual -> y)");
+        }
+        VendorHandles.checkDnn(d, cudnnConvolutionForward(h, ONE, plan.xDesc, xp, plan.wDesc, wp, plan.conv, plan.algo, wsPtr,
+                plan.workspaceBytes, addResidual ? ONE : ZERO, plan.yDesc, yp), "cudnnConvolutionForward(" + p + ")");
+        if (bias != null) {
+            VendorHandles.checkDnn(d, cudnnAddTensor(h, ONE, plan.biasDesc, new DevicePointer(bias.address()), ONE, plan.yDesc, yp),
+                    "cudnnAddTensor(bias)");
+        }
+        switch (act) {
+            case NONE:
+                break;
+            case RELU:
+            case RELU6:
+            case SILU:
+                VendorHandles.checkDnn(d, cudnnActivationForward(h, activation(act), ONE, plan.yDesc, yp, ZERO, plan.yDesc, yp),
+                        "cudnnActivationForward(" + act + ")");
+                break;
+            default:
+                launchGelu(out, act, s);
+                break;
+            }
+    }
+
+    /** The statuses by which cuDNN declines a fused call it has no kernel for (NOT_SUPPORTED* and BAD_PARAM*). */
+    private static boolean isRefusal(int st) {
+        return (st >= CUDNN_STATUS_NOT_SUPPORTED && st < CUDNN_STATUS_NOT_SUPPORTED + 1000)
+                || (st >= CUDNN_STATUS_BAD_PARAM && st < CUDNN_STATUS_BAD_PARAM + 1000);
+    }
+
+    private static void launchGelu(Tensor y, Activation act, Stream s) {
+        int n = (int) y.numel();
+        int v = 16 / y.dtype().bytes();
+        long blocks = Math.min(((long) n + 256L * v - 1) / (256L * v), (long) Gpu.device(y.device()).info().smCount() * 16);
+        GELU.function(s.cudaDevice(), "dwconv3x3_vendor_gelu_" + y.dtype().name().toLowerCase(Locale.ROOT))
+                .launch(s, (int) Math.max(blocks, 1), 1, 1, 256, 1, 1, 0, KernelArgs.begin().ptr(y).i32(n).i32(act.ordinal()));
+    }
+
+    private static Tensor zeroBias(Plan plan, Problem p, Stream s) {
+        Tensor z = plan.zeroBias;
+        if (z == null) {
+            synchronized (plan) {
+                z = plan.zeroBias;
+                if (z == null) {
+                    z = Tensor.empty(s.device(), p.dtype(), s, p.c());
+                    z.fillBytes(0, s);
+                    s.synchronize(); // usable from any stream afterwards
+                    plan.zeroBias = z;
+                }
+            }
+        }
+        return z;
+    }
+
+    /** The activation descriptor for {@code act}; null asks for IDENTITY. */
+    private static synchronized cudnnActivationStruct activation(Activation act) {
+        if (act == null) {
+            if (identity == null) {
+                identity = newActivation(CUDNN_ACTIVATION_IDENTITY, 0);
+            }
+            return identity;
+        }
+        return ACTS.computeIfAbsent(act, a -> {
+            switch (a) {
+                case RELU: return newActivation(CUDNN_ACTIVATION_RELU, 0);
+                case RELU6: return newActivation(CUDNN_ACTIVATION_CLIPPED_RELU, 6.0);
+                case SILU: {
+                    cudnnActivationStruct d = newActivation(CUDNN_ACTIVATION_SWISH, 0);
+                    checkHost(cudnnSetActivationDescriptorSwishBeta(d, 1.0), "cudnnSetActivationDescriptorSwishBeta");
+                    return d;
+                }
+                default: throw new IllegalStateException("cuDNN has no activation for " + a);
+            }
+        });
+    }
+
+    private static cudnnActivationStruct newActivation(int mode, double coef) {
+        cudnnActivationStruct d = new cudnnActivationStruct();
+        checkHost(cudnnCreateActivationDescriptor(d), "cudnnCreateActivationDescriptor");
+        checkHost(cudnnSetActivationDescriptor(d, mode, CUDNN_PROPAGATE_NAN, coef), "cudnnSetActivationDescriptor");
+        return d;
+    }
+
+    private static void checkHost(int st, String call) {
+        if (st != CUDNN_STATUS_SUCCESS) {
+            throw new GapfillException(call + " failed with cuDNN status " + st);
+        }
+    }
+
+    private static int dnnType(DType dt) {
+        switch (dt) {
+            case F32: return CUDNN_DATA_FLOAT;
+            case F16: return CUDNN_DATA_HALF;
+            case BF16: return CUDNN_DATA_BFLOAT16;
+            default: throw new IllegalArgumentException(dt.toString());
+        }
+    }
+
+    private static Plan build(Problem p, CudaDevice d, cudnnContext h) {
+        Plan plan = new Plan();
+        int type = dnnType(p.dtype());
+        int format = p.layout() == Layout.NCHW ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
+        plan.xDesc = new cudnnTensorStruct();
+        plan.yDesc = new cudnnTensorStruct();
+        plan.biasDesc = new cudnnTensorStruct();
+        plan.wDesc = new cudnnFilterStruct();
+        plan.conv = new cudnnConvolutionStruct();
+        VendorHandles.checkDnn(d, cudnnCreateTensorDescriptor(plan.xDesc), "cudnnCreateTensorDescriptor");
+        VendorHandles.checkDnn(d, cudnnCreateTensorDescriptor(plan.yDesc), "cudnnCreateTensorDescriptor");
+        VendorHandles.checkDnn(d, cudnnCreateTensorDescriptor(plan.biasDesc), "cudnnCreateTensorDescriptor");
+        VendorHandles.checkDnn(d, cudnnCreateFilterDescriptor(plan.wDesc), "cudnnCreateFilterDescriptor");
+        VendorHandles.checkDnn(d, cudnnCreateConvolutionDescriptor(plan.conv), "cudnnCreateConvolutionDescriptor");
+        VendorHandles.checkDnn(d, cudnnSetTensor4dDescriptor(plan.xDesc, format, type, p.n(), p.c(), p.h(), p.w()), "cudnnSetTensor4dDescriptor(x)");
+        VendorHandles.checkDnn(d, cudnnSetTensor4dDescriptor(plan.yDesc, format, type, p.n(), p.c(), p.outH(), p.outW()),
+                "cudnnSetTensor4dDescriptor(y)");
+        VendorHandles.checkDnn(d, cudnnSetTensor4dDescriptor(plan.biasDesc, CUDNN_TENSOR_NCHW, type, 1, p.c(), 1, 1),
+                "cudnnSetTensor4dDescriptor(bias)");
+        // KCRS (NCHW) and KRSC (NHWC) with C/groups = 1 are both the [C,3,3] memory of w.
+        VendorHandles.checkDnn(d, cudnnSetFilter4dDescriptor(plan.wDesc, type, format, p.c(), 1, 3, 3), "cudnnSetFilter4dDescriptor");
+        VendorHandles.checkDnn(d, cudnnSetConvolution2dDescriptor(plan.conv, 1, 1, p.stride(), p.stride(), 1, 1, CUDNN_CROSS_CORRELATION,
+                CUDNN_DATA_FLOAT), "cudnnSetConvolution2dDescriptor");
+        VendorHandles.checkDnn(d, cudnnSetConvolutionGroupCount(plan.conv, p.c()), "cudnnSetConvolutionGroupCount");
+        int math = p.dtype() == DType.F32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
+        VendorHandles.checkDnn(d, cudnnSetConvolutionMathType(plan.conv, math), "cudnnSetConvolutionMathType");
+        int[] dims = new int[4];
+        int[] on = new int[1], oc = new int[1], oh = new int[1], ow = new int[1];
+        VendorHandles.checkDnn(d, cudnnGetConvolution2dForwardOutputDim(plan.conv, plan.xDesc, plan.wDesc, on, oc, oh, ow),
+                "cudnnGetConvolution2dForwardOutputDim");
+        dims[0] = on[0];
+        dims[1] = oc[0];
+        dims[2] = oh[0];
+        dims[3] = ow[0];
+        if (dims[0] != p.n() || dims[1] != p.c() || dims[2] != p.outH() || dims[3] != p.outW()) {
+            throw new GapfillException("internal: cuDNN output dims " + java.util.Arrays.toString(dims) + " differ from ceil(H/s) for " + p);
+        }
+        int count = CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
+        try (cudnnConvolutionFwdAlgoPerf_t perf = new cudnnConvolutionFwdAlgoPerf_t(count)) {
+            int[] returned = new int[1];
+            VendorHandles.checkDnn(d, cudnnFindConvolutionForwardAlgorithm(h, plan.xDesc, plan.wDesc, plan.conv, plan.yDesc, count, returned,
+                    perf), "cudnnFindConvolutionForwardAlgorithm(" + p + ")");
+            int chosen = -1;
+            for (int i = 0; i < returned[0]; i++) {
+                cudnnConvolutionFwdAlgoPerf_t r = new cudnnConvolutionFwdAlgoPerf_t(perf).position(i);
+                // F32 must not run on TF32 tensor cores: only FMA-math results qualify.
+                boolean mathOk = p.dtype() != DType.F32 || r.mathType() == CUDNN_FMA_MATH;
+                if (r.status() == CUDNN_STATUS_SUCCESS && mathOk) {
+                    chosen = i;
+                    plan.algo = r.algo();
+                    plan.mathType = r.mathType();
+                    plan.workspaceBytes = r.memory();
+                    plan.findMs = r.time();
+                    break;
+                }
+            }
+            if (chosen < 0) {
+                throw new GapfillException("cuDNN found no forward algorithm for the grouped convolution " + p
+                        + " (" + returned[0] + " candidates, none succeeded with the required math type)");
+            }
+        }
+        VendorHandles.checkDnn(d, cudnnSetConvolutionMathType(plan.conv, plan.mathType), "cudnnSetConvolutionMathType(chosen)");
+        return plan;
+    }
+}

@@ -1,0 +1,174 @@
+package dev.gapfill.verify;
+
+import dev.gapfill.core.DType;
+import dev.gapfill.core.Device;
+import dev.gapfill.core.Stream;
+import dev.gapfill.core.Tensor;
+import dev.gapfill.core.testing.GpuTest;
+import dev.gapfill.core.testing.Poison;
+import dev.gapfill.ops.Backend;
+import dev.gapfill.ops.Decision;
+import dev.gapfill.ops.DepthwiseConv3x3;
+import dev.gapfill.ops.DepthwiseConv3x3.Activation;
+import dev.gapfill.ops.DepthwiseConv3x3.Layout;
+import dev.gapfill.ops.DepthwiseConv3x3.Options;
+import dev.gapfill.ops.DepthwiseConv3x3.Problem;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.Arbitrary;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Both backends of DepthwiseConv3x3 against the CPU reference on the GPU: every dtype × layout ×
+ * activation × stride over odd sizes (H, W ∈ {1, 7, 17, 97}, C ∈ {1, 3, 8, 13, 64}), bias and residual
+ * on and off, outputs poisoned (0xFF = NaN) before every run, caller-supplied outputs, the residual
+ * updated in place, unaligned views (the kernels' scalar fallback), and random shapes. CUSTOM is held
+ * bit-exact for NONE/RELU/RELU6 and to 1 ulp for SILU/GELU; VENDOR to the accumulation bound of
+ * {@link DepthwiseConv3x3Verification#vendor}.
+ */
+@GpuTest
+class DepthwiseConv3x3GpuTest {
+    private static final int[] SPATIAL = {1, 7, 17, 97};
+    private static final int[] CHANNELS = {1, 3, 8, 13, 64};
+    private static final Device GPU = Device.cuda(0);
+
+    /** Runs one problem on one backend into a poisoned caller-supplied output and checks every element. */
+    static Verdict runAndCheck(Problem p, Backend backend, Random rnd, int misalign, boolean residualInPlace) {
+        Options o = Options.builder().stride(p.stride()).layout(p.layout()).activation(p.act()).backend(backend).build();
+        long[] ys = p.outputShape();
+        long ny = p.outputElements();
+        try (Tensor hx = Poison.random(Device.CPU, p.dtype(), rnd, p.inputShape());
+             Tensor hw = Poison.random(Device.CPU, p.dtype(), rnd, p.c(), 3, 3);
+             Tensor hb = p.bias() ? Poison.random(Device.CPU, p.dtype(), rnd, p.c()) : null;
+             Tensor hr = p.residual() ? Poison.random(Device.CPU, p.dtype(), rnd, ys) : null;
+             Tensor gx = hx.to(GPU); Tensor gw = hw.to(GPU); Tensor gb = hb == null ? null : hb.to(GPU);
+             Tensor outBuf = Poison.poisoned(GPU, p.dtype(), ny + misalign);
+             Tensor gr = hr == null || residualInPlace ? null : hr.to(GPU);
+             Stream s = Stream.create(GPU)) {
+            Tensor y = outBuf.strided(ys, Tensor.contiguousStrides(ys), misalign);
+            Tensor res = gr;
+            if (residualInPlace && hr != null) {
+                try (Tensor staged = hr.to(GPU)) {
+                    byteCopy(staged, y, s);
+                }
+                res = y;
+            }
+            DepthwiseConv3x3.apply(gx, gw, gb, res, y, o, s);
+            s.synchronize();
+            Verdict v = backend == Backend.VENDOR
+                    ? DepthwiseConv3x3Verification.checkVendor(y, hx, hw, hb, hr, o)
+                    : DepthwiseConv3x3Verification.checkCustom(y, hx, hw, hb, hr, o);
+            if (misalign > 0) {
+                float[] all = outBuf.toFloatArray();
+                for (int i = 0; i < misalign; i++) {
+                    assertTrue(Float.isNaN(all[i]), "element before the output view was written");
+                }
+            }
+            return v;
+        }
+    }
+
+    /** Device-to-device copy of a contiguous tensor into a same-sized contiguous view. */
+    private static void byteCopy(Tensor src, Tensor dst, Stream s) {
+        dev.gapfill.core.Gpu.device(GPU).check(org.bytedeco.cuda.global.cudart.cudaMemcpyAsync(
+                new dev.gapfill.core.DevicePointer(dst.address()), new dev.gapfill.core.DevicePointer(src.address()), dst.byteSize(),
+                org.bytedeco.cuda.global.cudart.cudaMemcpyDeviceToDevice, s.handle()), "cudaMemcpyAsync(test residual)");
+        s.synchronize();
+    }
+
+    /** The odd-size grid: each (dtype, layout, stride, activation) meets every H, W and C value and all four bias/residual combinations. */
+    private static List<String> sweep(Backend backend) {
+        List<String> failures = new ArrayList<>();
+        Random rnd = new Random(backend.ordinal() * 7919L + 1);
+        int k = 0;
+        for (DType dt : new DType[] {DType.F32, DType.F16, DType.BF16}) {
+            for (Layout l : Layout.values()) {
+                for (int stride = 1; stride <= 2; stride++) {
+                    for (Activation act : Activation.values()) {
+                        for (int i = 0; i < 5; i++, k++) {
+                            int h = SPATIAL[(k + i) % 4];
+                            int w = SPATIAL[(k / 4 + 2 * i) % 4];
+                            int c = CHANNELS[(k + 3 * i) % 5];
+                            Problem p = new Problem(dt, l, 1 + k % 2, c, h, w, stride, act, (k & 1) == 0, (k & 2) == 0);
+                            Verdict v = runAndCheck(p, backend, rnd, 0, false);
+                            if (!v.pass()) {
+                                failures.add(backend + " " + p + ": " + v);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return failures;
+    }
+
+    @Test void customMatchesTheReferenceOnTheOddSizeGrid() {
+        List<String> f = sweep(Backend.CUSTOM);
+        assertTrue(f.isEmpty(), f.size() + " failures, first: " + (f.isEmpty() ? "" : f.get(0)));
+    }
+
+    @Test void vendorIsWithinItsAccumulationBoundOnTheOddSizeGrid() {
+        List<String> f = sweep(Backend.VENDOR);
+        assertTrue(f.isEmpty(), f.size() + " failures, first: " + (f.isEmpty() ? "" : f.get(0)));
+    }
+
+    @Test void unalignedViewsTakeTheScalarPathAndStayBitExact() {
+        Random rnd = new Random(11);
+        for (DType dt : new DType[] {DType.F32, DType.F16, DType.BF16}) {
+            for (Layout l : Layout.values()) {
+                for (int stride = 1; stride <= 2; stride++) {
+                    // C and W multiples of every vector width, so only the misaligned output forces the scalar path
+                    Problem p = new Problem(dt, l, 2, 16, 17, 32, stride, Activation.RELU6, true, true);
+                    Verdict v = runAndCheck(p, Backend.CUSTOM, rnd, 1, false);
+                    assertTrue(v.pass() && v.bitExact(), p + ": " + v);
+                }
+            }
+        }
+    }
+
+    @Test void residualMayBeTheOutputItself() {
+        Random rnd = new Random(5);
+        for (Backend b : new Backend[] {Backend.CUSTOM, Backend.VENDOR}) {
+            for (Layout l : Layout.values()) {
+                Problem p = new Problem(DType.F16, l, 2, 13, 17, 7, 1, Activation.SILU, true, true);
+                Verdict v = runAndCheck(p, b, rnd, 0, true);
+                assertTrue(v.pass(), b + " " + p + ": " + v);
+            }
+        }
+    }
+
+    @Test void newOutputOnThePerThreadStreamAndDecisions() {
+        Random rnd = new Random(9);
+        Options o = Options.builder().layout(Layout.NHWC).activation(Activation.GELU_TANH).build();
+        try (Tensor hx = Poison.random(Device.CPU, DType.BF16, rnd, 2, 9, 11, 24); Tensor hw = Poison.random(Device.CPU, DType.BF16, rnd, 24, 3, 3);
+             Tensor gx = hx.to(GPU); Tensor gw = hw.to(GPU); Tensor y = DepthwiseConv3x3.apply(gx, gw, null, o)) {
+            Verdict v = DepthwiseConv3x3Verification.checkCustom(y, hx, hw, null, null, o);
+            assertTrue(v.pass(), v.toString());
+            Decision d = DepthwiseConv3x3.decide(gx, gw, null, null, y, o);
+            assertEquals(Backend.CUSTOM, d.backend(), d.toString());
+            assertEquals("nhwc_vec16_s1", d.variant());
+            assertEquals(Backend.VENDOR, DepthwiseConv3x3.decide(gx, gw, null, null, y, o.withBackend(Backend.VENDOR)).backend());
+        }
+    }
+
+    @Provide Arbitrary<Problem> smallProblems() {
+        return DepthwiseConv3x3Arbitraries.problems(200_000);
+    }
+
+    @Property(tries = 40)
+    @GpuTest
+    void randomProblemsOnBothBackends(@ForAll("smallProblems") Problem p, @ForAll long seed) {
+        for (Backend b : new Backend[] {Backend.CUSTOM, Backend.VENDOR}) {
+            Verdict v = runAndCheck(p, b, new Random(seed), 0, false);
+            assertTrue(v.pass(), b + " " + p + ": " + v);
+        }
+    }
+}
