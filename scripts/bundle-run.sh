@@ -26,15 +26,25 @@ for step in $steps; do
   case $step in
     info) cli info | tee "$out/info.txt" ;;
     tests)
-      "$java" $jopts -jar "$launcher" execute --class-path "$cp_libs$cp_tests" --scan-class-path "${cp_tests%:}" \
-        --include-classname '.*(Test|Tests|Properties)$' --reports-dir "$out/reports" --details=tree --disable-banner 2>&1 | tee "$out/tests.log" | grep -E "✘|MethodSource|tests (successful|failed|skipped|found)|containers failed" | head -80
-      [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
+      # one launcher per module, each bounded, so a hang in one cannot take the others' reports with it
+      for dir in "$here"/tests/*/; do
+        m=$(basename "$dir")
+        timeout "${TESTS_TIMEOUT:-200}" "$java" $jopts -jar "$launcher" execute --config=junit.jupiter.execution.timeout.default=150s \
+          --class-path "$cp_libs$cp_tests" --scan-class-path "${dir%/}" --include-classname '.*(Test|Tests|Properties)$' \
+          --reports-dir "$out/reports/$m" --details=testfeed --disable-banner > "$out/tests-$m.log" 2>&1
+        trc=$?
+        echo "tests[$m]: exit $trc $( [ $trc -eq 124 ] && echo '(TIMED OUT)')"
+        grep -E "tests (successful|failed|skipped|aborted)" "$out/tests-$m.log" | tr -s ' ' | tr '\n' ' '; echo
+        grep -E "FAILED|ABORTED" "$out/tests-$m.log" | head -20
+        [ $trc -eq 0 ] || rc=1
+      done
+      cat "$out"/tests-*.log > "$out/tests.log" ;;
     sanitizer)
       for tool in ${SANITIZER_TOOLS:-memcheck}; do
         log="$out/sanitizer-$tool.log"
-        compute-sanitizer --tool "$tool" --log-file "$log" --print-limit 50 \
+ timeout "${SANITIZER_TIMEOUT:-300}" compute-sanitizer --tool "$tool" --log-file "$log" --print-limit 50 \
           "$java" $jopts -jar "$launcher" execute --class-path "$cp_libs$cp_tests" --scan-class-path "${cp_tests%:}" \
-          --include-classname '.*(Test|Tests|Properties)$' --include-tag gpu --exclude-tag expected-api-error --reports-dir "$out/reports-sanitizer-$tool" --details=summary --disable-banner > "$out/sanitizer-$tool.out" 2>&1
+          --config=junit.jupiter.execution.timeout.default=180s --include-classname '.*(Test|Tests|Properties)$' --include-tag gpu --exclude-tag expected-api-error --reports-dir "$out/reports-sanitizer-$tool" --details=summary --disable-banner > "$out/sanitizer-$tool.out" 2>&1
         src=$?
         # memcheck/initcheck/synccheck print "ERROR SUMMARY: N errors"; racecheck "RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)"
         errs=$( (grep -Eo "ERROR SUMMARY: [0-9]+" "$log"; grep -Eo "\([0-9]+ errors" "$log") | tail -1 | grep -Eo "[0-9]+" || echo "?")
@@ -43,12 +53,12 @@ for step in $steps; do
         [ "$errs" = "0" ] || rc=1
       done ;;
     bench)
-      GAPFILL_COMMIT=$commit cli bench --out "$out/benchmarks" ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log" | grep -vE "^\s*$" | tail -60
+      GAPFILL_COMMIT=$commit timeout "${BENCH_TIMEOUT:-400}" "$java" $jopts -cp "$cp_libs" dev.gapfill.examples.GapfillCli bench --out "$out/benchmarks" ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log" | grep -vE "^\s*$" | tail -60
       [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
     *) echo "unknown step $step"; rc=2 ;;
   esac
 done
-if [ -n "$(ls "$out"/reports/*.xml 2>/dev/null)" ]; then
+if [ -n "$(find "$out/reports" -name '*.xml' 2>/dev/null | head -1)" ]; then
   cli validation-record --reports "$out/reports" --out "$out/validation" --commit "$commit" --dirty="$dirty" "${sanitizer_args[@]}" || rc=1
 fi
 exit $rc

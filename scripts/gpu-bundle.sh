@@ -16,7 +16,8 @@ rm -rf "$out"; mkdir -p "$out/lib" "$out/tests"
 ./mvnw -B -q $mvn_flags dependency:copy -Dartifact=org.junit.platform:junit-platform-console-standalone:1.11.3 \
   -DoutputDirectory="$root/$out/lib"
 rm -f "$out"/lib/junit-jupiter-*.jar "$out"/lib/junit-platform-commons-*.jar "$out"/lib/junit-platform-engine-*.jar \
-      "$out"/lib/opentest4j-*.jar "$out"/lib/apiguardian-*.jar
+      "$out"/lib/opentest4j-*.jar "$out"/lib/apiguardian-*.jar \
+      "$out"/lib/pdfbox-*.jar "$out"/lib/fontbox-*.jar "$out"/lib/graphics2d-*.jar "$out"/lib/commons-logging-*.jar  # XChart's PDF export: charts render off the GPU host
 for m in core cuda-native ops verify examples; do
   cp "$m"/target/gapfill-*-0.1.0-SNAPSHOT.jar "$out/lib/" 2>/dev/null || true
 done

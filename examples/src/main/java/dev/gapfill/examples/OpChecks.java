@@ -34,6 +34,8 @@ public final class OpChecks {
         l.add(new MoeRouteCheck());
         l.add(new Int8MmCheck());
         l.add(new BmmCheck());
+        l.add(new DepthwiseConv3x3Check());
+        l.add(new GqaDecodeCheck());
         // op checks register here, one line each
         return l;
     }

@@ -36,8 +36,14 @@ final class ValidationRecordCmd implements Callable<Integer> {
     @Override public Integer call() throws Exception {
         long run = 0, failed = 0, skipped = 0;
         Map<String, Object> skippedReasons = new LinkedHashMap<>();
-        File[] files = reports.toFile().listFiles((d, n) -> n.endsWith(".xml"));
-        if (files != null) {
+        List<File> files = new java.util.ArrayList<>();
+        if (java.nio.file.Files.isDirectory(reports)) {
+            try (java.util.stream.Stream<Path> w = java.nio.file.Files.walk(reports)) {
+                w.filter(p -> p.toString().endsWith(".xml")).sorted().forEach(p -> files.add(p.toFile()));
+            }
+        }
+        java.util.List<String> failures = new java.util.ArrayList<>();
+        {
             for (File f : files) {
                 Document doc = DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(f);
                 NodeList cases = doc.getElementsByTagName("testcase");
@@ -46,6 +52,7 @@ final class ValidationRecordCmd implements Callable<Integer> {
                     run++;
                     if (c.getElementsByTagName("failure").getLength() > 0 || c.getElementsByTagName("error").getLength() > 0) {
                         failed++;
+                        failures.add(c.getAttribute("classname") + "." + c.getAttribute("name"));
                     } else if (c.getElementsByTagName("skipped").getLength() > 0) {
                         skipped++;
                         Element s = (Element) c.getElementsByTagName("skipped").item(0);
@@ -81,6 +88,8 @@ final class ValidationRecordCmd implements Callable<Integer> {
         tests.put("failed", failed);
         tests.put("skipped", skipped);
         rec.put("tests", tests);
+        rec.put("failed_tests", failures);
+        rec.put("suites", files.stream().map(f -> f.getParentFile().getName()).distinct().toList());
         if (!skippedReasons.isEmpty()) {
             rec.put("skipped_tests", skippedReasons);
         }

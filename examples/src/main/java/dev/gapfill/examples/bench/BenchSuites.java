@@ -13,6 +13,8 @@ public final class BenchSuites {
         s.add(new MoeRouteBench());
         s.add(new Int8MmBench());
         s.add(new BmmBench());
+        s.add(new DepthwiseConv3x3Bench());
+        s.add(new GqaDecodeBench());
         // op suites register here, one line each
         return s;
     }
