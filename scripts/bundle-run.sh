@@ -40,10 +40,12 @@ for step in $steps; do
       done
       cat "$out"/tests-*.log > "$out/tests.log" ;;
     sanitizer)
+      # SANITIZER_SCOPE: test modules to run under the sanitizer (default: all)
+      san_scope=$(for m in ${SANITIZER_SCOPE:-$(ls "$here/tests")}; do printf '%s:' "$here/tests/$m"; done); san_scope=${san_scope%:}
       for tool in ${SANITIZER_TOOLS:-memcheck}; do
         log="$out/sanitizer-$tool.log"
  timeout "${SANITIZER_TIMEOUT:-300}" compute-sanitizer --tool "$tool" --log-file "$log" --print-limit 50 \
-          "$java" $jopts -jar "$launcher" execute --class-path "$cp_libs$cp_tests" --scan-class-path "${cp_tests%:}" \
+          "$java" $jopts -jar "$launcher" execute --class-path "$cp_libs$cp_tests" --scan-class-path "$san_scope" \
           --config=junit.jupiter.execution.timeout.default=180s --include-classname '.*(Test|Tests|Properties)$' --include-tag gpu --exclude-tag expected-api-error --reports-dir "$out/reports-sanitizer-$tool" --details=summary --disable-banner > "$out/sanitizer-$tool.out" 2>&1
         src=$?
         # memcheck/initcheck/synccheck print "ERROR SUMMARY: N errors"; racecheck "RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)"
