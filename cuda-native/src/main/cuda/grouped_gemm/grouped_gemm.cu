@@ -15,10 +15,16 @@
 //   (per-row scale, SwiGLU over the two halves of N) on the fp32 accumulators, one rounding at the store.
 //   With SwiGLU a CTA loads gate columns [n0, n0 + BN/2) and up columns [I + n0, I + n0 + BN/2), so each
 //   thread holds matching gate and up accumulators.
-// Variants: m16 (BM 16, BN 64, 4 warps 1x4, 4 stages: decode, ≤ 16 rows per expert), m32 (BM 32, BN 64,
-//   1x4, 4 stages), m64 (BM 64, BN 128, 2x2, 3 stages: prefill).
+// Variants: m16 (BM 16, BN 64, 4 warps 1x4, 4 stages, 4 CTAs/SM: few tiles, i.e. decode on few active
+//   experts) and m64 (BM 64, BN 128, 2x2, 3 stages, 2 CTAs/SM: everything else). An m32 (BM 32, BN 64)
+//   variant measured at commit 69d1975 was never faster than the better of these two (dev/grouped_gemm/).
 // Floor: max(bytes(active experts' W + X rows read + Y written) / copy bandwidth, 2·T_total·K·N / bf16 rate).
-// Measured: not yet measured.
+// Measured (H100 SXM, bf16, kn, commit 69d1975, dev/grouped_gemm/h100-69d1975.txt; floor with 3.0 TB/s, 700 TFLOP/s):
+//   E=64 top-8 H=2048 I=1024 gate-up: T=1 46 µs (49 % of floor), T=16 196 µs (76 %), T=128 219 µs (82 %),
+//   T=512 295 µs (62 %), T=2048 833 µs (24 %; the cuBLAS loop 794 µs). E=160 top-6 H=5120 I=1536 T=512:
+//   1880 µs (90 %). Per-expert cuBLAS loop: 1.1-2.2x slower for E >= 64, T <= 512. Loses to cuBLAS on the
+//   coarse E=8 I=14336 config at T=2048 (5045 vs 1969 µs: mma.sync without wgmma is ~4x off the bf16 rate)
+//   and at T=1 (199 vs 181 µs gate-up, 133 vs 101 µs down: too few tiles to cover the memory latency).
 // Limits (validated in Java): K % 8 == 0, N % 8 == 0 (with SwiGLU N/2 % 8 == 0), 16-byte aligned X, W,
 //   Y; T_total·max(K, N) < 2^31; G ≤ 4096 (the prefix sum lives in shared memory). Offsets are clamped to
 //   [0, T_total] and gather entries outside [0, rows of X) read zeros, so malformed device data cannot make
@@ -294,5 +300,4 @@ __device__ __forceinline__ void grouped_gemm_body(const T* __restrict__ X, const
     GG_LAYOUTS(CFG, __nv_bfloat16, bf16, BM, BN, WM, WN, ST, MINB)
 
 GG_CONFIG(m16, 16, 64, 1, 4, 4, 4)
-GG_CONFIG(m32, 32, 64, 1, 4, 4, 4)
 GG_CONFIG(m64, 64, 128, 2, 2, 3, 2)

@@ -3,6 +3,9 @@
 //   gg_epilogue_<dt>: Y[r, j] = s_r · silu(A[r, j]) · A[r, I + j]   (SwiGLU, I = N/2)   or   s_r · A[r, j]
 //                     from the fp32 GEMM result A [T_total, N], one rounding to the output dtype — the same
 //                     fp32 formula as the custom kernel's epilogue, so both paths share one error bound.
+//   gg_epilogue_<dt>_from_<dt>: the same from a GEMM result already rounded to the dtype (A in the input
+//                     dtype): cublasGemmGroupedBatchedEx returns CUBLAS_STATUS_NOT_SUPPORTED (15) for fp32 C with
+//                     f16/bf16 A and B (H100, cuBLAS 13, measured at 69d1975), so that path rounds twice.
 // Regime: bandwidth-bound passes, any K and N. Floor: bytes read + written over copy bandwidth.
 // Measured: not yet measured. Limits: T_total·max(K, N) < 2^31 (validated in Java).
 #include "gapfill_types.cuh"
@@ -37,16 +40,16 @@ __device__ __forceinline__ void gather_body(const T* __restrict__ X, const int* 
     }
 }
 
-template <typename T>
-__device__ __forceinline__ void epilogue_body(const float* __restrict__ A, const float* __restrict__ scale, T* __restrict__ Y,
+template <typename TA, typename T>
+__device__ __forceinline__ void epilogue_body(const TA* __restrict__ A, const float* __restrict__ scale, T* __restrict__ Y,
                                               int T_total, int N, int swiglu) {
     const int n_out = swiglu ? N / 2 : N;
     const int stride = gridDim.x * blockDim.x;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < T_total * n_out; i += stride) {
         const int r = i / n_out, j = i % n_out;
-        const float* a = A + (size_t)r * N;
+        const TA* a = A + (size_t)r * N;
         const float s = scale != nullptr ? scale[r] : 1.0f;
-        const float v = swiglu ? gg::silu(a[j]) * a[n_out + j] * s : a[j] * s;
+        const float v = swiglu ? gg::silu(to_float(a[j])) * to_float(a[n_out + j]) * s : to_float(a[j]) * s;
         Y[i] = from_float<T>(v);
     }
 }
@@ -63,5 +66,13 @@ extern "C" __global__ void gg_epilogue_f16(const float* A, const float* scale, _
 }
 extern "C" __global__ void gg_epilogue_bf16(const float* A, const float* scale, __nv_bfloat16* Y, int T_total, int N,
                                             int swiglu) {
+    epilogue_body(A, scale, Y, T_total, N, swiglu);
+}
+extern "C" __global__ void gg_epilogue_f16_from_f16(const __half* A, const float* scale, __half* Y, int T_total, int N,
+                                                    int swiglu) {
+    epilogue_body(A, scale, Y, T_total, N, swiglu);
+}
+extern "C" __global__ void gg_epilogue_bf16_from_bf16(const __nv_bfloat16* A, const float* scale, __nv_bfloat16* Y,
+                                                      int T_total, int N, int swiglu) {
     epilogue_body(A, scale, Y, T_total, N, swiglu);
 }
