@@ -282,22 +282,25 @@ __device__ __forceinline__ void grouped_gemm_body(const T* __restrict__ X, const
 
 }  // namespace
 
-// Shared memory of a launch = tiles (per config, reported by gg_smem_bytes in the Java heuristics) +
-// 4·(G + 1 + BM) bytes of schedule and row table. Symbols: gg_<m16|m32|m64>_<f16|bf16>_<kn|nk>_<plain|swiglu>.
-#define GG_KERNEL(NAME, T, BM, BN, WM, WN, ST, NK, SW, MINB)                                                                    \
-    extern "C" __global__ void __launch_bounds__(32 * WM * WN, MINB) NAME(const T* X, const T* W, T* Y, const int* offsets,      \
-                                                                    const int* gather, const float* scale, int G,          \
-                                                                    int T_total, int X_rows, int K, int N) {               \
-        grouped_gemm_body<T, Config<BM, BN, WM, WN, ST, NK, SW>>(X, W, Y, offsets, gather, scale, G, T_total, X_rows, K, N); \
+// Shared memory of a launch = the pipeline stages of the config + 4·(G + 1 + BM) bytes of schedule and row
+// table (GroupedGemmHeuristics.Variant.smemBytes mirrors it). Block: 128 threads. Symbols:
+// gg_<m16|m64>_<f16|bf16>_<kn|nk>_<plain|swiglu>. MINB (CTAs per SM) caps registers at 65536 / (128·MINB).
+#define GG_KERNEL(NAME, T, BM, BN, WM, WN, ST, NK, SW, MINB)                                                      \
+    extern "C" __global__ void __launch_bounds__(32 * WM * WN, MINB)                                              \
+        NAME(const T* X, const T* W, T* Y, const int* offsets, const int* gather, const float* scale, int G,      \
+             int T_total, int X_rows, int K, int N) {                                                             \
+        grouped_gemm_body<T, Config<BM, BN, WM, WN, ST, NK, SW>>(X, W, Y, offsets, gather, scale, G, T_total,     \
+                                                                 X_rows, K, N);                                   \
     }
-#define GG_LAYOUTS(CFG, T, TN, BM, BN, WM, WN, ST, MINB)                           \
-    GG_KERNEL(gg_##CFG##_##TN##_kn_plain, T, BM, BN, WM, WN, ST, false, false, MINB) \
-    GG_KERNEL(gg_##CFG##_##TN##_kn_swiglu, T, BM, BN, WM, WN, ST, false, true, MINB) \
-    GG_KERNEL(gg_##CFG##_##TN##_nk_plain, T, BM, BN, WM, WN, ST, true, false, MINB)  \
+#define GG_LAYOUTS(CFG, T, TN, BM, BN, WM, WN, ST, MINB)                                 \
+    GG_KERNEL(gg_##CFG##_##TN##_kn_plain, T, BM, BN, WM, WN, ST, false, false, MINB)  \
+    GG_KERNEL(gg_##CFG##_##TN##_kn_swiglu, T, BM, BN, WM, WN, ST, false, true, MINB)  \
+    GG_KERNEL(gg_##CFG##_##TN##_nk_plain, T, BM, BN, WM, WN, ST, true, false, MINB)   \
     GG_KERNEL(gg_##CFG##_##TN##_nk_swiglu, T, BM, BN, WM, WN, ST, true, true, MINB)
-#define GG_CONFIG(CFG, BM, BN, WM, WN, ST, MINB)                      \
-    GG_LAYOUTS(CFG, __half, f16, BM, BN, WM, WN, ST, MINB)            \
+#define GG_CONFIG(CFG, BM, BN, WM, WN, ST, MINB)                    \
+    GG_LAYOUTS(CFG, __half, f16, BM, BN, WM, WN, ST, MINB)          \
     GG_LAYOUTS(CFG, __nv_bfloat16, bf16, BM, BN, WM, WN, ST, MINB)
 
+//         name BM  BN   warps  stages CTAs/SM
 GG_CONFIG(m16, 16, 64, 1, 4, 4, 4)
 GG_CONFIG(m64, 64, 128, 2, 2, 3, 2)
