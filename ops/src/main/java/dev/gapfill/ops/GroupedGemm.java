@@ -1,0 +1,510 @@
+package dev.gapfill.ops;
+
+import dev.gapfill.core.ArgumentException;
+import dev.gapfill.core.Checks;
+import dev.gapfill.core.CudaDevice;
+import dev.gapfill.core.DType;
+import dev.gapfill.core.DeviceInfo;
+import dev.gapfill.core.DevicePointer;
+import dev.gapfill.core.Gpu;
+import dev.gapfill.core.KernelArgs;
+import dev.gapfill.core.KernelModule;
+import dev.gapfill.core.Stream;
+import dev.gapfill.core.Tensor;
+import dev.gapfill.core.UnsupportedShapeException;
+import dev.gapfill.core.VendorHandles;
+import dev.gapfill.ops.reference.GroupedGemmReference;
+import org.bytedeco.cuda.cublas.cublasContext;
+import org.bytedeco.cuda.global.cublas;
+import org.bytedeco.cuda.global.cudart;
+import org.bytedeco.javacpp.FloatPointer;
+import org.bytedeco.javacpp.IntPointer;
+import org.bytedeco.javacpp.LongPointer;
+import org.bytedeco.javacpp.PointerPointer;
+
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * Grouped GEMM for mixture-of-experts layers: every expert's GEMM in one call.
+ *
+ * <p>{@code Y[r, :] = epi_r(X[src(r), :] · W[g])} for every row r of group g, {@code offsets[g] <= r < offsets[g+1]};
+ * {@code src(r) = gather[r]} with a gather index, else r; {@code epi_r(a) = s_r · a}, or with SwiGLU
+ * {@code epi_r(a)[j] = s_r · silu(a[j]) · a[I + j]} (I = N/2), s_r = rowScale[r] or 1.
+ *
+ * <p>Dimensions: G groups (experts); T_total rows of the grouped problem (= gather length with a gather
+ * index, else rows of X); K reduction; N columns of W (2·I with SwiGLU). Tensors:
+ * <ul>
+ *   <li>x: [T_x, K] F16 or BF16, contiguous (T_x = T_total without gather);</li>
+ *   <li>w: [G, K, N] ({@link WeightLayout#KN}, N-contiguous) or [G, N, K] ({@link WeightLayout#NK}, K-contiguous), x's dtype;</li>
+ *   <li>offsets: I32 [G + 1] ON THE DEVICE of the other tensors, monotonic, offsets[0] = 0, offsets[G] = T_total;
+ *       empty groups allowed. Not validated on the host (that would need a synchronisation) unless
+ *       {@code -Dgapfill.debug.checkOffsets=true}; the custom kernel clamps them into [0, T_total] so bad values
+ *       cannot make it touch memory out of bounds;</li>
+ *   <li>gather (option): I32 [T_total], values in [0, T_x) (rows outside read zeros; checked in debug mode);</li>
+ *   <li>rowScale (option): F32 [T_total];</li>
+ *   <li>out: [T_total, N] or [T_total, N/2] with SwiGLU, x's dtype, contiguous.</li>
+ * </ul>
+ * Accumulation in fp32, epilogue in fp32, one rounding to the output dtype (the grouped-batched vendor peer
+ * rounds the GEMM result once more before its epilogue, because cuBLAS refuses an fp32 C there).
+ *
+ * <p>Backends: CUSTOM is one persistent kernel that schedules its tiles from {@code offsets} on the device:
+ * no host synchronisation, capturable in a CUDA graph. VENDOR copies {@code offsets} to the host (a stream
+ * synchronisation, so it cannot run under graph capture) and calls cuBLAS once per non-empty group
+ * ({@link VendorPath#LOOP}) or once for all ({@link VendorPath#GROUPED_BATCHED}), with separate gather and
+ * epilogue passes. AUTO follows {@link GroupedGemmHeuristics}; under graph capture AUTO always runs CUSTOM.
+ * Tensors on the CPU run {@link GroupedGemmReference}.
+ *
+ * @see GroupedGemmHeuristics
+ */
+public final class GroupedGemm {
+    private static final Set<DType> DTYPES = EnumSet.of(DType.F16, DType.BF16);
+    private static final KernelModule KERNELS = KernelModule.of("grouped_gemm/grouped_gemm");
+    private static final KernelModule PASSES = KernelModule.of("grouped_gemm/vendor_passes");
+    /** System property: copy offsets (and gather) to the host and validate them before every GPU call (synchronises). */
+    public static final String DEBUG_CHECK_OFFSETS = "gapfill.debug.checkOffsets";
+    private static final int THREADS = 128;
+
+    private GroupedGemm() {}
+
+    /** How W's matrices are stored. */
+    public enum WeightLayout {
+        /** W [G, K, N], N contiguous (x · W directly). */
+        KN,
+        /** W [G, N, K], K contiguous (the nn.Linear weight layout, x · Wᵀ). */
+        NK
+    }
+
+    /** Which cuBLAS formulation the VENDOR backend uses. */
+    public enum VendorPath {
+        /** cublasGemmEx per non-empty group (fp32 C when an epilogue follows). The VENDOR default. */
+        LOOP,
+        /** One cublasGemmGroupedBatchedEx call (C in the input dtype; cuBLAS ≥ 12.5). A peer, for comparison. */
+        GROUPED_BATCHED
+    }
+
+    /**
+     * Options of one call.
+     *
+     * @param layout     weight layout (default KN)
+     * @param gather     I32 [T_total] row index into x, or null
+     * @param swiglu     fused SwiGLU over the two halves of N (gate first, up second)
+     * @param rowScale   F32 [T_total] per-row scale (router weight), or null
+     * @param backend    AUTO, VENDOR or CUSTOM (default AUTO)
+     * @param vendorPath cuBLAS formulation when VENDOR runs (default LOOP)
+     */
+    public record Options(WeightLayout layout, Tensor gather, boolean swiglu, Tensor rowScale, Backend backend, VendorPath vendorPath) {
+        public Options {
+            if (layout == null) {
+                throw new ArgumentException("layout", "KN or NK", "null");
+            }
+            if (backend == null || backend == Backend.REFERENCE) {
+                throw new ArgumentException("backend", "AUTO, VENDOR or CUSTOM", String.valueOf(backend));
+            }
+            if (vendorPath == null) {
+                throw new ArgumentException("vendorPath", "LOOP or GROUPED_BATCHED", "null");
+            }
+        }
+
+        /** KN weights, no gather, no epilogue, AUTO. */
+        public static Options defaults() { return builder().build(); }
+
+        public static Builder builder() { return new Builder(); }
+
+        /** A copy with another backend. */
+        public Options withBackend(Backend b) { return new Options(layout, gather, swiglu, rowScale, b, vendorPath); }
+
+        /** Builder of {@link Options}. */
+        public static final class Builder {
+            private WeightLayout layout = WeightLayout.KN;
+            private Tensor gather;
+            private boolean swiglu;
+            private Tensor rowScale;
+            private Backend backend = Backend.AUTO;
+            private VendorPath vendorPath = VendorPath.LOOP;
+
+            public Builder layout(WeightLayout l) { layout = l; return this; }
+
+            public Builder gather(Tensor g) { gather = g; return this; }
+
+            public Builder swiglu(boolean on) { swiglu = on; return this; }
+
+            public Builder rowScale(Tensor s) { rowScale = s; return this; }
+
+            public Builder backend(Backend b) { backend = b; return this; }
+
+            public Builder vendorPath(VendorPath p) { vendorPath = p; return this; }
+
+            public Options build() { return new Options(layout, gather, swiglu, rowScale, backend, vendorPath); }
+        }
+    }
+
+    /** A validated call's dimensions. */
+    record Dims(int groups, int tTotal, int xRows, int k, int n, int nOut) {}
+
+    /** Y into a new tensor on the per-thread stream. */
+    public static Tensor run(Tensor x, Tensor w, Tensor offsets, Options o) {
+        Dims d = validate(x, w, offsets, o, null);
+        Tensor out = Tensor.empty(x.device(), x.dtype(), d.tTotal(), d.nOut());
+        try {
+            run(x, w, offsets, o, out, null);
+        } catch (RuntimeException e) {
+            out.close();
+            throw e;
+        }
+        return out;
+    }
+
+    /**
+     * Y into {@code out} on {@code stream} (null: the per-thread stream).
+     *
+     * @throws ArgumentException         on a closed tensor, wrong rank/shape/dtype/device, non-contiguous or misaligned tensor,
+     *                                   or VENDOR requested under CUDA-graph capture
+     * @throws UnsupportedShapeException CUSTOM requested for a shape the kernel does not take (K % 8, N % 8, G > 4096, sm &lt; 80)
+     */
+    public static void run(Tensor x, Tensor w, Tensor offsets, Options o, Tensor out, Stream stream) {
+        Dims d = validate(x, w, offsets, o, out);
+        if (x.device().isCpu()) {
+            GroupedGemmReference.run(x, w, offsets, o, out);
+            return;
+        }
+        Stream s = OpStreams.pick(x.device(), stream);
+        Decision dec = decide(x, w, offsets, o, d);
+        if (dec.backend() == Backend.VENDOR && isCapturing(s)) {
+            if (Backend.resolve(o.backend()) == Backend.VENDOR) {
+                throw new ArgumentException("backend", "CUSTOM or AUTO while the stream is being captured into a CUDA graph "
+                        + "(the vendor paths copy offsets to the host)", "VENDOR");
+            }
+            String why = customUnsupported(x, w, o, d);
+            if (why != null) {
+                throw new UnsupportedShapeException("x/w", "a shape the custom kernel takes (the only capturable path): " + why,
+                        Arrays.toString(w.shape()));
+            }
+            dec = new Decision(Backend.CUSTOM, GroupedGemmHeuristics.variant(shape(x, o, d), info(x)).id(), "graph capture: the custom path is the capturable one");
+        }
+        if (Boolean.getBoolean(DEBUG_CHECK_OFFSETS)) {
+            checkOnHost(offsets, o.gather(), d, s);
+        }
+        if (dec.backend() == Backend.CUSTOM) {
+            if (dec.variant().equals("unsupported")) {
+                throw new UnsupportedShapeException("x/w", "a shape the custom kernel takes: " + dec.reason(), Arrays.toString(w.shape()));
+            }
+            runCustom(x, w, offsets, o, out, s, d, GroupedGemmHeuristics.Variant.valueOf(dec.variant().toUpperCase(Locale.ROOT)));
+        } else {
+            runVendor(x, w, offsets, o, out, s, d);
+        }
+        OpStreams.record(s, x, w, offsets, o.gather(), o.rowScale(), out);
+    }
+
+    /**
+     * What {@link #run} would do for these tensors, without running it (validates the arguments; {@code out} may be null).
+     * CPU tensors give {@link Decision#reference()}.
+     */
+    public static Decision decide(Tensor x, Tensor w, Tensor offsets, Options o) {
+        Dims d = validate(x, w, offsets, o, null);
+        if (x.device().isCpu()) {
+            return Decision.reference();
+        }
+        return decide(x, w, offsets, o, d);
+    }
+
+    private static Decision decide(Tensor x, Tensor w, Tensor offsets, Options o, Dims d) {
+        Backend requested = Backend.resolve(o.backend());
+        DeviceInfo info = info(x);
+        GroupedGemmHeuristics.Shape shape = shape(x, o, d);
+        String misaligned = misaligned(x, w, o);
+        if (misaligned != null && requested != Backend.VENDOR) {
+            if (requested == Backend.CUSTOM) {
+                return new Decision(Backend.CUSTOM, "unsupported", misaligned);
+            }
+            return new Decision(Backend.VENDOR, o.vendorPath() == VendorPath.LOOP ? "cublas_loop" : "cublas_grouped",
+                    "custom kernel needs " + misaligned);
+        }
+        Decision dec = GroupedGemmHeuristics.decide(shape, info, requested);
+        if (dec.backend() == Backend.VENDOR && o.vendorPath() == VendorPath.GROUPED_BATCHED) {
+            return new Decision(Backend.VENDOR, "cublas_grouped", dec.reason() + "; grouped-batched requested");
+        }
+        return dec;
+    }
+
+    private static DeviceInfo info(Tensor x) { return Gpu.device(x.device()).info(); }
+
+    static GroupedGemmHeuristics.Shape shape(Tensor x, Options o, Dims d) {
+        return new GroupedGemmHeuristics.Shape(d.groups(), d.tTotal(), d.k(), d.n(), o.swiglu(), x.dtype(), o.layout());
+    }
+
+    private static String customUnsupported(Tensor x, Tensor w, Options o, Dims d) {
+        String why = GroupedGemmHeuristics.customUnsupported(shape(x, o, d), info(x));
+        return why != null ? why : misaligned(x, w, o);
+    }
+
+    private static String misaligned(Tensor x, Tensor w, Options o) {
+        for (Tensor t : new Tensor[] {x, w}) {
+            if (t.address() % 16 != 0) {
+                return "16-byte aligned x and w (cp.async); got 0x" + Long.toHexString(t.address());
+            }
+        }
+        return null;
+    }
+
+    // ------------------------------------------------------------------ validation
+
+    static Dims validate(Tensor x, Tensor w, Tensor offsets, Options o, Tensor out) {
+        if (o == null) {
+            throw new ArgumentException("options", "an Options (GroupedGemm.Options.defaults())", "null");
+        }
+        Checks.open("x", x);
+        Checks.open("w", w);
+        Checks.open("offsets", offsets);
+        Checks.rank("x", x, 2);
+        Checks.dtype("x", x, DTYPES);
+        Checks.contiguous("x", x);
+        Checks.rank("w", w, 3);
+        Checks.dtype("w", w, x.dtype());
+        Checks.contiguous("w", w);
+        Checks.sameDevice("w", w, x.device());
+        long k = x.dim(1);
+        long g = w.dim(0);
+        long n = o.layout() == WeightLayout.KN ? w.dim(2) : w.dim(1);
+        String legend = o.layout() == WeightLayout.KN ? "G, K, N" : "G, N, K";
+        Checks.shape("w", w, legend, o.layout() == WeightLayout.KN ? new long[] {-1, k, -1} : new long[] {-1, -1, k});
+        Checks.rank("offsets", offsets, 1);
+        Checks.dtype("offsets", offsets, DType.I32);
+        Checks.contiguous("offsets", offsets);
+        Checks.sameDevice("offsets", offsets, x.device());
+        Checks.shape("offsets", offsets, "G + 1", g + 1);
+        long tTotal = x.dim(0);
+        Tensor gather = o.gather();
+        if (gather != null) {
+            Checks.open("gather", gather);
+            Checks.rank("gather", gather, 1);
+            Checks.dtype("gather", gather, DType.I32);
+            Checks.contiguous("gather", gather);
+            Checks.sameDevice("gather", gather, x.device());
+            tTotal = gather.dim(0);
+        }
+        if (o.swiglu() && n % 2 != 0) {
+            throw new ArgumentException("w", "an even N with SwiGLU (gate and up halves)", "N = " + n);
+        }
+        long nOut = o.swiglu() ? n / 2 : n;
+        Tensor scale = o.rowScale();
+        if (scale != null) {
+            Checks.open("rowScale", scale);
+            Checks.dtype("rowScale", scale, DType.F32);
+            Checks.contiguous("rowScale", scale);
+            Checks.sameDevice("rowScale", scale, x.device());
+            Checks.shape("rowScale", scale, "T_total", tTotal);
+        }
+        if (out != null) {
+            Checks.open("out", out);
+            Checks.dtype("out", out, x.dtype());
+            Checks.contiguous("out", out);
+            Checks.sameDevice("out", out, x.device());
+            Checks.shape("out", out, o.swiglu() ? "T_total, N/2" : "T_total, N", tTotal, nOut);
+            if (out.device().isCuda() && out.address() % 4 != 0) {
+                throw new ArgumentException("out", "a device address aligned to 4 bytes (column pairs are stored together)",
+                        "0x" + Long.toHexString(out.address()));
+            }
+        }
+        long big = 1L << 31;
+        if (x.numel() >= big || tTotal * Math.max(k, n) >= big || k * n >= big || g + 1 >= big) {
+            throw new ArgumentException("x/w", "T_x·K, T_total·K, T_total·N and K·N below 2^31 (32-bit row indexing)",
+                    "T_x=" + x.dim(0) + " T_total=" + tTotal + " K=" + k + " N=" + n);
+        }
+        return new Dims((int) g, (int) tTotal, (int) x.dim(0), (int) k, (int) n, (int) nOut);
+    }
+
+    /** Debug mode: offsets and gather copied to the host and checked (synchronises {@code s}). */
+    private static void checkOnHost(Tensor offsets, Tensor gather, Dims d, Stream s) {
+        int[] off = copyToHost(offsets, d.groups() + 1, s);
+        checkOffsets(off, d.tTotal());
+        if (gather != null) {
+            int[] gi = copyToHost(gather, d.tTotal(), s);
+            for (int r = 0; r < gi.length; r++) {
+                if (gi[r] < 0 || gi[r] >= d.xRows()) {
+                    throw new ArgumentException("gather", "row indices in [0, " + d.xRows() + ")", "gather[" + r + "] = " + gi[r]);
+                }
+            }
+        }
+    }
+
+    /** Offsets must be monotonic from 0 to T_total. */
+    public static void checkOffsets(int[] off, int tTotal) {
+        if (off[0] != 0) {
+            throw new ArgumentException("offsets", "offsets[0] = 0", "offsets[0] = " + off[0]);
+        }
+        for (int g = 0; g + 1 < off.length; g++) {
+            if (off[g + 1] < off[g]) {
+                throw new ArgumentException("offsets", "non-decreasing offsets", "offsets[" + g + "] = " + off[g] + " > offsets[" + (g + 1)
+                        + "] = " + off[g + 1]);
+            }
+        }
+        if (off[off.length - 1] != tTotal) {
+            throw new ArgumentException("offsets", "offsets[G] = T_total = " + tTotal, "offsets[G] = " + off[off.length - 1]);
+        }
+    }
+
+    private static int[] copyToHost(Tensor t, int count, Stream s) {
+        CudaDevice cd = s.cudaDevice();
+        try (IntPointer host = new IntPointer(count)) {
+            cd.check(cudart.cudaMemcpyAsync(host, new DevicePointer(t.address()), 4L * count, cudart.cudaMemcpyDeviceToHost, s.handle()),
+                    "cudaMemcpyAsync(D2H, " + 4L * count + " bytes)");
+            s.synchronize();
+            int[] a = new int[count];
+            host.get(a);
+            return a;
+        }
+    }
+
+    private static boolean isCapturing(Stream s) {
+        try (IntPointer status = new IntPointer(1)) {
+            s.cudaDevice().check(cudart.cudaStreamIsCapturing(s.handle(), status), "cudaStreamIsCapturing");
+            return status.get() != cudart.cudaStreamCaptureStatusNone;
+        }
+    }
+
+    private static String dt(DType t) { return t == DType.F16 ? "f16" : "bf16"; }
+
+    // ------------------------------------------------------------------ custom
+
+    private static void runCustom(Tensor x, Tensor w, Tensor offsets, Options o, Tensor out, Stream s, Dims d,
+                                  GroupedGemmHeuristics.Variant v) {
+        DeviceInfo info = s.cudaDevice().info();
+        GroupedGemmHeuristics.Shape shape = shape(x, o, d);
+        int smem = v.smemBytes(o.layout(), d.groups());
+        int grid = GroupedGemmHeuristics.grid(shape, v, info);
+        String symbol = "gg_" + v.id() + "_" + dt(x.dtype()) + "_" + o.layout().name().toLowerCase(Locale.ROOT) + "_"
+                + (o.swiglu() ? "swiglu" : "plain");
+        KERNELS.function(s.cudaDevice(), symbol).launch(s, grid, 1, 1, THREADS, 1, 1, smem,
+                KernelArgs.begin().ptr(x).ptr(w).ptr(out).ptr(offsets).ptr(o.gather()).ptr(o.rowScale())
+                        .i32(d.groups()).i32(d.tTotal()).i32(d.xRows()).i32(d.k()).i32(d.n()));
+    }
+
+    // ------------------------------------------------------------------ vendor
+
+    private static void runVendor(Tensor x, Tensor w, Tensor offsets, Options o, Tensor out, Stream s, Dims d) {
+        CudaDevice cd = s.cudaDevice();
+        int[] off = copyToHost(offsets, d.groups() + 1, s);  // the synchronisation this path needs
+        checkOffsets(off, d.tTotal());
+        boolean epi = o.swiglu() || o.rowScale() != null;
+        boolean grouped = o.vendorPath() == VendorPath.GROUPED_BATCHED;
+        boolean c32 = epi && !grouped;  // cublasGemmGroupedBatchedEx refuses fp32 C with 16-bit A/B (status 15)
+        int dtype = x.dtype() == DType.F16 ? cudart.CUDA_R_16F : cudart.CUDA_R_16BF;
+        int ctype = c32 ? cudart.CUDA_R_32F : dtype;
+        long cBytes = c32 ? 4 : x.dtype().bytes();
+        long eb = x.dtype().bytes();
+        int blocks = Math.max(1, cd.info().smCount() * 4);
+        Tensor xg = null;
+        Tensor acc = null;
+        try {
+            Tensor a = x;
+            if (o.gather() != null) {
+                xg = Tensor.empty(x.device(), x.dtype(), s, d.tTotal(), d.k());
+                PASSES.function(cd, "gg_gather_" + dt(x.dtype())).launch(s, blocks, 1, 1, 256, 1, 1, 0,
+                        KernelArgs.begin().ptr(x).ptr(o.gather()).ptr(xg).i32(d.tTotal()).i32(d.xRows()).i32(d.k()));
+                a = xg;
+            }
+            Tensor c = out;
+            if (epi) {
+                acc = Tensor.empty(x.device(), c32 ? DType.F32 : x.dtype(), s, d.tTotal(), d.n());
+                c = acc;
+            }
+            // Column-major view: C (N × rows) = op(W_g) (N × K) · X_g (K × rows).
+            int transA = o.layout() == WeightLayout.KN ? cublas.CUBLAS_OP_N : cublas.CUBLAS_OP_T;
+            int lda = o.layout() == WeightLayout.KN ? d.n() : d.k();
+            long wStride = (long) d.k() * d.n() * eb;
+            cublasContext h = VendorHandles.cublas(s);
+            if (!grouped) {
+                try (FloatPointer one = new FloatPointer(1f); FloatPointer zero = new FloatPointer(0f)) {
+                    for (int g = 0; g < d.groups(); g++) {
+                        int rows = off[g + 1] - off[g];
+                        if (rows == 0) {
+                            continue;
+                        }
+                        VendorHandles.checkBlas(cd, cublas.cublasGemmEx(h, transA, cublas.CUBLAS_OP_N, d.n(), rows, d.k(), one,
+                                new DevicePointer(w.address() + g * wStride), dtype, lda,
+                                new DevicePointer(a.address() + (long) off[g] * d.k() * eb), dtype, d.k(), zero,
+                                new DevicePointer(c.address() + (long) off[g] * d.n() * cBytes), ctype, d.n(),
+                                cublas.CUBLAS_COMPUTE_32F, cublas.CUBLAS_GEMM_DEFAULT), "cublasGemmEx(group " + g + ")");
+                    }
+                }
+            } else {
+                groupedBatched(h, cd, s, x, w, a, c, off, d, transA, lda, dtype, ctype, cBytes);
+            }
+            if (epi) {
+                String sym = "gg_epilogue_" + dt(x.dtype()) + (c32 ? "" : "_from_" + dt(x.dtype()));
+                PASSES.function(cd, sym).launch(s, blocks, 1, 1, 256, 1, 1, 0, KernelArgs.begin().ptr(acc).ptr(o.rowScale()).ptr(out)
+                        .i32(d.tTotal()).i32(d.n()).i32(o.swiglu() ? 1 : 0));
+            }
+        } finally {
+            if (xg != null) {
+                xg.close();  // stream-ordered on s
+            }
+            if (acc != null) {
+                acc.close();
+            }
+        }
+    }
+
+    private static void groupedBatched(cublasContext h, CudaDevice cd, Stream s, Tensor x, Tensor w, Tensor a, Tensor c, int[] off,
+                                       Dims d, int transA, int lda, int dtype, int ctype, long cBytes) {
+        int gc = 0;
+        for (int g = 0; g < d.groups(); g++) {
+            gc += off[g + 1] > off[g] ? 1 : 0;
+        }
+        if (gc == 0) {
+            return;
+        }
+        long eb = x.dtype().bytes();
+        long wStride = (long) d.k() * d.n() * eb;
+        // One cuBLAS group per non-empty expert (group_size 1): m, n, k differ per expert.
+        try (IntPointer ta = new IntPointer(gc); IntPointer tb = new IntPointer(gc); IntPointer m = new IntPointer(gc);
+             IntPointer n = new IntPointer(gc); IntPointer k = new IntPointer(gc); IntPointer ldA = new IntPointer(gc);
+             IntPointer ldB = new IntPointer(gc); IntPointer ldC = new IntPointer(gc); IntPointer size = new IntPointer(gc);
+             FloatPointer alpha = new FloatPointer(gc); FloatPointer beta = new FloatPointer(gc);
+             LongPointer ptrs = new LongPointer(3L * gc)) {
+            int i = 0;
+            for (int g = 0; g < d.groups(); g++) {
+                int rows = off[g + 1] - off[g];
+                if (rows == 0) {
+                    continue;
+                }
+                ta.put(i, transA);
+                tb.put(i, cublas.CUBLAS_OP_N);
+                m.put(i, d.n());
+                n.put(i, rows);
+                k.put(i, d.k());
+                ldA.put(i, lda);
+                ldB.put(i, d.k());
+                ldC.put(i, d.n());
+                size.put(i, 1);
+                alpha.put(i, 1f);
+                beta.put(i, 0f);
+                ptrs.put(i, w.address() + g * wStride);
+                ptrs.put(gc + i, a.address() + (long) off[g] * d.k() * eb);
+                ptrs.put(2L * gc + i, c.address() + (long) off[g] * d.n() * cBytes);
+                i++;
+            }
+            // The pointer arrays must live in device memory.
+            try (Tensor devPtrs = Tensor.empty(x.device(), DType.I8, s, 24L * gc)) {
+                cd.check(cudart.cudaMemcpyAsync(new DevicePointer(devPtrs.address()), ptrs, 24L * gc, cudart.cudaMemcpyHostToDevice,
+                        s.handle()), "cudaMemcpyAsync(H2D, grouped GEMM pointer arrays)");
+                long base = devPtrs.address();
+                int st = cublas.cublasGemmGroupedBatchedEx(h, ta, tb, m, n, k, alpha,
+                        new PointerPointer<>(new DevicePointer(base)), dtype, ldA,
+                        new PointerPointer<>(new DevicePointer(base + 8L * gc)), dtype, ldB, beta,
+                        new PointerPointer<>(new DevicePointer(base + 16L * gc)), ctype, ldC, gc, size, cublas.CUBLAS_COMPUTE_32F);
+                VendorHandles.checkBlas(cd, st, "cublasGemmGroupedBatchedEx(" + gc + " groups)");
+                s.synchronize();  // the host arrays above are freed when this block ends
+            }
+        }
+    }
+
+    /** Output shape for these inputs: [T_total, N] or [T_total, N/2] with SwiGLU. */
+    public static long[] outputShape(Tensor x, Tensor w, Tensor offsets, Options o) {
+        Dims d = validate(x, w, offsets, o, null);
+        return new long[] {d.tTotal(), d.nOut()};
+    }
+}

@@ -1,0 +1,78 @@
+package dev.gapfill.verify;
+
+import dev.gapfill.core.DType;
+import dev.gapfill.core.Device;
+import dev.gapfill.core.Tensor;
+import dev.gapfill.ops.Backend;
+import dev.gapfill.ops.GroupedGemm;
+import dev.gapfill.ops.reference.GroupedGemmReference;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+
+/**
+ * The grouped GEMM's verification policy as API: {@link #verify} compares any result with the fp64 reference
+ * ({@code Tolerance.accumulation(dtype, K, 2)} carried through the SwiGLU / row-scale epilogue by
+ * {@link GroupedGemmReference.Result#errorScale}); {@link #problems()} generates MoE-like problem descriptions
+ * for downstream property tests.
+ */
+public final class GroupedGemmVerification {
+    private GroupedGemmVerification() {}
+
+    /**
+     * A random grouped GEMM problem: G groups over T_total rows (about a third of the groups empty), K, N, and
+     * the options; {@code seed} drives the data and the routing.
+     */
+    public record Problem(int groups, int rows, int k, int n, DType dtype, GroupedGemm.WeightLayout layout, boolean swiglu,
+                          boolean gather, boolean rowScale, long seed) {}
+
+    /**
+     * Problems the custom kernel takes (K % 8 == 0, N % 16 == 0), including G = 1, T_total = 1, K and N off the
+     * 64-wide tiles; rows up to 300, K up to 256, N up to 256.
+     */
+    public static Arbitrary<Problem> problems() {
+        Arbitrary<Integer> groups = Arbitraries.integers().between(1, 16);
+        Arbitrary<Integer> rows = Arbitraries.integers().between(1, 300);
+        Arbitrary<Integer> k = Arbitraries.integers().between(1, 32).map(v -> 8 * v);
+        Arbitrary<Integer> n = Arbitraries.integers().between(1, 16).map(v -> 16 * v);
+        Arbitrary<DType> dt = Arbitraries.of(DType.F16, DType.BF16);
+        Arbitrary<GroupedGemm.WeightLayout> layout = Arbitraries.of(GroupedGemm.WeightLayout.class);
+        Arbitrary<Boolean> flag = Arbitraries.of(true, false);
+        Arbitrary<Long> seed = Arbitraries.longs();
+        return Combinators.combine(groups, rows, k, n, dt, layout, flag, flag).flatAs((g, r, kk, nn, d, l, sw, ga) ->
+                Combinators.combine(flag, seed).as((sc, s) -> new Problem(g, r, kk, nn, d, l, sw, ga, sc, s)));
+    }
+
+    /**
+     * Compares {@code out} (any device) with the reference of {@code GroupedGemm.run(x, w, offsets, o, out, ...)};
+     * copies every input to the host (synchronises). {@code o}'s backend and vendor path decide whether the
+     * result was rounded to the dtype before its epilogue (VENDOR with GROUPED_BATCHED and an epilogue).
+     */
+    public static Verdict verify(Tensor x, Tensor w, Tensor offsets, GroupedGemm.Options o, Tensor out) {
+        try (Tensor hx = x.to(Device.CPU); Tensor hw = w.to(Device.CPU)) {
+            int[] off = offsets.device().isCpu() ? ints(offsets) : offsets.toIntArray();
+            int[] gather = o.gather() == null ? null : o.gather().device().isCpu() ? ints(o.gather()) : o.gather().toIntArray();
+            double[] scale = null;
+            if (o.rowScale() != null) {
+                float[] f = o.rowScale().toFloatArray();
+                scale = new double[f.length];
+                for (int i = 0; i < f.length; i++) {
+                    scale[i] = f[i];
+                }
+            }
+            GroupedGemmReference.Result ref = GroupedGemmReference.compute(hx, hw, off, o.layout(), gather, o.swiglu(), scale);
+            boolean rounded = Backend.resolve(o.backend()) == Backend.VENDOR && o.vendorPath() == GroupedGemm.VendorPath.GROUPED_BATCHED
+                    && (o.swiglu() || o.rowScale() != null);
+            Tolerance tol = Tolerance.accumulation(out.dtype(), hx.dim(1), 2);
+            return Verifier.compare(out, ref.value(), ref.errorScale(tol.accTerm(), out.dtype(), rounded), tol, "reference");
+        }
+    }
+
+    private static int[] ints(Tensor t) {
+        int[] v = new int[(int) t.numel()];
+        for (int i = 0; i < v.length; i++) {
+            v[i] = (int) t.getDouble(i);
+        }
+        return v;
+    }
+}
