@@ -49,7 +49,8 @@ for step in $steps; do
           --config=junit.jupiter.execution.timeout.default=180s --include-classname '.*(Test|Tests|Properties)$' --include-tag gpu --exclude-tag expected-api-error --reports-dir "$out/reports-sanitizer-$tool" --details=summary --disable-banner > "$out/sanitizer-$tool.out" 2>&1
         src=$?
         # memcheck/initcheck/synccheck print "ERROR SUMMARY: N errors"; racecheck "RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)"
-        errs=$( (grep -Eo "ERROR SUMMARY: [0-9]+" "$log"; grep -Eo "\([0-9]+ errors" "$log") | tail -1 | grep -Eo "[0-9]+" || echo "?")
+        errs=$( { grep -Eo "ERROR SUMMARY: [0-9]+|\([0-9]+ errors" "$log" || true; } | tail -1 | grep -Eo "[0-9]+" | head -1)
+        errs=${errs:-?}
         tail -3 "$out/sanitizer-$tool.out"; echo "compute-sanitizer $tool: ${errs} errors (exit $src)"
         sanitizer_args+=(--sanitizer "$tool=$errs:exit-$src")
         [ "$errs" = "0" ] || rc=1

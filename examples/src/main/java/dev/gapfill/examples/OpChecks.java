@@ -36,6 +36,7 @@ public final class OpChecks {
         l.add(new BmmCheck());
         l.add(new DepthwiseConv3x3Check());
         l.add(new GqaDecodeCheck());
+        l.add(new GroupedGemmCheck());
         // op checks register here, one line each
         return l;
     }

@@ -99,7 +99,7 @@ final class ValidationRecordCmd implements Callable<Integer> {
                 String[] kv = s.split("=", 2);
                 String[] v = kv[1].split(":", 2);
                 Map<String, Object> one = new LinkedHashMap<>();
-                one.put("errors", v[0].isEmpty() || v[0].equals("?") ? null : Long.parseLong(v[0]));
+                one.put("errors", v[0].matches("[0-9]+") ? Long.valueOf(v[0]) : null);
                 one.put("status", v.length > 1 ? v[1] : "ran");
                 san.put(kv[0], one);
             }

@@ -47,9 +47,11 @@ class ElementwiseGpuTest {
                 float g = got[i + offset];
                 assertTrue(!Float.isNaN(g), "element " + i + " unwritten (poison)");
                 // The kernel rounds beta*b to fp32, then fma(alpha, a, .) rounds once more, then the
-                // result is rounded to the dtype: |g - exact| <= u_out*|exact| + u_f32*(|alpha*a| + |beta*b|)*(1 + u_f32).
+                // result is rounded to the dtype: |g - exact| <= u_out*|exact| + u_f32*(|alpha*a| + |beta*b|)*(1 + u_f32)
+                // + half the dtype's subnormal spacing (rounding below the normal range is absolute).
                 double scale = Math.abs(alpha * hva.getDouble(i)) + Math.abs(beta * hvb.getDouble(i));
-                double bound = dt.unitRoundoff() * Math.abs(exact) + 0x1p-24 * scale * (1 + 0x1p-24);
+                double subnormal = dt == DType.F16 ? 0x1p-25 : dt == DType.BF16 ? 0x1p-134 : 0x1p-150;
+                double bound = dt.unitRoundoff() * Math.abs(exact) + 0x1p-24 * scale * (1 + 0x1p-24) + subnormal;
                 assertTrue(Math.abs(g - exact) <= bound * (1 + 1e-12) + Double.MIN_VALUE,
                         dt + " element " + i + ": got " + g + ", exact " + exact + ", bound " + bound);
             }

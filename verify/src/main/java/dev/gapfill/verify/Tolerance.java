@@ -12,7 +12,8 @@ import dev.gapfill.core.DType;
  *   reference's sum of absolute terms (Σ|a·b|) for that element, {@code u} the unit roundoff and
  *   {@code k} the reduction length. That is the classical worst-case bound γ_k for recursive fp32
  *   summation plus one rounding to the output; {@code growth} ≥ 1 covers the tensor cores' internal
- *   accumulation (stated per op, never raised to make a test pass).</li>
+ *   accumulation (stated per op, never raised to make a test pass). The verifier adds half the
+ *   output dtype's subnormal spacing, the absolute error of rounding into its gradual-underflow range.</li>
  * </ul>
  *
  * @param kind     which rule

@@ -54,7 +54,7 @@ public final class Verifier {
                 case BIT_EXACT: ok = same; break;
                 case ULP: ok = same || ulp <= tol.maxUlp(); break;
                 default:
-                    ok = same || (Double.isFinite(g) && diff <= tol.outU() * Math.abs(r) + tol.accTerm() * scale[i] + Double.MIN_NORMAL);
+                    ok = same || (Double.isFinite(g) && diff <= tol.outU() * Math.abs(r) + tol.accTerm() * scale[i] + subnormalHalfSpacing(dt));
                     break;
             }
             if (!ok) {
@@ -140,6 +140,19 @@ public final class Verifier {
             }
         }
         return bits;
+    }
+
+    /**
+     * Absolute part of rounding into {@code dt} with gradual underflow: below the normal range the
+     * error is bounded by half the subnormal spacing, not by u·|x| (2^-25 for F16, 2^-134 BF16, 2^-150 F32).
+     */
+    public static double subnormalHalfSpacing(DType dt) {
+        switch (dt) {
+            case F16: return 0x1p-25;
+            case BF16: return 0x1p-134;
+            case F32: return 0x1p-150;
+            default: return 0;
+        }
     }
 
     /** Bits of {@code v} rounded once to {@code dt}. */
