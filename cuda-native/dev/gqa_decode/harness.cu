@@ -1,24 +1,22 @@
 // Standalone validation and timing harness for cuda-native/src/main/cuda/gqa_decode (no Java).
 //
-// Build (from a folder holding harness.cu, split_kv.cu, vendor_glue.cu, split_kv_prefetch.cu, split_kv_mma.cu,
-// gapfill_types.cuh):
-//   nvcc -std=c++17 -O3 -arch=sm_90a -I. -o gqa_harness harness.cu -lcublas
+// Build (from a folder holding harness.cu, split_kv.cu, decode_mma.cu, vendor_glue.cu, gapfill_types.cuh):
+//   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I. -o gqa_harness harness.cu -lcublas
+// Three paths: "old" = split_kv.cu (CUDA cores, separate merge kernel), "mma" = decode_mma.cu (tensor cores, cp.async
+// ring per warp, split merge fused into the last block), "cublas" = the vendor composition (GEMM → mask+softmax → GEMM,
+// paged: + gather).
 // Parts:
-//   1. correctness: custom (split 1 and the heuristic's split) and a cuBLAS composition against an fp64 CPU
-//      reference, every output element and every lse, D ∈ {64,128,256}, G ∈ {1,4,7,8,12}, lengths with 0, 1, 17,
-//      1000, all three layouts (paged with pages in random order) — paged/BLHD must equal BHLD bit for bit.
-//   2. graph: the custom launch sequence captured once, replayed 100 times with device lengths changed between
-//      replays, every output checked.
-//   4. experiments for the next GPU slot: head tile 4 for G = 8, split_kv_mma.cu (tensor cores for the G heads) and
-//      split_kv_prefetch.cu (register double buffer),
-//      each checked for correctness first and then timed against the shipped kernel.
-//   (h100-30c10a3.txt was produced at commit 30c10a3 with a 2·SM block target and without the head-tile parts.)
-//   3. timing: custom vs cuBLAS composition (GEMM → mask+softmax kernel → GEMM; paged: + gather), L2 flushed before
-//      every repetition, medians; a split-count sweep on a few shapes to calibrate GqaDecodeHeuristics.
+//   1. correctness: every path against an fp64 CPU reference, every output element and every lse, outputs poisoned
+//      first; D ∈ {64,128,256}, G ∈ {1,4,7,8,12,20}, lengths {0, 1, 17, 1000, 333}, all three layouts (paged with pages in
+//      random order, page 16/64 and page 4 for the per-row lookup); mma with 1 split, the heuristic split and a forced
+//      many-split (fused merge); BHLD/BLHD/paged mma outputs bit-identical.
+//   2. graph: the mma launch captured once, replayed 100 times with device lengths changed between replays (the split
+//      counters must return to zero), every output checked.
+//   3. timing: old / mma / cuBLAS interleaved, L2 flushed before every repetition, medians; a split sweep for mma.
 #include "split_kv.cu"
 #include "vendor_glue.cu"
-#include "split_kv_prefetch.cu"  // experiment: register double buffer (dev only)
-#include "split_kv_mma.cu"       // experiment: the G heads on tensor cores (dev only)
+#include "decode_mma.cu"
+
 
 #include <cublas_v2.h>
 
@@ -43,9 +41,7 @@ static const char* kLayoutName[] = {"bhld", "blhd", "paged"};
 static int g_sms = 132;
 
 // ---- the split heuristic (mirrors dev.gapfill.ops.GqaDecodeHeuristics) ----
-static int g_use_mma = 0;   // experiment: split_kv_mma.cu (16-head tiles on mma.sync) for D 64/128
-static int g_use_pf = 0;    // experiment: the prefetching body of split_kv_prefetch.cu where it is compiled
-static int g_max_tile = 0;  // experiment: cap the head tile (e.g. 4 for G = 8: two tiles, the second reading K/V from L2)
+static int g_max_tile = 0;
 static int head_tile(int g) {
     const int t = g <= 1 ? 1 : g <= 2 ? 2 : g <= 4 ? 4 : 8;
     return g_max_tile > 0 ? std::min(t, g_max_tile) : t;
@@ -127,6 +123,7 @@ struct Problem {
     int *dlens = nullptr, *table = nullptr;
     float *lse = nullptr, *part_o = nullptr, *part_lse = nullptr;
     // vendor workspace
+    int* counters = nullptr;  // mma split tickets [B, Hkv, ceil(G/16)], zero between launches
     float* scores = nullptr; T* probs = nullptr; T *gk = nullptr, *gv = nullptr;
     size_t kvElems = 0;
 };
@@ -145,30 +142,7 @@ static void launch_split(const Problem<T>& p, SplitChoice sc, cudaStream_t st) {
     const int* tab = p.layout == PAGED ? p.table : nullptr;
 #define GQA_ARGS (const T*)p.q, (const T*)p.k, (const T*)p.v, tab, p.dlens, p.out, p.lse, p.part_o, p.part_lse, p.Hq, p.Hkv, p.G, tiles, sc.splits, sc.chunk, p.L, p.maxPages, shift, sb, sh, sl, ps, scale_log2
 #define GQA_CASE(TN, DD, GG) if (p.D == DD && gt == GG) { gqa_split_kv_##TN##_d##DD##_g##GG<<<grid, 128, 0, st>>>(GQA_ARGS); }
-    bool done = false;
-    if (g_use_mma && (p.D == 64 || p.D == 128)) {
-        const int mt = (p.G + 15) / 16;
-        dim3 mg(sc.splits, p.Hkv * mt, p.B);
-#define GQA_MMA_ARGS (const T*)p.q, (const T*)p.k, (const T*)p.v, tab, p.dlens, p.out, p.lse, p.part_o, p.part_lse, p.Hq, p.Hkv, p.G, mt, sc.splits, sc.chunk, p.L, p.maxPages, shift, sb, sh, sl, ps, scale_log2
-        if constexpr (std::is_same<T, __half>::value) {
-            if (p.D == 64) gqa_split_kv_mma_f16_d64<<<mg, 128, 0, st>>>(GQA_MMA_ARGS);
-            else gqa_split_kv_mma_f16_d128<<<mg, 128, 0, st>>>(GQA_MMA_ARGS);
-        } else {
-            if (p.D == 64) gqa_split_kv_mma_bf16_d64<<<mg, 128, 0, st>>>(GQA_MMA_ARGS);
-            else gqa_split_kv_mma_bf16_d128<<<mg, 128, 0, st>>>(GQA_MMA_ARGS);
-        }
-        done = true;
-    }
-    if (done) {
-    } else if constexpr (std::is_same<T, __half>::value) {
-        if (g_use_pf && (p.D == 64 || p.D == 128) && (gt == 4 || gt == 8)) {
-#define GQA_PF(DD, GG) if (p.D == DD && gt == GG) { gqa_split_kv_pf_f16_d##DD##_g##GG<<<grid, 128, 0, st>>>(GQA_ARGS); }
-            GQA_PF(64, 4) GQA_PF(128, 4) GQA_PF(64, 8) GQA_PF(128, 8)
-            done = true;
-        }
-    }
-    if (done) {
-    } else if constexpr (std::is_same<T, __half>::value) {
+    if constexpr (std::is_same<T, __half>::value) {
         GQA_CASE(f16, 64, 1) GQA_CASE(f16, 64, 2) GQA_CASE(f16, 64, 4) GQA_CASE(f16, 64, 8)
         GQA_CASE(f16, 128, 1) GQA_CASE(f16, 128, 2) GQA_CASE(f16, 128, 4) GQA_CASE(f16, 128, 8)
         GQA_CASE(f16, 256, 1) GQA_CASE(f16, 256, 2) GQA_CASE(f16, 256, 4) GQA_CASE(f16, 256, 8)
@@ -251,6 +225,8 @@ static Problem<T> make_problem(int B, int Hq, int Hkv, int D, int L, int layout,
     CK(cudaMemcpy(p.dlens, lens.data(), B * sizeof(int), cudaMemcpyHostToDevice));
     CK(cudaMalloc(&p.part_o, (size_t)B * Hq * max_splits * D * sizeof(float)));
     CK(cudaMalloc(&p.part_lse, (size_t)B * Hq * max_splits * sizeof(float)));
+    CK(cudaMalloc(&p.counters, (size_t)B * Hkv * ((p.G + 15) / 16) * sizeof(int)));
+    CK(cudaMemset(p.counters, 0, (size_t)B * Hkv * ((p.G + 15) / 16) * sizeof(int)));  // once, as the plan does
     std::mt19937 rng(seed);
     if (layout == PAGED) {
         p.maxPages = (L + page - 1) / page;
@@ -311,7 +287,7 @@ static Problem<T> make_problem(int B, int Hq, int Hkv, int D, int L, int layout,
 template <typename T>
 static void free_problem(Problem<T>& p) {
     cudaFree(p.q); cudaFree(p.k); cudaFree(p.v); cudaFree(p.out); cudaFree(p.lse); cudaFree(p.dlens); cudaFree(p.table);
-    cudaFree(p.part_o); cudaFree(p.part_lse); cudaFree(p.scores); cudaFree(p.probs); cudaFree(p.gk); cudaFree(p.gv);
+    cudaFree(p.part_o); cudaFree(p.part_lse); cudaFree(p.counters); cudaFree(p.scores); cudaFree(p.probs); cudaFree(p.gk); cudaFree(p.gv);
 }
 
 // fp64 reference for all (b, h): out, Σ p|v| (the bound's scale), lse, σ = max_j scale·Σ|q·k|.
@@ -393,27 +369,107 @@ static int check(const char* what, const Problem<T>& p, const Ref& r, bool pRoun
     return fails;
 }
 
+// ---- decode_mma.cu: launch and split choice (mirrors dev.gapfill.ops.GqaDecodeHeuristics.mmaSplits) ----
+static int mma_stages(int D) { return D == 64 ? 4 : D == 128 ? 3 : 2; }
+static int mma_smem(int D) { return 16 * D * 2 + 4 * mma_stages(D) * 2 * 16 * D * 2; }
+static int g_c0 = 128;                // per-block overhead in keys (cost model)
+// Split count: the s minimising ceil(ctas·s / SMs) · (chunk(s) + C0), i.e. the keys the busiest SM walks (the SM's
+// bandwidth share, not the block, is the unit: two blocks on one SM share it) plus a per-block overhead C0.
+static SplitChoice mma_splits(int B, int Hkv, int G, int D, int maxLen, int forced) {
+    (void)D;
+    const long long ctas = (long long)B * Hkv * ((G + 15) / 16);
+    int best = 1; double bestCost = 1e300;
+    const int smax = std::min(256, std::max(1, (maxLen + 63) / 64));
+    for (int s = 1; s <= smax; ++s) {
+        int chunk = (maxLen + s - 1) / s; chunk = (chunk + 63) / 64 * 64;
+        const int se = (maxLen + chunk - 1) / chunk;
+        if (se != s) continue;
+        const double perSm = (double)((ctas * se + g_sms - 1) / g_sms);
+        const double cost = perSm * (chunk + g_c0);
+        if (cost < bestCost * 0.999) { bestCost = cost; best = s; }
+    }
+    int splits = forced > 0 ? forced : best;
+    int chunk = (maxLen + splits - 1) / splits; chunk = (chunk + 63) / 64 * 64;
+    splits = std::max(1, (maxLen + chunk - 1) / chunk);
+    return {splits, chunk};
+}
+
+// experiment: the d128 body with a 4-stage ring (132 KiB shared memory: one block per SM on the H100)
+extern "C" __global__ void __launch_bounds__(128) exp_mma_f16_d128_nst4(
+    const __half* q, const __half* k, const __half* v, const int* table, const int* lens, __half* out, float* lse, float* part_o,
+    float* part_lse, int* counters, int hq, int hkv, int g, int head_tiles, int splits, int chunk, int max_len,
+    int max_pages, int page_shift, long long stride_b, long long stride_h, long long stride_l, long long page_stride, float scale_log2) {
+    const gqa_mma::Args a{hq, hkv, g, head_tiles, splits, chunk, max_len, max_pages, page_shift, stride_b, stride_h, stride_l, page_stride, scale_log2};
+    gqa_mma::body<__half, 128, 4>(q, k, v, table, lens, out, lse, part_o, part_lse, counters, a);
+}
+static int g_nst4 = 0;
+
+template <typename T>
+static void launch_mma(const Problem<T>& p, SplitChoice sc, cudaStream_t st) {
+    const int tiles = (p.G + 15) / 16;
+    long long sb, sh, sl, ps = 0;
+    if (p.layout == BHLD) { sb = (long long)p.Hkv * p.L * p.D; sh = (long long)p.L * p.D; sl = p.D; }
+    else if (p.layout == BLHD) { sb = (long long)p.L * p.Hkv * p.D; sh = p.D; sl = (long long)p.Hkv * p.D; }
+    else { sb = 0; sh = p.D; sl = (long long)p.Hkv * p.D; ps = (long long)p.page * p.Hkv * p.D; }
+    int shift = 0; while ((1 << shift) < p.page) ++shift;
+    const float scale_log2 = (float)(1.0 / std::sqrt((double)p.D) * 1.4426950408889634);
+    dim3 grid(sc.splits, p.Hkv * tiles, p.B);
+    const int* tab = p.layout == PAGED ? p.table : nullptr;
+    const int smem = g_nst4 && p.D == 128 ? gqa_mma::Cfg<128, 4>::SMEM : mma_smem(p.D);
+#define MMA_ARGS (const T*)p.q, (const T*)p.k, (const T*)p.v, tab, p.dlens, p.out, p.lse, p.part_o, p.part_lse, p.counters, p.Hq, p.Hkv, p.G, tiles, sc.splits, sc.chunk, p.L, p.maxPages, shift, sb, sh, sl, ps, scale_log2
+    if constexpr (std::is_same<T, __half>::value) {
+        if (p.D == 64) gqa_decode_mma_f16_d64<<<grid, 128, smem, st>>>(MMA_ARGS);
+        else if (p.D == 128 && g_nst4) exp_mma_f16_d128_nst4<<<grid, 128, smem, st>>>(MMA_ARGS);
+        else if (p.D == 128) gqa_decode_mma_f16_d128<<<grid, 128, smem, st>>>(MMA_ARGS);
+        else gqa_decode_mma_f16_d256<<<grid, 128, smem, st>>>(MMA_ARGS);
+    } else {
+        if (p.D == 64) gqa_decode_mma_bf16_d64<<<grid, 128, smem, st>>>(MMA_ARGS);
+        else if (p.D == 128) gqa_decode_mma_bf16_d128<<<grid, 128, smem, st>>>(MMA_ARGS);
+        else gqa_decode_mma_bf16_d256<<<grid, 128, smem, st>>>(MMA_ARGS);
+    }
+    CK(cudaGetLastError());
+}
+
+static void mma_setup() {
+    const void* fns[2][3] = {{(const void*)gqa_decode_mma_f16_d64, (const void*)gqa_decode_mma_f16_d128, (const void*)gqa_decode_mma_f16_d256},
+                             {(const void*)gqa_decode_mma_bf16_d64, (const void*)gqa_decode_mma_bf16_d128, (const void*)gqa_decode_mma_bf16_d256}};
+    for (int t = 0; t < 2; ++t)
+        for (int i = 0; i < 3; ++i) {
+            const int D = 64 << i;
+            CK(cudaFuncSetAttribute(fns[t][i], cudaFuncAttributeMaxDynamicSharedMemorySize, mma_smem(D)));
+            int n = 0; CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, fns[t][i], 128, mma_smem(D)));
+            cudaFuncAttributes fa; CK(cudaFuncGetAttributes(&fa, fns[t][i]));
+            if (t == 0) { printf("mma d%d: %d regs, %d B dynamic smem, %d blocks/SM\n", D, fa.numRegs, mma_smem(D), n); }
+        }
+    CK(cudaFuncSetAttribute((const void*)exp_mma_f16_d128_nst4, cudaFuncAttributeMaxDynamicSharedMemorySize, gqa_mma::Cfg<128, 4>::SMEM));
+}
+
+// modes: 0 old s=1, 1 old split, 2 mma s=1, 3 mma heuristic, 4 mma forced many splits, 5 cublas
 template <typename T>
 static int correctness(int D, int Hq, int Hkv, int layout, int page, std::vector<int> lens, int L, uint32_t seed,
                        std::vector<uint16_t>* bits, cublasHandle_t h, const char* tname) {
     std::vector<T> hq, hk, hv;
     const int B = (int)lens.size();
-    Problem<T> p = make_problem<T>(B, Hq, Hkv, D, L, layout, page, lens, seed, true, 64, &hq, &hk, &hv);
+    Problem<T> p = make_problem<T>(B, Hq, Hkv, D, L, layout, page, lens, seed, true, 256, &hq, &hk, &hv);
     Ref r = reference(hq, hk, hv, lens, B, Hq, Hkv, D, L);
     int fails = 0;
-    char label[160];
-    for (int mode = 0; mode < 3; ++mode) {
-        SplitChoice sc = mode == 0 ? choose_splits(B, Hkv, p.G, L, g_sms, 1)
-                       : mode == 1 ? choose_splits(B, Hkv, p.G, L, g_sms, 0) : SplitChoice{0, 0};
-        if (mode == 1 && sc.splits == 1) sc = choose_splits(B, Hkv, p.G, L, g_sms, std::min(64, std::max(2, L / 64)));
-        CK(cudaMemset(p.out, 0xff, (size_t)B * Hq * D * sizeof(T)));  // poison
+    char label[200];
+    for (int mode = 0; mode < 6; ++mode) {
+        if (mode <= 1 && D == 256 && Hq / Hkv > 8) continue;  // (old kernel covered; kept short)
+        SplitChoice sc{1, L};
+        if (mode == 0) sc = choose_splits(B, Hkv, p.G, L, g_sms, 1);
+        if (mode == 1) { sc = choose_splits(B, Hkv, p.G, L, g_sms, 0); if (sc.splits == 1) sc = choose_splits(B, Hkv, p.G, L, g_sms, std::min(64, std::max(2, L / 64))); }
+        if (mode == 2) sc = mma_splits(B, Hkv, p.G, D, L, 1);
+        if (mode == 3) sc = mma_splits(B, Hkv, p.G, D, L, 0);
+        if (mode == 4) sc = mma_splits(B, Hkv, p.G, D, L, L / 64);  // 64-key splits: up to 16 active, fused merge
+        CK(cudaMemset(p.out, 0xff, (size_t)B * Hq * D * sizeof(T)));  // poison (NaN)
         CK(cudaMemset(p.lse, 0xff, (size_t)B * Hq * sizeof(float)));
-        if (mode < 2) launch_split(p, sc, 0); else launch_vendor(p, h, 0);
+        if (mode <= 1) launch_split(p, sc, 0); else if (mode <= 4) launch_mma(p, sc, 0); else launch_vendor(p, h, 0);
         CK(cudaDeviceSynchronize());
-        snprintf(label, sizeof label, "%s D=%d Hq=%d Hkv=%d %s page=%d L=%d %s", tname, D, Hq, Hkv, kLayoutName[layout], page, L,
-                 mode == 2 ? "cublas" : mode == 0 ? "custom s=1" : "custom split");
-        int f = check(label, p, r, mode == 2 || (mode < 2 && g_use_mma && (D == 64 || D == 128)), mode == 1 ? bits : nullptr);
-        if (mode == 1) { char s2[32]; snprintf(s2, sizeof s2, " s=%d", sc.splits); strncat(label, s2, sizeof label - strlen(label) - 1); }
+        static const char* mn[] = {"old s=1", "old split", "mma s=1", "mma heur", "mma many", "cublas"};
+        snprintf(label, sizeof label, "%s D=%d Hq=%d Hkv=%d %s page=%d L=%d %s s=%d", tname, D, Hq, Hkv, kLayoutName[layout], page, L, mn[mode], sc.splits);
+        const bool pRounded = mode >= 2;  // mma and cublas round P to T before P·V
+        int f = check(label, p, r, pRounded, mode == 4 ? bits : nullptr);
         if (f) printf("%s: %d failures\n", label, f);
         fails += f;
     }
@@ -421,17 +477,17 @@ static int correctness(int D, int Hq, int Hkv, int layout, int page, std::vector
     return fails;
 }
 
-// Graph capture: capture the custom sequence once, replay 100 times with new device lengths each time.
+// Graph capture of the mma step (fused merge, counters): replay 100 times with new device lengths each time.
 static int graph_test() {
     const int B = 4, Hq = 8, Hkv = 2, D = 128, L = 700;
     std::vector<int> lens0 = {700, 1, 0, 17};
     std::vector<__half> hq, hk, hv;
     Problem<__half> p = make_problem<__half>(B, Hq, Hkv, D, L, PAGED, 16, lens0, 99, false, 64, &hq, &hk, &hv);
-    SplitChoice sc = choose_splits(B, Hkv, p.G, L, g_sms, 0);
+    SplitChoice sc = mma_splits(B, Hkv, p.G, D, L, 6);
     cudaStream_t st; CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     cudaGraph_t g; cudaGraphExec_t ge;
     CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-    launch_split(p, sc, st);
+    launch_mma(p, sc, st);
     CK(cudaStreamEndCapture(st, &g));
     CK(cudaGraphInstantiate(&ge, g, 0));
     std::mt19937 rng(5);
@@ -446,16 +502,28 @@ static int graph_test() {
         CK(cudaGraphLaunch(ge, st));
         CK(cudaStreamSynchronize(st));
         Ref r = reference(hq, hk, hv, lens, B, Hq, Hkv, D, L);
-        fails += check("graph replay", p, r, false, nullptr);
+        fails += check("graph replay", p, r, true, nullptr);
     }
+    std::vector<int> cnt((size_t)B * Hkv);
+    CK(cudaMemcpy(cnt.data(), p.counters, cnt.size() * 4, cudaMemcpyDeviceToHost));
+    for (int c : cnt) if (c != 0) { printf("  FAIL counter not reset: %d\n", c); ++fails; }
     cudaGraphExecDestroy(ge); cudaGraphDestroy(g); cudaStreamDestroy(st);
     free_problem(p);
-    printf("graph: 100 replays with changing lengths (splits %d), %d failures\n", sc.splits, fails);
+    printf("graph (mma): 100 replays with changing lengths (splits %d), %d failures\n", sc.splits, fails);
     return fails;
 }
 
 // ---- timing ----
-static char* g_flush = nullptr; static size_t g_flush_bytes = 0;
+// L2 flush by reading a buffer 4x the L2 (as examples' BenchContext does): it leaves clean lines, so the timed path's
+// first loads do not pay for write-backs of the flush (a memset flush leaves up to 50 MB dirty in the L2).
+static char* g_flush = nullptr; static size_t g_flush_bytes = 0; static int* g_sink = nullptr;
+__global__ void l2_flush_read(const uint4* p, long long n, int* sink) {
+    uint32_t acc = 0;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        const uint4 x = __ldcg(p + i); acc ^= x.x ^ x.y ^ x.z ^ x.w;
+    }
+    if (acc == 0x12345678u) *sink = (int)acc;  // keeps the loads
+}
 template <typename F>
 static std::vector<float> time_paths(std::vector<F>& paths, int reps, cudaStream_t st) {
     std::vector<std::vector<float>> t(paths.size());
@@ -463,7 +531,7 @@ static std::vector<float> time_paths(std::vector<F>& paths, int reps, cudaStream
     for (int w = 0; w < 2; ++w) for (auto& f : paths) f();
     for (int r = 0; r < reps; ++r)
         for (size_t i = 0; i < paths.size(); ++i) {
-            CK(cudaMemsetAsync(g_flush, r & 0xff, g_flush_bytes, st));
+            l2_flush_read<<<4 * g_sms, 512, 0, st>>>((const uint4*)g_flush, (long long)(g_flush_bytes / 16), g_sink);
             CK(cudaEventRecord(a, st)); paths[i](); CK(cudaEventRecord(b, st));
             CK(cudaEventSynchronize(b));
             float ms; CK(cudaEventElapsedTime(&ms, a, b)); t[i].push_back(ms * 1000.f);
@@ -474,43 +542,46 @@ static std::vector<float> time_paths(std::vector<F>& paths, int reps, cudaStream
     return med;
 }
 
-struct Row { std::string name; double floor, custom, vendor; int splits; int bf, layout, var, B, L, hq, hkv, d; };
+struct Row { std::string name; double floor, old, mma, vendor; int splits; int bf, layout, var, B, L, hq, hkv, d; };
 
 int main(int argc, char** argv) {
     cudaDeviceProp prop; CK(cudaGetDeviceProperties(&prop, 0));
     g_sms = prop.multiProcessorCount;
-    printf("device %s, %d SMs, L2 %d MiB\n", prop.name, g_sms, prop.l2CacheSize >> 20);
+    int drv = 0; CK(cudaDriverGetVersion(&drv));
+    printf("device %s, %d SMs, L2 %d MiB, smem/SM %zu, driver %d\n", prop.name, g_sms, prop.l2CacheSize >> 20, prop.sharedMemPerMultiprocessor, drv);
     cublasHandle_t h; CB(cublasCreate(&h));
     g_flush_bytes = std::max<size_t>(4ull * prop.l2CacheSize, 256ull << 20);
     CK(cudaMalloc(&g_flush, g_flush_bytes));
+    CK(cudaMemset(g_flush, 0x5a, g_flush_bytes));
+    CK(cudaMalloc(&g_sink, 4));
+    mma_setup();
     const bool quick = argc > 1 && std::string(argv[1]) == "quick";
 
     // 1. correctness
     int fails = 0, cases = 0;
     for (int bf = 0; bf < 2; ++bf)
         for (int D : {64, 128, 256})
-            for (int G : {1, 4, 7, 8, 12})
+            for (int G : {1, 4, 7, 8, 12, 20})
                 for (int layout : {BHLD, BLHD, PAGED}) {
                     const int Hkv = (G == 7 || G == 12) ? 2 : 1;
                     std::vector<int> lens = {0, 1, 17, 1000, 333};
                     std::vector<uint16_t> bits;
-                    const uint32_t seed = 1000 + D + G * 7 + bf * 13;  // same data for the three layouts
-                    const int page = D == 64 ? 64 : 16;
+                    const uint32_t seed = 1000 + D + G * 7 + bf * 13;
+                    const int page = layout == PAGED && G == 7 ? 4 : D == 64 ? 64 : 16;  // page 4: per-row table lookups
                     if (bf) fails += correctness<__nv_bfloat16>(D, G * Hkv, Hkv, layout, page, lens, 1024, seed, &bits, h, "bf16");
                     else fails += correctness<__half>(D, G * Hkv, Hkv, layout, page, lens, 1024, seed, &bits, h, "f16");
                     ++cases;
                 }
-    // layout independence: same logical data in the three layouts gives identical bits.
+    // layout independence of the mma kernel: same logical data in the three layouts gives identical bits.
     {
         const int B = 3, Hq = 16, Hkv = 2, D = 128, L = 1000;
         std::vector<int> lens = {1000, 17, 513};
         std::vector<std::vector<uint16_t>> outs;
         std::vector<__half> hq0, hk0, hv0;
         Problem<__half> base = make_problem<__half>(B, Hq, Hkv, D, L, BHLD, 16, lens, 7, false, 64, &hq0, &hk0, &hv0);
-        SplitChoice sc = choose_splits(B, Hkv, 8, L, g_sms, 0);
+        SplitChoice sc = mma_splits(B, Hkv, 8, D, L, 4);
         for (int layout : {BHLD, BLHD, PAGED}) {
             Problem<__half> p = make_problem<__half>(B, Hq, Hkv, D, L, layout, 16, lens, 8, false, 64, nullptr, nullptr, nullptr);
-            // rewrite p's cache from the BHLD host copy so all three hold the same logical data
             std::vector<int> tab;
             if (layout == PAGED) { tab.resize(p.numPages); CK(cudaMemcpy(tab.data(), p.table, tab.size() * 4, cudaMemcpyDeviceToHost)); }
             std::vector<__half> rk(p.kvElems), rv(p.kvElems);
@@ -526,7 +597,8 @@ int main(int argc, char** argv) {
             CK(cudaMemcpy(p.k, rk.data(), rk.size() * 2, cudaMemcpyHostToDevice));
             CK(cudaMemcpy(p.v, rv.data(), rv.size() * 2, cudaMemcpyHostToDevice));
             CK(cudaMemcpy(p.q, hq0.data(), hq0.size() * 2, cudaMemcpyHostToDevice));
-            launch_split(p, sc, 0); CK(cudaDeviceSynchronize());
+            CK(cudaMemset(p.out, 0xff, (size_t)B * Hq * D * 2));
+            launch_mma(p, sc, 0); CK(cudaDeviceSynchronize());
             std::vector<uint16_t> o((size_t)B * Hq * D);
             CK(cudaMemcpy(o.data(), p.out, o.size() * 2, cudaMemcpyDeviceToHost));
             outs.push_back(o);
@@ -534,47 +606,23 @@ int main(int argc, char** argv) {
         }
         free_problem(base);
         const bool same = outs[0] == outs[1] && outs[0] == outs[2];
-        printf("layouts: BHLD, BLHD and paged(random pages) outputs bit-identical: %s\n", same ? "yes" : "NO");
+        printf("layouts (mma): BHLD, BLHD and paged(random pages) outputs bit-identical: %s\n", same ? "yes" : "NO");
         if (!same) ++fails;
     }
-    // the head-tile-4 experiment must be correct too: G = 7, 8, 12 with tiles capped at 4
-    g_max_tile = 4;
-    for (int G : {7, 8, 12}) {
-        std::vector<uint16_t> bits;
-        fails += correctness<__half>(128, G * 2, 2, PAGED, 16, {0, 1, 17, 1000, 333}, 1024, 555 + G, &bits, h, "f16 tile4");
-        fails += correctness<__nv_bfloat16>(64, G, 1, BHLD, 16, {0, 1, 17, 1000, 333}, 1024, 556 + G, &bits, h, "bf16 tile4");
-        cases += 2;
-    }
-    g_max_tile = 0;
-    // the prefetch experiment must be correct too: f16, D 64/128, G 4/7/8, every layout
-    g_use_pf = 1;
-    for (int D : {64, 128})
-        for (int G : {4, 7, 8})
-            for (int layout : {BHLD, BLHD, PAGED}) {
-                std::vector<uint16_t> bits;
-                fails += correctness<__half>(D, G, 1, layout, 16, {0, 1, 17, 1000, 333}, 1024, 777 + D + G, &bits, h, "f16 prefetch");
-                ++cases;
-            }
-    g_use_pf = 0;
-    // the tensor-core experiment: f16/bf16, D 64/128, G up to 20 (two 16-head tiles), every layout
-    g_use_mma = 1;
-    for (int bf = 0; bf < 2; ++bf)
-        for (int D : {64, 128})
-            for (int G : {1, 4, 7, 8, 12, 16, 20})
-                for (int layout : {BHLD, BLHD, PAGED}) {
-                    std::vector<uint16_t> bits;
-                    const std::vector<int> lens = {0, 1, 17, 1000, 333};
-                    if (bf) fails += correctness<__nv_bfloat16>(D, G, 1, layout, 16, lens, 1024, 888 + D + G, &bits, h, "bf16 mma");
-                    else fails += correctness<__half>(D, G * 2, 2, layout, 64, lens, 1024, 889 + D + G, &bits, h, "f16 mma");
-                    ++cases;
-                }
-    g_use_mma = 0;
     fails += graph_test();
-    printf("correctness: %d configurations x (custom s=1, custom split, cuBLAS), %d failures\n", cases, fails);
+    g_nst4 = 1;  // the 4-stage experiment must be correct too
+    for (int G : {1, 8, 12})
+        for (int layout : {BHLD, PAGED}) {
+            std::vector<uint16_t> bits;
+            fails += correctness<__half>(128, G * 2, 2, layout, 16, {0, 1, 17, 1000, 333}, 1024, 4242 + G, &bits, h, "f16 nst4");
+            ++cases;
+        }
+    g_nst4 = 0;
+    printf("correctness: %d configurations x (old s=1, old split, mma s=1, mma heuristic, mma many splits, cuBLAS), %d failures\n", cases, fails);
+    fflush(stdout);
 
     // 3. timing
     cudaStream_t st; CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    // measured copy bandwidth
     double copyGBps;
     {
         size_t n = 1ull << 30; char *a, *b; CK(cudaMalloc(&a, n)); CK(cudaMalloc(&b, n));
@@ -584,142 +632,122 @@ int main(int argc, char** argv) {
         cudaFree(a); cudaFree(b);
         printf("copy bandwidth %.0f GB/s\n", copyGBps);
     }
-    struct Heads { int hq, hkv, d; };
-    std::vector<Heads> heads = {{32, 8, 128}, {64, 8, 128}, {32, 32, 128}, {28, 4, 128}, {16, 2, 64}};
-    std::vector<int> Bs = {1, 4, 16, 64};
-    std::vector<int> Ls = {512, 2048, 8192, 32768, 131072};
-    std::vector<Row> rows;
-    // split-count calibration on a few shapes
-    printf("\nsplit sweep (f16 bhld, us):\n");
-    for (auto cfg : std::vector<std::array<int, 5>>{{1, 32, 8, 128, 4096}, {1, 32, 8, 128, 32768}, {4, 32, 8, 128, 8192}, {16, 32, 8, 128, 2048}, {1, 32, 32, 128, 8192}, {64, 32, 8, 128, 512}}) {
+    // split sweep for mma (f16 BHLD)
+    printf("\nmma split sweep (f16 bhld, us):\n");
+    for (auto cfg : std::vector<std::array<int, 5>>{{1, 32, 8, 128, 8192}, {1, 32, 8, 128, 32768}, {4, 32, 8, 128, 4096}, {8, 32, 8, 128, 4096}, {16, 32, 8, 128, 8192}, {1, 32, 8, 128, 512}, {64, 32, 8, 128, 2048}, {4, 16, 2, 64, 8192}}) {
         const int B = cfg[0], Hq = cfg[1], Hkv = cfg[2], D = cfg[3], L = cfg[4];
         std::vector<int> lens(B, L);
         Problem<__half> p = make_problem<__half>(B, Hq, Hkv, D, L, BHLD, 16, lens, 3, false, 256, nullptr, nullptr, nullptr);
-        std::vector<int> ss = {1, 2, 4, 8, 16, 32, 64, 128, 256};
-        std::vector<std::function<void()>> ps; std::vector<int> used;
-        for (int s : ss) { SplitChoice sc = choose_splits(B, Hkv, p.G, L, g_sms, s); if (sc.splits > 256 || (!used.empty() && sc.splits == used.back())) continue; used.push_back(sc.splits); ps.push_back([&, sc] { launch_split(p, sc, st); }); }
-        SplitChoice autoSc = choose_splits(B, Hkv, p.G, L, g_sms, 0);
+        std::vector<int> used;
+        std::vector<std::function<void()>> ps;
+        for (int s : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 256}) {
+            SplitChoice sc = mma_splits(B, Hkv, p.G, D, L, s);
+            if (sc.splits > 256 || std::find(used.begin(), used.end(), sc.splits) != used.end()) continue;
+            used.push_back(sc.splits); ps.push_back([&, sc] { launch_mma(p, sc, st); });
+        }
+        SplitChoice autoSc = mma_splits(B, Hkv, p.G, D, L, 0);
         auto m = time_paths(ps, 15, st);
         printf("  B=%d Hq=%d Hkv=%d D=%d L=%d (heuristic s=%d):", B, Hq, Hkv, D, L, autoSc.splits);
         for (size_t i = 0; i < m.size(); ++i) printf(" s%d=%.1f", used[i], m[i]);
         printf("\n");
-        free_problem(p);
-    }
-    // head tile experiment: G = 7..8 with one 8-head tile vs two 4-head tiles (splits re-chosen for the tile count)
-    printf("\nhead tile sweep (f16 bhld, us):\n");
-    for (auto cfg : std::vector<std::array<int, 5>>{{1, 64, 8, 128, 32768}, {4, 64, 8, 128, 8192}, {16, 64, 8, 128, 8192}, {16, 28, 4, 128, 8192}, {16, 16, 2, 64, 8192}, {64, 16, 2, 64, 2048}}) {
-        const int B = cfg[0], Hq = cfg[1], Hkv = cfg[2], D = cfg[3], L = cfg[4];
-        std::vector<int> lens(B, L);
-        Problem<__half> p = make_problem<__half>(B, Hq, Hkv, D, L, BHLD, 16, lens, 5, false, 256, nullptr, nullptr, nullptr);
-        float res[2]; int sp[2];
-        for (int mt : {0, 4}) {
-            g_max_tile = mt;
-            SplitChoice sc = choose_splits(B, Hkv, p.G, L, g_sms, 0);
-            std::vector<std::function<void()>> ps = {[&, sc] { launch_split(p, sc, st); }};
-            res[mt ? 1 : 0] = time_paths(ps, 15, st)[0]; sp[mt ? 1 : 0] = sc.splits;
-        }
-        g_max_tile = 0;
-        printf("  B=%d Hq=%d Hkv=%d D=%d L=%d: tile8 %.1f (s%d)  tile4x2 %.1f (s%d)\n", B, Hq, Hkv, D, L, res[0], sp[0], res[1], sp[1]);
-        free_problem(p);
-    }
-    // tensor-core experiment: shipped body vs split_kv_mma.cu (f16 BHLD and paged16, lengths = L)
-    printf("\nmma sweep (f16, us):\n");
-    for (auto cfg : std::vector<std::array<int, 6>>{{1, 32, 8, 128, 4096, BHLD}, {1, 32, 8, 128, 32768, BHLD}, {4, 32, 8, 128, 8192, BHLD}, {16, 32, 8, 128, 8192, BHLD}, {64, 32, 8, 128, 2048, BHLD},
-                                                    {16, 64, 8, 128, 8192, BHLD}, {4, 64, 8, 128, 32768, BHLD}, {16, 28, 4, 128, 8192, BHLD}, {16, 16, 2, 64, 8192, BHLD}, {64, 16, 2, 64, 8192, BHLD},
-                                                    {16, 32, 32, 128, 8192, BHLD}, {16, 64, 8, 128, 8192, PAGED}, {1, 32, 8, 128, 512, BHLD}}) {
-        const int B = cfg[0], Hq = cfg[1], Hkv = cfg[2], D = cfg[3], L = cfg[4], lay = cfg[5];
-        std::vector<int> lens(B, L);
-        Problem<__half> p = make_problem<__half>(B, Hq, Hkv, D, L, lay, 16, lens, 8, false, 256, nullptr, nullptr, nullptr);
-        SplitChoice sc = choose_splits(B, Hkv, p.G, L, g_sms, 0);
-        float r[2];
-        for (int mm : {0, 1}) {
-            g_use_mma = mm;
-            std::vector<std::function<void()>> ps = {[&] { launch_split(p, sc, st); }};
-            r[mm] = time_paths(ps, 15, st)[0];
-        }
-        g_use_mma = 0;
-        const double floorUs = (2.0 * B * L * Hkv * D * 2 + 2.0 * B * Hq * D * 2) / (copyGBps * 1e3);
-        printf("  %s B=%d Hq=%d Hkv=%d D=%d L=%d s=%d: shipped %.1f  mma %.1f  floor %.1f (%.0f%% -> %.0f%%)\n", kLayoutName[lay], B, Hq, Hkv, D, L, sc.splits, r[0], r[1], floorUs, 100 * floorUs / r[0], 100 * floorUs / r[1]);
         fflush(stdout);
         free_problem(p);
     }
-    // prefetch experiment: shipped body vs register double buffer (f16 BHLD, lengths = L)
-    printf("\nprefetch sweep (f16 bhld, us):\n");
-    for (auto cfg : std::vector<std::array<int, 5>>{{1, 32, 8, 128, 4096}, {1, 32, 8, 128, 32768}, {16, 32, 8, 128, 8192}, {64, 32, 8, 128, 2048}, {16, 64, 8, 128, 8192}, {16, 16, 2, 64, 8192}, {4, 28, 4, 128, 32768}}) {
-        const int B = cfg[0], Hq = cfg[1], Hkv = cfg[2], D = cfg[3], L = cfg[4];
+
+    printf("\nring depth (f16 d128, shipped 3 stages vs 4, same splits, us):\n");
+    for (auto cfg : std::vector<std::array<int, 5>>{{1, 32, 8, 8192, BHLD}, {4, 32, 8, 4096, BHLD}, {8, 32, 8, 4096, BHLD}, {8, 32, 8, 8192, PAGED}, {16, 32, 8, 8192, BHLD}, {64, 32, 8, 2048, BHLD}, {1, 32, 8, 131072, BHLD}, {16, 32, 32, 8192, BHLD}}) {
+        const int B = cfg[0], Hq = cfg[1], Hkv = cfg[2], L = cfg[3], lay = cfg[4];
         std::vector<int> lens(B, L);
-        Problem<__half> p = make_problem<__half>(B, Hq, Hkv, D, L, BHLD, 16, lens, 6, false, 256, nullptr, nullptr, nullptr);
-        SplitChoice sc = choose_splits(B, Hkv, p.G, L, g_sms, 0);
-        float r[2];
-        for (int pf : {0, 1}) {
-            g_use_pf = pf;
-            std::vector<std::function<void()>> ps = {[&] { launch_split(p, sc, st); }};
-            r[pf] = time_paths(ps, 15, st)[0];
-        }
-        g_use_pf = 0;
-        const double floorUs = (2.0 * B * L * Hkv * D * 2 + 2.0 * B * Hq * D * 2) / (copyGBps * 1e3);
-        printf("  B=%d Hq=%d Hkv=%d D=%d L=%d s=%d: shipped %.1f  prefetch %.1f  (floor %.1f)\n", B, Hq, Hkv, D, L, sc.splits, r[0], r[1], floorUs);
+        Problem<__half> p = make_problem<__half>(B, Hq, Hkv, 128, L, lay, 16, lens, 12, false, 256, nullptr, nullptr, nullptr);
+        SplitChoice sc = mma_splits(B, Hkv, p.G, 128, L, 0);
+        std::vector<std::function<void()>> ps = {[&] { g_nst4 = 0; launch_mma(p, sc, st); }, [&] { g_nst4 = 1; launch_mma(p, sc, st); g_nst4 = 0; }};
+        auto m = time_paths(ps, 15, st);
+        const double floorUs = (2.0 * B * L * Hkv * 128 * 2 + 2.0 * B * Hq * 128 * 2) / (copyGBps * 1e3);
+        printf("  %s B=%d %d/%d L=%d s=%d: nst3 %.1f  nst4 %.1f  (floor %.1f)\n", kLayoutName[lay], B, Hq, Hkv, L, sc.splits, m[0], m[1], floorUs);
+        fflush(stdout);
         free_problem(p);
     }
-    for (int bf = 0; bf < (quick ? 1 : 2); ++bf)
+
+    struct Heads { int hq, hkv, d; };
+    std::vector<Heads> heads = {{32, 8, 128}, {64, 8, 128}, {32, 32, 128}, {28, 4, 128}, {16, 2, 64}};
+    std::vector<int> Bs = {1, 4, 8, 16, 64};
+    std::vector<int> Ls = {512, 2048, 4096, 8192, 32768, 131072};
+    std::vector<Row> rows;
+    auto one_row = [&](int bf, Heads hd, int B, int L, int layout, int var) {
+        std::vector<int> lens(B, L);
+        std::mt19937 rng(B * 31 + L);
+        if (var) for (auto& x : lens) x = L / 2 + (int)(rng() % (L / 2 + 1));
+        const bool vendorOk = (double)B * hd.hq * L * 6 < 8e9;
+        double sumLen = std::accumulate(lens.begin(), lens.end(), 0.0);
+        const double bytes = 2.0 * sumLen * hd.hkv * hd.d * 2 + 2.0 * B * hd.hq * hd.d * 2;
+        const double floorUs = bytes / (copyGBps * 1e3);
+        auto run = [&](auto tag) {
+            using T = decltype(tag);
+            Problem<T> p = make_problem<T>(B, hd.hq, hd.hkv, hd.d, L, layout, 16, lens, 11, vendorOk, 256, nullptr, nullptr, nullptr);
+            SplitChoice so = choose_splits(B, hd.hkv, p.G, L, g_sms, 0);
+            SplitChoice sm = mma_splits(B, hd.hkv, p.G, hd.d, L, 0);
+            std::vector<std::function<void()>> ps = {[&] { launch_split(p, so, st); }, [&] { launch_mma(p, sm, st); }};
+            if (vendorOk) ps.push_back([&] { launch_vendor(p, h, st); });
+            const int reps = floorUs > 1000 ? 7 : 15;
+            auto m = time_paths(ps, reps, st);
+            char nm[128];
+            snprintf(nm, sizeof nm, "%s %s%s B=%d L=%d %d/%d d%d", bf ? "bf16" : "f16", kLayoutName[layout], var ? "-var" : "", B, L, hd.hq, hd.hkv, hd.d);
+            const double vd = vendorOk ? m[2] : NAN;
+            rows.push_back({nm, floorUs, m[0], m[1], vd, sm.splits, bf, layout, var, B, L, hd.hq, hd.hkv, hd.d});
+            printf("%-40s floor %8.1f old %8.1f mma %8.1f cublas %8.1f  mma %3.0f%% of floor  %5.2fx cublas  %5.2fx old  s=%d\n", nm, floorUs, m[0], m[1], vd, 100 * floorUs / m[1], vd / m[1], m[0] / m[1], sm.splits);
+            fflush(stdout);
+            free_problem(p);
+        };
+        if (bf) run(__nv_bfloat16{}); else run(__half{});
+    };
+    printf("\nsweep (us; floor = K/V bytes read + q/o over the copy bandwidth):\n");
     for (auto hd : heads)
         for (int B : Bs)
             for (int L : Ls) {
-                if (L == 131072 && B > 4) continue;
-                if ((double)B * L > (quick ? 131072.0 * 4 : 2.0e6)) continue;
+                if (L == 131072 && B > 1) continue;
+                if (quick && (B * (double)L > 131072)) continue;
                 const double kvBytes = 2.0 * B * L * hd.hkv * hd.d * 2;
                 if (kvBytes > 12e9) continue;
-                for (int layout : {BHLD, PAGED}) {
-                    if (bf && layout == PAGED) continue;
-                    for (int var = 0; var < (layout == BHLD && !bf ? 2 : 1); ++var) {
-                        std::vector<int> lens(B, L);
-                        std::mt19937 rng(B * 31 + L);
-                        if (var) for (auto& x : lens) x = L / 2 + (int)(rng() % (L / 2 + 1));
-                        const bool vendorOk = (double)B * hd.hq * L * 6 < 8e9;
-                        double sumLen = std::accumulate(lens.begin(), lens.end(), 0.0);
-                        const double bytes = 2.0 * sumLen * hd.hkv * hd.d * 2 + 2.0 * B * hd.hq * hd.d * 2;
-                        const double floorUs = bytes / (copyGBps * 1e3);
-                        auto run = [&](auto tag) {
-                            using T = decltype(tag);
-                            Problem<T> p = make_problem<T>(B, hd.hq, hd.hkv, hd.d, L, layout, 16, lens, 11, vendorOk, 256, nullptr, nullptr, nullptr);
-                            SplitChoice sc = choose_splits(B, hd.hkv, p.G, L, g_sms, 0);
-                            std::vector<std::function<void()>> ps = {[&] { launch_split(p, sc, st); }};
-                            if (vendorOk) ps.push_back([&] { launch_vendor(p, h, st); });
-                            auto m = time_paths(ps, quick ? 10 : 15, st);
-                            char nm[128];
-                            snprintf(nm, sizeof nm, "%s %s%s B=%d L=%d %d/%d d%d", bf ? "bf16" : "f16", kLayoutName[layout], var ? "-var" : "", B, L, hd.hq, hd.hkv, hd.d);
-                            rows.push_back({nm, floorUs, m[0], vendorOk ? m[1] : NAN, sc.splits, bf, layout, var, B, L, hd.hq, hd.hkv, hd.d});
-                            printf("%-44s floor %8.1f custom %8.1f cublas %8.1f  %3.0f%% of floor  %5.2fx  s=%d\n", nm, floorUs, m[0], vendorOk ? m[1] : NAN, 100 * floorUs / m[0], m[1] / m[0], sc.splits);
-                            fflush(stdout);
-                            free_problem(p);
-                        };
-                        if (bf) run(__nv_bfloat16{}); else run(__half{});
-                    }
-                }
+                for (int layout : {BHLD, PAGED}) one_row(0, hd, B, L, layout, 0);
+                if (hd.hq == 32 && hd.hkv == 8 && L >= 4096 && L <= 32768 && B <= 16) one_row(0, hd, B, L, BHLD, 1);
             }
-    // geometric means by regime, then the short table: f16, lengths = L, contiguous vs paged side by side
-    double lsSmall = 0, lsAll = 0; int nSmall = 0, nAll = 0;
-    double worst80 = 1e9, worst60 = 1e9; double worstPaged = 0;
+    // the product rows in bf16: B <= 8, L >= 4096, 32/8 d128, contiguous and paged16
+    for (int B : {1, 4, 8})
+        for (int L : {4096, 8192, 32768})
+            for (int layout : {BHLD, PAGED}) one_row(1, {32, 8, 128}, B, L, layout, 0);
+
+    // summary over the mma path
+    double lsSmall = 0, lsAll = 0; int nSmall = 0, nAll = 0, slower = 0;
+    double worst80 = 1e9, worst60 = 1e9, worstPaged = 0; std::string w80, w60, wp, ws;
+    double lsProd = 0; int nProd = 0; double worstProd = 1e9;
     for (auto& r : rows) {
+        if ((double)r.B * r.L >= 65536 && r.floor / r.mma < worst80) { worst80 = r.floor / r.mma; w80 = r.name; }
+        if ((double)r.B * r.L >= 8192 && r.floor / r.mma < worst60) { worst60 = r.floor / r.mma; w60 = r.name; }
         if (std::isnan(r.vendor)) continue;
-        const double sp = std::log(r.vendor / r.custom);
+        const double sp = std::log(r.vendor / r.mma);
         lsAll += sp; ++nAll;
+        if (r.vendor < r.mma) { ++slower; ws += " [" + r.name + "]"; }
         if ((double)r.B * r.L <= 32768) { lsSmall += sp; ++nSmall; }
-        if ((double)r.B * r.L >= 65536) worst80 = std::min(worst80, r.floor / r.custom);
-        if ((double)r.B * r.L >= 8192) worst60 = std::min(worst60, r.floor / r.custom);
+        if (r.hq == 32 && r.hkv == 8 && r.d == 128 && r.B <= 8 && r.L >= 4096 && !r.var) { lsProd += sp; ++nProd; worstProd = std::min(worstProd, r.vendor / r.mma); }
     }
     for (auto& a : rows) for (auto& b : rows)
-        if (a.layout == BHLD && b.layout == PAGED && a.bf == b.bf && a.var == 0 && b.var == 0 && a.B == b.B && a.L == b.L && a.hq == b.hq && a.hkv == b.hkv)
-            worstPaged = std::max(worstPaged, b.custom / a.custom);
-    printf("\nf16, len = L            floor  bhld  paged16 cublas  %%floor  x cublas  s\n");
+        if (a.layout == BHLD && b.layout == PAGED && a.bf == b.bf && a.var == 0 && b.var == 0 && a.B == b.B && a.L == b.L && a.hq == b.hq && a.hkv == b.hkv && a.d == b.d)
+            if (b.mma / a.mma > worstPaged) { worstPaged = b.mma / a.mma; wp = b.name; }
+    printf("\nkey rows (f16 unless named; lengths = L; us)        floor    old     mma  paged16  cublas  %%floor  x cublas  x old  s\n");
     for (auto& a : rows) {
-        if (a.bf || a.layout != BHLD || a.var) continue;
+        if (a.layout != BHLD || a.var) continue;
+        const bool key = (a.hq == 32 && a.hkv == 8 && a.d == 128 && (a.L == 512 || a.L == 4096 || a.L == 8192 || a.L == 32768 || a.L == 131072) && a.B <= 16) ||
+                         (a.B == 16 && a.L == 8192) || (a.B == 64 && a.L == 2048) || (a.B == 1 && a.L == 131072);
+        if (!key) continue;
         double pg = NAN;
-        for (auto& b : rows) if (b.layout == PAGED && !b.bf && b.B == a.B && b.L == a.L && b.hq == a.hq && b.hkv == a.hkv) pg = b.custom;
-        printf("%2d/%-2d d%-3d B=%-2d L=%-6d %7.1f %7.1f %7.1f %7.1f %5.0f%% %6.2f %4d\n", a.hq, a.hkv, a.d, a.B, a.L, a.floor, a.custom, pg, a.vendor, 100 * a.floor / a.custom, a.vendor / a.custom, a.splits);
+        for (auto& b : rows) if (b.layout == PAGED && b.bf == a.bf && b.B == a.B && b.L == a.L && b.hq == a.hq && b.hkv == a.hkv && b.d == a.d) pg = b.mma;
+        printf("%s %2d/%-2d d%-3d B=%-2d L=%-6d %24s %7.1f %7.1f %7.1f %7.1f %7.1f %5.0f%% %6.2f %6.2f %4d\n", a.bf ? "bf16" : " f16", a.hq, a.hkv, a.d, a.B, a.L, "",
+               a.floor, a.old, a.mma, pg, a.vendor, 100 * a.floor / a.mma, a.vendor / a.mma, a.old / a.mma, a.splits);
     }
-    printf("geomean speedup over cuBLAS composition: B*L<=32768 %.2fx (%d rows), all %.2fx (%d rows)\n", std::exp(lsSmall / std::max(1, nSmall)), nSmall, std::exp(lsAll / std::max(1, nAll)), nAll);
-    printf("worst fraction of floor: B*L>=65536 %.0f%%, B*L>=8192 %.0f%%; worst paged/contiguous time ratio %.3f\n", 100 * worst80, 100 * worst60, worstPaged);
+    printf("mma geomean x cublas: B*L<=32768 %.2fx (%d rows), all %.2fx (%d rows); product rows (32/8 d128 B<=8 L>=4096) %.2fx, worst %.2fx (%d rows)\n",
+           std::exp(lsSmall / std::max(1, nSmall)), nSmall, std::exp(lsAll / std::max(1, nAll)), nAll, std::exp(lsProd / std::max(1, nProd)), worstProd, nProd);
+    printf("mma slower than cublas on %d rows:%s\n", slower, ws.c_str());
+    printf("mma worst fraction of floor: B*L>=65536 %.0f%% (%s), B*L>=8192 %.0f%% (%s); worst paged/contiguous %.3f (%s)\n", 100 * worst80, w80.c_str(), 100 * worst60, w60.c_str(), worstPaged, wp.c_str());
     printf("CORRECTNESS FAILURES: %d\n", fails);
     return fails ? 1 : 0;
 }

@@ -36,7 +36,7 @@ import dev.gapfill.core.Tensor;
  * the capturing thread first, so that the per-thread vendor handles exist). Tensors on the CPU run the fp64
  * reference.
  *
- * <p>Backends: {@code CUSTOM} is split-KV decoding (cuda-native/src/main/cuda/gqa_decode/split_kv.cu);
+ * <p>Backends: {@code CUSTOM} is split-KV decoding on tensor cores (cuda-native/src/main/cuda/gqa_decode/decode_mma.cu);
  * {@code VENDOR} is the composition a user without an attention kernel writes: cuBLAS strided-batched GEMM for
  * the scores (fp32, batched over the G heads of each KV head), a length mask, cuDNN log-softmax, exp to F16/BF16,
  * cuBLAS GEMM with V (paged caches gathered to contiguous first). The vendor path reads K and V up to maxLen for

@@ -6,66 +6,105 @@ import dev.gapfill.core.UnsupportedShapeException;
 /**
  * Dispatch for {@link GqaDecode}: which backend runs a shape, and how the custom kernel splits the KV range.
  *
- * <p>All thresholds are PROVISIONAL: they come from the standalone harness run on an H100 SXM (132 SMs) at commit
- * 30c10a3, file {@code cuda-native/dev/gqa_decode/h100-30c10a3.txt} (rows cited below as "harness"), with the
- * vendor side timed as cuBLAS GEMM → fused mask+softmax kernel → cuBLAS GEMM (a little faster than the Java vendor
- * path, which runs the mask, cuDNN log-softmax and the exp as three passes). They are to be re-derived from the
- * {@code gqa_decode} benchmark file once it exists.
+ * <p>Thresholds come from the standalone harness run on an H100 80GB HBM3 SXM (132 SMs, copy 3031 GB/s) with the
+ * kernel file {@code cuda-native/src/main/cuda/gqa_decode/decode_mma.cu} of this commit, output
+ * {@code cuda-native/dev/gqa_decode/h100-decode_mma.txt} (rows cited below as "harness"); the vendor side there is
+ * cuBLAS GEMM → fused mask+softmax kernel → cuBLAS GEMM (a little faster than the Java vendor path, which runs the
+ * mask, cuDNN log-softmax and the exp as three passes). To be re-checked against the {@code gqa_decode} benchmark file.
  */
 public final class GqaDecodeHeuristics {
-    /** Threads per block of the split kernel (split_kv.cu kThreads). */
+    /** Threads per block of the custom kernel (decode_mma.cu kThreads: 4 warps). */
     public static final int THREADS = 128;
-    /** Keys per split are a multiple of this (the largest keys-per-iteration of a block: D=64, 16 groups × 4 keys). */
+    /** Query heads per block (the mma M dimension): G > 16 uses ceil(G/16) head tiles. */
+    public static final int HEAD_TILE = 16;
+    /** Keys per split are a multiple of this (4 warps × 16-key tiles). */
     public static final int CHUNK_ALIGN = 64;
-    /** Fewest keys a split takes: below it the per-split q load, block merge and partial write dominate. */
-    public static final int MIN_CHUNK = 128;
-    /** Most splits (bounds the workspace B·Hq·splits·D·4 bytes). */
+    /** Most splits (decode_mma.cu kMaxSplits: the merge keeps one weight per split in shared memory). */
     public static final int MAX_SPLITS = 256;
+    /**
+     * Per-block overhead of the split cost model, in keys: the q tile, the warp merge, the partial write and the
+     * split merge. Harness split sweep (f16 BHLD d128): B=1 32/8 L=8192 s16 = 20.2 µs vs s32 = 21.6, s12 = 20.4;
+     * L=32768 s16 = 52.9 vs s32 = 54.8; B=4 L=4096 s4 = 30.1 vs s8 = 30.7; B=8 L=4096 s2 = 51.5 vs s4 = 52.9;
+     * B=16 L=8192 s1 = 178.6 vs s2 = 183.1; 16/2 d64 B=4 L=8192 s16 = 15.2 vs s12 = 16.2, s32 = 16.4. The rule
+     * picks the fastest measured count on each of these rows.
+     */
+    public static final int BLOCK_OVERHEAD_KEYS = 128;
     /** Grid y and z limit. */
     private static final int GRID_YZ = 65535;
 
     private GqaDecodeHeuristics() {}
 
-    /** Query heads one block keeps in registers: G rounded up to 1, 2, 4 or 8 (G > 8 uses several tiles). */
-    public static int headTile(int g) {
-        return g <= 1 ? 1 : g <= 2 ? 2 : g <= 4 ? 4 : 8;
+    /** Head tiles per KV head: ceil(G / 16). Each tile reads its KV range once (tiles after the first mostly from L2). */
+    public static int headTiles(int g) {
+        return (g + HEAD_TILE - 1) / HEAD_TILE;
     }
 
-    /** Head tiles per KV head: ceil(G / headTile). Each tile reads its KV range once (tiles after the first mostly from L2). */
-    public static int headTiles(int g) {
-        int t = headTile(g);
-        return (g + t - 1) / t;
+    /** Stages of each warp's cp.async ring (decode_mma.cu default_stages): 4 for D=64, 3 for D=128, 2 for D=256. */
+    public static int stages(int headDim) {
+        return headDim == 64 ? 4 : headDim == 128 ? 3 : 2;
     }
 
     /**
-     * How the custom kernel splits each (sequence, KV head) range.
+     * Dynamic shared memory of one block (decode_mma.cu Cfg::SMEM): the q tile [16, D] plus, per warp, the ring of
+     * 16-key K and V tiles. D=64: 67 584 B, D=128: 102 400 B, D=256: 139 264 B (needs the opt-in limit of sm_80+).
+     */
+    public static int sharedBytes(int headDim) {
+        return HEAD_TILE * headDim * 2 + 4 * stages(headDim) * 2 * 16 * headDim * 2;
+    }
+
+    /**
+     * How the custom kernel splits each (sequence, KV head, head tile) range.
      *
-     * @param splits blocks per (sequence, KV head, head tile); 1 writes o directly, more go through the merge kernel
+     * @param splits blocks per (sequence, KV head, head tile); 1 writes o directly, more merge in the last block
      * @param chunk  keys per split (a multiple of {@link #CHUNK_ALIGN}); split s covers [s·chunk, (s+1)·chunk)
      */
     public record Split(int splits, int chunk) {}
 
     /**
-     * Split count: enough blocks for about four resident 128-thread blocks per SM, at least {@link #MIN_CHUNK} keys
-     * per split. Worked example: B=1, Hkv=8, G=4, maxLen=4096 on 132 SMs: 8 blocks without splitting; 4·132/8 = 66
-     * splits would give 63 keys each, so the 128-key minimum caps it at 32 splits (256 blocks). Harness split sweep:
-     * s32 = 29.9 µs against s16 = 36.6, s64 = 38.2, s1 = 359. For B=1 Hkv=32 L=8192 the rule gives 16 (harness:
-     * s16 = 67.4 µs, s8 = 94.5); for B=64 Hkv=8 L=512, 2 (s2 = 101.7, s1 = 113.0). Provisional: at B=1 Hkv=8
-     * L=32768 it gives 64 (126.7 µs) where 32 measured 116.5.
+     * Split count: the s ≤ {@link #MAX_SPLITS} minimising ceil(ctas·s / SMs) · (chunk(s) + {@link #BLOCK_OVERHEAD_KEYS}),
+     * ctas = B·Hkv·headTiles and chunk(s) = ceil(maxLen/s) rounded up to {@link #CHUNK_ALIGN}: the keys the busiest SM
+     * walks plus a per-block overhead. The SM, not the block, is the unit because the blocks on one SM share its
+     * bandwidth (harness: splitting B=1 32/8 L=8192 into 32 blocks per KV head, two per SM, measured 21.6 µs against
+     * 20.2 for 16). Worked examples on 132 SMs: B=1 Hkv=8 L=8192: s=16 (chunk 512, 128 blocks); B=8 Hkv=8 L=4096: s=2;
+     * B=16 Hkv=8 L=8192: s=1.
      */
     public static Split splits(GqaDecode.Problem p, DeviceInfo info) {
         long ctas = (long) p.batch() * p.kvHeads() * headTiles(p.groupSize());
-        long target = 4L * info.smCount();
-        int splits = (int) Math.max(1, Math.min(MAX_SPLITS, (target + ctas - 1) / ctas));
-        int maxByChunk = Math.max(1, (p.maxLen() + MIN_CHUNK - 1) / MIN_CHUNK);
-        splits = Math.min(splits, maxByChunk);
-        int chunk = (p.maxLen() + splits - 1) / splits;
-        chunk = (chunk + CHUNK_ALIGN - 1) / CHUNK_ALIGN * CHUNK_ALIGN;
-        splits = Math.max(1, (p.maxLen() + chunk - 1) / chunk);
-        return new Split(splits, chunk);
+        int sms = Math.max(1, info.smCount());
+        int maxLen = p.maxLen();
+        int smax = Math.min(MAX_SPLITS, Math.max(1, (maxLen + CHUNK_ALIGN - 1) / CHUNK_ALIGN));
+        int best = 1;
+        double bestCost = Double.MAX_VALUE;
+        for (int s = 1; s <= smax; s++) {
+            int chunk = chunkFor(maxLen, s);
+            if ((maxLen + chunk - 1) / chunk != s) {
+                continue;  // the rounded chunk gives fewer splits: counted at that s
+            }
+            double perSm = (double) ((ctas * s + sms - 1) / sms);
+            double cost = perSm * (chunk + BLOCK_OVERHEAD_KEYS);
+            if (cost < bestCost * 0.999) {
+                bestCost = cost;
+                best = s;
+            }
+        }
+        return new Split(best, chunkFor(maxLen, best));
     }
 
-    /** Null if the custom kernels cover {@code p}, else why not (for the UnsupportedShapeException). */
+    private static int chunkFor(int maxLen, int s) {
+        int chunk = (maxLen + s - 1) / s;
+        return (chunk + CHUNK_ALIGN - 1) / CHUNK_ALIGN * CHUNK_ALIGN;
+    }
+
+    /** Null if the custom kernel covers {@code p} on {@code info}'s device, else why not. */
+    public static String customUnsupported(GqaDecode.Problem p, DeviceInfo info) {
+        String why = customUnsupported(p);
+        if (why == null && info.smemPerBlockOptin() > 0 && sharedBytes(p.headDim()) > info.smemPerBlockOptin()) {
+            why = sharedBytes(p.headDim()) + " B of shared memory per block (device allows " + info.smemPerBlockOptin() + ")";
+        }
+        return why;
+    }
+
+    /** Null if the custom kernels cover {@code p} on some supported GPU, else why not. */
     public static String customUnsupported(GqaDecode.Problem p) {
         int d = p.headDim();
         if (d != 64 && d != 128 && d != 256) {
@@ -75,7 +114,7 @@ public final class GqaDecodeHeuristics {
             return "batch <= " + GRID_YZ + ", got " + p.batch();
         }
         if ((long) p.kvHeads() * headTiles(p.groupSize()) > GRID_YZ) {
-            return "kvHeads·ceil(G/8) <= " + GRID_YZ;
+            return "kvHeads·ceil(G/16) <= " + GRID_YZ;
         }
         if ((long) p.batch() * p.qHeads() * p.headDim() > Integer.MAX_VALUE) {
             return "B·Hq·D < 2^31";
@@ -98,28 +137,18 @@ public final class GqaDecodeHeuristics {
     }
 
     /**
-     * The backend for {@code p}. AUTO picks CUSTOM where the harness measured it faster than the cuBLAS composition
-     * (f16; the bf16 rows give the same ratios within 2 %). At commit 30c10a3 the custom kernel is instruction-bound for
-     * G ≥ 4 (see split_kv.cu), so the rule depends on the layout:
-     * <ul>
-     *   <li>PAGED (the vendor path pays a gather of every live row first): CUSTOM when G ≤ 4 (harness: 32/8 d128 wins
-     *   from 1.19× at B=4 L=512 to 2.61× at B=1 L=131072, one loss 0.96× at B=1 L=512; 32/32 1.34×–2.72× on every row),
-     *   or when B·Hkv ≤ 8 and maxLen ≥ 8192 (64/8 B=1 L=8192 1.22×; 28/4 B=1 L=131072 2.70×; 16/2 d64 B=4 L=8192 1.51×);
-     *   VENDOR otherwise (64/8 B=16 L=8192 0.81×, 28/4 B=16 L=8192 0.71×, 16/2 d64 B=64 L=512 0.82×);</li>
-     *   <li>contiguous (BHLD, and BLHD by the same rule although its vendor path loops over min(B, Hkv) GEMM pairs):
-     *   CUSTOM when B·Hkv ≤ 8, maxLen ≥ 8192 and B·Hq·D ≤ 4096 (32/8 d128 B=1 L=8192 1.10×, L=32768 1.18×; 16/2 d64
-     *   B=4 L=8192 1.11×; 28/4 d128 B=1 L=8192 0.94×, the one loss this rule accepts), or when B·Hkv ≤ 8 and
-     *   maxLen ≥ 131072 (64/8 B=1 L=131072 1.35×; 28/4 B=1 2.16×; 16/2 B=4 2.44×); VENDOR otherwise (32/8 B=4
-     *   L=8192 0.75×, 64/8 B=16 L=8192 0.35×, 32/32 B=1 L=32768 0.88×).</li>
-     * </ul>
-     * Where one backend does not cover the shape AUTO takes the other.
+     * The backend for {@code p}. AUTO picks CUSTOM wherever it covers the shape: in the harness it was faster than the
+     * cuBLAS composition on all 288 rows (f16: B ∈ {1, 4, 8, 16, 64} × L ∈ {512 … 32768} and B=1 L=131072 × heads
+     * 32/8, 64/8, 32/32, 28/4 d128 and 16/2 d64 × BHLD and paged16, plus bf16 32/8 d128 B ≤ 8 L ≥ 4096), from 1.07×
+     * (32/32 d128 B=64 L=2048, where both run near the bandwidth floor) to 14× (16/2 d64 B=1 L=131072); the closest
+     * contiguous 32/8 row is B=64 L=4096 (1.20×), the closest paged row 28/4 B=1 L=512 (1.79×: the vendor path gathers
+     * the cache first). Where one backend does not cover the shape AUTO takes the other.
      */
     public static Decision decide(GqaDecode.Problem p, DeviceInfo info, Backend requested) {
-        String noCustom = customUnsupported(p);
+        String noCustom = customUnsupported(p, info);
         String noVendor = vendorUnsupported(p, info);
         Split s = splits(p, info);
-        String variant = "split_kv_d" + p.headDim() + "_g" + headTile(p.groupSize()) + "x" + headTiles(p.groupSize())
-                + "_s" + s.splits();
+        String variant = "decode_mma_d" + p.headDim() + "_h16x" + headTiles(p.groupSize()) + "_s" + s.splits();
         switch (requested) {
             case CUSTOM:
                 if (noCustom != null) {
@@ -138,38 +167,14 @@ public final class GqaDecodeHeuristics {
             throw new UnsupportedShapeException("problem", "a shape one backend covers (custom: " + noCustom + "; vendor: "
                     + noVendor + ")", shape(p));
         }
-        if (noVendor != null) {
-            return new Decision(Backend.CUSTOM, variant, "vendor composition unavailable: " + noVendor);
-        }
         if (noCustom != null) {
             return new Decision(Backend.VENDOR, vendorVariant(p), "no custom kernel: " + noCustom);
         }
-        long pairs = (long) p.batch() * p.kvHeads();
-        long bhqd = (long) p.batch() * p.qHeads() * p.headDim();
-        if (p.layout() == GqaDecode.KvLayout.PAGED) {
-            if (p.groupSize() <= 4) {
-                return new Decision(Backend.CUSTOM, variant, "paged, G=" + p.groupSize() + " <= 4: the vendor path gathers the cache "
-                        + "first (provisional, harness 30c10a3: 32/8 d128 paged16 1.19x-2.61x, 32/32 1.34x-2.72x)");
-            }
-            if (pairs <= 8 && p.maxLen() >= 8192) {
-                return new Decision(Backend.CUSTOM, variant, "paged, B·Hkv=" + pairs + " <= 8, maxLen >= 8192 (provisional, harness "
-                        + "30c10a3: 64/8 d128 B=1 L=8192 1.22x)");
-            }
-            return new Decision(Backend.VENDOR, vendorVariant(p), "paged, G=" + p.groupSize() + " > 4 and B·Hkv=" + pairs
-                    + ": the cuBLAS composition measured faster (provisional, harness 30c10a3: 64/8 d128 B=16 L=8192 0.81x)");
+        if (noVendor != null) {
+            return new Decision(Backend.CUSTOM, variant, "vendor composition unavailable: " + noVendor);
         }
-        if (pairs <= 8 && p.maxLen() >= 8192 && bhqd <= 4096) {
-            return new Decision(Backend.CUSTOM, variant,
-                    "B·Hkv=" + pairs + " <= 8, maxLen >= 8192, B·Hq·D <= 4096: split-KV fills the GPU where the batched GEMMs "
-                            + "cannot (provisional, harness 30c10a3: 32/8 d128 B=1 L=8192 1.10x)");
-        }
-        if (pairs <= 8 && p.maxLen() >= 131072) {
-            return new Decision(Backend.CUSTOM, variant,
-                    "B·Hkv=" + pairs + " <= 8 and maxLen >= 131072 (provisional, harness 30c10a3: 64/8 d128 B=1 L=131072 1.35x)");
-        }
-        return new Decision(Backend.VENDOR, vendorVariant(p),
-                "the cuBLAS composition measured faster here (provisional, harness 30c10a3: custom is instruction-bound for "
-                        + "G >= 4 and B·Hkv > 8)");
+        return new Decision(Backend.CUSTOM, variant, "tensor-core split-KV measured faster than the cuBLAS composition on "
+                + "every harness row (H100: 1.07x-14x; 32/8 d128 B=1 L=8192 2.08x, paged16 B=4 L=8192 3.33x)");
     }
 
     private static String vendorVariant(GqaDecode.Problem p) {

@@ -32,12 +32,13 @@ import java.util.Locale;
  * capturable while the lengths on the device change). Close it to free the workspace (stream-ordered after the last
  * run). Not thread-safe: one plan per thread.
  *
- * <p>Workspace: CUSTOM with splits > 1: partial o {@code [B, Hq, splits, D]} F32 and partial lse
- * {@code [B, Hq, splits]} F32. VENDOR: scores and log-probabilities {@code [B·Hq, maxLen]} F32, probabilities in the
+ * <p>Workspace: CUSTOM with splits > 1: partial o {@code [B, Hq, splits, D]} F32, partial lse
+ * {@code [B, Hq, splits]} F32 and one I32 ticket counter per (sequence, KV head, head tile), zeroed here once; the
+ * last split of each group to finish merges and resets its counter, so it is zero again after every run. VENDOR: scores and log-probabilities {@code [B·Hq, maxLen]} F32, probabilities in the
  * cache dtype, and for PAGED two contiguous {@code [B, Hkv, maxLen, D]} gather buffers (zeroed once here).
  */
 public final class GqaDecodePlan implements AutoCloseable {
-    private static final KernelModule SPLIT = KernelModule.of("gqa_decode/split_kv");
+    private static final KernelModule MMA = KernelModule.of("gqa_decode/decode_mma");
     private static final KernelModule GLUE = KernelModule.of("gqa_decode/vendor_glue");
     private static final double LOG2E = 1.4426950408889634;
 
@@ -48,6 +49,7 @@ public final class GqaDecodePlan implements AutoCloseable {
     private final GqaDecodeHeuristics.Split split;
     private final Tensor partO;
     private final Tensor partLse;
+    private final Tensor counters;
     private final Tensor scores;
     private final Tensor logp;
     private final Tensor probs;
@@ -58,7 +60,6 @@ public final class GqaDecodePlan implements AutoCloseable {
     private final FloatPointer one;
     private final FloatPointer zero;
     private final KernelFunction splitFn;
-    private final KernelFunction mergeFn;
     private final KernelFunction gatherFn;
     private final KernelFunction maskFn;
     private final KernelFunction probsFn;
@@ -71,6 +72,7 @@ public final class GqaDecodePlan implements AutoCloseable {
         this.scale = options.scaleFor(problem.headDim());
         Tensor po = null;
         Tensor pl = null;
+        Tensor ct = null;
         Tensor sc = null;
         Tensor lp = null;
         Tensor pr = null;
@@ -81,7 +83,6 @@ public final class GqaDecodePlan implements AutoCloseable {
         FloatPointer o1 = null;
         FloatPointer z = null;
         KernelFunction sf = null;
-        KernelFunction mf = null;
         KernelFunction gf = null;
         KernelFunction maf = null;
         KernelFunction pf = null;
@@ -94,12 +95,13 @@ public final class GqaDecodePlan implements AutoCloseable {
                 long bhq = (long) problem.batch() * problem.qHeads();
                 if (decision.backend() == Backend.CUSTOM) {
                     sp = GqaDecodeHeuristics.splits(problem, cd.info());
-                    int tile = GqaDecodeHeuristics.headTile(problem.groupSize());
-                    sf = SPLIT.function(cd, "gqa_split_kv_" + t + "_d" + problem.headDim() + "_g" + tile);
+                    sf = MMA.function(cd, "gqa_decode_mma_" + t + "_d" + problem.headDim());
                     if (sp.splits() > 1) {
-                        mf = SPLIT.function(cd, "gqa_merge_" + t);
                         po = Tensor.empty(device, DType.F32, s, bhq * sp.splits() * problem.headDim());
                         pl = Tensor.empty(device, DType.F32, s, bhq * sp.splits());
+                        ct = Tensor.empty(device, DType.I32, s,
+                                (long) problem.batch() * problem.kvHeads() * GqaDecodeHeuristics.headTiles(problem.groupSize()));
+                        ct.fillBytes(0, s);  // the kernel leaves every counter at 0 after each run
                     }
                 } else {
                     long n = bhq * problem.maxLen();
@@ -128,7 +130,7 @@ public final class GqaDecodePlan implements AutoCloseable {
                 }
             }
         } catch (RuntimeException e) {
-            for (Tensor x : new Tensor[] {po, pl, sc, lp, pr, gk, gv}) {
+            for (Tensor x : new Tensor[] {po, pl, ct, sc, lp, pr, gk, gv}) {
                 if (x != null) {
                     x.close();
                 }
@@ -146,6 +148,7 @@ public final class GqaDecodePlan implements AutoCloseable {
         this.split = sp;
         this.partO = po;
         this.partLse = pl;
+        this.counters = ct;
         this.scores = sc;
         this.logp = lp;
         this.probs = pr;
@@ -156,7 +159,6 @@ public final class GqaDecodePlan implements AutoCloseable {
         this.one = o1;
         this.zero = z;
         this.splitFn = sf;
-        this.mergeFn = mf;
         this.gatherFn = gf;
         this.maskFn = maf;
         this.probsFn = pf;
@@ -178,7 +180,7 @@ public final class GqaDecodePlan implements AutoCloseable {
     /** Device bytes this plan holds. */
     public long workspaceBytes() {
         long n = 0;
-        for (Tensor x : new Tensor[] {partO, partLse, scores, logp, probs, gatherK, gatherV}) {
+        for (Tensor x : new Tensor[] {partO, partLse, counters, scores, logp, probs, gatherK, gatherV}) {
             if (x != null) {
                 n += x.byteSize();
             }
@@ -217,8 +219,8 @@ public final class GqaDecodePlan implements AutoCloseable {
         } else {
             runVendor(q, cache, lens, out, lse, s);
         }
-        OpStreams.record(s, q, cache.k(), cache.v(), cache.blockTable(), lens, out, lse, partO, partLse, scores, logp, probs,
-                gatherK, gatherV);
+        OpStreams.record(s, q, cache.k(), cache.v(), cache.blockTable(), lens, out, lse, partO, partLse, counters, scores, logp,
+                probs, gatherK, gatherV);
     }
 
     private void validate(Tensor q, KvCache cache, Tensor lens, Tensor out, Tensor lse) {
@@ -314,16 +316,12 @@ public final class GqaDecodePlan implements AutoCloseable {
         int tiles = GqaDecodeHeuristics.headTiles(g);
         long[] st = strides(cache.k());
         float scaleLog2 = (float) (scale * LOG2E);
-        splitFn.launch(s, split.splits(), p.kvHeads() * tiles, p.batch(), GqaDecodeHeuristics.THREADS, 1, 1, 0,
+        splitFn.launch(s, split.splits(), p.kvHeads() * tiles, p.batch(), GqaDecodeHeuristics.THREADS, 1, 1,
+                GqaDecodeHeuristics.sharedBytes(p.headDim()),
                 KernelArgs.begin().ptr(q).ptr(cache.k()).ptr(cache.v()).ptr(cache.blockTable()).ptr(lens).ptr(out).ptr(lse)
-                        .ptr(partO).ptr(partLse).i32(p.qHeads()).i32(p.kvHeads()).i32(g).i32(tiles).i32(split.splits())
-                        .i32(split.chunk()).i32(p.maxLen()).i32(p.maxPages()).i32(pageShift()).i64(st[0]).i64(st[1]).i64(st[2])
-                        .i64(st[3]).f32(scaleLog2));
-        if (split.splits() > 1) {
-            mergeFn.launch(s, p.qHeads(), p.batch(), 1, p.headDim(), 1, 1, 0,
-                    KernelArgs.begin().ptr(partO).ptr(partLse).ptr(lens).ptr(out).ptr(lse).i32(p.qHeads()).i32(p.headDim())
-                            .i32(split.splits()).i32(split.chunk()).i32(p.maxLen()));
-        }
+                        .ptr(partO).ptr(partLse).ptr(counters).i32(p.qHeads()).i32(p.kvHeads()).i32(g).i32(tiles)
+                        .i32(split.splits()).i32(split.chunk()).i32(p.maxLen()).i32(p.maxPages()).i32(pageShift())
+                        .i64(st[0]).i64(st[1]).i64(st[2]).i64(st[3]).f32(scaleLog2));
     }
 
     private void runVendor(Tensor q, KvCache cache, Tensor lens, Tensor out, Tensor lse, Stream s) {
@@ -414,7 +412,7 @@ public final class GqaDecodePlan implements AutoCloseable {
             throw new IllegalStateException("gqa_decode plan closed twice");
         }
         closed = true;
-        for (Tensor x : new Tensor[] {partO, partLse, scores, logp, probs, gatherK, gatherV}) {
+        for (Tensor x : new Tensor[] {partO, partLse, counters, scores, logp, probs, gatherK, gatherV}) {
             if (x != null) {
                 x.close();
             }

@@ -18,8 +18,9 @@ import dev.gapfill.ops.reference.GqaDecodeReference;
  *   <li>one rounding to the output dtype: u_T·|o|.</li>
  * </ol>
  * Hence {@code |ô − o| ≤ u_T·|o| + 2·γ_k·Σ_j p_j|v_j|}, k = len + 2(D+8)·max(1,σ) + 64, the factor 2 (growth)
- * covering exp2f's ulps and the first-order expansions. The vendor composition rounds P to the cache dtype
- * before the second GEMM, which adds u_T·Σ_j p_j|v_j|. This is {@link Tolerance#accumulation}'s form with the per-element
+ * covering exp2f's ulps and the first-order expansions. Both GPU paths round P to the cache dtype before P·V (the
+ * vendor composition between its two GEMMs, the custom kernel for its tensor-core P·V): p̂_j = p_j(1 + δ_j), |δ_j| ≤ u_T,
+ * while the normaliser Σ p_j stays in fp32, which adds u_T·Σ_j p_j|v_j|; the CPU reference does not round P. This is {@link Tolerance#accumulation}'s form with the per-element
  * scale Σ_j p_j|v_j| ({@link GqaDecodeReference.Exact#absTerms()}); the test uses the largest len and σ of the batch.
  *
  * <p>Log-sum-exp. lse = m + log Σ exp(s_j − m): the score error, the relative error of the sum and the final
@@ -33,13 +34,18 @@ public final class AttentionTolerance {
     /**
      * The output bound for a batch whose longest sequence is {@code maxLen} and largest score magnitude {@code maxSigma}.
      *
-     * @param probabilitiesRounded true for the vendor composition (P rounded to {@code out} before P·V)
+     * @param probabilitiesRounded true where P is rounded to {@code out} before P·V ({@link #roundsProbabilities})
      */
     public static Tolerance output(DType out, int maxLen, int headDim, double maxSigma, boolean probabilitiesRounded) {
         double k = maxLen + 2.0 * (headDim + 8) * Math.max(1.0, maxSigma) + 64;
         double gamma = k * U32 / (1 - k * U32);
         double acc = 2 * gamma + (probabilitiesRounded ? out.unitRoundoff() : 0);
         return new Tolerance(Tolerance.Kind.ACCUMULATION, 0, out.unitRoundoff(), acc);
+    }
+
+    /** Whether a backend rounds P to the cache dtype before P·V: VENDOR (cuBLAS GEMM) and CUSTOM (mma.sync) do. */
+    public static boolean roundsProbabilities(dev.gapfill.ops.Backend backend) {
+        return backend == dev.gapfill.ops.Backend.VENDOR || backend == dev.gapfill.ops.Backend.CUSTOM;
     }
 
     /** The bound for a whole reference result. */

@@ -1,3 +1,5 @@
+// BASELINE (no longer shipped): the CUDA-core split-KV kernel that decode_mma.cu replaced, kept for the harness
+// (cuda-native/dev/gqa_decode/harness.cu times it as "old"). Measured numbers: h100-decode_mma.txt.
 // Grouped-query attention decode, split-KV (FlashDecoding style), contiguous or paged KV cache.
 //
 // Computes, for sequence b and query head h = kvh·G + g:

@@ -1,0 +1,448 @@
+// Grouped-query attention decode on tensor cores: split-KV, cp.async ring per warp, fused split merge.
+//
+// Computes, for sequence b and query head h = kvh·G + g:
+//   o[b,h] = softmax(scale · q[b,h] · K[b,kvh,:len_b]ᵀ) · V[b,kvh,:len_b],   lse[b,h] = log Σ_j exp(scale·q·k_j)
+//
+// Regime: decode (one query row per head), F16/BF16 cache, D ∈ {64, 128, 256}, any G = Hq/Hkv (query heads in tiles
+// of 16: G > 16 uses ceil(G/16) tiles, each re-reading its K/V range; G < 16 pads the tile with zero rows), sm_80 and
+// sm_90a (mma.sync, ldmatrix, cp.async only). Memory-bound by design: every K/V byte of the first len_b rows is read
+// once per head tile. Floor: bytes = Σ_b len_b·Hkv·D·2 (K and V)·sizeof(T) + 2·B·Hq·D·sizeof(T), over copy bandwidth.
+//
+// Structure (gqa_decode_mma_<t>_d<D>): grid (split, kv head × head tile, b), 128 threads = 4 warps, dynamic shared
+// memory = the q tile [16, D] + per warp a ring of NST stages of one 16-key K tile and one V tile ([16, D] each).
+//   * The split's key range [split·chunk, min((split+1)·chunk, len_b)) is cut into 16-key tiles, dealt round-robin
+//     to the 4 warps (so the block walks 64 consecutive keys at a time). Each warp runs its own cp.async ring
+//     (NST−1 tiles in flight while it computes one; only __syncwarp, no block barrier in the loop). Rows past the
+//     split end are zero-filled (src-size 0), never read. Paged caches: the tile start is a multiple of 16, so for
+//     pageSize ≥ 16 one block-table entry serves the whole tile; smaller pages look the entry up per row.
+//   * Per tile and warp: S[16 heads × 16 keys] = Q·Kᵀ with D/16 × 2 mma.sync m16n8k16 (fp32 accumulate), operands
+//     by ldmatrix from XOR-swizzled rows (16-byte chunk c of row r stored at chunk c ^ (r & 7): conflict-free);
+//     online softmax in fp32, base 2 (scores × scale·log2 e after the mma, so q is not re-rounded), one rescale per
+//     tile; P is rounded to T and O[16 × D] += P·V with D/8 mma (V fragments by ldmatrix.trans); the running sum l
+//     adds the unrounded p.
+//   * The 4 warps merge through shared memory. If the sequence has one active split (len_b ≤ chunk, or splits = 1)
+//     the block writes o (rounded once to T) and lse. Otherwise it writes the normalised partial o and its base-2
+//     lse to the fp32 workspace [B, Hq, splits, D] / [B, Hq, splits], then takes a ticket from the counter of its
+//     (b, kv head, head tile) in the int32 workspace; the last of the active splits merges them (weights
+//     2^(lse_s − max) / Σ) and resets the counter to 0, so the counters are zero between launches (zeroed once at
+//     plan time) and one launch is the whole step: capturable in a CUDA graph while lengths change on the device.
+// Lengths are clamped to [0, maxLen]; len_b = 0 gives zeros and lse = −inf (split 0 writes them).
+// Page numbers are trusted (not range-checked on the device). Limits: q/o/K/V 16-byte aligned; B ≤ 65535,
+// Hkv·ceil(G/16) ≤ 65535; splits ≤ 256; q/o element counts < 2^31, cache offsets 64-bit.
+// Registers (ptxas, sm_90a): d64 93, d128 154, d256 219-220, no spills; dynamic shared memory 66 / 100 / 136 KiB (H100:
+// 3 / 2 / 1 blocks per SM). The split count (GqaDecodeHeuristics.splits) aims at an even number of keys per SM.
+// Measured (H100 80GB HBM3 SXM, 132 SMs, driver 580.159, copy 3031 GB/s, L2 flushed by a read before every
+// repetition; harness cuda-native/dev/gqa_decode, output h100-decode_mma.txt, code unchanged since, only this comment edited):
+//   ≥ 90 % of the KV-read floor for 32/8, 64/8, 32/32, 28/4 d128 once the floor is above ~90 µs (B=16 L=8192 32/8:
+//   179 µs, floor 177; B=1 L=131072: 182 µs, 97 %); small problems pay ~9 µs of fixed latency (B=1 L=512: 9.6 µs).
+//   Faster than the cuBLAS composition on all 288 rows (1.07x-14x); 1.8-3.9x faster than split_kv.cu (CUDA cores).
+//   Paged (page 16, random page order) within 4 % of contiguous (median), worst 22 % for 16/2 d64, where a
+//   16-key tile of one head is 16 separate 128-byte pieces.
+#include "gapfill_types.cuh"
+
+#include <math_constants.h>
+
+namespace gqa_mma {
+
+using namespace gapfill;
+
+constexpr int kThreads = 128;  // 4 warps
+constexpr int kWarps = kThreads / 32;
+constexpr int kRows = 16;      // query heads per tile (mma M)
+constexpr int kKeys = 16;      // keys per warp tile
+constexpr int kMaxSplits = 256;
+constexpr float kLn2 = 0.6931471805599453f;
+
+// Stages of each warp's ring: 4 × 4 KiB (D=64), 3 × 8 KiB (D=128), 2 × 16 KiB (D=256) of K+V per warp.
+template <int D> constexpr int default_stages() { return D == 64 ? 4 : D == 128 ? 3 : 2; }
+template <int D, int STAGES = default_stages<D>()> struct Cfg {
+    static constexpr int NST = STAGES;
+    static constexpr int CPR = D / 8;                      // 16-byte chunks per row
+    static constexpr int TILE_BYTES = kKeys * D * 2;       // one K (or V) tile
+    static constexpr int Q_BYTES = kRows * D * 2;
+    static constexpr int STAGE_BYTES = 2 * TILE_BYTES;     // K then V
+    static constexpr int WARP_BYTES = NST * STAGE_BYTES;
+    static constexpr int SMEM = Q_BYTES + kWarps * WARP_BYTES;
+    // merge scratch, reusing the rings: o [warps][16][D] f32, m and l [warps][16], split weights [16][kMaxSplits]
+    static constexpr int MERGE_O = kWarps * kRows * D * 4;
+    static constexpr int MERGE_BYTES = MERGE_O + 2 * kWarps * kRows * 4 + kRows * kMaxSplits * 4;
+    static_assert(MERGE_BYTES <= kWarps * WARP_BYTES, "merge scratch fits in the rings");
+};
+
+struct Args {
+    int hq, hkv, g, head_tiles, splits, chunk, max_len, max_pages, page_shift;
+    long long stride_b, stride_h, stride_l, page_stride;  // elements
+    float scale_log2;                                     // scale · log2(e)
+};
+
+// Byte offset of 16-byte chunk `ch` of row `r` in a [rows, D] tile with XOR swizzle (conflict-free ldmatrix).
+template <int D>
+__device__ __forceinline__ uint32_t swz(int r, int ch) {
+    return (uint32_t)(r * D * 2 + ((ch ^ (r & 7)) << 4));
+}
+
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, bool valid) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+__device__ __forceinline__ void ldsm_x4(uint32_t addr, uint32_t& r0, uint32_t& r1, uint32_t& r2, uint32_t& r3) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                 : "r"(addr));
+}
+__device__ __forceinline__ void ldsm_x4_t(uint32_t addr, uint32_t& r0, uint32_t& r1, uint32_t& r2, uint32_t& r3) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                 : "r"(addr));
+}
+
+template <typename T> struct Mma;
+template <> struct Mma<__half> {
+    static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
+        __half2 h = __floats2half2_rn(lo, hi);
+        return *reinterpret_cast<uint32_t*>(&h);
+    }
+    static __device__ __forceinline__ void run(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                               uint32_t b0, uint32_t b1) {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+    }
+};
+template <> struct Mma<__nv_bfloat16> {
+    static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
+        __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+        return *reinterpret_cast<uint32_t*>(&h);
+    }
+    static __device__ __forceinline__ void run(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                               uint32_t b0, uint32_t b1) {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+    }
+};
+
+template <typename T, int D, int STAGES = default_stages<D>()>
+__device__ __forceinline__ void body(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
+                                     const int* __restrict__ table, const int* __restrict__ lens, T* __restrict__ out,
+                                     float* __restrict__ lse, float* __restrict__ part_o, float* __restrict__ part_lse,
+                                     int* __restrict__ counters, const Args a) {
+    static_assert(sizeof(T) == 2, "K/V are 16-bit");
+    static_assert(D == 64 || D == 128 || D == 256, "head dim must be 64, 128 or 256");
+    using C = Cfg<D, STAGES>;
+    constexpr int NST = C::NST;
+    constexpr int CPR = C::CPR;
+    constexpr int KS = D / 16;   // k-steps of S = Q·Kᵀ, and n8-tile pairs of O
+    constexpr int NT = D / 8;    // n8 tiles of O
+    constexpr int LD_ITERS = kKeys * CPR / 32;  // 16-byte chunks per lane per K (or V) tile
+
+    extern __shared__ __align__(128) unsigned char smem[];
+    const int tid = threadIdx.x;
+    const int warp = tid >> 5;
+    const int lane = tid & 31;
+    const int split = blockIdx.x;
+    const int kvh = blockIdx.y / a.head_tiles;
+    const int tile = blockIdx.y % a.head_tiles;
+    const int b = blockIdx.z;
+
+    // q tile [16, D] (rows ≥ G zero) into registers first, so its latency overlaps the length read and the first
+    // K/V requests; it goes to shared memory after the ring is primed.
+    constexpr int QV = kRows * CPR / kThreads;  // 16-byte q chunks per thread
+    static_assert(QV >= 1 && kRows * CPR % kThreads == 0, "q tile split evenly over the block");
+    const int rows = min(kRows, a.g - tile * kRows);  // real heads in this tile
+    const size_t bh0 = (size_t)b * a.hq + (size_t)kvh * a.g + (size_t)tile * kRows;  // first head of the tile
+    uint4 qv[QV];
+#pragma unroll
+    for (int j = 0; j < QV; ++j) {
+        const int i = j * kThreads + tid;
+        const int r = i / CPR, ch = i % CPR;
+        qv[j] = r < rows ? *reinterpret_cast<const uint4*>(q + (bh0 + r) * D + ch * 8) : make_uint4(0, 0, 0, 0);
+    }
+    const int len = min(max(lens[b], 0), a.max_len);
+    const int start = split * a.chunk;
+    const int end = min(start + a.chunk, len);
+    if (start >= len && !(split == 0 && len == 0)) {
+        return;  // inactive split (split 0 stays for an empty sequence: it writes zeros and -inf)
+    }
+    const int active = len == 0 ? 1 : min(a.splits, (len + a.chunk - 1) / a.chunk);
+
+    unsigned char* s_q = smem;
+    unsigned char* s_ring = smem + C::Q_BYTES + warp * C::WARP_BYTES;
+    const uint32_t q_base = smem_u32(s_q);
+    const uint32_t ring_base = smem_u32(s_ring);
+
+    // This warp's tiles: t = warp, warp + 4, ... of the split's ceil((end − start) / 16) tiles.
+    const int ntiles = end > start ? (end - start + kKeys - 1) / kKeys : 0;
+    const int my_n = ntiles > warp ? (ntiles - warp + kWarps - 1) / kWarps : 0;
+    const long long head_off = (long long)kvh * a.stride_h;
+    const long long seq_off = (long long)b * a.stride_b + head_off;
+    const int* tab_b = table != nullptr ? table + (size_t)b * a.max_pages : nullptr;
+    const int page_mask = (1 << a.page_shift) - 1;
+
+    auto issue = [&](int i) {  // tile i of this warp into slot i % NST
+        const int base = start + (warp + i * kWarps) * kKeys;
+        const uint32_t kdst = ring_base + (i % NST) * C::STAGE_BYTES;
+        const uint32_t vdst = kdst + C::TILE_BYTES;
+        long long tile_off = 0;
+        const bool uniform_page = tab_b == nullptr || a.page_shift >= 4;
+        if (tab_b == nullptr) {
+            tile_off = seq_off + (long long)base * a.stride_l;
+        } else if (uniform_page) {
+            tile_off = (long long)__ldg(tab_b + (base >> a.page_shift)) * a.page_stride + head_off +
+                       (long long)(base & page_mask) * a.stride_l;
+        }
+#pragma unroll
+        for (int it = 0; it < LD_ITERS; ++it) {
+            const int idx = it * 32 + lane;
+            const int r = idx / CPR, ch = idx % CPR;
+            const int pos = base + r;
+            const bool ok = pos < end;
+            long long off;
+            if (uniform_page) {
+                off = tile_off + (long long)r * a.stride_l;
+            } else {
+                const int page = ok ? __ldg(tab_b + (pos >> a.page_shift)) : 0;
+                off = (long long)page * a.page_stride + head_off + (long long)(pos & page_mask) * a.stride_l;
+            }
+            const T* ks = ok ? k + off + ch * 8 : k;
+            const T* vs = ok ? v + off + ch * 8 : v;
+            cp_async16(kdst + swz<D>(r, ch), ks, ok);
+            cp_async16(vdst + swz<D>(r, ch), vs, ok);
+        }
+    };
+
+#pragma unroll
+    for (int i = 0; i < NST - 1; ++i) {
+        if (i < my_n) issue(i);
+        cp_async_commit();
+    }
+#pragma unroll
+    for (int j = 0; j < QV; ++j) {
+        const int i = j * kThreads + tid;
+        *reinterpret_cast<uint4*>(s_q + swz<D>(i / CPR, i % CPR)) = qv[j];
+    }
+    __syncthreads();  // the q tile is visible to every warp
+
+    const int gq = lane >> 2;  // fragment row (head) gq and gq + 8; key/dim column pair 2·cq
+    const int cq = lane & 3;
+    const int lm = lane >> 3;  // ldmatrix: which 8×8 matrix this lane addresses
+    const int lr = lane & 7;   // ldmatrix: which row of it
+
+    float o[NT][4];
+#pragma unroll
+    for (int j = 0; j < NT; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
+    float m0 = -CUDART_INF_F, m1 = -CUDART_INF_F;  // running max (base 2) of rows gq, gq + 8
+    float l0 = 0.f, l1 = 0.f;                      // this lane's part of the running sums
+
+    for (int i = 0; i < my_n; ++i) {
+        cp_async_wait<NST - 2>();
+        __syncwarp();  // tile i landed for every lane; every lane is done with tile i − 1's slot
+        if (i + NST - 1 < my_n) issue(i + NST - 1);
+        cp_async_commit();
+
+        const uint32_t kb = ring_base + (i % NST) * C::STAGE_BYTES;
+        const uint32_t vb = kb + C::TILE_BYTES;
+        const int base = start + (warp + i * kWarps) * kKeys;
+
+        // S = Q·Kᵀ: s[n][..] for keys base + 8n + 2cq + {0,1}, rows gq (0,1) and gq + 8 (2,3).
+        float s[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+#pragma unroll
+        for (int ks = 0; ks < KS; ++ks) {
+            uint32_t a0, a1, a2, a3, b0, b1, b2, b3;
+            ldsm_x4(q_base + swz<D>((lm & 1) * 8 + lr, 2 * ks + (lm >> 1)), a0, a1, a2, a3);
+            ldsm_x4(kb + swz<D>((lm >> 1) * 8 + lr, 2 * ks + (lm & 1)), b0, b1, b2, b3);
+            Mma<T>::run(s[0], a0, a1, a2, a3, b0, b1);
+            Mma<T>::run(s[1], a0, a1, a2, a3, b2, b3);
+        }
+        const bool partial = base + kKeys > end;
+#pragma unroll
+        for (int n = 0; n < 2; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                s[n][e] *= a.scale_log2;
+                if (partial && base + 8 * n + 2 * cq + (e & 1) >= end) s[n][e] = -CUDART_INF_F;
+            }
+        float x0 = fmaxf(fmaxf(s[0][0], s[0][1]), fmaxf(s[1][0], s[1][1]));
+        float x1 = fmaxf(fmaxf(s[0][2], s[0][3]), fmaxf(s[1][2], s[1][3]));
+        x0 = fmaxf(x0, __shfl_xor_sync(0xffffffffu, x0, 1));
+        x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 1));
+        x0 = fmaxf(x0, __shfl_xor_sync(0xffffffffu, x0, 2));
+        x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 2));
+        const float n0 = fmaxf(m0, x0), n1 = fmaxf(m1, x1);  // finite: every tile holds at least one valid key
+        const float c0 = exp2f(m0 - n0), c1 = exp2f(m1 - n1);  // exp2(-inf) = 0 on the first tile
+        m0 = n0;
+        m1 = n1;
+        float p[2][4];
+#pragma unroll
+        for (int n = 0; n < 2; ++n) {
+            p[n][0] = exp2f(s[n][0] - n0);
+            p[n][1] = exp2f(s[n][1] - n0);
+            p[n][2] = exp2f(s[n][2] - n1);
+            p[n][3] = exp2f(s[n][3] - n1);
+        }
+        l0 = l0 * c0 + (p[0][0] + p[0][1]) + (p[1][0] + p[1][1]);
+        l1 = l1 * c1 + (p[0][2] + p[0][3]) + (p[1][2] + p[1][3]);
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+            o[j][0] *= c0;
+            o[j][1] *= c0;
+            o[j][2] *= c1;
+            o[j][3] *= c1;
+        }
+        // P (C layout of two n8 tiles) is the A operand (m16 × k16 keys) of O += P·V.
+        const uint32_t pa0 = Mma<T>::pack(p[0][0], p[0][1]);
+        const uint32_t pa1 = Mma<T>::pack(p[0][2], p[0][3]);
+        const uint32_t pa2 = Mma<T>::pack(p[1][0], p[1][1]);
+        const uint32_t pa3 = Mma<T>::pack(p[1][2], p[1][3]);
+#pragma unroll
+        for (int jp = 0; jp < KS; ++jp) {
+            uint32_t b0, b1, b2, b3;
+            ldsm_x4_t(vb + swz<D>((lm & 1) * 8 + lr, 2 * jp + (lm >> 1)), b0, b1, b2, b3);
+            Mma<T>::run(o[2 * jp], pa0, pa1, pa2, pa3, b0, b1);
+            Mma<T>::run(o[2 * jp + 1], pa0, pa1, pa2, pa3, b2, b3);
+        }
+    }
+    cp_async_wait<0>();
+    l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
+    l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+    __syncthreads();  // every warp is done with the rings: reuse them as merge scratch
+
+    float* s_o = reinterpret_cast<float*>(smem + C::Q_BYTES);   // [warps][16][D]
+    float* s_m = s_o + kWarps * kRows * D;                      // [warps][16]
+    float* s_l = s_m + kWarps * kRows;                          // [warps][16]
+    float* s_w = s_l + kWarps * kRows;                          // [16][kMaxSplits]
+#pragma unroll
+    for (int j = 0; j < NT; ++j) {
+        float* r0 = s_o + (warp * kRows + gq) * D + 8 * j + 2 * cq;
+        float* r1 = r0 + 8 * D;
+        *reinterpret_cast<float2*>(r0) = make_float2(o[j][0], o[j][1]);
+        *reinterpret_cast<float2*>(r1) = make_float2(o[j][2], o[j][3]);
+    }
+    if (cq == 0) {
+        s_m[warp * kRows + gq] = m0;
+        s_m[warp * kRows + gq + 8] = m1;
+        s_l[warp * kRows + gq] = l0;
+        s_l[warp * kRows + gq + 8] = l1;
+    }
+    __syncthreads();
+
+    // Combine the warps: 4 dims per thread.
+    for (int idx = tid; idx < rows * (D / 4); idx += kThreads) {
+        const int r = idx / (D / 4);
+        const int d = (idx % (D / 4)) * 4;
+        float mx = -CUDART_INF_F;
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w) mx = fmaxf(mx, s_m[w * kRows + r]);
+        float sum = 0.f;
+        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (mx != -CUDART_INF_F) {
+#pragma unroll
+            for (int w = 0; w < kWarps; ++w) {
+                const float wt = exp2f(s_m[w * kRows + r] - mx);  // warps without keys: exp2(-inf) = 0
+                const float4 x = *reinterpret_cast<const float4*>(s_o + (w * kRows + r) * D + d);
+                sum = fmaf(s_l[w * kRows + r], wt, sum);
+                acc.x = fmaf(x.x, wt, acc.x);
+                acc.y = fmaf(x.y, wt, acc.y);
+                acc.z = fmaf(x.z, wt, acc.z);
+                acc.w = fmaf(x.w, wt, acc.w);
+            }
+        }
+        const float inv = sum > 0.f ? 1.f / sum : 0.f;
+        const size_t bh = bh0 + r;
+        if (active == 1) {
+            T* dst = out + bh * D + d;
+            dst[0] = from_float<T>(acc.x * inv);
+            dst[1] = from_float<T>(acc.y * inv);
+            dst[2] = from_float<T>(acc.z * inv);
+            dst[3] = from_float<T>(acc.w * inv);
+            if (lse != nullptr && d == 0) lse[bh] = sum > 0.f ? (mx + log2f(sum)) * kLn2 : -CUDART_INF_F;
+        } else {
+            *reinterpret_cast<float4*>(part_o + (bh * a.splits + split) * D + d) =
+                make_float4(acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv);
+            if (d == 0) part_lse[bh * a.splits + split] = mx + log2f(sum);  // sum > 0: an active split has keys
+        }
+    }
+    if (active == 1) {
+        return;
+    }
+
+    // Split merge by the last active split of this (b, kv head, head tile).
+    __shared__ int s_last;
+    __threadfence();  // this block's partials are visible device-wide before its ticket
+    __syncthreads();
+    int* counter = counters + ((size_t)b * a.hkv + kvh) * a.head_tiles + tile;
+    if (tid == 0) s_last = atomicAdd(counter, 1) == active - 1;
+    __syncthreads();
+    if (!s_last) {
+        return;
+    }
+    __threadfence();
+    for (int r = warp; r < rows; r += kWarps) {  // weights of the active splits, one warp per head
+        const float* pl = part_lse + (bh0 + r) * a.splits;
+        float mx = -CUDART_INF_F;
+        for (int sp = lane; sp < active; sp += 32) mx = fmaxf(mx, __ldcg(pl + sp));
+        mx = warp_max(mx);
+        float sum = 0.f;
+        for (int sp = lane; sp < active; sp += 32) {
+            const float w = exp2f(__ldcg(pl + sp) - mx);
+            s_w[r * kMaxSplits + sp] = w;
+            sum += w;
+        }
+        sum = warp_sum(sum);
+        const float inv = 1.f / sum;
+        for (int sp = lane; sp < active; sp += 32) s_w[r * kMaxSplits + sp] *= inv;
+        if (lse != nullptr && lane == 0) lse[bh0 + r] = (mx + log2f(sum)) * kLn2;
+    }
+    __syncthreads();
+    for (int idx = tid; idx < rows * (D / 4); idx += kThreads) {
+        const int r = idx / (D / 4);
+        const int d = (idx % (D / 4)) * 4;
+        const float* po = part_o + (bh0 + r) * a.splits * D + d;
+        const float* w = s_w + r * kMaxSplits;
+        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll 4
+        for (int sp = 0; sp < active; ++sp) {
+            const float4 x = __ldcg(reinterpret_cast<const float4*>(po + (size_t)sp * D));
+            const float wt = w[sp];
+            acc.x = fmaf(x.x, wt, acc.x);
+            acc.y = fmaf(x.y, wt, acc.y);
+            acc.z = fmaf(x.z, wt, acc.z);
+            acc.w = fmaf(x.w, wt, acc.w);
+        }
+        T* dst = out + (bh0 + r) * D + d;
+        dst[0] = from_float<T>(acc.x);
+        dst[1] = from_float<T>(acc.y);
+        dst[2] = from_float<T>(acc.z);
+        dst[3] = from_float<T>(acc.w);
+    }
+    if (tid == 0) *counter = 0;  // every active split has taken its ticket: ready for the next launch
+}
+
+}  // namespace gqa_mma
+
+#define GQA_MMA_KERNEL(NAME, T, D)                                                                                   \
+    extern "C" __global__ void __launch_bounds__(gqa_mma::kThreads) NAME(                                            \
+        const T* q, const T* k, const T* v, const int* table, const int* lens, T* out, float* lse, float* part_o,  \
+        float* part_lse, int* counters, int hq, int hkv, int g, int head_tiles, int splits, int chunk, int max_len, \
+        int max_pages, int page_shift, long long stride_b, long long stride_h, long long stride_l,                \
+        long long page_stride, float scale_log2) {                                                                \
+        const gqa_mma::Args a{hq,       hkv,        g,        head_tiles, splits,   chunk,       max_len,          \
+                              max_pages, page_shift, stride_b, stride_h,   stride_l, page_stride, scale_log2};     \
+        gqa_mma::body<T, D>(q, k, v, table, lens, out, lse, part_o, part_lse, counters, a);                        \
+    }
+
+GQA_MMA_KERNEL(gqa_decode_mma_f16_d64, __half, 64)
+GQA_MMA_KERNEL(gqa_decode_mma_f16_d128, __half, 128)
+GQA_MMA_KERNEL(gqa_decode_mma_f16_d256, __half, 256)
+GQA_MMA_KERNEL(gqa_decode_mma_bf16_d64, __nv_bfloat16, 64)
+GQA_MMA_KERNEL(gqa_decode_mma_bf16_d128, __nv_bfloat16, 128)
+GQA_MMA_KERNEL(gqa_decode_mma_bf16_d256, __nv_bfloat16, 256)
