@@ -6,12 +6,13 @@
 // 1 ≤ M ≤ 64, any N; sm_80+ (int8 mma.sync), the same code on sm_90a.
 // Floor: K·N weight bytes (+ M·K + M·N·sizeof(out)) over the measured copy bandwidth; the math
 // (2·M·N·K int8 ops on the tensor cores) is far below it for M ≤ 64.
-// Measured (H100 SXM, cuBLASLt 13.1, kernel code of commit 2399f88, cuda-native/dev/int8_mm/harness.cu, L2 flushed):
-//   M = 1: 14.1 µs at K=N=4096 (40 % of the 5.6 µs floor, 1.12× cuBLASLt), 30.4 µs at K=14336 N=4096
-//   (64 %, 1.40×), 93.4 µs at K=8192 N=28672 (84 %, 1.06×); M ≤ 8: 1.16–1.22× cuBLASLt in geometric mean,
-//   1.2–1.9× the F16 cuBLAS GEMM; M = 16: 0.96×; M = 32: 0.85×; M = 64: 0.61× (the vendor wins there).
-//   Every element bit-exact against the CPU reference and cuBLASLt (see docs/ops/int8_mm.md).
-//
+// Measured (H100 SXM, cuBLASLt 13.1, kernel code of commit 2399f88, cuda-native/dev/int8_mm/harness.cu run 2,
+// L2 evicted by a read before every repetition; docs/ops/int8_mm.md):
+//   M = 1: 13.0 µs at K=N=4096 (42 % of the 5.5 µs weight-read floor, 1.10× cuBLASLt), 28.4 µs F16 at K=14336
+//   N=4096 (1.31×), 85.5 µs at K=8192 N=28672 (91 %, 1.05×); M ≤ 8: 0.90–1.32× cuBLASLt, 1.0–2.0× the F16
+//   cuBLAS GEMM; ≈ 7.4 µs fixed + K·N / 3.0 TB/s; M = 16: 0.76–1.03×; M = 32: 0.79×; M = 64: 0.57× (AUTO takes
+//   the vendor from M = 9).
+//   Every element bit-exact against the CPU reference and cuBLASLt.
 // Scheme (swap-AB): the weights are the mma's A operand (16 channels × 32 k), the tokens its B operand
 // (32 k × 8 tokens). Integer sums are exact in any order, so the k order inside an mma is free: each
 // thread loads 16 contiguous bytes of a weight row straight into the four registers that two
