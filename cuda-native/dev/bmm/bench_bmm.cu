@@ -1,12 +1,23 @@
-// Standalone harness for bmm/bmm_small.cu: correctness of every element against an fp64 CPU reference
-// (F32 custom: bit-exact against a sequential fmaf emulation), then timing of custom vs cuBLAS
-// (cublasGemmStridedBatchedEx, row-major via C^T = B^T A^T) with CUDA events and an L2 flush before
-// every repetition, interleaved, medians. The plan mirrors dev.gapfill.ops.BmmHeuristics.plan.
-// The experiment bmm_pipelined.cu (persistent, double-buffered) is checked and timed as a third column
-// for F16/BF16 A·B cases ("-" elsewhere).
-// Build: nvcc -O3 -std=c++17 -arch=sm_90a -I<common> -Xcompiler -fopenmp bench_bmm.cu -lcublas -o bench
+// Standalone device harness for the bmm kernels: bmm_small.cu (one load/compute/store pass per
+// block, the launch plan of BmmHeuristics.plan) and bmm_stream.cu (persistent, cp.async ring of
+// stages, the plan of BmmHeuristics.streamPlan plus alternative (mats, stages) configurations), against
+// cuBLAS (cublasGemmStridedBatchedEx; one folded cublasGemmEx for a shared B with A as stored, as
+// dev.gapfill.ops.Bmm does).
+//
+// Correctness: inputs drawn on the device from a hash (fresh seed per case), outputs poisoned with
+// 0xFF before every run, every element of every variant compared on the device with an fp64
+// reference computed on the device (|out - ref| <= u_out·|ref| + growth·γ_k·Σ|a·b| + half the output's
+// subnormal spacing, growth 2 for tensor cores, 1 for F32; F32 custom must equal the in-order fmaf sum bit for bit). The device
+// reference itself is checked against a CPU fp64 computation on the first, middle and last matrix.
+// Timing: CUDA events around each launch, a 256 MiB memset before every repetition (L2 flush),
+// vendor and every custom configuration interleaved, median of REPS.
+//
+// Build (device, from cuda-native/dev/bmm): nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I. \
+//   -I../../src/main/cuda/common -I../../src/main/cuda/bmm bench_bmm.cu -lcublas -o bench
+// Run: ./bench corr   (odd shapes, layouts, offsets, forced small grids; exit 1 on any failure)
+//      ./bench sweep  (the issue's sweep; BMM_SKIP=stream or small leaves a kernel out)
 #include "bmm_small.cu"
-#include "bmm_pipelined.cu"  // experiment: timed beside bmm_small for F16/BF16 A·B
+#include "bmm_stream.cu"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -15,309 +26,463 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <random>
+#include <cstring>
 #include <string>
 #include <vector>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("CUDA %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); exit(1); } } while (0)
-#define CB(x) do { cublasStatus_t s_ = (x); if (s_ != CUBLAS_STATUS_SUCCESS) { printf("cuBLAS %d at %s:%d\n", (int)s_, __FILE__, __LINE__); exit(1); } } while (0)
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("CUDA %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); exit(2); } } while (0)
+#define CB(x) do { cublasStatus_t s_ = (x); if (s_ != CUBLAS_STATUS_SUCCESS) { printf("cuBLAS %d at %s:%d\n", (int)s_, __FILE__, __LINE__); exit(2); } } while (0)
 
 enum Dt { F16, BF16, F32 };
 static const char* dtname[] = {"f16", "bf16", "f32"};
 static int dtbytes(Dt d) { return d == F32 ? 4 : 2; }
+static int rupi(long x, long m) { return (int)((x + m - 1) / m * m); }
+static long cdiv(long a, long b) { return (a + b - 1) / b; }
 
-struct Plan { int mats, threads, grid; size_t smem; };
+struct Dev { int sms; long smem_sm, smem_optin; };
 
-static int rup(int x, int m) { return (x + m - 1) / m * m; }
-static size_t operand_elems(Dt d, int rows, int cols) {
+// ---------------------------------------------------------------- plans (mirrors of BmmHeuristics)
+static long operand_elems(Dt d, int rows, int cols) {
     int P = d == F32 ? 4 : 16, V = 16 / dtbytes(d);
-    int rp = rup(rows, P), cp = rup(cols, P);
+    int rp = rupi(rows, P), cp = rupi(cols, P);
     int stride = cp + (((cp / V) % 2 == 0) ? V : 0);
-    return (size_t)rp * stride;
+    return (long)rp * stride;
 }
-// Mirror of BmmHeuristics.plan.
-static Plan plan(Dt d, int batch, int m, int n, int k, bool ta, bool tb, bool shared, int sms) {
-    size_t a = operand_elems(d, ta ? k : m, ta ? m : k) * dtbytes(d);
-    size_t b = operand_elems(d, tb ? n : k, tb ? k : n) * dtbytes(d);
-    long units = d == F32 ? (long)((m + 3) / 4) * ((n + 3) / 4) : (long)((m + 15) / 16) * ((n + 15) / 16);
+struct Cfg { int kind; int mats, threads, grid, stages; long smem; };  // kind 0 vendor, 1 small, 2 stream
+// BmmHeuristics.plan (bmm_small)
+static Cfg small_plan(Dt d, int batch, int m, int n, int k, bool ta, bool tb, bool shared, const Dev& dv) {
+    long a = operand_elems(d, ta ? k : m, ta ? m : k) * dtbytes(d);
+    long b = operand_elems(d, tb ? n : k, tb ? k : n) * dtbytes(d);
+    long units = d == F32 ? cdiv(m, 4) * cdiv(n, 4) : cdiv(m, 16) * cdiv(n, 16);
     long target = d == F32 ? 512 : 16;
     long g = std::max(1L, target / units);
-    g = std::min(g, std::max(1L, (long)batch / (2L * sms)));
-    while (g > 1 && (size_t)g * a + (shared ? 1 : g) * b > 48 * 1024) g--;
-    Plan p;
-    p.mats = (int)g;
+    g = std::min(g, std::max(1L, (long)batch / (2L * dv.sms)));
+    while (g > 1 && g * a + (shared ? 1 : g) * b > 48 * 1024) g--;
+    Cfg p{1, (int)g, 0, 0, 1, 0};
     long work = g * units;
     p.threads = d == F32 ? (int)std::min(256L, std::max(32L, (work + 31) / 32 * 32)) : (int)(32 * std::min(8L, work));
-    p.grid = (batch + p.mats - 1) / p.mats;
-    p.smem = (size_t)g * a + (shared ? 1 : g) * b;
+    p.grid = (int)cdiv(batch, g);
+    p.smem = g * a + (shared ? 1 : g) * b;
+    return p;
+}
+// BmmHeuristics.streamPlan (bmm_stream); g_force / s_force > 0 override mats / stages (alternatives).
+static const long STREAM_REGS = 128;  // __launch_bounds__(256, 2): at most 128 registers per thread
+static Cfg stream_plan(Dt d, int batch, int m, int n, int k, bool ta, bool tb, bool shared, const Dev& dv, int g_force = 0, int s_force = 0) {
+    const int sz = dtbytes(d);
+    long a = operand_elems(d, ta ? k : m, ta ? m : k) * sz;
+    long b = operand_elems(d, tb ? n : k, tb ? k : n) * sz;
+    long c = operand_elems(d, m, n) * sz;
+    long units = d == F32 ? cdiv(m, 4) * cdiv(n, 4) : cdiv(cdiv(m, 16), 2) * cdiv(cdiv(n, 16), 2);
+    long target = d == F32 ? 256 : 8;  // one 4x4 tile per thread / one 32x32 tile per warp of a full block
+    long g = std::max(1L, target / units);
+    g = std::min(g, std::max(1L, (long)batch / (2L * dv.sms)));
+    if (g_force > 0) g = g_force;
+    g = std::min(g, (long)batch);
+    long stage, extra, s;
+    for (;;) {
+        stage = g * (a + (shared ? 0 : b));
+        extra = g * c + (shared ? b : 0);
+        long two_per_sm = dv.smem_sm / 2 - 1024;
+        s = std::min(4L, (two_per_sm - extra) / stage);
+        if (s < 2) s = std::min(3L, (dv.smem_optin - extra) / stage);
+        if (s_force > 0) s = s_force;
+        if (s >= 2 && s * stage + extra <= dv.smem_optin) break;
+        if (g == 1) return Cfg{-1, 0, 0, 0, 0, 0};
+        g--;
+    }
+    Cfg p{2, (int)g, 0, 0, (int)s, s * stage + extra};
+    long work = g * units;
+    p.threads = d == F32 ? (int)std::min(256L, std::max(32L, (work + 31) / 32 * 32)) : (int)(32 * std::min(8L, work));
+    long per_sm = std::min({dv.smem_sm / (p.smem + 1024), 2048L / p.threads, 65536L / (p.threads * STREAM_REGS), 32L});
+    long groups = cdiv(batch, g);
+    long resident = std::max(1L, per_sm) * dv.sms;
+    long iters = cdiv(groups, resident);
+    p.grid = (int)cdiv(groups, iters);
     return p;
 }
 
-typedef void (*Kern)(const void*, const void*, void*, int, int, int, int, int, int);
-static Kern kernel(Dt d, bool ta, bool tb) {
-    static Kern ks[3][4] = {
-        {(Kern)bmm_small_f16_nn, (Kern)bmm_small_f16_nt, (Kern)bmm_small_f16_tn, (Kern)bmm_small_f16_tt},
-        {(Kern)bmm_small_bf16_nn, (Kern)bmm_small_bf16_nt, (Kern)bmm_small_bf16_tn, (Kern)bmm_small_bf16_tt},
-        {(Kern)bmm_small_f32_nn, (Kern)bmm_small_f32_nt, (Kern)bmm_small_f32_tn, (Kern)bmm_small_f32_tt}};
+typedef void (*KernS)(const void*, const void*, void*, int, int, int, int, int, int);
+typedef void (*KernP)(const void*, const void*, void*, int, int, int, int, int, int, int);
+static KernS kern_small(Dt d, bool ta, bool tb) {
+    static KernS ks[3][4] = {
+        {(KernS)bmm_small_f16_nn, (KernS)bmm_small_f16_nt, (KernS)bmm_small_f16_tn, (KernS)bmm_small_f16_tt},
+        {(KernS)bmm_small_bf16_nn, (KernS)bmm_small_bf16_nt, (KernS)bmm_small_bf16_tn, (KernS)bmm_small_bf16_tt},
+        {(KernS)bmm_small_f32_nn, (KernS)bmm_small_f32_nt, (KernS)bmm_small_f32_tn, (KernS)bmm_small_f32_tt}};
+    return ks[d][(ta ? 2 : 0) + (tb ? 1 : 0)];
+}
+static KernP kern_stream(Dt d, bool ta, bool tb) {
+    static KernP ks[3][4] = {
+        {(KernP)bmm_stream_f16_nn, (KernP)bmm_stream_f16_nt, (KernP)bmm_stream_f16_tn, (KernP)bmm_stream_f16_tt},
+        {(KernP)bmm_stream_bf16_nn, (KernP)bmm_stream_bf16_nt, (KernP)bmm_stream_bf16_tn, (KernP)bmm_stream_bf16_tt},
+        {(KernP)bmm_stream_f32_nn, (KernP)bmm_stream_f32_nt, (KernP)bmm_stream_f32_tn, (KernP)bmm_stream_f32_tt}};
     return ks[d][(ta ? 2 : 0) + (tb ? 1 : 0)];
 }
 
-struct PipePlan { int mats, threads, grid, stages; size_t smem; int occ; };
-static PipePlan pipe_plan(const Plan& p, Dt d, int batch, int m, int n, int k, int sms) {
-    PipePlan q;
-    q.mats = p.mats; q.threads = p.threads;
-    size_t one = (size_t)p.mats * (operand_elems(d, m, k) + operand_elems(d, k, n)) * dtbytes(d);
-    q.stages = 2 * one <= 227 * 1024 ? 2 : 1;
-    q.smem = q.stages * one;
-    void* f = d == F16 ? (void*)bmm_pipe_f16_nn : (void*)bmm_pipe_bf16_nn;
-    int occ = 0;
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, f, q.threads, q.smem));
-    q.occ = std::max(1, occ);
-    int groups = (batch + q.mats - 1) / q.mats;
-    q.grid = std::min(groups, sms * q.occ);
-    return q;
-}
-static void launch_pipe(const PipePlan& q, Dt d, const void* A, const void* B, void* C, int batch, int m, int n, int k, cudaStream_t st) {
-    if (d == F16)
-        bmm_pipe_f16_nn<<<q.grid, q.threads, q.smem, st>>>((const __half*)A, (const __half*)B, (__half*)C, batch, m, n, k, q.mats, q.stages);
-    else
-        bmm_pipe_bf16_nn<<<q.grid, q.threads, q.smem, st>>>((const __nv_bfloat16*)A, (const __nv_bfloat16*)B, (__nv_bfloat16*)C, batch, m, n, k,
-                                                           q.mats, q.stages);
-}
-
-static uint16_t f2h(float f) { __half h = __float2half_rn(f); return *reinterpret_cast<uint16_t*>(&h); }
-static uint16_t f2b(float f) { __nv_bfloat16 h = __float2bfloat16_rn(f); return *reinterpret_cast<uint16_t*>(&h); }
-static float h2f(uint16_t v) { __half h; *reinterpret_cast<uint16_t*>(&h) = v; return __half2float(h); }
-static float b2f(uint16_t v) { __nv_bfloat16 h; *reinterpret_cast<uint16_t*>(&h) = v; return __bfloat162float(h); }
-
-struct Host { std::vector<float> vals; std::vector<unsigned char> raw; };
-static Host make(Dt d, size_t n, std::mt19937& rng) {
-    std::uniform_real_distribution<float> u(-1.f, 1.f);
-    Host h; h.vals.resize(n); h.raw.resize(n * dtbytes(d));
-    for (size_t i = 0; i < n; ++i) {
-        float f = u(rng);
-        if (d == F16) { uint16_t v = f2h(f); memcpy(&h.raw[2 * i], &v, 2); f = h2f(v); }
-        else if (d == BF16) { uint16_t v = f2b(f); memcpy(&h.raw[2 * i], &v, 2); f = b2f(v); }
-        else memcpy(&h.raw[4 * i], &f, 4);
-        h.vals[i] = f;
-    }
-    return h;
-}
-static float read_out(Dt d, const std::vector<unsigned char>& raw, size_t i) {
-    if (d == F32) { float f; memcpy(&f, &raw[4 * i], 4); return f; }
-    uint16_t v; memcpy(&v, &raw[2 * i], 2);
-    return d == F16 ? h2f(v) : b2f(v);
-}
-
-struct Case { Dt d; int batch, m, n, k; bool ta, tb, shared; };
-
-// Every element (up to a budget of multiply-adds; beyond it, a stated sample of matrices).
-struct CheckResult { bool pass; bool exact; double maxrel; long fails; int checked_mats; std::string first; };
-static CheckResult check(const Case& c, const Host& A, const Host& B, const std::vector<unsigned char>& out, double growth,
-                         bool require_exact_fma) {
-    const double uacc = std::ldexp(1.0, -24), uout = c.d == F32 ? uacc : (c.d == F16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8));
-    const double gam = c.k * uacc / (1 - c.k * uacc);
-    double macs = (double)c.batch * c.m * c.n * c.k;
-    int step = macs <= 1e9 ? 1 : (int)std::ceil(macs / 1e9);
-    std::vector<int> mats;
-    for (int b = 0; b < c.batch; b += step) mats.push_back(b);
-    if (mats.back() != c.batch - 1) mats.push_back(c.batch - 1);
-    long fails = 0; double maxrel = 0; bool exact = true; std::string first;
-#pragma omp parallel for reduction(+ : fails) reduction(max : maxrel) schedule(dynamic)
-    for (size_t mi = 0; mi < mats.size(); ++mi) {
-        int b = mats[mi];
-        bool ex = true;
-        for (int i = 0; i < c.m; ++i)
-            for (int j = 0; j < c.n; ++j) {
-                double s = 0, sa = 0; float seq = 0.f;
-                for (int kk = 0; kk < c.k; ++kk) {
-                    float a = A.vals[(size_t)b * c.m * c.k + (c.ta ? (size_t)kk * c.m + i : (size_t)i * c.k + kk)];
-                    size_t bb = c.shared ? 0 : (size_t)b * c.k * c.n;
-                    float bv = B.vals[bb + (c.tb ? (size_t)j * c.k + kk : (size_t)kk * c.n + j)];
-                    s += (double)a * bv; sa += std::fabs((double)a * bv);
-                    seq = std::fmaf(a, bv, seq);
-                }
-                float g = read_out(c.d, out, (size_t)b * c.m * c.n + (size_t)i * c.n + j);
-                double diff = std::fabs((double)g - s);
-                if (s != 0) maxrel = std::max(maxrel, diff / std::fabs(s));
-                bool ok = std::isfinite(g) && diff <= uout * std::fabs(s) + growth * gam * sa + 1e-300;
-                if (require_exact_fma && memcmp(&g, &seq, 4) != 0) { ok = false; }
-                if (memcmp(&g, &seq, 4) != 0) ex = false;
-                if (!ok) {
-                    fails++;
-#pragma omp critical
-                    if (first.empty()) { char buf[200]; snprintf(buf, sizeof buf, "b=%d i=%d j=%d got %g ref %g seq %g", b, i, j, g, s, seq); first = buf; }
-                }
-            }
-        if (!ex) {
-#pragma omp atomic write
-            exact = false;
-        }
-    }
-    return {fails == 0, exact, maxrel, fails, (int)mats.size(), first};
-}
+struct Case { Dt d; int batch, m, n, k; bool ta, tb, shared; int offA = 0, offB = 0, offC = 0; int checkb = 0; };  // checkb: matrices checked (0: all)
 
 static cudaDataType cudt(Dt d) { return d == F16 ? CUDA_R_16F : d == BF16 ? CUDA_R_16BF : CUDA_R_32F; }
 static void vendor(cublasHandle_t h, const Case& c, const void* A, const void* B, void* C) {
     const float one = 1.f, zero = 0.f;
-    cublasComputeType_t ct = CUBLAS_COMPUTE_32F;
     cublasOperation_t opB = c.tb ? CUBLAS_OP_T : CUBLAS_OP_N, opA = c.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
     int ldb = c.tb ? c.k : c.n, lda = c.ta ? c.m : c.k;
-    if (c.shared && !c.ta) {  // one GEMM with m' = batch*m
-        CB(cublasGemmEx(h, opB, CUBLAS_OP_N, c.n, c.batch * c.m, c.k, &one, B, cudt(c.d), ldb, A, cudt(c.d), c.k, &zero, C,
-                        cudt(c.d), c.n, ct, CUBLAS_GEMM_DEFAULT));
+    if (c.shared && !c.ta) {
+        CB(cublasGemmEx(h, opB, CUBLAS_OP_N, c.n, c.batch * c.m, c.k, &one, B, cudt(c.d), ldb, A, cudt(c.d), c.k, &zero, C, cudt(c.d), c.n,
+                        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
         return;
     }
-    CB(cublasGemmStridedBatchedEx(h, opB, opA, c.n, c.m, c.k, &one, B, cudt(c.d), ldb, c.shared ? 0 : (long long)c.k * c.n, A,
-                                  cudt(c.d), lda, (long long)c.m * c.k, &zero, C, cudt(c.d), c.n, (long long)c.m * c.n, c.batch, ct,
+    CB(cublasGemmStridedBatchedEx(h, opB, opA, c.n, c.m, c.k, &one, B, cudt(c.d), ldb, c.shared ? 0 : (long long)c.k * c.n, A, cudt(c.d), lda,
+                                  (long long)c.m * c.k, &zero, C, cudt(c.d), c.n, (long long)c.m * c.n, c.batch, CUBLAS_COMPUTE_32F,
                                   CUBLAS_GEMM_DEFAULT));
+}
+static void launch(const Cfg& p, const Case& c, const void* A, const void* B, void* C, cublasHandle_t h, cudaStream_t st) {
+    if (p.kind == 0) vendor(h, c, A, B, C);
+    else if (p.kind == 1) kern_small(c.d, c.ta, c.tb)<<<p.grid, p.threads, p.smem, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, c.shared);
+    else kern_stream(c.d, c.ta, c.tb)<<<p.grid, p.threads, p.smem, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, p.stages, c.shared);
+}
+
+// ---------------------------------------------------------------- device data and reference
+__host__ __device__ inline float hval(unsigned long long i, unsigned seed) {
+    unsigned x = (unsigned)i ^ (unsigned)(i >> 32) * 0x9E3779B9u ^ seed * 0x85EBCA6Bu;
+    x ^= x >> 16; x *= 0x7FEB352Du; x ^= x >> 15; x *= 0x846CA68Bu; x ^= x >> 16;
+    return (float)(x >> 8) * (1.0f / 8388608.0f) - 1.0f;  // [-1, 1)
+}
+template <typename T> __global__ void gen(T* p, long long n, unsigned seed) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+        p[i] = gapfill::from_float<T>(hval(i, seed));
+}
+template <typename T>
+__global__ void ref_kernel(const T* A, const T* B, int batch, int m, int n, int k, bool ta, bool tb, bool shared, double* ref, double* abssum,
+                           float* seq) {
+    long long total = (long long)batch * m * n;
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+        const int j = (int)(e % n); const long long t = e / n; const int i = (int)(t % m); const long long b = t / m;
+        const T* a = A + b * m * k;
+        const T* bb = B + (shared ? 0 : b * k * n);
+        double s = 0, sa = 0; float f = 0.f;
+        for (int kk = 0; kk < k; ++kk) {
+            float x = gapfill::to_float(a[ta ? (long long)kk * m + i : (long long)i * k + kk]);
+            float y = gapfill::to_float(bb[tb ? (long long)j * k + kk : (long long)kk * n + j]);
+            s += (double)x * y; sa += fabs((double)x * y); f = fmaf(x, y, f);
+        }
+        ref[e] = s; abssum[e] = sa; seq[e] = f;
+    }
+}
+struct Counts { unsigned long long fails, inexact, first; };
+template <typename T>
+__global__ void check_kernel(const T* out, long long total, const double* ref, const double* abssum, const float* seq, double uout, double gam,
+                             double growth, double eta, Counts* cnt) {
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+        const float g = gapfill::to_float(out[e]);
+        const double diff = fabs((double)g - ref[e]);
+        const bool ok = isfinite(g) && diff <= uout * fabs(ref[e]) + growth * gam * abssum[e] + eta;
+        if (!ok) { atomicAdd(&cnt->fails, 1ull); atomicMin(&cnt->first, (unsigned long long)e); }
+        if (__float_as_uint(g) != __float_as_uint(seq[e])) atomicAdd(&cnt->inexact, 1ull);
+    }
+}
+static float h2f(uint16_t v) { __half h; memcpy(&h, &v, 2); return __half2float(h); }
+static float b2f(uint16_t v) { __nv_bfloat16 h; memcpy(&h, &v, 2); return __bfloat162float(h); }
+static float host_val(Dt d, const unsigned char* raw, long long i) {
+    if (d == F32) { float f; memcpy(&f, raw + 4 * i, 4); return f; }
+    uint16_t v; memcpy(&v, raw + 2 * i, 2);
+    return d == F16 ? h2f(v) : b2f(v);
+}
+
+struct Bufs {
+    void *A = 0, *B = 0, *C = 0; double *ref = 0, *abss = 0; float* seq = 0; Counts* cnt = 0;
+    size_t abytes = 0, bbytes = 0, cbytes = 0; long long outs = 0;
+};
+static void prepare(const Case& c, Bufs& u, unsigned seed, cudaStream_t st) {
+    const int sz = dtbytes(c.d);
+    long long na = (long long)c.batch * c.m * c.k + c.offA, nb = (long long)(c.shared ? 1 : c.batch) * c.k * c.n + c.offB;
+    const int cb = c.checkb > 0 ? std::min(c.checkb, c.batch) : c.batch;
+    u.outs = (long long)cb * c.m * c.n;
+    u.abytes = na * sz; u.bbytes = nb * sz; u.cbytes = ((long long)c.batch * c.m * c.n + c.offC) * sz;
+    CK(cudaMalloc(&u.A, u.abytes)); CK(cudaMalloc(&u.B, u.bbytes)); CK(cudaMalloc(&u.C, u.cbytes));
+    CK(cudaMalloc(&u.ref, u.outs * 8)); CK(cudaMalloc(&u.abss, u.outs * 8)); CK(cudaMalloc(&u.seq, u.outs * 4)); CK(cudaMalloc(&u.cnt, sizeof(Counts)));
+    if (c.d == F16) { gen<<<1024, 256, 0, st>>>((__half*)u.A, na, seed); gen<<<1024, 256, 0, st>>>((__half*)u.B, nb, seed + 1); }
+    else if (c.d == BF16) { gen<<<1024, 256, 0, st>>>((__nv_bfloat16*)u.A, na, seed); gen<<<1024, 256, 0, st>>>((__nv_bfloat16*)u.B, nb, seed + 1); }
+    else { gen<<<1024, 256, 0, st>>>((float*)u.A, na, seed); gen<<<1024, 256, 0, st>>>((float*)u.B, nb, seed + 1); }
+    const void* A = (const char*)u.A + (size_t)c.offA * sz; const void* B = (const char*)u.B + (size_t)c.offB * sz;
+    if (c.d == F16) ref_kernel<<<2048, 256, 0, st>>>((const __half*)A, (const __half*)B, cb, c.m, c.n, c.k, c.ta, c.tb, c.shared, u.ref, u.abss, u.seq);
+    else if (c.d == BF16) ref_kernel<<<2048, 256, 0, st>>>((const __nv_bfloat16*)A, (const __nv_bfloat16*)B, cb, c.m, c.n, c.k, c.ta, c.tb, c.shared, u.ref, u.abss, u.seq);
+    else ref_kernel<<<2048, 256, 0, st>>>((const float*)A, (const float*)B, cb, c.m, c.n, c.k, c.ta, c.tb, c.shared, u.ref, u.abss, u.seq);
+    CK(cudaStreamSynchronize(st)); CK(cudaGetLastError());
+    // the device reference against the CPU on the first, middle and last checked matrix
+    long long mn = (long long)c.m * c.n, mk = (long long)c.m * c.k, kn = (long long)c.k * c.n;
+    std::vector<unsigned char> ha(mk * sz), hb(kn * sz);
+    std::vector<double> r(mn), sa(mn); std::vector<float> sq(mn);
+    for (int b : {0, cb / 2, cb - 1}) {
+        CK(cudaMemcpy(ha.data(), (const char*)A + (size_t)b * mk * sz, mk * sz, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(hb.data(), (const char*)B + (size_t)(c.shared ? 0 : b) * kn * sz, kn * sz, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(r.data(), u.ref + b * mn, mn * 8, cudaMemcpyDeviceToHost)); CK(cudaMemcpy(sa.data(), u.abss + b * mn, mn * 8, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(sq.data(), u.seq + b * mn, mn * 4, cudaMemcpyDeviceToHost));
+        for (int i = 0; i < c.m; ++i)
+            for (int j = 0; j < c.n; ++j) {
+                double s = 0, s2 = 0; float f = 0.f;
+                for (int kk = 0; kk < c.k; ++kk) {
+                    float x = host_val(c.d, ha.data(), c.ta ? (long long)kk * c.m + i : (long long)i * c.k + kk);
+                    float y = host_val(c.d, hb.data(), c.tb ? (long long)j * c.k + kk : (long long)kk * c.n + j);
+                    s += (double)x * y; s2 += std::fabs((double)x * y); f = std::fmaf(x, y, f);
+                }
+                long long e = (long long)i * c.n + j;
+                if (std::fabs(s - r[e]) > 1e-12 * s2 + 1e-300 || std::fabs(s2 - sa[e]) > 1e-12 * s2 + 1e-300 || memcmp(&f, &sq[e], 4) != 0) {
+                    printf("REFERENCE MISMATCH %s b=%d i=%d j=%d cpu %.17g gpu %.17g\n", dtname[c.d], b, i, j, s, r[e]);
+                    exit(3);
+                }
+            }
+    }
+}
+static void release(Bufs& u) {
+    cudaFree(u.A); cudaFree(u.B); cudaFree(u.C); cudaFree(u.ref); cudaFree(u.abss); cudaFree(u.seq); cudaFree(u.cnt);
+    u = Bufs{};
+}
+// Runs one variant on a poisoned output and checks every element; returns "ok"/"ok,exact" or a failure description.
+static std::string run_check(const Cfg& p, const Case& c, Bufs& u, cublasHandle_t h, cudaStream_t st, bool* pass) {
+    const int sz = dtbytes(c.d);
+    const void* A = (const char*)u.A + (size_t)c.offA * sz; const void* B = (const char*)u.B + (size_t)c.offB * sz;
+    void* C = (char*)u.C + (size_t)c.offC * sz;
+    CK(cudaMemsetAsync(u.C, 0xff, u.cbytes, st));
+    launch(p, c, A, B, C, h, st);
+    CK(cudaStreamSynchronize(st)); CK(cudaGetLastError());
+    Counts z{0, 0, ~0ull}; CK(cudaMemcpy(u.cnt, &z, sizeof z, cudaMemcpyHostToDevice));
+    const double uacc = std::ldexp(1.0, -24), uout = c.d == F32 ? uacc : (c.d == F16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8));
+    const double gam = c.k * uacc / (1 - c.k * uacc), growth = c.d == F32 ? 1.0 : 2.0;
+    // half the output's subnormal spacing: rounding into the gradual-underflow range (as Tolerance in verify/)
+    const double eta = std::ldexp(1.0, c.d == F16 ? -25 : c.d == BF16 ? -134 : -150);
+    if (c.d == F16) check_kernel<<<2048, 256, 0, st>>>((const __half*)C, u.outs, u.ref, u.abss, u.seq, uout, gam, growth, eta, u.cnt);
+    else if (c.d == BF16) check_kernel<<<2048, 256, 0, st>>>((const __nv_bfloat16*)C, u.outs, u.ref, u.abss, u.seq, uout, gam, growth, eta, u.cnt);
+    else check_kernel<<<2048, 256, 0, st>>>((const float*)C, u.outs, u.ref, u.abss, u.seq, uout, gam, growth, eta, u.cnt);
+    CK(cudaStreamSynchronize(st)); CK(cudaGetLastError());
+    Counts r; CK(cudaMemcpy(&r, u.cnt, sizeof r, cudaMemcpyDeviceToHost));
+    // the poison around the output must be untouched (offset prefix)
+    bool guard = true;
+    if (c.offC > 0) {
+        std::vector<unsigned char> pre((size_t)c.offC * sz);
+        CK(cudaMemcpy(pre.data(), u.C, pre.size(), cudaMemcpyDeviceToHost));
+        for (unsigned char x : pre) guard &= x == 0xff;
+    }
+    const bool need_exact = c.d == F32 && p.kind != 0;
+    *pass = r.fails == 0 && guard && (!need_exact || r.inexact == 0);
+    char buf[200];
+    if (*pass) snprintf(buf, sizeof buf, "ok%s", c.d == F32 && r.inexact == 0 ? ",exact" : "");
+    else snprintf(buf, sizeof buf, "FAIL(%llu bad, %llu inexact, first %llu%s)", r.fails, r.inexact, r.first, guard ? "" : ", wrote before out");
+    return buf;
+}
+
+static std::string cfgname(const Cfg& p) {
+    char b[64];
+    if (p.kind == 0) return "cublas";
+    if (p.kind == 1) snprintf(b, sizeof b, "small g%d t%d", p.mats, p.threads);
+    else snprintf(b, sizeof b, "stream g%d s%d t%d x%d", p.mats, p.stages, p.threads, p.grid);
+    return b;
 }
 
 int main(int argc, char** argv) {
-    int sms; CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    std::string mode = argc > 1 ? argv[1] : "sweep";
+    const char* skip = getenv("BMM_SKIP");
+    bool use_small = !(skip && strstr(skip, "small")), use_stream = !(skip && strstr(skip, "stream"));
+    Dev dv; int v;
+    if (mode == "plans") {  // no device needed: the plans for the H100 (132 SMs, 228/227 KiB)
+        Dev h{132, 228 * 1024, 227 * 1024};
+        for (Dt d : {F16, F32})
+            for (int b : {512, 2048, 8192})
+                for (int n : {8, 16, 32, 48, 64, 96, 128}) {
+                    Cfg p = stream_plan(d, b, n, n, n, false, false, false, h), q = small_plan(d, b, n, n, n, false, false, false, h);
+                    printf("%s %d %d: %s smem %ld | %s smem %ld\n", dtname[d], b, n, cfgname(p).c_str(), p.smem, cfgname(q).c_str(), q.smem);
+                }
+        return 0;
+    }
+    CK(cudaDeviceGetAttribute(&dv.sms, cudaDevAttrMultiProcessorCount, 0));
+    CK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerMultiprocessor, 0)); dv.smem_sm = v;
+    CK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0)); dv.smem_optin = v;
     cudaDeviceProp prop; CK(cudaGetDeviceProperties(&prop, 0));
-    printf("device %s, %d SMs\n", prop.name, sms);
-    for (Dt d : {F16, BF16, F32})
-        for (int t = 0; t < 4; ++t) CK(cudaFuncSetAttribute(kernel(d, t & 2, t & 1), cudaFuncAttributeMaxDynamicSharedMemorySize, 160 * 1024));
-    CK(cudaFuncSetAttribute(bmm_pipe_f16_nn, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
-    CK(cudaFuncSetAttribute(bmm_pipe_bf16_nn, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
+    printf("device %s, %d SMs, smem/SM %ld, optin %ld\n", prop.name, dv.sms, dv.smem_sm, dv.smem_optin);
+    for (int d = 0; d < 3; ++d)
+        for (int t = 0; t < 4; ++t) {
+            CK(cudaFuncSetAttribute(kern_small((Dt)d, t & 2, t & 1), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dv.smem_optin));
+            CK(cudaFuncSetAttribute(kern_stream((Dt)d, t & 2, t & 1), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dv.smem_optin));
+        }
+    {
+        cudaFuncAttributes fa; CK(cudaFuncGetAttributes(&fa, (const void*)bmm_stream_f16_nn));
+        int occ; CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, bmm_stream_f16_nn, 256, 100 * 1024));
+        printf("bmm_stream_f16_nn: %d registers; 256 threads with 100 KiB: %d blocks/SM\n", fa.numRegs, occ);
+        CK(cudaFuncGetAttributes(&fa, (const void*)bmm_stream_f32_nn));
+        printf("bmm_stream_f32_nn: %d registers\n", fa.numRegs);
+    }
     cublasHandle_t h; CB(cublasCreate(&h));
     cudaStream_t st; CK(cudaStreamCreate(&st)); CB(cublasSetStream(h, st));
+
+    if (mode == "corr" || mode == "mini") {  // mini: a few cases, for compute-sanitizer
+        std::vector<Case> cs;
+        int shapes[][3] = {{17, 33, 9}, {97, 7, 128}, {1, 1, 1}, {128, 128, 97}, {16, 8, 24}, {100, 100, 100}, {64, 1, 64},
+                           {1, 64, 64}, {128, 128, 128}, {8, 8, 8}, {48, 48, 48}, {33, 17, 40}, {2, 3, 5}};
+        for (int d = 0; d < 3; ++d)
+            for (int t = 0; t < 8; ++t)
+                for (auto& s : shapes) cs.push_back({(Dt)d, (s[0] * s[1] * s[2] > 100000) ? 23 : 301, s[0], s[1], s[2], (bool)(t & 2), (bool)(t & 1), (bool)(t & 4)});
+        for (int d = 0; d < 3; ++d) {  // unaligned views: A, B, C one element (and 4, 2 elements) off their allocation
+            cs.push_back({(Dt)d, 77, 32, 32, 32, false, false, false, 1, 4, 2});
+            cs.push_back({(Dt)d, 77, 24, 40, 16, true, false, false, 2, 1, 1});
+            cs.push_back({(Dt)d, 77, 64, 64, 64, false, true, true, 4, 2, 4});
+        }
+        if (mode == "mini") {
+            cs = {{F16, 301, 17, 33, 9, false, false, false}, {BF16, 23, 48, 48, 48, true, true, false}, {F32, 301, 17, 33, 9, true, false, false},
+                  {F16, 77, 24, 40, 16, true, false, true, 2, 1, 1}};
+            use_small = false;
+        }
+        int fails = 0, runs = 0;
+        unsigned seed = 7;
+        for (auto& c : cs) {
+            Bufs u; prepare(c, u, seed += 2, st);
+            std::vector<Cfg> cfgs{{0, 0, 0, 0, 0, 0}};
+            if (use_small) cfgs.push_back(small_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, c.shared, dv));
+            if (use_stream) {
+                Cfg p = stream_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, c.shared, dv);
+                if (p.kind == 2) {
+                    cfgs.push_back(p);
+                    Cfg q = p; q.grid = std::min(q.grid, 3); cfgs.push_back(q);                  // several groups per block
+                }
+                Cfg r = stream_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, c.shared, dv, 3, 3);   // 3 matrices, 3 stages
+                if (r.kind == 2) { r.grid = std::min(r.grid, 2); cfgs.push_back(r); }
+                Cfg w = stream_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, c.shared, dv, 2, 2);
+                if (w.kind == 2) { w.threads = 64; w.grid = 1; cfgs.push_back(w); }                // one block, two warps
+            }
+            for (auto& p : cfgs) {
+                bool pass; std::string r = run_check(p, c, u, h, st, &pass);
+                ++runs;
+                if (!pass) {
+                    ++fails;
+                    printf("FAIL %s b=%d %dx%dx%d %c%c%c off %d/%d/%d %s: %s\n", dtname[c.d], c.batch, c.m, c.n, c.k, c.ta ? 'T' : 'N', c.tb ? 'T' : 'N',
+                           c.shared ? 'S' : '-', c.offA, c.offB, c.offC, cfgname(p).c_str(), r.c_str());
+                }
+            }
+            release(u);
+        }
+        printf("correctness: %zu cases, %d runs, %d failing\n", cs.size(), runs, fails);
+        return fails ? 1 : 0;
+    }
+
+    // ---------------------------------------------------------------- sweep
+    const int REPS = 25;
     size_t flush_bytes = 256u << 20; void* flush; CK(cudaMalloc(&flush, flush_bytes));
-    // measured copy bandwidth
     double copy_gbps;
     {
         size_t nb = 1u << 30; void *x, *y; CK(cudaMalloc(&x, nb)); CK(cudaMalloc(&y, nb));
-        cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);
+        cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
         std::vector<float> t;
-        for (int r = 0; r < 7; ++r) { cudaEventRecord(e0, st); cudaMemcpyAsync(y, x, nb, cudaMemcpyDeviceToDevice, st); cudaEventRecord(e1, st); cudaEventSynchronize(e1); float ms; cudaEventElapsedTime(&ms, e0, e1); t.push_back(ms); }
-        std::sort(t.begin(), t.end()); copy_gbps = 2.0 * nb / (t[3] * 1e6);
-        cudaFree(x); cudaFree(y);
-        printf("copy %.0f GB/s\n", copy_gbps);
-    }
-    std::vector<Case> cases;
-    bool quick = argc > 1 && std::string(argv[1]) == "quick";
-    // correctness-only odd shapes, transposes, shared B
-    std::vector<Case> corr;
-    for (Dt d : {F16, BF16, F32})
-        for (int t = 0; t < 4; ++t) {
-            corr.push_back({d, 37, 17, 33, 9, (bool)(t & 2), (bool)(t & 1), false});
-            corr.push_back({d, 5, 97, 7, 128, (bool)(t & 2), (bool)(t & 1), false});
-            corr.push_back({d, 3, 1, 1, 1, (bool)(t & 2), (bool)(t & 1), false});
-            corr.push_back({d, 19, 128, 128, 97, (bool)(t & 2), (bool)(t & 1), t == 1});
-            corr.push_back({d, 300, 16, 8, 24, (bool)(t & 2), (bool)(t & 1), t == 0});
+        for (int r = 0; r < 9; ++r) {
+            CK(cudaEventRecord(e0, st)); CK(cudaMemcpyAsync(y, x, nb, cudaMemcpyDeviceToDevice, st)); CK(cudaEventRecord(e1, st));
+            CK(cudaEventSynchronize(e1)); float ms; CK(cudaEventElapsedTime(&ms, e0, e1)); t.push_back(ms);
         }
+        std::sort(t.begin(), t.end()); copy_gbps = 2.0 * nb / (t[4] * 1e6);
+        cudaFree(x); cudaFree(y);
+    }
+    cudaEvent_t ev0, ev1; CK(cudaEventCreate(&ev0)); CK(cudaEventCreate(&ev1));
+    {  // what an empty launch costs under this method
+        std::vector<float> t;
+        for (int r = 0; r < 25; ++r) {
+            CK(cudaMemsetAsync(flush, r, flush_bytes, st)); CK(cudaEventRecord(ev0, st));
+            kern_stream(F16, false, false)<<<1, 32, 4096, st>>>(nullptr, nullptr, nullptr, 0, 1, 1, 1, 1, 2, 0);
+            CK(cudaEventRecord(ev1, st)); CK(cudaEventSynchronize(ev1)); float ms; CK(cudaEventElapsedTime(&ms, ev0, ev1)); t.push_back(ms * 1000);
+        }
+        std::sort(t.begin(), t.end());
+        printf("copy %.0f GB/s; empty launch (batch 0) %.2f us\n", copy_gbps, t[12]);
+    }
+
+    std::vector<Case> cases;
     for (int b : {512, 2048, 8192})
-        for (int n : {8, 16, 32, 48, 64, 96, 128})
-            for (Dt d : {F16, BF16, F32}) {
-                if (quick && !(b == 2048 && (n == 16 || n == 64 || n == 128))) continue;
-                cases.push_back({d, b, n, n, n, false, false, false});
-            }
+        for (int n : {8, 16, 32, 48, 64, 96, 128, 192, 256})
+            for (Dt d : {F16, BF16, F32}) cases.push_back({d, b, n, n, n, false, false, false, 0, 0, 0, n > 128 ? 64 : 0});
     for (Dt d : {F16, BF16, F32}) {
         int sp[5][3] = {{17, 33, 9}, {100, 100, 100}, {1, 64, 64}, {64, 1, 64}, {32, 128, 64}};
         for (auto& s : sp) cases.push_back({d, 2048, s[0], s[1], s[2], false, false, false});
         cases.push_back({d, 2048, 64, 64, 64, false, false, true});
+        cases.push_back({d, 2048, 32, 32, 32, false, false, true});
         cases.push_back({d, 2048, 32, 32, 32, true, true, false});
+        cases.push_back({d, 8192, 64, 64, 64, false, false, true});
     }
-    std::mt19937 rng(1234);
-    int corr_fail = 0;
-    for (auto& c : corr) {
-        Host A = make(c.d, (size_t)c.batch * c.m * c.k, rng), B = make(c.d, (size_t)(c.shared ? 1 : c.batch) * c.k * c.n, rng);
-        size_t cbytes = (size_t)c.batch * c.m * c.n * dtbytes(c.d);
-        void *dA, *dB, *dC; CK(cudaMalloc(&dA, A.raw.size())); CK(cudaMalloc(&dB, B.raw.size())); CK(cudaMalloc(&dC, cbytes));
-        CK(cudaMemcpy(dA, A.raw.data(), A.raw.size(), cudaMemcpyHostToDevice)); CK(cudaMemcpy(dB, B.raw.data(), B.raw.size(), cudaMemcpyHostToDevice));
-        std::vector<unsigned char> out(cbytes);
-        Plan p = plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, c.shared, sms);
-        CK(cudaMemset(dC, 0xff, cbytes));
-        kernel(c.d, c.ta, c.tb)<<<p.grid, p.threads, p.smem, st>>>(dA, dB, dC, c.batch, c.m, c.n, c.k, p.mats, c.shared);
-        CK(cudaStreamSynchronize(st)); CK(cudaGetLastError());
-        CK(cudaMemcpy(out.data(), dC, cbytes, cudaMemcpyDeviceToHost));
-        CheckResult rc = check(c, A, B, out, c.d == F32 ? 1.0 : 2.0, c.d == F32);
-        CK(cudaMemset(dC, 0xff, cbytes));
-        vendor(h, c, dA, dB, dC); CK(cudaStreamSynchronize(st));
-        CK(cudaMemcpy(out.data(), dC, cbytes, cudaMemcpyDeviceToHost));
-        CheckResult rv = check(c, A, B, out, c.d == F32 ? 1.0 : 2.0, false);
-        if (!rc.pass || !rv.pass) {
-            corr_fail++;
-            printf("CORRECTNESS FAIL %s b=%d m=%d n=%d k=%d ta=%d tb=%d shared=%d: custom %s (%ld fails: %s) vendor %s (%ld: %s)\n", dtname[c.d], c.batch, c.m, c.n, c.k,
-                   c.ta, c.tb, c.shared, rc.pass ? "ok" : "FAIL", rc.fails, rc.first.c_str(), rv.pass ? "ok" : "FAIL", rv.fails, rv.first.c_str());
-        }
-        cudaFree(dA); cudaFree(dB); cudaFree(dC);
-    }
-    printf("correctness: %zu odd/transposed/shared cases, %d failing\n", corr.size(), corr_fail);
-    fflush(stdout);
-
-    printf("%-5s %5s %4s %4s %4s %s %6s | %9s %9s %9s | %6s %6s | %s\n", "dt", "batch", "m", "n", "k", "tr/sh", "G/thr", "vendor_us",
-           "custom_us", "floor_us", "speedup", "floor%", "check custom/vendor | pipe_us floor% occ/st check");
-    cudaEvent_t ev[4]; for (auto& e : ev) cudaEventCreate(&e);
+    printf("%-4s %5s %3s %3s %3s %-3s | %8s %8s %8s %8s %8s | %6s %6s %6s | %s\n", "dt", "batch", "m", "n", "k", "lay", "floor", "cublas", "small",
+           "stream", "best", "v/sm", "v/st", "fl/st", "configs (us) and checks");
+    struct Row { Case c; double floor_us, tv, ts, tp, tbest; std::string best; bool ok; };
+    std::vector<Row> rows;
+    unsigned seed = 1000;
     for (auto& c : cases) {
-        Host A = make(c.d, (size_t)c.batch * c.m * c.k, rng), B = make(c.d, (size_t)(c.shared ? 1 : c.batch) * c.k * c.n, rng);
-        size_t cbytes = (size_t)c.batch * c.m * c.n * dtbytes(c.d);
-        void *dA, *dB, *dC, *dC2; CK(cudaMalloc(&dA, A.raw.size())); CK(cudaMalloc(&dB, B.raw.size())); CK(cudaMalloc(&dC, cbytes)); CK(cudaMalloc(&dC2, cbytes));
-        CK(cudaMemcpy(dA, A.raw.data(), A.raw.size(), cudaMemcpyHostToDevice)); CK(cudaMemcpy(dB, B.raw.data(), B.raw.size(), cudaMemcpyHostToDevice));
-        Plan p = plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, c.shared, sms);
-        Kern kf = kernel(c.d, c.ta, c.tb);
-        CK(cudaMemset(dC, 0xff, cbytes)); CK(cudaMemset(dC2, 0xff, cbytes));
-        kf<<<p.grid, p.threads, p.smem, st>>>(dA, dB, dC, c.batch, c.m, c.n, c.k, p.mats, c.shared);
-        vendor(h, c, dA, dB, dC2);
-        CK(cudaStreamSynchronize(st)); CK(cudaGetLastError());
-        std::vector<unsigned char> out(cbytes), out2(cbytes);
-        CK(cudaMemcpy(out.data(), dC, cbytes, cudaMemcpyDeviceToHost)); CK(cudaMemcpy(out2.data(), dC2, cbytes, cudaMemcpyDeviceToHost));
-        CheckResult rc = check(c, A, B, out, c.d == F32 ? 1.0 : 2.0, c.d == F32);
-        CheckResult rv = check(c, A, B, out2, c.d == F32 ? 1.0 : 2.0, false);
-        const bool pipe = c.d != F32 && !c.ta && !c.tb && !c.shared;
-        PipePlan q{};
-        CheckResult rp{true, true, 0, 0, 0, ""};
-        std::vector<float> tp;
-        if (pipe) {
-            q = pipe_plan(p, c.d, c.batch, c.m, c.n, c.k, sms);
-            CK(cudaMemset(dC, 0xff, cbytes));
-            launch_pipe(q, c.d, dA, dB, dC, c.batch, c.m, c.n, c.k, st);
-            CK(cudaStreamSynchronize(st)); CK(cudaGetLastError());
-            std::vector<unsigned char> out3(cbytes);
-            CK(cudaMemcpy(out3.data(), dC, cbytes, cudaMemcpyDeviceToHost));
-            rp = check(c, A, B, out3, 2.0, false);
+        Bufs u; prepare(c, u, seed += 2, st);
+        const bool custom_ok = c.m <= 128 && c.n <= 128 && c.k <= 128;
+        std::vector<Cfg> cfgs{{0, 0, 0, 0, 0, 0}};
+        int i_small = -1, i_stream = -1;
+        if (custom_ok && use_small) { i_small = (int)cfgs.size(); cfgs.push_back(small_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, c.shared, dv)); }
+        Cfg p = stream_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, c.shared, dv);
+        if (custom_ok && use_stream && p.kind == 2) {
+            i_stream = (int)cfgs.size(); cfgs.push_back(p);
+            for (int g : {std::max(1, p.mats / 2), p.mats, p.mats * 2, p.mats * 4})
+                for (int s : {2, 3, 4, 6}) {
+                    Cfg q = stream_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, c.shared, dv, g, s);
+                    if (q.kind != 2) continue;
+                    bool dup = false;
+                    for (auto& o : cfgs) dup |= o.kind == 2 && o.mats == q.mats && o.stages == q.stages;
+                    if (!dup) cfgs.push_back(q);
+                }
         }
-        const int reps = 30;
-        std::vector<float> tc, tv;
-        for (int r = -3; r < reps; ++r) {
-            CK(cudaMemsetAsync(flush, r & 0xff, flush_bytes, st));
-            cudaEventRecord(ev[0], st);
-            kf<<<p.grid, p.threads, p.smem, st>>>(dA, dB, dC, c.batch, c.m, c.n, c.k, p.mats, c.shared);
-            cudaEventRecord(ev[1], st);
-            CK(cudaMemsetAsync(flush, r & 0xff, flush_bytes, st));
-            cudaEventRecord(ev[2], st);
-            vendor(h, c, dA, dB, dC2);
-            cudaEventRecord(ev[3], st);
-            CK(cudaEventSynchronize(ev[3]));
-            float a, b; cudaEventElapsedTime(&a, ev[0], ev[1]); cudaEventElapsedTime(&b, ev[2], ev[3]);
-            if (r >= 0) { tc.push_back(a * 1000); tv.push_back(b * 1000); }
-            if (pipe) {
+        std::vector<std::string> chk(cfgs.size()); std::vector<bool> pass(cfgs.size());
+        bool allok = true;
+        for (size_t i = 0; i < cfgs.size(); ++i) { bool p; chk[i] = run_check(cfgs[i], c, u, h, st, &p); pass[i] = p; allok &= p; }
+        const int sz = dtbytes(c.d);
+        std::vector<std::vector<float>> t(cfgs.size());
+        for (int r = -3; r < REPS; ++r)
+            for (size_t i = 0; i < cfgs.size(); ++i) {
                 CK(cudaMemsetAsync(flush, r & 0xff, flush_bytes, st));
-                cudaEventRecord(ev[0], st);
-                launch_pipe(q, c.d, dA, dB, dC, c.batch, c.m, c.n, c.k, st);
-                cudaEventRecord(ev[1], st);
-                CK(cudaEventSynchronize(ev[1]));
-                float x; cudaEventElapsedTime(&x, ev[0], ev[1]);
-                if (r >= 0) tp.push_back(x * 1000);
+                CK(cudaEventRecord(ev0, st));
+                launch(cfgs[i], c, u.A, u.B, u.C, h, st);
+                CK(cudaEventRecord(ev1, st));
+                CK(cudaEventSynchronize(ev1)); CK(cudaGetLastError());
+                float ms; CK(cudaEventElapsedTime(&ms, ev0, ev1));
+                if (r >= 0) t[i].push_back(ms * 1000);
             }
-        }
-        std::sort(tp.begin(), tp.end());
-        CK(cudaGetLastError());
-        std::sort(tc.begin(), tc.end()); std::sort(tv.begin(), tv.end());
-        double mc = tc[reps / 2], mv = tv[reps / 2];
-        double bytes = ((double)c.batch * c.m * c.k + (double)(c.shared ? 1 : c.batch) * c.k * c.n + (double)c.batch * c.m * c.n) * dtbytes(c.d);
+        std::vector<double> med(cfgs.size());
+        for (size_t i = 0; i < cfgs.size(); ++i) { std::sort(t[i].begin(), t[i].end()); med[i] = t[i][REPS / 2]; }
+        double bytes = ((double)c.batch * c.m * c.k + (double)(c.shared ? 1 : c.batch) * c.k * c.n + (double)c.batch * c.m * c.n) * sz;
         double flops = 2.0 * c.batch * c.m * c.n * c.k;
         double rate = c.d == F32 ? 51.7e12 : 707e12;
         double floor_us = std::max(bytes / (copy_gbps * 1e3), flops / rate * 1e6);
-        char trs[8]; snprintf(trs, sizeof trs, "%c%c%c", c.ta ? 'T' : 'N', c.tb ? 'T' : 'N', c.shared ? 'S' : '-');
-        char pipes[96] = "-";
-        if (pipe) snprintf(pipes, sizeof pipes, "%8.2f %5.0f%% %d/%d %s", tp[reps / 2], 100 * floor_us / tp[reps / 2], q.occ, q.stages, rp.pass ? "ok" : "FAIL");
-        printf("%-5s %5d %4d %4d %4d %s   %2d/%3d | %9.2f %9.2f %9.2f | %6.2fx %5.0f%% | %s%s(%d mats) / %s | %s\n", dtname[c.d], c.batch, c.m, c.n, c.k, trs,
-               p.mats, p.threads, mv, mc, floor_us, mv / mc, 100 * floor_us / mc, rc.pass ? "ok" : "FAIL",
-               c.d == F32 ? (rc.exact ? ",exact" : ",NOT-exact") : "", rc.checked_mats, rv.pass ? "ok" : "FAIL", pipes);
+        int best = -1;
+        for (size_t i = 1; i < cfgs.size(); ++i)
+            if (pass[i] && (best < 0 || med[i] < med[best])) best = (int)i;
+        Row row{c, floor_us, med[0], i_small >= 0 ? med[i_small] : NAN, i_stream >= 0 ? med[i_stream] : NAN, best >= 0 ? med[best] : NAN,
+                best >= 0 ? cfgname(cfgs[best]) : "-", allok};
+        rows.push_back(row);
+        char lay[4] = {c.ta ? 'T' : 'N', c.tb ? 'T' : 'N', c.shared ? 'S' : '-', 0};
+        printf("%-4s %5d %3d %3d %3d %-3s | %8.2f %8.2f %8.2f %8.2f %8.2f | %5.2fx %5.2fx %5.0f%% |", dtname[c.d], c.batch, c.m, c.n, c.k, lay, floor_us,
+               row.tv, row.ts, row.tp, row.tbest, row.tv / row.ts, row.tv / row.tp, 100 * floor_us / row.tp);
+        for (size_t i = 0; i < cfgs.size(); ++i) printf(" [%s %.2f %s]", cfgname(cfgs[i]).c_str(), med[i], chk[i].c_str());
+        printf("\n");
         fflush(stdout);
-        cudaFree(dA); cudaFree(dB); cudaFree(dC); cudaFree(dC2);
+        release(u);
     }
+    // compact table
+    printf("\nSUMMARY (us; ratios vendor/custom; floor%% = floor/custom)\n");
+    printf("%-4s %5s %-11s %-3s %8s %8s %8s %8s %7s %7s %7s %6s %s\n", "dt", "batch", "mxnxk", "lay", "cublas", "small", "stream", "floor", "v/small", "v/strm",
+           "v/best", "fl/bst", "best config");
+    double lg[3][3] = {}; int cnt[3][3] = {};  // [dt class][small, stream, best] for n<=32 square
+    for (auto& r : rows) {
+        char shape[24]; snprintf(shape, sizeof shape, "%dx%dx%d", r.c.m, r.c.n, r.c.k);
+        char lay[4] = {r.c.ta ? 'T' : 'N', r.c.tb ? 'T' : 'N', r.c.shared ? 'S' : '-', 0};
+        printf("%-4s %5d %-11s %-3s %8.2f %8.2f %8.2f %8.2f %6.2fx %6.2fx %6.2fx %5.0f%% %s%s\n", dtname[r.c.d], r.c.batch, shape, lay, r.tv, r.ts, r.tp,
+               r.floor_us, r.tv / r.ts, r.tv / r.tp, r.tv / r.tbest, 100 * r.floor_us / r.tbest, r.best.c_str(), r.ok ? "" : " CHECK-FAIL");
+        if (r.c.m == r.c.n && r.c.n == r.c.k && r.c.n <= 32 && !r.c.ta && !r.c.tb && !r.c.shared) {
+            int cl = r.c.d == F32 ? 1 : 0;
+            lg[cl][0] += std::log(r.tv / r.ts); lg[cl][1] += std::log(r.tv / r.tp); lg[cl][2] += std::log(r.tv / r.tbest); cnt[cl][0]++;
+        }
+    }
+    double lo[2] = {1e9, 1e9}, hi[2] = {0, 0};  // floor% of F16/BF16 48..128 square at batch >= 2048: [stream default, best]
+    for (auto& r : rows)
+        if (r.c.d != F32 && r.c.batch >= 2048 && r.c.m == r.c.n && r.c.n == r.c.k && r.c.n >= 48 && r.c.n <= 128 && !r.c.shared) {
+            double a = 100 * r.floor_us / r.tp, b = 100 * r.floor_us / r.tbest;
+            lo[0] = std::min(lo[0], a); hi[0] = std::max(hi[0], a); lo[1] = std::min(lo[1], b); hi[1] = std::max(hi[1], b);
+        }
+    printf("F16/BF16 48..128 square, batch >= 2048: floor/custom stream default %.0f..%.0f %%, best config %.0f..%.0f %%\n", lo[0], hi[0], lo[1], hi[1]);
+    for (int cl = 0; cl < 2; ++cl)
+        if (cnt[cl][0])
+            printf("n<=32 square %s (%d rows) geomean vendor/custom: small %.2fx, stream %.2fx, best config %.2fx\n", cl ? "F32" : "F16/BF16", cnt[cl][0],
+                   std::exp(lg[cl][0] / cnt[cl][0]), std::exp(lg[cl][1] / cnt[cl][0]), std::exp(lg[cl][2] / cnt[cl][0]));
     return 0;
 }

@@ -17,8 +17,9 @@ import dev.gapfill.core.DeviceInfo;
  *   (f16 2048 64³ shared: 16.6 / 33.1; f32: 47.2 / 52.4).</li>
  *   <li>F16/BF16: CUSTOM when max(m,n,k) ≤ 48 and (m·n·k ≤ 32³ or batch ≤ 1024), or max ≤ 64 and
  *   batch ≤ 512. Wins: f16 8192 8³ 31.9 / 9.5; 2048 16³ 12.8 / 6.5; 8192 32³ 33.9 / 29.0; 2048 17×33×9
- *   17.6 / 10.8; 512 48³ 9.1 / 8.7; 512 64³ 42.0 / 10.9 (bf16 10.2 / 10.8, the one AUTO row 6 % off the
- *   faster path). Losses that set the bounds: 2048 48³ 18.9 / 20.0; 2048 64³ 24.5 / 29.0; 2048 1×64×64
+ *   17.6 / 10.8; 512 48³ 9.1 / 8.7; 512 64³ 42.0 / 10.9 (bf16 10.2 / 10.8). The re-run at f72aa19
+ *   ({@code results-h100-f72aa19.txt}) measured 512 64³ as a tie (f16 10.4 / 10.5, bf16 10.5 / 10.5),
+ *   within AUTO's 5 %, and reproduced every other decision here. Losses that set the bounds: 2048 48³ 18.9 / 20.0; 2048 64³ 24.5 / 29.0; 2048 1×64×64
  *   13.8 / 15.0; 2048 100³ 81.1 / 95.3; everything ≥ 96.</li>
  *   <li>F32: CUSTOM when neither operand is transposed and max(m,n,k) ≤ 48. Wins: 8192 8³ 36.4 / 8.0;
  *   8192 48³ 134.3 / 104.6; 2048 17×33×9 15.4 / 13.6. Losses: 2048 64³ 52.4 / 55.2; 2048 128³ 250 / 408;
@@ -106,7 +107,7 @@ public final class BmmHeuristics {
         }
         if (maxDim <= HALF_SMALL_BATCH_MAX_DIM && s.batch() <= HALF_SMALL_BATCH) {
             return custom(s, info, "max(m,n,k)=" + maxDim + " <= " + HALF_SMALL_BATCH_MAX_DIM + " at batch " + s.batch() + " <= "
-                    + HALF_SMALL_BATCH + " (measured f16 512 64^3: vendor 42.0 us, custom 10.9 us)");
+                    + HALF_SMALL_BATCH + " (measured f16 512 64^3: vendor 10.4-42.0 us over two runs, custom 10.5-10.9 us)");
         }
         return vendor(s, "max(m,n,k)=" + maxDim + ", m*n*k=" + volume + ", batch " + s.batch()
                 + ": cuBLAS's tiles fill the GPU (measured f16 2048 64^3: vendor 24.5 us, custom 29.0 us)");
