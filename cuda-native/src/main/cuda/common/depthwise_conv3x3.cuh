@@ -63,5 +63,88 @@ template <> __device__ __forceinline__ float finish<float>(float v, int act) {
     return __double2float_rn(smooth_act_f64(v, act));
 }
 
+
+// ---- N-element accesses (N·sizeof(T) ∈ {2, 4, 8, 16} bytes) used by both layouts ----
+template <int B> struct RawBits;
+template <> struct RawBits<16> { using type = uint4; };
+template <> struct RawBits<8> { using type = uint2; };
+template <> struct RawBits<4> { using type = unsigned int; };
+template <> struct RawBits<2> { using type = unsigned short; };
+
+// N elements of T in one register-sized access.
+template <typename T, int N> union Pack {
+    typename RawBits<N * (int)sizeof(T)>::type raw;
+    T v[N];
+};
+
+// Every element of M packs set to +0 (the value of padding and of rows that are not loaded).
+template <typename T, int N, int M> __device__ __forceinline__ void zero_packs(Pack<T, N> (&p)[M]) {
+    const T zero = from_float<T>(0.f);
+#pragma unroll
+    for (int m = 0; m < M; ++m)
+#pragma unroll
+        for (int e = 0; e < N; ++e) p[m].v[e] = zero;
+}
+
+// N elements at p (N·sizeof(T)-aligned) widened exactly to fp32, through L1 (neighbours re-read them).
+template <typename T, int N> __device__ __forceinline__ void load_f32(const T* p, float (&out)[N]) {
+    using R = typename RawBits<N * (int)sizeof(T)>::type;
+    Pack<T, N> q;
+    q.raw = __ldg(reinterpret_cast<const R*>(p));
+#pragma unroll
+    for (int e = 0; e < N; ++e) out[e] = to_float(q.v[e]);
+}
+
+// The first nvalid (≤ N) elements at p, one by one, zero past them (any alignment).
+template <typename T, int N> __device__ __forceinline__ void load_f32_masked(const T* p, int nvalid, float (&out)[N]) {
+#pragma unroll
+    for (int e = 0; e < N; ++e) out[e] = e < nvalid ? to_float(__ldg(p + e)) : 0.f;
+}
+
+// v += residual, read once (streaming): one access if vec, else the first nvalid elements.
+template <typename T, int N>
+__device__ __forceinline__ void add_residual(const T* __restrict__ res, bool vec, int nvalid, float (&v)[N]) {
+    if (vec) {
+        using R = typename RawBits<N * (int)sizeof(T)>::type;
+        Pack<T, N> q;
+        q.raw = __ldcs(reinterpret_cast<const R*>(res));
+#pragma unroll
+        for (int e = 0; e < N; ++e) v[e] = __fadd_rn(v[e], to_float(q.v[e]));
+    } else {
+#pragma unroll
+        for (int e = 0; e < N; ++e)
+            if (e < nvalid) v[e] = __fadd_rn(v[e], to_float(res[e]));
+    }
+}
+
+// Epilogue shared by both layouts: activation, ONE rounding, and the store of N outputs (one
+// streaming access if vec, else the first nvalid elements). The activation switch is outside the
+// element loop so the exact activations cost a compare or two per element.
+template <typename T, int N>
+__device__ __forceinline__ void act_store(T* __restrict__ y, int act, bool vec, int nvalid, const float (&v)[N]) {
+    Pack<T, N> o;
+    if (act == ACT_NONE) {
+#pragma unroll
+        for (int e = 0; e < N; ++e) o.v[e] = from_float<T>(v[e]);
+    } else if (act == ACT_RELU) {
+#pragma unroll
+        for (int e = 0; e < N; ++e) o.v[e] = from_float<T>(relu(v[e]));
+    } else if (act == ACT_RELU6) {
+#pragma unroll
+        for (int e = 0; e < N; ++e) o.v[e] = from_float<T>(relu6(v[e]));
+    } else {
+#pragma unroll
+        for (int e = 0; e < N; ++e) o.v[e] = finish<T>(v[e], act);
+    }
+    if (vec) {
+        using R = typename RawBits<N * (int)sizeof(T)>::type;
+        __stcs(reinterpret_cast<R*>(y), o.raw);
+    } else {
+#pragma unroll
+        for (int e = 0; e < N; ++e)
+            if (e < nvalid) y[e] = o.v[e];
+    }
+}
+
 }  // namespace dwconv
 }  // namespace gapfill

@@ -1,178 +1,211 @@
 // depthwise_conv3x3/nhwc: y[n,i,j,c] = act(bias[c] + Σ_{p,q} w[c,p,q]·x[n, s·i+p−1, s·j+q−1, c] (+ res[n,i,j,c]))
 // in one pass, NHWC, zero padding 1, stride s ∈ {1,2}, Ho = ceil(H/s), Wo = ceil(W/s).
 //
-// Regime: every NHWC shape (vector path when C is a multiple of 16/sizeof(T) and the pointers are
-// 16-byte aligned; a masked scalar path inside the same kernel otherwise). F32, F16, BF16; fp32
-// accumulation; sm_80+.
+// Regime: every NHWC shape, F32/F16/BF16, fp32 accumulation, sm_80+. Vector accesses (CPT channels in
+// one access) when C % CPT == 0 and the pointers are aligned; a
+// masked scalar path inside the same kernel otherwise (CPT·sizeof(T) = 4 or 8 bytes, below).
 // Floor: (|x| + |y| (+ |res|) + |w| + |bias|) bytes / copy bandwidth.
-// Measured (H100 SXM, cuDNN 9.14, commit ff46cbb kernels, dev/depthwise_conv3x3 harness, bias on):
-//   bit-exact vs the reference in 2520 odd-shape cases (SILU/GELU ≤ 1 ulp); f16 32×256×56×56 s1:
-//   NONE 152 µs (23 % of the 34 µs floor), SiLU 186 µs (cuDNN conv+bias+SiLU 220 µs, anchor torch.compile
-//   97 µs); f32 48 % of floor; 1.0-12× the cuDNN composition. FAR from the 75 %-of-floor target: the
-//   kernel is latency-bound (≤ 128 registers, 16 warps/SM, the next row's loads wait on the fmas) and
-//   the fp32/fp64 transcendental epilogue costs up to 2× NONE. Next: a shared-memory row ring filled
-//   with cp.async a few rows ahead, compile-time activation, TH=8.
-// Design: one thread owns V = 16/sizeof(T) channels of one output column and TH output rows
-// (TH = 4 at s=1, 2 at s=2). It walks the S·(TH−1)+3 input rows once, top to bottom, loading the three
-// 16-byte vectors (columns s·j−1, s·j, s·j+1) of each row and adding them into the output rows that use
-// that input row. Because input rows arrive in order, every output receives its taps in the
-// reference's order (p-major, then q), each as one fp32 fma, from acc = 0. An output row is finished
-// (bias, residual, activation, one rounding, one 16-byte store) right after its last input row, so at
-// most three rows of accumulators are live. Threads of a block: blockDim.x channel vectors × blockDim.y
-// neighbouring columns, so the column halo of a row is shared through L1.
+// Measured (H100 SXM, commit named in docs/ops/depthwise_conv3x3.md, dev/depthwise_conv3x3 harness, bias
+//   on): 0 failures in 3600 odd-shape cases × every configuration; f16 32×256×56×56 NONE 69.8 µs (49 %
+//   of the 34.4 µs floor; previous kernel 159.4), SILU 110.7 (cuDNN composition 237); 24-84 % of the
+//   floor over the sweep. Still latency-bound: 128 registers (fp32 taps + three accumulator rows + two
+//   rows in flight) leave 16 warps per SM.
+// Design: a thread owns CPT channels × WC neighbouring output columns × a strip of rps (≤ 16, balanced)
+// output rows; CPT and WC per dtype and stride are listed at the instantiations below. Its 9·CPT fp32
+// filter taps and CPT biases live in registers (the previous kernel read the taps from shared memory
+// per fma). It walks the S·(rps−1)+3 input rows top to bottom in a rolled loop with the next two rows
+// in flight, loading the S·(WC−1)+3 pixels of each row it needs (the column halo of a thread is its
+// neighbours' pixels, which the same block loads: L1 hits), and adds each row into the ≤ 3 output
+// rows that use it (a rolling window of accumulator rows), so every output receives its taps in the
+// reference's order (p-major, then q), each one fp32 fma from acc = 0. An output row is finished right
+// after its last input row (bias, residual, activation, one rounding, one streaming store per column).
+// Thread order is (channel group within a chunk of cb groups, column group, chunk, strip, image): a
+// block of 256 threads covers 256/cb column groups of cb·CPT channels, so the column halo stays inside
+// the block; cb is chosen by the launcher (all groups when C/CPT ≤ 64).
 // Limits: N·H·W·C < 2^31 (validated in Java); weights and bias in x's dtype.
 #include "depthwise_conv3x3.cuh"
-#include <type_traits>
 
 using namespace gapfill;
 using namespace gapfill::dwconv;
 
 namespace {
 
-constexpr int kMaxLanes = 32;  // blockDim.x (channel vectors per block) is at most 32; set in Java
-
-// V channels of one pixel, kept packed in the input dtype (8 registers' worth of fp32 would double the
-// register footprint for F16/BF16); converted to fp32 at the fma.
-template <typename T> struct Chan {
-    static constexpr int V = Vec16<T>::N;  // channels per thread
-    Vec16<T> q;
-    __device__ __forceinline__ float at(int e) const { return to_float(q.v[e]); }
+// One input row as a thread holds it between its load and its use: the KC pixels × CPT channels it
+// needs, packed in the input dtype.
+template <typename T, int CPT, int KC> struct RowBuf {
+    Pack<T, CPT> px[KC];
 };
 
-// The first nch < V elements at p, zero-padded, as one packed 16-byte value (built with shifts so the
-// vector never goes through local memory).
-template <typename T> __device__ __forceinline__ uint4 load_partial(const T* p, int nch) {
-    constexpr int V = Vec16<T>::N;
-    constexpr int B = 8 * (int)sizeof(T);  // bits per element
-    uint32_t word[4] = {0u, 0u, 0u, 0u};
-    const auto* bits = reinterpret_cast<const typename std::conditional<sizeof(T) == 2, uint16_t, uint32_t>::type*>(p);
+struct Geo {
+    const void* img; int H, W, C, c0, nch, colBase; bool vec;
+};
+
+template <typename T, int CPT, int KC>
+__device__ __forceinline__ RowBuf<T, CPT, KC> load_row(const Geo& g, int row, bool want) {
+    RowBuf<T, CPT, KC> b;
+    zero_packs(b.px);
+    if (!(want && row >= 0 && row < g.H)) return b;
+    const T* rp = static_cast<const T*>(g.img) + (size_t)row * g.W * g.C + g.c0;
 #pragma unroll
-    for (int e = 0; e < V; ++e)
-        if (e < nch) word[e * B / 32] |= (uint32_t)bits[e] << ((e * B) % 32);
-    return make_uint4(word[0], word[1], word[2], word[3]);
-}
-
-// V channels at (row, col) starting at channel c0, zero outside the image or past C.
-template <typename T>
-__device__ __forceinline__ Chan<T> load_pixel(const T* __restrict__ x, int H, int W, int C, int n, int row, int col,
-                                              int c0, int nch, bool full) {
-    Chan<T> r;
-    r.q.raw = make_uint4(0u, 0u, 0u, 0u);  // +0.0 in every dtype
-    if (row < 0 || row >= H || col < 0 || col >= W) return r;
-    const T* p = x + ((size_t)((size_t)n * H + row) * W + col) * C + c0;
-    if (full) {
-        r.q.raw = __ldg(reinterpret_cast<const uint4*>(p));
-    } else {
-        r.q.raw = load_partial(p, nch);
-    }
-    return r;
-}
-
-template <typename T, int S>
-__device__ __forceinline__ void dw_nhwc(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
-                                        const T* __restrict__ res, T* __restrict__ y, int N, int H, int W, int C, int Ho,
-                                        int Wo, int act, int vec) {
-    static_assert(S == 1 || S == 2, "stride must be 1 or 2");
-    constexpr int V = Chan<T>::V;
-    constexpr int TH = S == 1 ? 4 : 2;       // output rows per thread
-    constexpr int RIN = S * (TH - 1) + 3;    // input rows those outputs touch
-    const int cv = blockIdx.y * blockDim.x + threadIdx.x;  // channel vector
-    const int c0 = cv * V;
-    const int colBlocks = (Wo + blockDim.y - 1) / blockDim.y;
-    const int rowBlocks = (Ho + TH - 1) / TH;
-    int b = blockIdx.x;
-    const int jb = b % colBlocks;
-    b /= colBlocks;
-    const int i0 = (b % rowBlocks) * TH;     // first output row
-    const int n = b / rowBlocks;
-    const int j = jb * blockDim.y + threadIdx.y;  // output column
-    // The block's filters, transposed to [tap][channel] in fp32 so a thread reads its V channels of a
-    // tap as one shared-memory vector (holding them in registers costs 36-72 registers).
-    __shared__ __align__(16) float wsm[9][kMaxLanes * V];
-    {
-        const int width = blockDim.x * V;                 // channels of this block
-        const int cBase = blockIdx.y * width;
-        const int nthreads = blockDim.x * blockDim.y;
-        for (int k = threadIdx.y * blockDim.x + threadIdx.x; k < 9 * width; k += nthreads) {
-            const int t = k / width, cl = k % width;      // tap, channel within the block
-            wsm[t][cl] = cBase + cl < C ? to_float(w[(size_t)(cBase + cl) * 9 + t]) : 0.f;
+    for (int k = 0; k < KC; ++k) {
+        const int col = g.colBase + k;
+        if (col < 0 || col >= g.W) continue;
+        const T* p = rp + (size_t)col * g.C;
+        if (g.vec) {
+            using R = typename RawBits<CPT * (int)sizeof(T)>::type;
+            b.px[k].raw = __ldg(reinterpret_cast<const R*>(p));
+        } else {
+#pragma unroll
+            for (int e = 0; e < CPT; ++e)
+                if (e < g.nch) b.px[k].v[e] = __ldg(p + e);
         }
     }
-    __syncthreads();
-    if (c0 >= C || j >= Wo || n >= N) return;
-    const int nch = min(V, C - c0);
-    const bool full = vec != 0 && nch == V;
-    const float* wme = &wsm[0][threadIdx.x * V];  // this thread's channels; tap t at wme[t * kMaxLanes * V]
+    return b;
+}
 
-    float acc[TH][V];  // [output row][channel]
+// acc[k][e] (+)= Σ_q w[p][q][e]·x[column S·k+q][e] in q order; fresh starts from +0 like the reference.
+template <typename T, int S, int CPT, int WC, int KC>
+__device__ __forceinline__ void taps(const float (&wr)[9][CPT], int p, const RowBuf<T, CPT, KC>& b, float (&acc)[WC][CPT],
+                                     bool fresh) {
+    float in[KC][CPT];
 #pragma unroll
-    for (int t = 0; t < TH; ++t)
+    for (int k = 0; k < KC; ++k)
 #pragma unroll
-        for (int e = 0; e < V; ++e) acc[t][e] = 0.f;
+        for (int e = 0; e < CPT; ++e) in[k][e] = to_float(b.px[k].v[e]);
+#pragma unroll
+    for (int k = 0; k < WC; ++k)
+#pragma unroll
+        for (int e = 0; e < CPT; ++e) {
+            float a = fresh ? 0.f : acc[k][e];
+#pragma unroll
+            for (int q = 0; q < 3; ++q) a = __fmaf_rn(wr[p * 3 + q][e], in[S * k + q][e], a);
+            acc[k][e] = a;
+        }
+}
 
+// bias, residual, activation, one rounding, one store per output column of the row.
+template <typename T, int CPT, int WC>
+__device__ __forceinline__ void finish_row(const T* __restrict__ res, T* __restrict__ y, size_t o, int C, int ncols,
+                                           const Geo& g, bool hasBias, const float (&br)[CPT], int act,
+                                           const float (&acc)[WC][CPT]) {
 #pragma unroll
-    for (int r = 0; r < RIN; ++r) {
-        const int row = S * i0 - 1 + r;
-        Chan<T> xin[3];  // columns s·j−1, s·j, s·j+1 of input row `row`
+    for (int k = 0; k < WC; ++k) {
+        if (k >= ncols) break;
+        float v[CPT];
 #pragma unroll
-        for (int q = 0; q < 3; ++q) xin[q] = load_pixel<T>(x, H, W, C, n, row, S * j - 1 + q, c0, nch, full);
+        for (int e = 0; e < CPT; ++e) v[e] = hasBias ? __fadd_rn(acc[k][e], br[e]) : acc[k][e];
+        if (res != nullptr) add_residual<T, CPT>(res + o + (size_t)k * C, g.vec, g.nch, v);
+        act_store<T, CPT>(y + o + (size_t)k * C, act, g.vec, g.nch, v);
+    }
+}
+
+template <typename T, int S, int CPT, int WC>
+__device__ __forceinline__ void dw_nhwc(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
+                                        const T* __restrict__ res, T* __restrict__ y, int N, int H, int W, int C, int Ho,
+                                        int Wo, int rps, int cb, int act, int vecOk) {
+    static_assert(S == 1 || S == 2, "stride must be 1 or 2");
+    constexpr int KC = S * (WC - 1) + 3;      // input columns per row: S·j0−1 … S·(j0+WC−1)+1
+    const int groups = (C + CPT - 1) / CPT;   // channel groups
+    const int chunks = (groups + cb - 1) / cb;
+    const int colPairs = (Wo + WC - 1) / WC;
+    const int strips = (Ho + rps - 1) / rps;
+    // 32-bit: threads ≤ N·H·W·C < 2^31 (validated) plus rounding well under 2^31.
+    unsigned idx = blockIdx.x * blockDim.x + threadIdx.x;
+    const int gl = (int)(idx % (unsigned)cb);
+    idx /= (unsigned)cb;
+    const int jp = (int)(idx % (unsigned)colPairs);
+    idx /= (unsigned)colPairs;
+    const int ch = (int)(idx % (unsigned)chunks);
+    idx /= (unsigned)chunks;
+    const int i0 = (int)(idx % (unsigned)strips) * rps;
+    const unsigned n = idx / (unsigned)strips;
+    const int grp = ch * cb + gl;
+    if (n >= (unsigned)N || grp >= groups) return;  // no warp-collective operations below
+    const int c0 = grp * CPT;
+    const int j0 = jp * WC;
+    const int rows = min(rps, Ho - i0);
+    const int ncols = min(WC, Wo - j0);
+    // vecOk: C % CPT == 0 and every pointer aligned, so nch == CPT
+    Geo g{x + (size_t)n * H * W * C, H, W, C, c0, min(CPT, C - c0), S * j0 - 1, vecOk != 0};
+
+    // this thread's filters [tap][channel] and biases, in fp32 registers
+    float wr[9][CPT];
 #pragma unroll
-        for (int t = 0; t < TH; ++t) {
-            const int p = r - S * t;  // kernel row this input row is for output row i0+t (compile time)
-            if (p < 0 || p > 2) continue;
+    for (int e = 0; e < CPT; ++e)
 #pragma unroll
-            for (int q = 0; q < 3; ++q)
+        for (int t = 0; t < 9; ++t) wr[t][e] = e < g.nch ? to_float(__ldg(w + (size_t)(c0 + e) * 9 + t)) : 0.f;
+    const bool hasBias = bias != nullptr;
+    float br[CPT];
 #pragma unroll
-                for (int e = 0; e < V; ++e) acc[t][e] = __fmaf_rn(wme[(p * 3 + q) * kMaxLanes * V + e], xin[q].at(e), acc[t][e]);
-            if (p != 2 || i0 + t >= Ho) continue;
-            // output row i0+t is complete: bias, residual, activation, one rounding, one store
-            const size_t o = ((size_t)((size_t)n * Ho + i0 + t) * Wo + j) * C + c0;
-            float v[V];
-#pragma unroll
-            for (int e = 0; e < V; ++e) v[e] = acc[t][e];
-            if (bias != nullptr) {
-#pragma unroll
-                for (int e = 0; e < V; ++e)
-                    if (e < nch) v[e] = __fadd_rn(v[e], to_float(bias[c0 + e]));
+    for (int e = 0; e < CPT; ++e) br[e] = (hasBias && e < g.nch) ? to_float(__ldg(bias + c0 + e)) : 0.f;
+    const size_t o0 = (((size_t)n * Ho + i0) * Wo + j0) * C + c0;  // output (i0, j0, c0)
+    const size_t rowStride = (size_t)Wo * C;
+
+    if (S == 1) {
+        // iteration k consumes input row i0−1+k: p=2 of output i0+k−2 (then stored), p=1 of i0+k−1,
+        // p=0 of i0+k; rows i0+k and i0+k+1 are in flight meanwhile.
+        float a0[WC][CPT], a1[WC][CPT], a2[WC][CPT];
+        RowBuf<T, CPT, KC> b0 = load_row<T, CPT, KC>(g, i0 - 1, true), b1 = load_row<T, CPT, KC>(g, i0, true);
+#pragma unroll 1
+        for (int k = 0; k < rows + 2; ++k) {
+            const RowBuf<T, CPT, KC> b2 = load_row<T, CPT, KC>(g, i0 + 1 + k, k + 1 <= rows);
+            if (k >= 2) {
+                taps<T, S, CPT, WC, KC>(wr, 2, b0, a0, false);
+                finish_row<T, CPT, WC>(res, y, o0 + (size_t)(k - 2) * rowStride, C, ncols, g, hasBias, br, act, a0);
             }
-            if (res != nullptr) {
-                if (full) {
-                    Vec16<T> rv;
-                    rv.raw = __ldcs(reinterpret_cast<const uint4*>(res + o));
+            if (k >= 1) taps<T, S, CPT, WC, KC>(wr, 1, b0, a1, false);
+            taps<T, S, CPT, WC, KC>(wr, 0, b0, a2, true);
 #pragma unroll
-                    for (int e = 0; e < V; ++e) v[e] = __fadd_rn(v[e], to_float(rv.v[e]));
-                } else {
+            for (int k2 = 0; k2 < WC; ++k2)
 #pragma unroll
-                    for (int e = 0; e < V; ++e)
-                        if (e < nch) v[e] = __fadd_rn(v[e], to_float(res[o + e]));
-                }
-            }
-            if (full) {
-                Vec16<T> ov;
-#pragma unroll
-                for (int e = 0; e < V; ++e) ov.v[e] = finish<T>(v[e], act);
-                __stcs(reinterpret_cast<uint4*>(y + o), ov.raw);
-            } else {
-#pragma unroll
-                for (int e = 0; e < V; ++e)
-                    if (e < nch) y[o + e] = finish<T>(v[e], act);
-            }
+                for (int e = 0; e < CPT; ++e) { a0[k2][e] = a1[k2][e]; a1[k2][e] = a2[k2][e]; }
+            b0 = b1;
+            b1 = b2;
+        }
+    } else {
+        // iteration t consumes input rows 2(i0+t) (p=1) and 2(i0+t)+1 (p=2 of output i0+t, then stored;
+        // p=0 of output i0+t+1); the next iteration's two rows are in flight meanwhile.
+        float a[WC][CPT];
+        {
+            const RowBuf<T, CPT, KC> top = load_row<T, CPT, KC>(g, 2 * i0 - 1, true);
+            taps<T, S, CPT, WC, KC>(wr, 0, top, a, true);
+        }
+        RowBuf<T, CPT, KC> be = load_row<T, CPT, KC>(g, 2 * i0, true), bo = load_row<T, CPT, KC>(g, 2 * i0 + 1, true);
+#pragma unroll 1
+        for (int t = 0; t < rows; ++t) {
+            const bool more = t + 1 < rows;
+            const RowBuf<T, CPT, KC> ne = load_row<T, CPT, KC>(g, 2 * (i0 + t) + 2, more);
+            const RowBuf<T, CPT, KC> no = load_row<T, CPT, KC>(g, 2 * (i0 + t) + 3, more);
+            taps<T, S, CPT, WC, KC>(wr, 1, be, a, false);
+            taps<T, S, CPT, WC, KC>(wr, 2, bo, a, false);
+            finish_row<T, CPT, WC>(res, y, o0 + (size_t)t * rowStride, C, ncols, g, hasBias, br, act, a);
+            taps<T, S, CPT, WC, KC>(wr, 0, bo, a, true);
+            be = ne;
+            bo = no;
         }
     }
 }
 
 }  // namespace
 
-#define DW_NHWC(NAME, T, S)                                                                                        \
-    extern "C" __global__ void __launch_bounds__(256, 2) NAME(const T* x, const T* w, const T* bias, const T* res, T* y, \
-                                                           int N, int H, int W, int C, int Ho, int Wo, int act,      \
-                                                           int vec) {                                                \
-        dw_nhwc<T, S>(x, w, bias, res, y, N, H, W, C, Ho, Wo, act, vec);                                             \
+// Configurations, each the fastest (or the fastest without register spills) of the three measured in the
+// H100 harness run (cuda-native/dev/depthwise_conv3x3, docs/ops/depthwise_conv3x3.md): CPT channels ×
+// WC columns per thread, minimum blocks per SM for the register budget.
+//   F16/BF16 s=1: CPT 4 × WC 2 (8-byte accesses), 1 block/SM budget (128 registers)
+//   F16/BF16 s=2: CPT 2 × WC 4 (4-byte accesses), 2 blocks/SM
+//   F32 s=1:      CPT 2 × WC 4 (8-byte accesses), 2 blocks/SM
+//   F32 s=2:      CPT 2 × WC 2 (8-byte accesses), 2 blocks/SM (CPT 2 × WC 4 spills at this budget)
+// The launcher (DepthwiseConv3x3.java) must use the same CPT and WC.
+#define DW_NHWC(T, TN, S, CPT, WC, MINB)                                                                            \
+    extern "C" __global__ void __launch_bounds__(256, MINB) dwconv3x3_nhwc_##TN##_s##S(                              \
+        const T* x, const T* w, const T* bias, const T* res, T* y, int N, int H, int W, int C, int Ho, int Wo,       \
+        int rps, int cb, int act, int vec) {                                                                        \
+        dw_nhwc<T, S, CPT, WC>(x, w, bias, res, y, N, H, W, C, Ho, Wo, rps, cb, act, vec);                          \
     }
 
-DW_NHWC(dwconv3x3_nhwc_f32_s1, float, 1)
-DW_NHWC(dwconv3x3_nhwc_f32_s2, float, 2)
-DW_NHWC(dwconv3x3_nhwc_f16_s1, __half, 1)
-DW_NHWC(dwconv3x3_nhwc_f16_s2, __half, 2)
-DW_NHWC(dwconv3x3_nhwc_bf16_s1, __nv_bfloat16, 1)
-DW_NHWC(dwconv3x3_nhwc_bf16_s2, __nv_bfloat16, 2)
+DW_NHWC(float, f32, 1, 2, 4, 2)
+DW_NHWC(float, f32, 2, 2, 2, 2)
+DW_NHWC(__half, f16, 1, 4, 2, 1)
+DW_NHWC(__half, f16, 2, 2, 4, 2)
+DW_NHWC(__nv_bfloat16, bf16, 1, 4, 2, 1)
+DW_NHWC(__nv_bfloat16, bf16, 2, 2, 4, 2)

@@ -363,44 +363,33 @@ public final class DepthwiseConv3x3 {
 
     // ------------------------------------------------------------------ custom launch
 
-    /** Channel vectors per block (NHWC): a power of two ≤ 32 covering the channel vectors. */
-    static int nhwcLanes(int channelVectors) {
-        int lanes = 1;
-        while (lanes < channelVectors && lanes < 32) {
-            lanes <<= 1;
-        }
-        return lanes;
-    }
-
-    /** Output rows per thread, as in the kernels. */
-    static int rowsPerThread(int stride) { return stride == 1 ? 4 : 2; }
-
-    private static boolean aligned16(Tensor t) { return t == null || (t.address() & 15) == 0; }
+    private static boolean aligned(Tensor t, int bytes) { return t == null || (t.address() % bytes) == 0; }
 
     private static void launchCustom(Problem p, Tensor x, Tensor w, Tensor bias, Tensor residual, Tensor out, Stream s) {
-        int v = 16 / p.dtype().bytes();
-        int th = rowsPerThread(p.stride());
+        int esz = p.dtype().bytes();
         int ho = p.outH();
         int wo = p.outW();
-        String symbol = "dwconv3x3_" + p.layout().name().toLowerCase(Locale.ROOT) + "_" + p.dtype().name().toLowerCase(Locale.ROOT)
+        int sms = Gpu.device(x.device()).info().smCount();
+        String prefix = "dwconv3x3_" + p.layout().name().toLowerCase(Locale.ROOT) + "_" + p.dtype().name().toLowerCase(Locale.ROOT)
                 + "_s" + p.stride();
-        boolean alignedPtrs = aligned16(x) && aligned16(out) && aligned16(residual);
         KernelArgs args = KernelArgs.begin().ptr(x).ptr(w).ptr(bias).ptr(residual).ptr(out);
         if (p.layout() == Layout.NHWC) {
-            int cv = (p.c() + v - 1) / v;
-            int lanes = nhwcLanes(cv);
-            int cols = 256 / lanes;
-            long gx = (long) p.n() * ((ho + th - 1) / th) * ((wo + cols - 1) / cols);
-            long gy = (cv + lanes - 1) / lanes;
-            int vec = alignedPtrs && p.c() % v == 0 ? 1 : 0;
-            args.i32(p.n()).i32(p.h()).i32(p.w()).i32(p.c()).i32(ho).i32(wo).i32(p.act().ordinal()).i32(vec);
-            NHWC.function(s.cudaDevice(), symbol).launch(s, (int) gx, (int) gy, 1, lanes, cols, 1, 0, args);
+            int cpt = DepthwiseConv3x3Heuristics.nhwcChannelsPerThread(p);
+            DepthwiseConv3x3Heuristics.Grid g = DepthwiseConv3x3Heuristics.nhwcGrid(p, sms);
+            int bytes = cpt * esz;
+            int vec = p.c() % cpt == 0 && aligned(x, bytes) && aligned(out, bytes) && aligned(residual, bytes) ? 1 : 0;
+            args.i32(p.n()).i32(p.h()).i32(p.w()).i32(p.c()).i32(ho).i32(wo).i32(g.rowsPerStrip()).i32(g.chunk())
+                    .i32(p.act().ordinal()).i32(vec);
+            NHWC.function(s.cudaDevice(), prefix).launch(s, (int) g.blocks(), 1, 1, DepthwiseConv3x3Heuristics.BLOCK, 1, 1, 0, args);
         } else {
-            long threads = (long) p.n() * p.c() * ((ho + th - 1) / th) * ((wo + v - 1) / v);
-            long blocks = (threads + 255) / 256;
-            int vec = alignedPtrs && p.w() % v == 0 && wo % v == 0 ? 1 : 0;
-            args.i32(p.n()).i32(p.c()).i32(p.h()).i32(p.w()).i32(ho).i32(wo).i32(p.act().ordinal()).i32(vec);
-            NCHW.function(s.cudaDevice(), symbol).launch(s, (int) blocks, 1, 1, 256, 1, 1, 0, args);
+            // the widest access the shape allows, narrowed until every pointer is aligned to it
+            int vw = DepthwiseConv3x3Heuristics.nchwVectorWidth(p);
+            while (vw > 1 && !(aligned(x, vw * esz) && aligned(out, vw * esz) && aligned(residual, vw * esz))) {
+                vw /= 2;
+            }
+            DepthwiseConv3x3Heuristics.Grid g = DepthwiseConv3x3Heuristics.nchwGrid(p, vw, sms);
+            args.i32(p.n() * p.c()).i32(p.c()).i32(p.h()).i32(p.w()).i32(ho).i32(wo).i32(g.rowsPerStrip()).i32(p.act().ordinal());
+            NCHW.function(s.cudaDevice(), prefix + "_v" + vw).launch(s, (int) g.blocks(), 1, 1, DepthwiseConv3x3Heuristics.BLOCK, 1, 1, 0, args);
         }
     }
 }

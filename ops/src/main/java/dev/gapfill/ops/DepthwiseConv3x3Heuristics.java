@@ -5,25 +5,23 @@ import dev.gapfill.core.DeviceInfo;
 import dev.gapfill.ops.DepthwiseConv3x3.Layout;
 import dev.gapfill.ops.DepthwiseConv3x3.Problem;
 
-import java.util.Locale;
-
 /**
- * AUTO rule of {@link DepthwiseConv3x3}: pure function of the problem and the queried device.
+ * AUTO rule and launch geometry of {@link DepthwiseConv3x3}: pure functions of the problem and the
+ * queried device.
  *
  * <p>Rules, from the H100 harness run of {@code cuda-native/dev/depthwise_conv3x3} (results in
- * {@code cuda-native/dev/depthwise_conv3x3/h100-results.txt}, cuDNN 9.14, bias on, no residual):
+ * {@code cuda-native/dev/depthwise_conv3x3/h100-results.txt}, cuDNN 9.14, bias on, no residual; the
+ * vendor time of a row is the faster of cuDNN's fused conv+bias+activation call, where cuDNN accepts
+ * it, and the composition, as {@link DepthwiseConv3x3Cudnn} keeps the faster):
  * <ol>
- *   <li>No custom kernel (compute capability below 8.0, or a grid beyond the launch limits): VENDOR.</li>
- *   <li>F16, NHWC, stride 1, SILU or a GELU, with 4M ≤ N·C·H·W ≤ 16M elements: VENDOR. cuDNN's
- *   f16 NHWC grouped convolution is strong there and our NHWC kernel is latency-bound with an
- *   expensive epilogue: rows 8×96×112×112 (SiLU 75.5 µs cuDNN vs 95.6 custom; GELU 80.2 vs 109.3),
- *   32×512×28×28 (101.4 vs 112.5; 107.3 vs 123.3), 64×1024×14×14 (106.3 vs 122.6; 112.3 vs 138.2).
- *   Custom wins both sides of the band: 1×384×64×64 = 1.6M (29.5 vs 107.8) and 32×256×56×56 = 25.7M
- *   (186 vs 220; GELU a tie, 203.7 vs 203.3), 16×64×224×224 (337 vs 430). The band's edges are the
- *   midpoints between measured rows (provisional: a finer sweep moves them). BF16 is excluded because
- *   cuDNN's bf16 NHWC grouped convolution is 5-10× slower than the custom kernel in every row.</li>
- *   <li>Everything else: CUSTOM (1.2-12× faster than the cuDNN composition in the same run; the
- *   composition moves y at least twice more than the single fused pass).</li>
+ *   <li>No custom kernel (compute capability below 8.0, or more threads than 32-bit indexing covers):
+ *   VENDOR.</li>
+ *   <li>Everything else: CUSTOM. The custom kernels were faster than the vendor in all 216 rows of
+ *   the sweep (6 shapes, stride 2 for three, × NCHW/NHWC × F32/F16/BF16 × NONE/RELU/SILU/GELU_ERF):
+ *   1.37× at the closest (f16 NHWC 8×96×112×112 s1 GELU_ERF: 60.6 µs custom vs 83.3 µs cuDNN; table in
+ *   docs/ops/depthwise_conv3x3.md), geomean F32 4.4×, F16 2.8×, BF16 6.4×. The F16 NHWC band
+ *   that went to cuDNN before (8×96×112×112, 32×512×28×28, 64×1024×14×14 with SILU/GELU) is custom now:
+ *   53.4 vs 78.3, 64.3 vs 101.9, 63.6 vs 138.5 µs (SILU rows).</li>
  * </ol>
  * The rule was measured on an H100 only; on other GPUs it is provisional.
  */
@@ -33,9 +31,21 @@ public final class DepthwiseConv3x3Heuristics {
     /** Oldest architecture the bundled fatbins carry SASS/PTX for (compute_80). */
     static final int MIN_CC = 80;
 
-    /** Lower and upper edges (input elements) of the F16 NHWC smooth-activation band where cuDNN wins (rule 2). */
-    static final long VENDOR_BAND_LO = 4L << 20;
-    static final long VENDOR_BAND_HI = 16L << 20;
+    /** Threads per block of every depthwise kernel. */
+    static final int BLOCK = 256;
+
+    /**
+     * Target output rows per thread strip (the kernels walk a strip's rows in a rolled loop): NCHW 8
+     * (strips of ≤ 8 beat ≤ 16 by 5-11 % in the H100 run, e.g. f16 32×256×56×56 NONE 56.8 vs 63.0 µs,
+     * 32×512×28×28 39.1 vs 43.9), except F32 stride 2, which runs half-width accesses with 16 (8-18 %
+     * faster: f32 32×256×56×56 s2 NONE 59.9 vs 67.2 µs, SILU 62.3 vs 79.3); NHWC 16.
+     */
+    static final int NCHW_ROWS = 8;
+    static final int NCHW_ROWS_F32_S2 = 16;
+    static final int NHWC_ROWS = 16;
+
+    /** Launch geometry: 1-D grid of {@link #BLOCK}-thread blocks, output rows per strip, NHWC channel-group chunk. */
+    public record Grid(long blocks, int rowsPerStrip, int chunk, long threads) {}
 
     /** The decision for {@code p} on {@code info}. */
     public static Decision decide(Problem p, DeviceInfo info) {
@@ -43,15 +53,9 @@ public final class DepthwiseConv3x3Heuristics {
         if (why != null) {
             return new Decision(Backend.VENDOR, vendorVariant(p), "custom kernels do not apply: " + why);
         }
-        if (p.dtype() == DType.F16 && p.layout() == Layout.NHWC && p.stride() == 1 && !p.act().isExact()
-                && p.inputElements() >= VENDOR_BAND_LO && p.inputElements() <= VENDOR_BAND_HI) {
-            return new Decision(Backend.VENDOR, vendorVariant(p),
-                    "f16 NHWC stride-1 " + p.act() + " at " + p.inputElements() + " elements (band 4M..16M): cuDNN faster by 10-27% "
-                            + "(H100 harness rows 8x96x112x112, 32x512x28x28, 64x1024x14x14)");
-        }
         return new Decision(Backend.CUSTOM, customVariant(p),
-                "one fused pass: 1.2-12x faster than cuDNN conv + bias/activation in the H100 harness run "
-                        + "(geomean F32 3.9x, F16 2.8x, BF16 4.2x; anchor h100-pytorch-2026-11-22: cuDNN+SiLU 210/165 µs vs 34 µs floor)");
+                "one fused pass: faster than cuDNN conv + bias/activation in all 216 rows of the H100 harness sweep "
+                        + "(geomean F32 4.4x, F16 2.8x, BF16 6.4x; closest row 1.37x, f16 NHWC 8x96x112x112 GELU)");
     }
 
     /** Null if the custom kernels run {@code p} on {@code info}, else why not. */
@@ -59,36 +63,106 @@ public final class DepthwiseConv3x3Heuristics {
         if (info.cc() < MIN_CC) {
             return "needs compute capability >= 8.0, device is " + info.ccMajor() + "." + info.ccMinor();
         }
-        int v = 16 / p.dtype().bytes();
-        int th = DepthwiseConv3x3.rowsPerThread(p.stride());
-        long rowBlocks = (p.outH() + th - 1) / th;
-        if (p.layout() == Layout.NHWC) {
-            int cv = (p.c() + v - 1) / v;
-            int lanes = DepthwiseConv3x3.nhwcLanes(cv);
-            long gy = (cv + lanes - 1) / lanes;
-            long gx = p.n() * rowBlocks * ((p.outW() + 256 / lanes - 1) / (256 / lanes));
-            if (gy > 65535) {
-                return "C <= " + 65535L * lanes * v + " in NHWC (grid.y)";
-            }
-            if (gx > Integer.MAX_VALUE) {
-                return "N·ceil(H'/" + th + ")·ceil(W'/" + 256 / lanes + ") < 2^31 blocks";
-            }
+        Grid g = p.layout() == Layout.NHWC ? nhwcGrid(p, info.smCount()) : nchwGrid(p, nchwVectorWidth(p), info.smCount());
+        // the kernels index threads with 32-bit unsigned arithmetic; keep a signed margin
+        if (g.blocks() * BLOCK > Integer.MAX_VALUE) {
+            return "more than 2^31 threads (" + g.threads() + ") for 32-bit indexing";
         }
         return null;
     }
 
     /**
-     * Kernel variant: layout, access width, stride. {@code vec16} where the vector dimension (C for
-     * NHWC, W and W' for NCHW) is a multiple of 16/sizeof(T) — the kernel also needs 16-byte aligned
-     * pointers, which the pool allocator gives, and falls back to its scalar path inside the launch
-     * otherwise.
+     * NCHW access width (output columns per thread, one access each): the widest power of two ≤
+     * 16/sizeof(T) with W % VW == 0 (stride 1) or W == 2·W' and W' % VW == 0 (stride 2), so no access
+     * crosses an image row; halved for F32 stride 2 (measured faster, see {@link #NCHW_ROWS}). The
+     * launch narrows it further if a pointer is not VW·sizeof(T)-aligned.
      */
-    public static String customVariant(Problem p) {
-        int v = 16 / p.dtype().bytes();
-        boolean vec = p.layout() == Layout.NHWC ? p.c() % v == 0 : p.w() % v == 0 && p.outW() % v == 0;
-        return p.layout().name().toLowerCase(Locale.ROOT) + (vec ? "_vec16" : "_scalar") + "_s" + p.stride();
+    public static int nchwVectorWidth(Problem p) {
+        int wo = p.outW();
+        int vw = 1;
+        for (int v = 16 / p.dtype().bytes(); v >= 2; v /= 2) {
+            boolean fits = p.stride() == 1 ? p.w() % v == 0 : p.w() == 2 * wo && wo % v == 0;
+            if (fits) {
+                vw = v;
+                break;
+            }
+        }
+        if (p.dtype() == DType.F32 && p.stride() == 2 && vw > 1) {
+            vw /= 2;
+        }
+        return vw;
     }
 
+    /** NHWC channels per thread of the compiled kernel (see nhwc.cu): 4 for F16/BF16 stride 1, else 2. */
+    public static int nhwcChannelsPerThread(Problem p) {
+        return p.dtype() != DType.F32 && p.stride() == 1 ? 4 : 2;
+    }
+
+    /** NHWC output columns per thread of the compiled kernel: 2 for F16/BF16 stride 1 and F32 stride 2, else 4. */
+    public static int nhwcColumnsPerThread(Problem p) {
+        boolean half = p.dtype() != DType.F32;
+        return (half && p.stride() == 1) || (!half && p.stride() == 2) ? 2 : 4;
+    }
+
+    /**
+     * Rows per strip: balanced over ceil(H'/target) strips, then halved (not below 2) while the grid
+     * has fewer than 1024 threads per SM (the 1×384×64×64 row: strips of 2 rows).
+     */
+    static int rowsPerStrip(int ho, int target, long threadsPerStrip, int sms) {
+        int strips = (ho + target - 1) / target;
+        int rps = (ho + strips - 1) / strips;
+        while (rps > 2 && threadsPerStrip * ((ho + rps - 1) / rps) < 1024L * sms) {
+            rps = (rps + 1) / 2;
+        }
+        return rps;
+    }
+
+    /** NCHW grid: threads (column vector, strip, plane). */
+    public static Grid nchwGrid(Problem p, int vw, int sms) {
+        long perStrip = (long) p.n() * p.c() * ((p.outW() + vw - 1) / vw);
+        int target = p.dtype() == DType.F32 && p.stride() == 2 ? NCHW_ROWS_F32_S2 : NCHW_ROWS;
+        int rps = rowsPerStrip(p.outH(), target, perStrip, sms);
+        long threads = perStrip * ((p.outH() + rps - 1) / rps);
+        return new Grid((threads + BLOCK - 1) / BLOCK, rps, 0, threads);
+    }
+
+    /** NHWC channel groups per chunk: all of them up to 64, else the largest divisor in [16, 64], else 32. */
+    static int nhwcChunk(long groups) {
+        if (groups <= 64) {
+            return (int) groups;
+        }
+        for (int d = 64; d >= 16; d--) {
+            if (groups % d == 0) {
+                return d;
+            }
+        }
+        return 32;
+    }
+
+    /** NHWC grid: threads (channel group in chunk, column group, chunk, strip, image). */
+    public static Grid nhwcGrid(Problem p, int sms) {
+        int cpt = nhwcChannelsPerThread(p);
+        int wc = nhwcColumnsPerThread(p);
+        long groups = (p.c() + cpt - 1) / cpt;
+        int cb = nhwcChunk(groups);
+        long perStrip = (long) p.n() * ((groups + cb - 1) / cb) * cb * ((p.outW() + wc - 1) / wc);
+        int rps = rowsPerStrip(p.outH(), NHWC_ROWS, perStrip, sms);
+        long threads = perStrip * ((p.outH() + rps - 1) / rps);
+        return new Grid((threads + BLOCK - 1) / BLOCK, rps, cb, threads);
+    }
+
+    /**
+     * Kernel variant: layout, access width, stride: {@code nchw_v<VW>_s<S>} (VW from the shape; the
+     * launch narrows it for unaligned pointers) or {@code nhwc_c<CPT>w<WC>_<vec|scalar>_s<S>} (vector
+     * accesses when C % CPT == 0 and the pointers are aligned, which the pool allocator gives).
+     */
+    public static String customVariant(Problem p) {
+        if (p.layout() == Layout.NCHW) {
+            return "nchw_v" + nchwVectorWidth(p) + "_s" + p.stride();
+        }
+        int cpt = nhwcChannelsPerThread(p);
+        return "nhwc_c" + cpt + "w" + nhwcColumnsPerThread(p) + (p.c() % cpt == 0 ? "_vec" : "_scalar") + "_s" + p.stride();
+    }
     /** The vendor composition for {@code p}, as the VENDOR path runs it. */
     public static String vendorVariant(Problem p) {
         String act;
