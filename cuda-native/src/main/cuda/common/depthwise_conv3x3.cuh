@@ -8,7 +8,7 @@
 //    round once to the output (≤ 1 ulp of the output format); F32 outputs evaluate it in fp64
 //    (exp, erfc) from the fp32 pre-activation and round once to fp32 (≤ 1 ulp of fp32).
 //  - The forms are the cancellation-free ones the reference uses:
-//      silu(v)      = v / (1 + e^-v)
+//      silu(v)      = v / (1 + e^-v)            (v·e^v / (1 + e^v) for v < 0: no overflow)
 //      gelu_erf(v)  = ½·v·erfc(−v/√2)                  (= ½v(1+erf(v/√2)), no cancellation for v ≪ 0)
 //      gelu_tanh(v) = v / (1 + e^(−2t)), t = √(2/π)(v + 0.044715 v³)   (= ½v(1+tanh t))
 #pragma once
@@ -23,17 +23,27 @@ enum Act : int { ACT_NONE = 0, ACT_RELU = 1, ACT_RELU6 = 2, ACT_SILU = 3, ACT_GE
 __device__ __forceinline__ float relu(float v) { return v < 0.f ? 0.f : v; }
 __device__ __forceinline__ float relu6(float v) { return v < 0.f ? 0.f : (v > 6.f ? 6.f : v); }
 
+// v · σ(a) = v / (1 + e^−a) without overflow: for a < 0 it is evaluated as v·e^a / (1 + e^a), so
+// e^|a| never overflows (v / (1 + inf) would give −0 where the true value, e.g. silu(−90) ≈ −7e−38,
+// is still a normal BF16 number). Either branch is a few fp32 ulps from the exact value, far below
+// the half-ulp of the 16-bit output.
+__device__ __forceinline__ float logistic_times(float v, float a) {
+    const float e = expf(-fabsf(a));
+    const float num = a >= 0.f ? v : __fmul_rn(v, e);
+    return __fdiv_rn(num, __fadd_rn(1.f, e));
+}
+
 // Transcendental activations in fp32 (for F16/BF16 outputs).
 __device__ __forceinline__ float smooth_act_f32(float v, int act) {
     if (act == ACT_SILU) {
-        return __fdiv_rn(v, __fadd_rn(1.f, expf(-v)));
+        return logistic_times(v, v);
     }
     if (act == ACT_GELU_ERF) {
         return __fmul_rn(__fmul_rn(0.5f, v), erfcf(__fmul_rn(-v, 0.7071067811865476f)));
     }
     // GELU_TANH
     const float t = __fmul_rn(0.7978845608028654f, __fmaf_rn(__fmul_rn(0.044715f, v), __fmul_rn(v, v), v));
-    return __fdiv_rn(v, __fadd_rn(1.f, expf(__fmul_rn(-2.f, t))));
+    return logistic_times(v, __fmul_rn(2.f, t));
 }
 
 // Transcendental activations in fp64 (for F32 outputs), from the fp32 pre-activation.

@@ -134,6 +134,47 @@ class DepthwiseConv3x3GpuTest {
         }
     }
 
+    /**
+     * Pre-activations far below zero (a residual in [-110, -80]): the logistic factor e^-v overflows fp32
+     * there, and v / (1 + inf) = -0 would miss BF16 results such as silu(-90) ≈ -7e-38 that are still
+     * representable. Checked for SILU (v in [-95, -80]) and GELU_TANH (v in [-10.2, -9.9]), both layouts,
+     * against the reference's 1-ulp rule; every exact result there is a non-zero BF16 number.
+     */
+    @Test void veryNegativePreActivationsKeepTheirTinyBf16Results() {
+        Random rnd = new Random(17);
+        for (Activation act : new Activation[] {Activation.SILU, Activation.GELU_TANH}) {
+            for (Layout l : Layout.values()) {
+                Problem p = new Problem(DType.BF16, l, 1, 16, 9, 16, 1, act, false, true);
+                Options o = Options.builder().layout(l).activation(act).backend(Backend.CUSTOM).build();
+                long[] ys = p.outputShape();
+                float[] r = new float[(int) p.outputElements()];
+                for (int i = 0; i < r.length; i++) {
+                    r[i] = act == Activation.SILU ? -80f - 15f * rnd.nextFloat() : -9.9f - 0.3f * rnd.nextFloat();
+                }
+                float[] w = new float[p.c() * 9];  // tiny taps: the pre-activation stays inside the residual's window
+                for (int i = 0; i < w.length; i++) {
+                    w[i] = (rnd.nextFloat() - 0.5f) * 2e-3f;
+                }
+                try (Tensor hx = Poison.random(Device.CPU, DType.BF16, rnd, p.inputShape());
+                     Tensor hw = Tensor.of(Device.CPU, DType.BF16, w, p.c(), 3, 3);
+                     Tensor hr = Tensor.of(Device.CPU, DType.BF16, r, ys);
+                     Tensor gx = hx.to(GPU); Tensor gw = hw.to(GPU); Tensor gr = hr.to(GPU);
+                     Tensor y = Poison.poisoned(GPU, DType.BF16, ys); Stream s = Stream.create(GPU)) {
+                    DepthwiseConv3x3.apply(gx, gw, null, gr, y, o, s);
+                    s.synchronize();
+                    Verdict v = DepthwiseConv3x3Verification.checkCustom(y, hx, hw, null, hr, o);
+                    assertTrue(v.pass(), act + " " + l + ": " + v);
+                    float[] out = y.toFloatArray();
+                    int nonZero = 0;
+                    for (float f : out) {
+                        nonZero += f != 0f ? 1 : 0;
+                    }
+                    assertEquals(out.length, nonZero, act + " " + l + ": only " + nonZero + " of " + out.length + " outputs are non-zero");
+                }
+            }
+        }
+    }
+
     @Test void residualMayBeTheOutputItself() {
         Random rnd = new Random(5);
         for (Backend b : new Backend[] {Backend.CUSTOM, Backend.VENDOR}) {
