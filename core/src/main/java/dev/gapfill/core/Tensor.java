@@ -102,8 +102,12 @@ public final class Tensor implements AutoCloseable {
             if (owned && device.isCuda()) {
                 CudaDevice d = Gpu.device(device);
                 Stream s = lastStream;
-                if (s == null || s.isClosed()) {
-                    s = Stream.perThread(device);
+                if (!explicitClose && (s == null || s.isPerThread())) {
+                    // Forgotten, and last used on some thread's per-thread stream (not this thread's): free after the
+                    // work of every blocking stream, so that work still in flight cannot see its memory reused.
+                    s = Stream.legacy(device);
+                } else if (s == null || s.isClosed()) {
+                    s = Stream.perThread(device);  // a closed stream was synchronized when it closed
                 }
                 try {
                     d.free(address, bytes, s);
