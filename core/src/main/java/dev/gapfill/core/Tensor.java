@@ -25,7 +25,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * synchronously on the calling thread (after a GC), so that memory accounting can be brought back to its
  * baseline deterministically ({@link Resources#release}). Closing twice throws {@link IllegalStateException}.
  * Device memory is freed in stream order after the work queued on the last stream that used it
- * ({@link #recordStream}).
+ * ({@link #recordStream}). A forgotten tensor last used on a per-thread stream is freed on CUDA's legacy default
+ * stream (ordered after every blocking stream); like any implicit synchronisation, that must not happen while
+ * another thread captures a CUDA graph in global mode — one more reason to close tensors.
  *
  * <p>Accounting: {@link #liveOwnedTensors()} counts owned tensors whose memory is not yet freed (host and
  * device), {@link #hostBytesInUse()} the bytes of the host ones; device bytes are
