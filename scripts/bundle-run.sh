@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # run.sh of the offline GPU bundle. Usage: run.sh <out-dir> [steps...]
 #   steps: tests      the whole test suite (GPU tests included) with JUnit XML reports
-#          sanitizer  the GPU-tagged tests under compute-sanitizer (memcheck; SANITIZER_TOOLS to change)
+#          sanitizer  the GPU-tagged tests under compute-sanitizer, one process per tool:
+#                     SANITIZER_TOOLS    tools (default "memcheck racecheck initcheck synccheck")
+#                     SANITIZER_SCOPE    test modules (default "core ops verify")
+#                     SANITIZER_TIMEOUT  seconds per tool process (default 300)
+#                     SANITIZER_PARALLEL 1 (default): the tools run at the same time as separate processes on the
+#                                        one GPU (each process is instrumented on its own); 0: one after another
 #          bench      the benchmark sweeps (BENCH_ARGS, e.g. "--quick --op bmm")
 #          info       gapfill info
 #   default: info tests sanitizer bench
@@ -29,7 +34,8 @@ for step in $steps; do
       # one launcher per module, each bounded, so a hang in one cannot take the others' reports with it
       for dir in "$here"/tests/*/; do
         m=$(basename "$dir")
-        timeout "${TESTS_TIMEOUT:-200}" "$java" $jopts -jar "$launcher" execute --config=junit.jupiter.execution.timeout.default=150s \
+        timeout "${TESTS_TIMEOUT:-200}" "$java" $jopts -Dgapfill.validationSummary="$out/validation-rules-$m.json" -jar "$launcher" execute \
+          --config=junit.jupiter.execution.timeout.default=150s \
           --class-path "$cp_libs$cp_tests" --scan-class-path "${dir%/}" --include-classname '.*(Test|Tests|Properties)$' \
           --reports-dir "$out/reports/$m" --details=testfeed --disable-banner > "$out/tests-$m.log" 2>&1
         trc=$?
@@ -40,20 +46,54 @@ for step in $steps; do
       done
       cat "$out"/tests-*.log > "$out/tests.log" ;;
     sanitizer)
-      # SANITIZER_SCOPE: test modules to run under the sanitizer (default: all)
-      san_scope=$(for m in ${SANITIZER_SCOPE:-$(ls "$here/tests")}; do printf '%s:' "$here/tests/$m"; done); san_scope=${san_scope%:}
-      for tool in ${SANITIZER_TOOLS:-memcheck}; do
+      san_tools=${SANITIZER_TOOLS:-memcheck racecheck initcheck synccheck}
+      san_modules=${SANITIZER_SCOPE:-core ops verify}
+      san_timeout=${SANITIZER_TIMEOUT:-300}
+      san_scope=$(for m in $san_modules; do printf '%s:' "$here/tests/$m"; done); san_scope=${san_scope%:}
+      san_label=$(echo $san_modules | tr ' ' '+')
+      if ! command -v compute-sanitizer >/dev/null 2>&1; then
+        echo "compute-sanitizer not found: sanitizer step not run"
+        for tool in $san_tools; do sanitizer_args+=(--sanitizer "$tool=errors=?;status=unavailable;scope=$san_label"); done
+        rc=1; continue
+      fi
+      # One process per tool. --error-exitcode makes a run with sanitizer errors exit 86, whatever the tests did.
+      san_one() {
+        local tool=$1 t0; t0=$(date +%s)
+        rm -rf "$out/reports-sanitizer-$tool"
+        timeout -k 15 "$san_timeout" compute-sanitizer --tool "$tool" --error-exitcode 86 --log-file "$out/sanitizer-$tool.log" \
+          --print-limit 50 "$java" $jopts -jar "$launcher" execute --class-path "$cp_libs$cp_tests" --scan-class-path "$san_scope" \
+          --config=junit.jupiter.execution.timeout.default=180s --include-classname '.*(Test|Tests|Properties)$' --include-tag gpu \
+          --exclude-tag expected-api-error --reports-dir "$out/reports-sanitizer-$tool" --details=summary --disable-banner \
+          > "$out/sanitizer-$tool.out" 2>&1
+        echo "$? $(( $(date +%s) - t0 ))" > "$out/sanitizer-$tool.status"
+      }
+      if [ "${SANITIZER_PARALLEL:-1}" = "1" ]; then
+        for tool in $san_tools; do san_one "$tool" & done
+        wait
+      else
+        for tool in $san_tools; do san_one "$tool"; done
+      fi
+      for tool in $san_tools; do
         log="$out/sanitizer-$tool.log"
- timeout "${SANITIZER_TIMEOUT:-300}" compute-sanitizer --tool "$tool" --log-file "$log" --print-limit 50 \
-          "$java" $jopts -jar "$launcher" execute --class-path "$cp_libs$cp_tests" --scan-class-path "$san_scope" \
-          --config=junit.jupiter.execution.timeout.default=180s --include-classname '.*(Test|Tests|Properties)$' --include-tag gpu --exclude-tag expected-api-error --reports-dir "$out/reports-sanitizer-$tool" --details=summary --disable-banner > "$out/sanitizer-$tool.out" 2>&1
-        src=$?
-        # memcheck/initcheck/synccheck print "ERROR SUMMARY: N errors"; racecheck "RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)"
-        errs=$( { grep -Eo "ERROR SUMMARY: [0-9]+|\([0-9]+ errors" "$log" || true; } | tail -1 | grep -Eo "[0-9]+" | head -1)
-        errs=${errs:-?}
-        tail -3 "$out/sanitizer-$tool.out"; echo "compute-sanitizer $tool: ${errs} errors (exit $src)"
-        sanitizer_args+=(--sanitizer "$tool=$errs:exit-$src")
-        [ "$errs" = "0" ] || rc=1
+        src=255; secs=0
+        [ -f "$out/sanitizer-$tool.status" ] && read -r src secs < "$out/sanitizer-$tool.status"
+        # Every process the tool followed prints one summary: memcheck/initcheck/synccheck "ERROR SUMMARY: N errors",
+        # racecheck "RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)". Sum them all; no summary at all
+        # means the run did not finish (errors unknown, never reported as 0).
+        if [ "$tool" = racecheck ]; then pat='RACECHECK SUMMARY: .*\([0-9]+ error'; else pat='ERROR SUMMARY: [0-9]+ error'; fi
+        counts=$( { grep -Eo "$pat" "$log" 2>/dev/null || true; } | grep -Eo "[0-9]+ error" | grep -Eo "[0-9]+" )
+        if [ -n "$counts" ]; then errs=$(echo "$counts" | awk '{ s += $1 } END { print s }'); else errs="?"; fi
+        case $src in
+          0) status=ok ;;
+          86) status=errors ;;
+          124|137) status="timeout-${san_timeout}s" ;;
+          1) status=tests-failed ;;
+          *) status="exit-$src" ;;
+        esac
+        tail -3 "$out/sanitizer-$tool.out"
+        echo "compute-sanitizer $tool: $errs errors, $status (exit $src, ${secs}s, scope $san_label)"
+        sanitizer_args+=(--sanitizer "$tool=errors=$errs;status=$status;exit=$src;seconds=$secs;scope=$san_label;reports=$out/reports-sanitizer-$tool")
+        { [ "$errs" = "0" ] && [ "$src" = "0" ]; } || rc=1
       done ;;
     bench)
       GAPFILL_COMMIT=$commit timeout "${BENCH_TIMEOUT:-400}" "$java" $jopts -cp "$cp_libs" dev.gapfill.examples.GapfillCli bench --out "$out/benchmarks" ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log" | grep -vE "^\s*$" | tail -60
@@ -62,6 +102,7 @@ for step in $steps; do
   esac
 done
 if [ -n "$(find "$out/reports" -name '*.xml' 2>/dev/null | head -1)" ]; then
-  cli validation-record --reports "$out/reports" --out "$out/validation" --commit "$commit" --dirty="$dirty" "${sanitizer_args[@]}" || rc=1
+  vr=(); [ -f "$out/validation-rules-ops.json" ] && vr=(--validation-rules "$out/validation-rules-ops.json")
+  cli validation-record --reports "$out/reports" --out "$out/validation" --commit "$commit" --dirty="$dirty" "${sanitizer_args[@]}" "${vr[@]}" || rc=1
 fi
 exit $rc

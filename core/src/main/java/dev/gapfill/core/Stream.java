@@ -10,6 +10,7 @@ import org.bytedeco.cuda.global.cudart;
  */
 public final class Stream implements AutoCloseable {
     private static final long PER_THREAD_HANDLE = 0x2; // cudaStreamPerThread / CU_STREAM_PER_THREAD
+    private static final long LEGACY_HANDLE = 0x1;     // cudaStreamLegacy: ordered after the work of every blocking stream
 
     private final CudaDevice device;
     private final CUstream_st handle;
@@ -35,6 +36,16 @@ public final class Stream implements AutoCloseable {
     public static Stream perThread(Device device) {
         CudaDevice d = Gpu.device(device);
         return new Stream(d, new CUstream_st(new DevicePointer(PER_THREAD_HANDLE)), false);
+    }
+
+    /**
+     * CUDA's legacy default stream: work on it starts after the work already queued on every blocking stream (every
+     * thread's per-thread stream included). Gapfill frees forgotten tensors on it, because the thread whose per-thread
+     * stream last used them cannot be named from the cleaner. Internal.
+     */
+    static Stream legacy(Device device) {
+        CudaDevice d = Gpu.device(device);
+        return new Stream(d, new CUstream_st(new DevicePointer(LEGACY_HANDLE)), false);
     }
 
     public Device device() { return device.device(); }

@@ -5,10 +5,13 @@ import org.bytedeco.cuda.global.cudart;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.lang.ref.Cleaner;
+import java.lang.ref.PhantomReference;
+import java.lang.ref.ReferenceQueue;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -17,17 +20,36 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>A tensor either owns its memory (allocated from the device's stream-ordered pool, or a direct
  * buffer on the host) or borrows an external device pointer (interop with other libraries; the owner
- * keeps it alive). Close owned tensors: a {@link Cleaner} frees forgotten ones and logs the leak with
- * the tensor's id. Closing twice throws {@link IllegalStateException}. Device memory is freed in stream
- * order after the work queued on the last stream that used it ({@link #recordStream}).
+ * keeps it alive). Close owned tensors: a cleaner thread frees forgotten ones once the garbage collector
+ * finds them unreachable and logs the leak with the tensor's id; {@link #freeUnreachable()} does the same
+ * synchronously on the calling thread (after a GC), so that memory accounting can be brought back to its
+ * baseline deterministically ({@link Resources#release}). Closing twice throws {@link IllegalStateException}.
+ * Device memory is freed in stream order after the work queued on the last stream that used it
+ * ({@link #recordStream}). A forgotten tensor last used on a per-thread stream is freed on CUDA's legacy default
+ * stream (ordered after every blocking stream); like any implicit synchronisation, that must not happen while
+ * another thread captures a CUDA graph in global mode — one more reason to close tensors.
+ *
+ * <p>Accounting: {@link #liveOwnedTensors()} counts owned tensors whose memory is not yet freed (host and
+ * device), {@link #hostBytesInUse()} the bytes of the host ones; device bytes are
+ * {@link CudaDevice#bytesInUse()}.
  *
  * <p>Shapes and strides are in elements; the default layout is row-major contiguous.
  */
 public final class Tensor implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Tensor.class);
-    private static final Cleaner CLEANER = Cleaner.create();
     private static final AtomicLong IDS = new AtomicLong();
     private static final AtomicLong LEAKS = new AtomicLong();
+    private static final AtomicLong LIVE_OWNED = new AtomicLong();
+    private static final AtomicLong HOST_BYTES = new AtomicLong();
+    /** Owner references of every owned tensor whose memory is not freed yet. */
+    private static final Set<OwnerRef> OWNED = ConcurrentHashMap.newKeySet();
+    private static final ReferenceQueue<Tensor> UNREACHABLE = new ReferenceQueue<>();
+
+    static {
+        Thread t = new Thread(Tensor::cleanerLoop, "gapfill-tensor-cleaner");
+        t.setDaemon(true);
+        t.start();
+    }
 
     private final long id;
     private final Device device;
@@ -69,6 +91,12 @@ public final class Tensor implements AutoCloseable {
             if (!freed.compareAndSet(false, true)) {
                 return;
             }
+            if (owned) {
+                LIVE_OWNED.decrementAndGet();
+                if (host != null) {
+                    HOST_BYTES.addAndGet(-Math.max(bytes, 1));
+                }
+            }
             if (!explicitClose) {
                 LEAKS.incrementAndGet();
                 LOG.warn("Leak: tensor #{} ({}) was never closed; freed by the cleaner", tensorId, description);
@@ -76,8 +104,12 @@ public final class Tensor implements AutoCloseable {
             if (owned && device.isCuda()) {
                 CudaDevice d = Gpu.device(device);
                 Stream s = lastStream;
-                if (s == null || s.isClosed()) {
-                    s = Stream.perThread(device);
+                if (!explicitClose && (s == null || s.isPerThread())) {
+                    // Forgotten, and last used on some thread's per-thread stream (not this thread's): free after the
+                    // work of every blocking stream, so that work still in flight cannot see its memory reused.
+                    s = Stream.legacy(device);
+                } else if (s == null || s.isClosed()) {
+                    s = Stream.perThread(device);  // a closed stream was synchronized when it closed
                 }
                 try {
                     d.free(address, bytes, s);
@@ -92,7 +124,41 @@ public final class Tensor implements AutoCloseable {
         }
     }
 
-    private final Cleaner.Cleanable cleanable;
+    /**
+     * Phantom reference from an owning tensor to its storage: enqueued (and cleared) by the GC once the tensor
+     * is unreachable. {@link #clean()} frees the storage exactly once, from whichever of close(), the cleaner
+     * thread or {@link #freeUnreachable()} gets there first.
+     */
+    private static final class OwnerRef extends PhantomReference<Tensor> {
+        final Storage storage;
+
+        OwnerRef(Tensor owner, Storage storage) {
+            super(owner, UNREACHABLE);
+            this.storage = storage;
+            OWNED.add(this);
+        }
+
+        void clean() {
+            if (OWNED.remove(this)) {
+                storage.run();
+            }
+        }
+    }
+
+    private static void cleanerLoop() {
+        while (true) {
+            try {
+                ((OwnerRef) UNREACHABLE.remove()).clean();
+            } catch (InterruptedException e) {
+                // daemon: keep serving
+            } catch (Throwable t) {
+                LOG.error("tensor cleaner: {}", t.toString());
+            }
+        }
+    }
+
+    private final OwnerRef ownerRef;
+    private final long numel;
 
     private Tensor(long id, Device device, DType dtype, long[] shape, long[] strides, Storage storage, long offsetBytes,
                    Tensor parent) {
@@ -105,21 +171,33 @@ public final class Tensor implements AutoCloseable {
         this.offsetBytes = offsetBytes;
         this.view = parent != null;
         this.parent = parent;
-        this.cleanable = parent == null && storage.owned ? CLEANER.register(this, storage) : null;
+        this.numel = numel(shape);
+        if (parent == null && storage.owned) {
+            LIVE_OWNED.incrementAndGet();
+            if (storage.host != null) {
+                HOST_BYTES.addAndGet(Math.max(storage.bytes, 1));
+            }
+            this.ownerRef = new OwnerRef(this, storage);
+        } else {
+            this.ownerRef = null;
+        }
     }
 
     // ------------------------------------------------------------------ creation
 
     /** An uninitialised contiguous tensor, allocated on the per-thread stream for CUDA devices. */
     public static Tensor empty(Device device, DType dtype, long... shape) {
+        checkDeviceAndDtype(device, dtype);
+        checkShape(shape);
         return empty(device, dtype, device.isCuda() ? Stream.perThread(device) : null, shape);
     }
 
     /** An uninitialised contiguous tensor, allocated in stream order on {@code stream}. */
     public static Tensor empty(Device device, DType dtype, Stream stream, long... shape) {
+        checkDeviceAndDtype(device, dtype);
         checkShape(shape);
         long numel = numel(shape);
-        long bytes = Math.multiplyExact(numel, (long) dtype.bytes());
+        long bytes = byteCount(numel, dtype, shape);
         long id = IDS.incrementAndGet();
         String desc = describe(device, dtype, shape);
         Storage st;
@@ -133,6 +211,9 @@ public final class Tensor implements AutoCloseable {
             if (stream == null) {
                 throw new ArgumentException("stream", "a stream on " + device, "null");
             }
+            if (stream.isClosed()) {
+                throw new ArgumentException("stream", "an open stream on " + device, "a closed stream");
+            }
             if (!stream.device().equals(device)) {
                 throw new ArgumentException("stream", "a stream on " + device, "a stream on " + stream.device());
             }
@@ -144,6 +225,12 @@ public final class Tensor implements AutoCloseable {
 
     /** A tensor holding {@code data} (rounded to nearest even for F16/BF16), copied to {@code device}. */
     public static Tensor of(Device device, DType dtype, float[] data, long... shape) {
+        checkDeviceAndDtype(device, dtype);
+        checkShape(shape);
+        checkData(data == null ? -1 : data.length, shape);
+        if (!dtype.isFloating()) {
+            throw new ArgumentException("dtype", "a floating dtype (F32, F16, BF16) for float data", dtype.toString());
+        }
         Tensor t = empty(device, dtype, shape);
         try {
             t.copyFrom(data);
@@ -156,6 +243,9 @@ public final class Tensor implements AutoCloseable {
 
     /** An I8 tensor holding {@code data}. */
     public static Tensor ofBytes(Device device, byte[] data, long... shape) {
+        checkDeviceAndDtype(device, DType.I8);
+        checkShape(shape);
+        checkData(data == null ? -1 : data.length, shape);
         Tensor t = empty(device, DType.I8, shape);
         try {
             t.copyFromRaw(ByteBuffer.wrap(data));
@@ -168,6 +258,9 @@ public final class Tensor implements AutoCloseable {
 
     /** An I32 tensor holding {@code data}. */
     public static Tensor ofInts(Device device, int[] data, long... shape) {
+        checkDeviceAndDtype(device, DType.I32);
+        checkShape(shape);
+        checkData(data == null ? -1 : data.length, shape);
         Tensor t = empty(device, DType.I32, shape);
         try {
             t.copyFrom(data);
@@ -183,6 +276,7 @@ public final class Tensor implements AutoCloseable {
      * caller keeps it alive until Gapfill's work on it has finished.
      */
     public static Tensor borrow(Device device, DType dtype, long address, long[] shape, long[] strides) {
+        checkDeviceAndDtype(device, dtype);
         checkShape(shape);
         if (!device.isCuda()) {
             throw new ArgumentException("device", "a CUDA device (borrowing takes a device pointer)", device.toString());
@@ -195,18 +289,9 @@ public final class Tensor implements AutoCloseable {
                     "0x" + Long.toHexString(address));
         }
         long[] st = strides == null ? contiguousStrides(shape) : strides.clone();
-        if (st.length != shape.length) {
-            throw new ArgumentException("strides", "rank " + shape.length, "rank " + st.length);
-        }
-        long span = 1;
-        for (int i = 0; i < shape.length; i++) {
-            if (st[i] < 0) {
-                throw new ArgumentException("strides", "non-negative strides", Arrays.toString(st));
-            }
-            span += (shape[i] - 1) * st[i];
-        }
+        long bytes = spanBytes(shape, st, 0, dtype);
         long id = IDS.incrementAndGet();
-        Storage s = new Storage(id, device, address, span * dtype.bytes(), null, false, null, describe(device, dtype, shape));
+        Storage s = new Storage(id, device, address, bytes, null, false, null, describe(device, dtype, shape));
         return new Tensor(id, device, dtype, shape.clone(), st, s, 0, null);
     }
 
@@ -228,7 +313,7 @@ public final class Tensor implements AutoCloseable {
 
     public long stride(int i) { return strides[i < 0 ? strides.length + i : i]; }
 
-    public long numel() { return numel(shape); }
+    public long numel() { return numel; }
 
     /** Bytes covered by the elements (numel × element size for contiguous tensors). */
     public long byteSize() { return numel() * dtype.bytes(); }
@@ -242,8 +327,8 @@ public final class Tensor implements AutoCloseable {
     /** The tensor whose memory this view shares, or null. */
     public Tensor parent() { return parent; }
 
-    /** True once this tensor, or the tensor whose memory it views, was closed. */
-    public boolean isClosed() { return storage.freed.get() || closedFlag; }
+    /** True once this tensor, or a tensor whose memory it views (owned or borrowed), was closed. */
+    public boolean isClosed() { return closedFlag || storage.freed.get() || (parent != null && parent.isClosed()); }
 
     private volatile boolean closedFlag;
 
@@ -301,11 +386,14 @@ public final class Tensor implements AutoCloseable {
     public Tensor strided(long[] newShape, long[] newStrides, long offset) {
         ensureOpen("tensor");
         checkShape(newShape);
-        long span = offset;
-        for (int i = 0; i < newShape.length; i++) {
-            span += (newShape[i] - 1) * newStrides[i];
+        if (newStrides == null) {
+            throw new ArgumentException("strides", "strides of rank " + newShape.length, "null");
         }
-        if (offset < 0 || (span + 1) * dtype.bytes() + offsetBytes > storage.bytes) {
+        if (offset < 0) {
+            throw new ArgumentException("offset", "an element offset >= 0", String.valueOf(offset));
+        }
+        long span = spanBytes(newShape, newStrides, offset, dtype);
+        if (span > storage.bytes - offsetBytes) {
             throw new ArgumentException("strides", "a view inside the tensor's " + storage.bytes + " bytes",
                     "shape " + Arrays.toString(newShape) + " strides " + Arrays.toString(newStrides) + " offset " + offset);
         }
@@ -317,8 +405,9 @@ public final class Tensor implements AutoCloseable {
 
     /** Copies {@code data} in (converted to this tensor's float dtype, rounding to nearest even). */
     public void copyFrom(float[] data) {
+        ensureOpen("tensor");
         requireFloating("copyFrom(float[])");
-        checkLength(data.length);
+        checkLength(data);
         ByteBuffer b = ByteBuffer.allocateDirect(data.length * dtype.bytes()).order(ByteOrder.LITTLE_ENDIAN);
         for (float f : data) {
             switch (dtype) {
@@ -336,7 +425,8 @@ public final class Tensor implements AutoCloseable {
         if (dtype != DType.I32) {
             throw new ArgumentException("tensor", "dtype I32 for copyFrom(int[])", dtype.toString());
         }
-        checkLength(data.length);
+        ensureOpen("tensor");
+        checkLength(data);
         ByteBuffer b = ByteBuffer.allocateDirect(data.length * 4).order(ByteOrder.LITTLE_ENDIAN);
         b.asIntBuffer().put(data);
         copyFromRaw(b);
@@ -347,6 +437,9 @@ public final class Tensor implements AutoCloseable {
         ensureOpen("tensor");
         requireContiguous("copy");
         long n = byteSize();
+        if (src == null) {
+            throw new ArgumentException("src", n + " bytes", "null");
+        }
         if (src.remaining() != n) {
             throw new ArgumentException("src", n + " bytes", src.remaining() + " bytes");
         }
@@ -409,6 +502,7 @@ public final class Tensor implements AutoCloseable {
 
     /** Elements of an I32 tensor. */
     public int[] toIntArray() {
+        ensureOpen("tensor");
         if (dtype != DType.I32) {
             throw new ArgumentException("tensor", "dtype I32 for toIntArray()", dtype.toString());
         }
@@ -419,6 +513,7 @@ public final class Tensor implements AutoCloseable {
 
     /** Elements of an I8 tensor. */
     public byte[] toByteArray() {
+        ensureOpen("tensor");
         if (dtype != DType.I8) {
             throw new ArgumentException("tensor", "dtype I8 for toByteArray()", dtype.toString());
         }
@@ -430,6 +525,9 @@ public final class Tensor implements AutoCloseable {
     /** A contiguous copy of this tensor on {@code target}. */
     public Tensor to(Device target) {
         ensureOpen("tensor");
+        if (target == null) {
+            throw new ArgumentException("device", "a target device", "null");
+        }
         Tensor src = this;
         Tensor tmp = null;
         if (!isContiguous()) {
@@ -467,6 +565,10 @@ public final class Tensor implements AutoCloseable {
             }
             return;
         }
+        if (stream != null && (stream.isClosed() || !stream.device().equals(device))) {
+            throw new ArgumentException("stream", "an open stream on " + device,
+                    stream.isClosed() ? "a closed stream" : "a stream on " + stream.device());
+        }
         CudaDevice d = Gpu.device(device);
         d.activate();
         Stream s = stream == null ? Stream.perThread(device) : stream;
@@ -481,6 +583,9 @@ public final class Tensor implements AutoCloseable {
 
     /** Flat row-major index → byte offset inside the tensor's memory, honouring strides. */
     private long byteOffsetOf(long flat) {
+        if (flat < 0 || flat >= numel) {
+            throw new ArgumentException("index", "an element index in [0, " + numel + ")", String.valueOf(flat));
+        }
         long off = 0;
         for (int i = shape.length - 1; i >= 0; i--) {
             long idx = flat % shape[i];
@@ -568,12 +673,36 @@ public final class Tensor implements AutoCloseable {
         closedFlag = true;
         if (!view && storage.owned) {
             storage.explicitClose = true;
-            cleanable.clean();
+            ownerRef.clean();
+            ownerRef.clear();
         }
     }
 
     /** Number of tensors the cleaner had to free since start (leaks). */
     public static long leakCount() { return LEAKS.get(); }
+
+    /** Owned tensors (host and device) whose memory is not freed yet: open ones, and forgotten ones not yet cleaned. */
+    public static long liveOwnedTensors() { return LIVE_OWNED.get(); }
+
+    /** Bytes of owned host tensors whose memory is not freed yet (device bytes: {@link CudaDevice#bytesInUse()}). */
+    public static long hostBytesInUse() { return HOST_BYTES.get(); }
+
+    /**
+     * Frees, on the calling thread, every owned tensor that the garbage collector has already found unreachable
+     * but the cleaner thread has not processed yet, and returns how many it freed (each is logged as a leak).
+     * Call after {@link System#gc()} ({@link Resources#freeUnreachableTensors()} does both) to make the freeing
+     * of forgotten tensors deterministic; device frees are stream-ordered as for {@link #close()}.
+     */
+    public static int freeUnreachable() {
+        int n = 0;
+        for (OwnerRef r : OWNED) {
+            if (r.refersTo(null) && OWNED.contains(r)) {
+                r.clean();
+                n++;
+            }
+        }
+        return n;
+    }
 
     // ------------------------------------------------------------------ helpers
 
@@ -589,12 +718,32 @@ public final class Tensor implements AutoCloseable {
         }
     }
 
-    private void checkLength(int n) {
+    private void checkLength(Object data) {
+        int n = data == null ? -1 : data instanceof float[] ? ((float[]) data).length : ((int[]) data).length;
         if (n != numel()) {
-            throw new ArgumentException("data", numel() + " elements for shape " + Arrays.toString(shape), n + " elements");
+            throw new ArgumentException("data", numel() + " elements for shape " + Arrays.toString(shape),
+                    n < 0 ? "null" : n + " elements");
         }
     }
 
+    private static void checkData(int length, long[] shape) {
+        long n = numel(shape);
+        if (length != n) {
+            throw new ArgumentException("data", n + " elements for shape " + Arrays.toString(shape),
+                    length < 0 ? "null" : length + " elements");
+        }
+    }
+
+    private static void checkDeviceAndDtype(Device device, DType dtype) {
+        if (device == null) {
+            throw new ArgumentException("device", "a device (Device.CPU or Device.cuda(n))", "null");
+        }
+        if (dtype == null) {
+            throw new ArgumentException("dtype", "a dtype", "null");
+        }
+    }
+
+    /** Every dimension >= 1 and the element count representable (< 2^63). */
     static void checkShape(long[] shape) {
         if (shape == null) {
             throw new ArgumentException("shape", "a shape", "null");
@@ -606,7 +755,39 @@ public final class Tensor implements AutoCloseable {
         }
         long n = 1;
         for (long d : shape) {
-            n = Math.multiplyExact(n, d);
+            try {
+                n = Math.multiplyExact(n, d);
+            } catch (ArithmeticException e) {
+                throw new ArgumentException("shape", "an element count below 2^63", Arrays.toString(shape) + " overflows");
+            }
+        }
+    }
+
+    private static long byteCount(long numel, DType dtype, long[] shape) {
+        try {
+            return Math.multiplyExact(numel, (long) dtype.bytes());
+        } catch (ArithmeticException e) {
+            throw new ArgumentException("shape", "a byte count below 2^63", Arrays.toString(shape) + " of " + dtype + " overflows");
+        }
+    }
+
+    /** Bytes from element 0 to one past the last element reached by (shape, strides) starting {@code offset} elements in. */
+    private static long spanBytes(long[] shape, long[] strides, long offset, DType dtype) {
+        if (strides.length != shape.length) {
+            throw new ArgumentException("strides", "rank " + shape.length + " (the shape's)", "rank " + strides.length);
+        }
+        try {
+            long span = Math.addExact(offset, 1);
+            for (int i = 0; i < shape.length; i++) {
+                if (strides[i] < 0) {
+                    throw new ArgumentException("strides", "non-negative strides", Arrays.toString(strides));
+                }
+                span = Math.addExact(span, Math.multiplyExact(shape[i] - 1, strides[i]));
+            }
+            return Math.multiplyExact(span, (long) dtype.bytes());
+        } catch (ArithmeticException e) {
+            throw new ArgumentException("strides", "a span below 2^63 bytes",
+                    "shape " + Arrays.toString(shape) + " strides " + Arrays.toString(strides) + " offset " + offset);
         }
     }
 

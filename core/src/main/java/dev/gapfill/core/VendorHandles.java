@@ -1,12 +1,16 @@
 package dev.gapfill.core;
 
 import org.bytedeco.javacpp.Loader;
+import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.cuda.cublas.cublasContext;
 import org.bytedeco.cuda.cublas.cublasLtContext;
 import org.bytedeco.cuda.cudnn.cudnnContext;
 import org.bytedeco.cuda.global.cublas;
 import org.bytedeco.cuda.global.cudnn;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
+import java.lang.ref.WeakReference;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -15,11 +19,40 @@ import java.util.concurrent.ConcurrentHashMap;
  * cuBLAS, cuBLASLt and cuDNN handles. cuBLAS and cuDNN handles are kept per (thread, device) — they
  * are not safe to share across threads — and bound to the caller's stream on every use. cuBLASLt
  * handles are thread-safe and kept per device.
+ *
+ * <p>Lifetime: every per-thread handle is also recorded with a weak reference to its thread. Handles of
+ * threads that have ended are destroyed (with the device memory cuBLAS/cuDNN hold for them) whenever a new
+ * per-thread handle is created, and by {@link #releaseDeadThreads()} / {@link Resources#release}; so a
+ * service whose threads come and go does not keep device memory for threads that no longer exist.
+ * {@link #releaseCurrentThread()} destroys the calling thread's handles (e.g. before a pool thread retires).
  */
 public final class VendorHandles {
+    private static final Logger LOG = LoggerFactory.getLogger(VendorHandles.class);
     private static final ThreadLocal<Map<Integer, cublasContext>> CUBLAS = ThreadLocal.withInitial(HashMap::new);
     private static final ThreadLocal<Map<Integer, cudnnContext>> CUDNN = ThreadLocal.withInitial(HashMap::new);
     private static final Map<Integer, cublasLtContext> LT = new ConcurrentHashMap<>();
+
+    /** One per-thread handle: its thread (weakly), device and library. */
+    private static final class Owned {
+        final WeakReference<Thread> owner;
+        final int ordinal;
+        final boolean dnn;
+        final Pointer handle;
+
+        Owned(Thread owner, int ordinal, boolean dnn, Pointer handle) {
+            this.owner = new WeakReference<>(owner);
+            this.ordinal = ordinal;
+            this.dnn = dnn;
+            this.handle = handle;
+        }
+
+        boolean ownerDead() {
+            Thread t = owner.get();
+            return t == null || !t.isAlive();
+        }
+    }
+
+    private static final java.util.Set<Owned> OWNED = ConcurrentHashMap.newKeySet();
     private static volatile Throwable cudnnLoadFailure;
     private static volatile boolean cudnnLoaded;
 
@@ -31,9 +64,12 @@ public final class VendorHandles {
         d.activate();
         cublasContext h = CUBLAS.get().get(d.ordinal());
         if (h == null) {
+            releaseDeadThreads();
+            d.activate();
             h = new cublasContext();
             checkBlas(d, cublas.cublasCreate_v2(h), "cublasCreate");
             CUBLAS.get().put(d.ordinal(), h);
+            OWNED.add(new Owned(Thread.currentThread(), d.ordinal(), false, h));
         }
         checkBlas(d, cublas.cublasSetStream_v2(h, stream.handle()), "cublasSetStream");
         return h;
@@ -56,12 +92,94 @@ public final class VendorHandles {
         d.activate();
         cudnnContext h = CUDNN.get().get(d.ordinal());
         if (h == null) {
+            releaseDeadThreads();
+            d.activate();
             h = new cudnnContext();
             checkDnn(d, cudnn.cudnnCreate(h), "cudnnCreate");
             CUDNN.get().put(d.ordinal(), h);
+            OWNED.add(new Owned(Thread.currentThread(), d.ordinal(), true, h));
         }
         checkDnn(d, cudnn.cudnnSetStream(h, stream.handle()), "cudnnSetStream");
         return h;
+    }
+
+    /** Per-thread cuBLAS and cuDNN handles that exist now (all threads, all devices). */
+    public static int perThreadHandles() { return OWNED.size(); }
+
+    /** Per-thread handles whose thread has ended and that are not destroyed yet. */
+    public static int deadThreadHandles() {
+        int n = 0;
+        for (Owned o : OWNED) {
+            n += o.ownerDead() ? 1 : 0;
+        }
+        return n;
+    }
+
+    /** cuBLASLt handles that exist now (one per device used). */
+    public static int cublasLtHandles() { return LT.size(); }
+
+    /**
+     * Destroys the cuBLAS and cuDNN handles of threads that have ended; returns how many. Safe at any time:
+     * a thread that has ended cannot be using its handles. (Destroying a handle synchronizes its device.)
+     */
+    public static int releaseDeadThreads() {
+        int n = 0;
+        for (Owned o : OWNED) {
+            if (o.ownerDead() && OWNED.remove(o)) {
+                destroy(o);
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** Destroys the calling thread's cuBLAS and cuDNN handles (recreated on its next vendor call); returns how many. */
+    public static int releaseCurrentThread() {
+        Thread me = Thread.currentThread();
+        int n = 0;
+        for (Owned o : OWNED) {
+            if (o.owner.get() == me && OWNED.remove(o)) {
+                destroy(o);
+                n++;
+            }
+        }
+        CUBLAS.get().clear();
+        CUDNN.get().clear();
+        return n;
+    }
+
+    /**
+     * Destroys the cuBLASLt handle of {@code device} (null: every device); returns how many. Only while no
+     * other thread runs Gapfill work on that device: the handle is shared by all threads (recreated on demand).
+     */
+    public static int releaseCublasLt(Device device) {
+        int n = 0;
+        for (Map.Entry<Integer, cublasLtContext> e : LT.entrySet()) {
+            if ((device == null || (device.isCuda() && device.ordinal() == e.getKey())) && LT.remove(e.getKey(), e.getValue())) {
+                CudaDevice d = Gpu.device(e.getKey());
+                if (d.stickyCause() == null) {
+                    d.activate();
+                    int st = cublas.cublasLtDestroy(e.getValue());
+                    if (st != 0) {
+                        LOG.warn("cublasLtDestroy on {} returned {}", d, blasStatusName(st));
+                    }
+                }
+                n++;
+            }
+        }
+        return n;
+    }
+
+    private static void destroy(Owned o) {
+        CudaDevice d = Gpu.device(o.ordinal);
+        if (d.stickyCause() != null) {
+            return; // the context is unusable; its memory goes with it
+        }
+        d.activate();
+        int st = o.dnn ? cudnn.cudnnDestroy((cudnnContext) o.handle) : cublas.cublasDestroy_v2((cublasContext) o.handle);
+        if (st != 0) {
+            LOG.warn("{} of an ended thread's handle on {} returned status {}", o.dnn ? "cudnnDestroy" : "cublasDestroy", d, st);
+        }
     }
 
     private static void ensureCudnn() {

@@ -4,8 +4,10 @@ import dev.gapfill.core.CudaDevice;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
 import dev.gapfill.core.Gpu;
+import dev.gapfill.core.Resources;
 import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
+import dev.gapfill.core.VendorHandles;
 import dev.gapfill.examples.bench.Json;
 import dev.gapfill.ops.Elementwise;
 import picocli.CommandLine;
@@ -28,7 +30,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * Concurrency stress: N threads, each on its own per-thread stream, issue random ops (every op's
  * {@code gapfill verify} check: random shapes, poisoned outputs, every element against the reference)
  * for the given time; plus N threads sharing one explicit stream. Reports ops, wrong results, errors
- * and device memory in use before and after.
+ * and memory at three points: the baseline before the run, after the run (caches and forgotten tensors
+ * still held), and after {@link Resources#release} (unreachable tensors freed, op caches emptied, the
+ * ended threads' vendor handles destroyed, device synchronized). The last must equal the baseline.
  */
 @Command(name = "stress", description = "Multi-threaded random-op stress with every result checked; writes a JSON report.")
 final class StressCmd implements java.util.concurrent.Callable<Integer> {
@@ -57,9 +61,8 @@ final class StressCmd implements java.util.concurrent.Callable<Integer> {
 
     static Map<String, Object> run(Device gpu, int seconds, int threads, PrintWriter log) throws InterruptedException {
         CudaDevice dev = Gpu.device(gpu);
-        dev.synchronize();
-        long before = dev.bytesInUse();
-        long poolBefore = dev.poolUsedBytes();
+        Resources.release(gpu);  // the baseline: what the process holds with nothing left to release
+        Map<String, Object> before = memory(dev);
         AtomicLong ops = new AtomicLong();
         AtomicLong wrong = new AtomicLong();
         AtomicLong errors = new AtomicLong();
@@ -114,10 +117,15 @@ final class StressCmd implements java.util.concurrent.Callable<Integer> {
             }, errors, firstProblems);
         }
         double elapsed = (System.nanoTime() - t0) / 1e9;
-        System.gc();
         dev.synchronize();
-        long after = dev.bytesInUse();
-        long poolAfter = dev.poolUsedBytes();
+        Map<String, Object> afterRun = memory(dev);
+        Resources.Report released = Resources.release(gpu);
+        Map<String, Object> afterRelease = memory(dev);
+        boolean baseline = afterRelease.get("gapfill_bytes_in_use").equals(before.get("gapfill_bytes_in_use"))
+                && afterRelease.get("pool_used_bytes").equals(before.get("pool_used_bytes"))
+                && afterRelease.get("live_owned_tensors").equals(before.get("live_owned_tensors"))
+                && ((Number) afterRelease.get("dead_thread_handles")).longValue() == 0
+                && ((Number) afterRelease.get("op_cache_entries")).longValue() == 0;
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("gpu", dev.info().name());
         r.put("commit", System.getenv().getOrDefault("GAPFILL_COMMIT", "unknown"));
@@ -127,14 +135,40 @@ final class StressCmd implements java.util.concurrent.Callable<Integer> {
         r.put("wrong_results", wrong.get());
         r.put("errors", errors.get());
         r.put("checks", OpChecks.all().stream().map(OpChecks.OpCheck::op).toList());
-        r.put("gapfill_bytes_in_use_before", before);
-        r.put("gapfill_bytes_in_use_after", after);
-        r.put("pool_used_bytes_before", poolBefore);
-        r.put("pool_used_bytes_after", poolAfter);
-        r.put("memory_back_to_baseline", after == before && poolAfter == poolBefore);
+        Map<String, Object> mem = new LinkedHashMap<>();
+        mem.put("before", before);
+        mem.put("after_run", afterRun);
+        mem.put("after_release", afterRelease);
+        Map<String, Object> rel = new LinkedHashMap<>();
+        rel.put("unreachable_tensors_freed", released.unreachableTensorsFreed());
+        rel.put("op_cache_entries_released", released.cacheEntriesReleased());
+        rel.put("dead_thread_handles_destroyed", released.deadThreadHandles());
+        rel.put("cublaslt_handles_destroyed", released.cublasLtHandles());
+        mem.put("release", rel);
+        mem.put("criterion", "before is taken after a release; after_release equals before in gapfill_bytes_in_use, pool_used_bytes and live_owned_tensors, "
+                + "with no dead-thread handle and no op-cache entry left; driver_used_bytes is informational (context, "
+                + "loaded modules and the live threads' handles)");
+        r.put("memory", mem);
+        r.put("memory_back_to_baseline", baseline);
         r.put("problems", firstProblems);
         log.flush();
         return r;
+    }
+
+    /** What Gapfill holds on {@code dev} now, and what the driver reports in use. */
+    static Map<String, Object> memory(CudaDevice dev) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("gapfill_bytes_in_use", dev.bytesInUse());
+        m.put("gapfill_live_allocations", dev.liveAllocations());
+        m.put("pool_used_bytes", dev.poolUsedBytes());
+        m.put("pool_reserved_bytes", dev.poolReservedBytes());
+        m.put("live_owned_tensors", Tensor.liveOwnedTensors());
+        m.put("per_thread_vendor_handles", VendorHandles.perThreadHandles());
+        m.put("dead_thread_handles", VendorHandles.deadThreadHandles());
+        m.put("op_cache_entries", Resources.cacheSizes(dev.device()).values().stream().mapToInt(Integer::intValue).sum());
+        long[] info = dev.memInfo();
+        m.put("driver_used_bytes", info[1] - info[0]);
+        return m;
     }
 
     interface Body {

@@ -31,40 +31,57 @@ final class ValidationRecordCmd implements Callable<Integer> {
     @Option(names = "--out", required = true, description = "output folder; the record goes to <out>/<gpu-slug>.json") Path out;
     @Option(names = "--commit", defaultValue = "unknown") String commit;
     @Option(names = "--dirty", arity = "1", defaultValue = "false") boolean dirty;
-    @Option(names = "--sanitizer", description = "tool=errors[:status], e.g. memcheck=0:ran") List<String> sanitizer;
+    @Option(names = "--sanitizer", description = "tool=errors=N;status=S;exit=E;seconds=T;scope=M;reports=DIR (or the older tool=errors[:status])")
+    List<String> sanitizer;
+    @Option(names = "--validation-rules", description = "the validation summary the GPU test run wrote (validation-rules-ops.json)")
+    Path validationRules;
 
-    @Override public Integer call() throws Exception {
-        long run = 0, failed = 0, skipped = 0;
-        Map<String, Object> skippedReasons = new LinkedHashMap<>();
-        List<File> files = new java.util.ArrayList<>();
-        if (java.nio.file.Files.isDirectory(reports)) {
-            try (java.util.stream.Stream<Path> w = java.nio.file.Files.walk(reports)) {
-                w.filter(p -> p.toString().endsWith(".xml")).sorted().forEach(p -> files.add(p.toFile()));
+    /** Test cases of the JUnit XML reports below a folder. */
+    static final class Counts {
+        long run;
+        long failed;
+        long skipped;
+        final Map<String, Object> skippedReasons = new LinkedHashMap<>();
+        final List<String> failures = new java.util.ArrayList<>();
+        final List<File> files = new java.util.ArrayList<>();
+    }
+
+    static Counts count(Path dir) throws Exception {
+        Counts c = new Counts();
+        if (Files.isDirectory(dir)) {
+            try (java.util.stream.Stream<Path> w = Files.walk(dir)) {
+                w.filter(p -> p.toString().endsWith(".xml")).sorted().forEach(p -> c.files.add(p.toFile()));
             }
         }
-        java.util.List<String> failures = new java.util.ArrayList<>();
-        {
-            for (File f : files) {
-                Document doc = DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(f);
-                NodeList cases = doc.getElementsByTagName("testcase");
-                for (int i = 0; i < cases.getLength(); i++) {
-                    Element c = (Element) cases.item(i);
-                    run++;
-                    if (c.getElementsByTagName("failure").getLength() > 0 || c.getElementsByTagName("error").getLength() > 0) {
-                        failed++;
-                        failures.add(c.getAttribute("classname") + "." + c.getAttribute("name"));
-                    } else if (c.getElementsByTagName("skipped").getLength() > 0) {
-                        skipped++;
-                        Element s = (Element) c.getElementsByTagName("skipped").item(0);
-                        String why = s.getAttribute("message");
-                        if (why == null || why.isEmpty()) {
-                            why = s.getTextContent();
-                        }
-                        skippedReasons.put(c.getAttribute("classname") + "." + c.getAttribute("name"), why == null ? "" : why.trim());
+        for (File f : c.files) {
+            Document doc = DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(f);
+            NodeList cases = doc.getElementsByTagName("testcase");
+            for (int i = 0; i < cases.getLength(); i++) {
+                Element e = (Element) cases.item(i);
+                c.run++;
+                if (e.getElementsByTagName("failure").getLength() > 0 || e.getElementsByTagName("error").getLength() > 0) {
+                    c.failed++;
+                    c.failures.add(e.getAttribute("classname") + "." + e.getAttribute("name"));
+                } else if (e.getElementsByTagName("skipped").getLength() > 0) {
+                    c.skipped++;
+                    Element s = (Element) e.getElementsByTagName("skipped").item(0);
+                    String why = s.getAttribute("message");
+                    if (why == null || why.isEmpty()) {
+                        why = s.getTextContent();
                     }
+                    c.skippedReasons.put(e.getAttribute("classname") + "." + e.getAttribute("name"), why == null ? "" : why.trim());
                 }
             }
         }
+        return c;
+    }
+
+    @Override public Integer call() throws Exception {
+        Counts all = count(reports);
+        long run = all.run, failed = all.failed, skipped = all.skipped;
+        Map<String, Object> skippedReasons = all.skippedReasons;
+        List<String> failures = all.failures;
+        List<File> files = all.files;
         Map<String, Object> rec = new LinkedHashMap<>();
         String slug = "cpu";
         if (Gpu.available()) {
@@ -97,13 +114,54 @@ final class ValidationRecordCmd implements Callable<Integer> {
             Map<String, Object> san = new LinkedHashMap<>();
             for (String s : sanitizer) {
                 String[] kv = s.split("=", 2);
-                String[] v = kv[1].split(":", 2);
                 Map<String, Object> one = new LinkedHashMap<>();
-                one.put("errors", v[0].matches("[0-9]+") ? Long.valueOf(v[0]) : null);
-                one.put("status", v.length > 1 ? v[1] : "ran");
+                if (kv[1].startsWith("errors=")) {
+                    Map<String, String> f = new LinkedHashMap<>();
+                    for (String part : kv[1].split(";")) {
+                        String[] p = part.split("=", 2);
+                        f.put(p[0], p.length > 1 ? p[1] : "");
+                    }
+                    String errors = f.getOrDefault("errors", "?");
+                    one.put("errors", errors.matches("[0-9]+") ? Long.valueOf(errors) : null);
+                    one.put("status", f.getOrDefault("status", "unknown"));
+                    if (f.containsKey("exit")) {
+                        one.put("exit", Integer.valueOf(f.get("exit")));
+                    }
+                    if (f.containsKey("seconds")) {
+                        one.put("seconds", Long.valueOf(f.get("seconds")));
+                    }
+                    one.put("scope", f.getOrDefault("scope", ""));
+                    if (f.containsKey("reports")) {
+                        Counts c = count(Path.of(f.get("reports")));
+                        Map<String, Object> t = new LinkedHashMap<>();
+                        t.put("run", c.run);
+                        t.put("passed", c.run - c.failed - c.skipped);
+                        t.put("failed", c.failed);
+                        t.put("skipped", c.skipped);
+                        one.put("tests", t);
+                        if (!c.failures.isEmpty()) {
+                            one.put("failed_tests", c.failures);
+                        }
+                    }
+                } else {
+                    String[] v = kv[1].split(":", 2);
+                    one.put("errors", v[0].matches("[0-9]+") ? Long.valueOf(v[0]) : null);
+                    one.put("status", v.length > 1 ? v[1] : "ran");
+                }
                 san.put(kv[0], one);
             }
             rec.put("sanitizer", san);
+        }
+        if (validationRules != null && Files.isRegularFile(validationRules)) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> v = (Map<String, Object>) dev.gapfill.examples.bench.JsonReader.parse(
+                    Files.readString(validationRules, StandardCharsets.UTF_8));
+            Map<String, Object> vr = new LinkedHashMap<>();
+            for (String k : new String[] {"rules_in_inventory", "rules_checked", "rules_skipped_on_this_host", "cases_total"}) {
+                vr.put(k, v.get(k));
+            }
+            vr.put("file", validationRules.getFileName().toString());
+            rec.put("validation_rules", vr);
         }
         Files.createDirectories(out);
         Path file = out.resolve(slug + ".json");

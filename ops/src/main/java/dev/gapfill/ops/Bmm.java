@@ -121,6 +121,7 @@ public final class Bmm {
      */
     public static void bmm(Tensor a, Tensor b, Tensor out, Options options, Stream stream) {
         BmmShape s = validate(a, b, out, options);
+        Checks.open("out", out);  // validate() takes a null out (shape only); this overload needs one
         run(s, a, b, out, options, stream);
     }
 

@@ -139,9 +139,15 @@ public final class DepthwiseConv3x3 {
     public record Problem(DType dtype, Layout layout, int n, int c, int h, int w, int stride, Activation act, boolean bias,
                           boolean residual) {
         public Problem {
-            Objects.requireNonNull(dtype, "dtype");
-            Objects.requireNonNull(layout, "layout");
-            Objects.requireNonNull(act, "act");
+            if (dtype == null || !DTYPES.contains(dtype)) {
+                throw new ArgumentException("dtype", "one of " + DTYPES, String.valueOf(dtype));
+            }
+            if (layout == null) {
+                throw new ArgumentException("layout", "NCHW or NHWC", "null");
+            }
+            if (act == null) {
+                throw new ArgumentException("act", "an activation", "null");
+            }
             if (n <= 0 || c <= 0 || h <= 0 || w <= 0) {
                 throw new ArgumentException("shape", "N, C, H, W >= 1", n + ", " + c + ", " + h + ", " + w);
             }
@@ -187,6 +193,12 @@ public final class DepthwiseConv3x3 {
 
     /** The output shape for input shape {@code xShape} (in {@code options.layout()}). */
     public static long[] outputShape(long[] xShape, Options options) {
+        if (options == null) {
+            throw new ArgumentException("options", "an Options record", "null");
+        }
+        if (xShape == null) {
+            throw new ArgumentException("x", "rank 4 shape", "null");
+        }
         if (xShape.length != 4) {
             throw new ArgumentException("x", "rank 4 shape", "rank " + xShape.length);
         }
@@ -206,9 +218,7 @@ public final class DepthwiseConv3x3 {
 
     /** {@code act(conv(x, w) + bias + residual)} into a new tensor on the per-thread stream; bias and residual may be null. */
     public static Tensor apply(Tensor x, Tensor w, Tensor bias, Tensor residual, Options options) {
-        Checks.open("x", x);
-        Objects.requireNonNull(options, "options");
-        Checks.rank("x", x, 4);
+        validate(x, w, bias, residual, null, options);  // everything but the output, before allocating it
         Tensor out = Tensor.empty(x.device(), x.dtype(), outputShape(x.shape(), options));
         try {
             apply(x, w, bias, residual, out, options, null);
@@ -229,6 +239,7 @@ public final class DepthwiseConv3x3 {
      * @throws UnsupportedShapeException when CUSTOM is forced on a device the kernels are not built for
      */
     public static void apply(Tensor x, Tensor w, Tensor bias, Tensor residual, Tensor out, Options options, Stream stream) {
+        Checks.open("out", out);
         Problem p = validate(x, w, bias, residual, out, options);
         if (x.device().isCpu()) {
             DepthwiseConv3x3Reference.run(x, w, bias, residual, out, options.stride(), options.layout(), options.activation());
@@ -249,6 +260,7 @@ public final class DepthwiseConv3x3 {
      * same way). CPU tensors: {@link Decision#reference()}.
      */
     public static Decision decide(Tensor x, Tensor w, Tensor bias, Tensor residual, Tensor out, Options options) {
+        Checks.open("out", out);
         Problem p = validate(x, w, bias, residual, out, options);
         if (x.device().isCpu()) {
             return Decision.reference();
@@ -275,14 +287,16 @@ public final class DepthwiseConv3x3 {
         }
     }
 
-    /** Validates every argument and returns the problem; nothing is launched. */
+    /** Validates every argument and returns the problem; nothing is launched. A null {@code out} skips the output's checks. */
     static Problem validate(Tensor x, Tensor w, Tensor bias, Tensor residual, Tensor out, Options options) {
         if (options == null) {
             throw new ArgumentException("options", "an Options record", "null");
         }
         Checks.open("x", x);
         Checks.open("w", w);
-        Checks.open("out", out);
+        if (out != null) {
+            Checks.open("out", out);
+        }
         if (bias != null) {
             Checks.open("bias", bias);
         }
@@ -311,8 +325,10 @@ public final class DepthwiseConv3x3 {
             Checks.shape("bias", bias, "C", c);
             Checks.dtype("bias", bias, dt);
         }
-        Checks.shape("out", out, legend, ys);
-        Checks.dtype("out", out, dt);
+        if (out != null) {
+            Checks.shape("out", out, legend, ys);
+            Checks.dtype("out", out, dt);
+        }
         if (residual != null) {
             Checks.shape("residual", residual, legend, ys);
             Checks.dtype("residual", residual, dt);
@@ -324,16 +340,17 @@ public final class DepthwiseConv3x3 {
         }
         Checks.contiguous("x", x);
         Checks.contiguous("w", w);
-        Checks.contiguous("out", out);
+        if (out != null) {
+            Checks.contiguous("out", out);
+        }
         if (bias != null) {
             Checks.contiguous("bias", bias);
         }
         if (residual != null) {
             Checks.contiguous("residual", residual);
         }
-        Checks.int32Indexable("x", x);
-        Checks.int32Indexable("out", out);
-        if (x.device().isCuda()) {
+        Checks.int32Indexable("x", x);  // out (and residual) have ceil(H/s)·ceil(W/s) <= H·W positions: x's bound covers them
+        if (out != null && x.device().isCuda()) {
             noOverlap("out", out, "x", x);
             noOverlap("out", out, "w", w);
             if (bias != null) {

@@ -49,7 +49,9 @@ import static org.bytedeco.cuda.global.cudnn.*;
  *   residual copied into y and added through the convolution's beta = 1, {@code cudnnAddTensor} for
  *   the bias, {@code cudnnActivationForward} for RELU, CLIPPED_RELU(6) and SWISH(β = 1), and for the GELUs
  *   (no cuDNN activation) an elementwise pass of ours ({@code depthwise_conv3x3/vendor_gelu.cu}).</li>
- *   <li>Workspace: allocated per call from the stream-ordered pool (cheap) and freed in stream order.</li>
+ *   <li>Workspace, and the zero bias a fused call needs when no bias is given: allocated per call from the
+ *   stream-ordered pool (cheap) and freed in stream order. The plan cache holds host-side descriptors only;
+ *   {@link dev.gapfill.core.Resources#release} destroys them ({@link OpCaches}).</li>
  * </ul>
  * Its summation order is cuDNN's (undefined) and F16/BF16 results are rounded to the dtype between the
  * composed calls; the tests hold it to an accumulation tolerance, never to bit-exactness.
@@ -58,13 +60,13 @@ final class DepthwiseConv3x3Cudnn {
     private static final KernelModule GELU = KernelModule.of("depthwise_conv3x3/vendor_gelu");
     private static final FloatPointer ONE = new FloatPointer(1f);
     private static final FloatPointer ZERO = new FloatPointer(0f);
-    private static final Map<Key, Plan> PLANS = new ConcurrentHashMap<>();
+    static final Map<Key, Plan> PLANS = new ConcurrentHashMap<>();
     private static final Map<Activation, cudnnActivationStruct> ACTS = new EnumMap<>(Activation.class);
     private static cudnnActivationStruct identity;
 
     private DepthwiseConv3x3Cudnn() {}
 
-    private record Key(int device, DType dtype, Layout layout, int n, int c, int h, int w, int stride) {}
+    record Key(int device, DType dtype, Layout layout, int n, int c, int h, int w, int stride) {}
 
     /** Descriptors and the chosen algorithm of one shape. */
     static final class Plan {
@@ -81,7 +83,6 @@ final class DepthwiseConv3x3Cudnn {
         /** Per fused activation (RELU, IDENTITY): null until measured, then whether the fused call beat the composition. */
         volatile Boolean fusedFasterRelu;
         volatile Boolean fusedFasterIdentity;
-        volatile Tensor zeroBias;
 
         String describe() {
             return String.format(Locale.ROOT, "algo %d, math %d, workspace %d B, find %.3f ms%s%s%s", algo, mathType, workspaceBytes,
@@ -111,6 +112,7 @@ final class DepthwiseConv3x3Cudnn {
             }
         }
         Tensor ws = plan.workspaceBytes > 0 ? Tensor.empty(s.device(), DType.I8, s, plan.workspaceBytes) : null;
+        Tensor zero = null;
         try {
             Pointer wsPtr = ws == null ? null : new DevicePointer(ws.address());
             Pointer xp = new DevicePointer(x.address());
@@ -119,13 +121,21 @@ final class DepthwiseConv3x3Cudnn {
             Activation act = p.act();
             boolean fusible = !plan.fusedRefused
                     && (act == Activation.RELU || (act == Activation.NONE && plan.algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM));
+            Tensor fusedBias = bias;
             if (fusible) {
                 Boolean faster = act == Activation.RELU ? plan.fusedFasterRelu : plan.fusedFasterIdentity;
+                if (bias == null && (faster == null || faster)) {
+                    // The fused call needs a bias operand: a zero one for this call when the caller gave none, freed in
+                    // stream order below (a per-plan zero bias kept device memory for every shape ever seen).
+                    zero = zeroBias(p, s);
+                    fusedBias = zero;
+                }
                 if (faster == null) {
                     // Measured once per plan: on H100 (cuDNN 9.14) the fused call was slower than the composition
                     // in every harness row (e.g. f16 NHWC 32x256x56x56: 1408 µs fused vs ~190 µs composed).
                     boolean aliased = residual != null && residual.address() == out.address();
-                    faster = aliased ? Boolean.FALSE : measureFusedFaster(p, plan, h, d, xp, wp, yp, bias, residual, out, wsPtr, s);
+                    faster = aliased ? Boolean.FALSE
+                            : measureFusedFaster(p, plan, h, d, xp, wp, yp, bias, fusedBias, residual, out, wsPtr, s);
                     if (act == Activation.RELU) {
                         plan.fusedFasterRelu = faster;
                     } else {
@@ -134,7 +144,7 @@ final class DepthwiseConv3x3Cudnn {
                 }
                 fusible = faster && !plan.fusedRefused;
             }
-            if (fusible && fused(p, plan, h, d, xp, wp, yp, bias, residual, wsPtr, s)) {
+            if (fusible && fused(p, plan, h, d, xp, wp, yp, fusedBias, residual, wsPtr, s)) {
                 return;
             }
             composed(p, plan, h, d, xp, wp, yp, bias, residual, out, wsPtr, s);
@@ -143,13 +153,16 @@ final class DepthwiseConv3x3Cudnn {
                 ws.recordStream(s);
                 ws.close();
             }
+            if (zero != null) {
+                zero.recordStream(s);
+                zero.close();
+            }
         }
     }
 
-    /** cudnnConvolutionBiasActivationForward; false (and the plan remembers) where cuDNN refuses the shape. */
-    private static boolean fused(Problem p, Plan plan, cudnnContext h, CudaDevice d, Pointer xp, Pointer wp, Pointer yp, Tensor bias,
+    /** cudnnConvolutionBiasActivationForward with bias {@code b} (never null); false (and the plan remembers) where cuDNN refuses. */
+    private static boolean fused(Problem p, Plan plan, cudnnContext h, CudaDevice d, Pointer xp, Pointer wp, Pointer yp, Tensor b,
                                  Tensor residual, Pointer wsPtr, Stream s) {
-        Tensor b = bias != null ? bias : zeroBias(plan, p, s);
         int st = cudnnConvolutionBiasActivationForward(h, ONE, plan.xDesc, xp, plan.wDesc, wp, plan.conv, plan.algo, wsPtr,
                 plan.workspaceBytes, residual != null ? ONE : ZERO, plan.yDesc,
                 residual != null ? new DevicePointer(residual.address()) : yp, plan.biasDesc, new DevicePointer(b.address()),
@@ -166,15 +179,15 @@ final class DepthwiseConv3x3Cudnn {
 
     /** Times the fused call against the composition (3 runs each after one warm-up, same stream); true if fused is faster. */
     private static boolean measureFusedFaster(Problem p, Plan plan, cudnnContext h, CudaDevice d, Pointer xp, Pointer wp, Pointer yp,
-                                              Tensor bias, Tensor residual, Tensor out, Pointer wsPtr, Stream s) {
+                                              Tensor bias, Tensor fusedBias, Tensor residual, Tensor out, Pointer wsPtr, Stream s) {
         try (Event e0 = new Event(s.device()); Event e1 = new Event(s.device()); Event e2 = new Event(s.device())) {
-            if (!fused(p, plan, h, d, xp, wp, yp, bias, residual, wsPtr, s)) {
+            if (!fused(p, plan, h, d, xp, wp, yp, fusedBias, residual, wsPtr, s)) {
                 return false;
             }
             composed(p, plan, h, d, xp, wp, yp, bias, residual, out, wsPtr, s);
             e0.record(s);
             for (int i = 0; i < 3; i++) {
-                fused(p, plan, h, d, xp, wp, yp, bias, residual, wsPtr, s);
+                fused(p, plan, h, d, xp, wp, yp, fusedBias, residual, wsPtr, s);
             }
             e1.record(s);
             for (int i = 0; i < 3; i++) {
@@ -230,20 +243,25 @@ final class DepthwiseConv3x3Cudnn {
                 .launch(s, (int) Math.max(blocks, 1), 1, 1, 256, 1, 1, 0, KernelArgs.begin().ptr(y).i32(n).i32(act.ordinal()));
     }
 
-    private static Tensor zeroBias(Plan plan, Problem p, Stream s) {
-        Tensor z = plan.zeroBias;
-        if (z == null) {
-            synchronized (plan) {
-                z = plan.zeroBias;
-                if (z == null) {
-                    z = Tensor.empty(s.device(), p.dtype(), s, p.c());
-                    z.fillBytes(0, s);
-                    s.synchronize(); // usable from any stream afterwards
-                    plan.zeroBias = z;
-                }
-            }
+    /** A zero bias [C] for one call, allocated and zeroed in stream order on {@code s}; the caller closes it. */
+    private static Tensor zeroBias(Problem p, Stream s) {
+        Tensor z = Tensor.empty(s.device(), p.dtype(), s, p.c());
+        try {
+            z.fillBytes(0, s);
+        } catch (RuntimeException e) {
+            z.close();
+            throw e;
         }
         return z;
+    }
+
+    /** Destroys a plan's descriptors (the plan must no longer be in use). */
+    static void destroy(Plan plan) {
+        cudnnDestroyTensorDescriptor(plan.xDesc);
+        cudnnDestroyTensorDescriptor(plan.yDesc);
+        cudnnDestroyTensorDescriptor(plan.biasDesc);
+        cudnnDestroyFilterDescriptor(plan.wDesc);
+        cudnnDestroyConvolutionDescriptor(plan.conv);
     }
 
     /** The activation descriptor for {@code act}; null asks for IDENTITY. */

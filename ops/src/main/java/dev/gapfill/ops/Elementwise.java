@@ -29,7 +29,7 @@ public final class Elementwise {
 
     /** {@code alpha·a + beta·b} into a new tensor, on the per-thread stream. */
     public static Tensor scaleAdd(Tensor a, Tensor b, float alpha, float beta) {
-        Checks.open("a", a);
+        checkInputs(a, b, alpha, beta);  // before allocating the output
         Tensor out = Tensor.empty(a.device(), a.dtype(), a.shape());
         try {
             scaleAdd(a, b, alpha, beta, out, null);
@@ -46,23 +46,12 @@ public final class Elementwise {
      * @throws ArgumentException on a closed tensor, dtype/shape/device mismatch or non-contiguous input
      */
     public static void scaleAdd(Tensor a, Tensor b, float alpha, float beta, Tensor out, Stream stream) {
-        Checks.open("a", a);
-        Checks.open("b", b);
+        checkInputs(a, b, alpha, beta);
         Checks.open("out", out);
-        Checks.dtype("a", a, DTYPES);
-        Checks.dtype("b", b, a.dtype());
         Checks.dtype("out", out, a.dtype());
-        Checks.shape("b", b, "", a.shape());
         Checks.shape("out", out, "", a.shape());
-        Checks.sameDevice("b", b, a.device());
         Checks.sameDevice("out", out, a.device());
-        Checks.contiguous("a", a);
-        Checks.contiguous("b", b);
         Checks.contiguous("out", out);
-        Checks.int32Indexable("a", a);
-        if (!Float.isFinite(alpha) || !Float.isFinite(beta)) {
-            throw new ArgumentException("alpha/beta", "finite scalars", alpha + ", " + beta);
-        }
         if (a.device().isCpu()) {
             ElementwiseReference.scaleAdd(a, b, alpha, beta, out);
             return;
@@ -77,5 +66,20 @@ public final class Elementwise {
         MODULE.function(s.cudaDevice(), symbol).launch(s, (int) Math.max(blocks, 1), 1, 1, threads, 1, 1, 0,
                 KernelArgs.begin().ptr(a).ptr(b).ptr(out).i32(n).f32(alpha).f32(beta));
         OpStreams.record(s, a, b, out);
+    }
+
+    private static void checkInputs(Tensor a, Tensor b, float alpha, float beta) {
+        Checks.open("a", a);
+        Checks.open("b", b);
+        Checks.dtype("a", a, DTYPES);
+        Checks.dtype("b", b, a.dtype());
+        Checks.shape("b", b, "", a.shape());
+        Checks.sameDevice("b", b, a.device());
+        Checks.contiguous("a", a);
+        Checks.contiguous("b", b);
+        Checks.int32Indexable("a", a);
+        if (!Float.isFinite(alpha) || !Float.isFinite(beta)) {
+            throw new ArgumentException("alpha/beta", "finite scalars", alpha + ", " + beta);
+        }
     }
 }

@@ -25,7 +25,8 @@ import dev.gapfill.core.Tensor;
  *   <li>lens {@code [B]} I32;</li>
  *   <li>K and V, one of the {@link KvLayout}s: {@code BHLD [B, Hkv, L, D]}, {@code BLHD [B, L, Hkv, D]}, or
  *   {@code PAGED}: pages {@code [P, pageSize, Hkv, D]} with a block table {@code [B, maxPages]} I32 (page of
- *   position j of sequence b = table[b, j / pageSize]; pageSize a power of two).</li>
+ *   position j of sequence b = table[b, j / pageSize]; pageSize a power of two; page numbers must be in [0, P): the
+ *   CPU path checks them, GPU runs check them with {@code -Dgapfill.debug.checkBlockTable=true}).</li>
  * </ul>
  * Softmax and accumulation in fp32, one rounding to the output dtype. D ∈ {64, 128, 256} for the custom kernels;
  * the vendor path and the reference take any D that is a multiple of 8 up to 256.
@@ -112,8 +113,11 @@ public final class GqaDecode {
 
         /** A paged-cache problem; maxLen = maxPages·pageSize. */
         public static Problem paged(int batch, int qHeads, int kvHeads, int headDim, int pageSize, int maxPages, DType dtype) {
-            return new Problem(batch, qHeads, kvHeads, headDim, Math.multiplyExact(pageSize, maxPages), KvLayout.PAGED, pageSize,
-                    maxPages, dtype);
+            long maxLen = (long) pageSize * maxPages;
+            if (pageSize > 0 && maxPages > 0 && maxLen > Integer.MAX_VALUE) {
+                throw new ArgumentException("maxPages", "maxPages·pageSize < 2^31 (32-bit positions)", maxPages + "·" + pageSize + " = " + maxLen);
+            }
+            return new Problem(batch, qHeads, kvHeads, headDim, (int) maxLen, KvLayout.PAGED, pageSize, maxPages, dtype);
         }
 
         /** G = Hq / Hkv. */
@@ -123,12 +127,18 @@ public final class GqaDecode {
         public static Problem of(Tensor q, KvCache cache) {
             Checks.open("q", q);
             Checks.rank("q", q, 3);
+            Checks.dtype("q", q, java.util.EnumSet.of(DType.F16, DType.BF16));
             if (cache == null) {
                 throw new ArgumentException("cache", "a KV cache", "null");
+            }
+            if (cache.layout() == null) {
+                throw new ArgumentException("cache", "a KV cache layout (BHLD, BLHD or PAGED)", "null");
             }
             Checks.open("cache.k", cache.k());
             Checks.rank("cache.k", cache.k(), 4);
             Tensor k = cache.k();
+            Checks.int32Indexable("q", q);
+            Checks.int32Indexable("cache.k", k);
             int b = (int) q.dim(0);
             int hq = (int) q.dim(1);
             int d = (int) q.dim(2);
@@ -138,6 +148,7 @@ public final class GqaDecode {
                 default:
                     Checks.open("cache.blockTable", cache.blockTable());
                     Checks.rank("cache.blockTable", cache.blockTable(), 2);
+                    Checks.int32Indexable("cache.blockTable", cache.blockTable());
                     return paged(b, hq, (int) k.dim(2), d, (int) k.dim(1), (int) cache.blockTable().dim(1), q.dtype());
             }
         }
@@ -197,6 +208,22 @@ public final class GqaDecode {
      * {@code stream}, null: the per-thread stream). Close the plan to free it.
      */
     public static GqaDecodePlan plan(Problem problem, Device device, Options options, Stream stream) {
+        checkNotNull(problem, device, options);
+        Decision d = decide(problem, device, options);
+        return new GqaDecodePlan(problem, device, options, d, stream);
+    }
+
+    /** What {@link #plan} would choose on {@code device}, without allocating or running. */
+    public static Decision decide(Problem problem, Device device, Options options) {
+        checkNotNull(problem, device, options);
+        if (device.isCpu()) {
+            return Decision.reference();
+        }
+        DeviceInfo info = Gpu.device(device).info();
+        return GqaDecodeHeuristics.decide(problem, info, Backend.resolve(options.backend()));
+    }
+
+    private static void checkNotNull(Problem problem, Device device, Options options) {
         if (problem == null) {
             throw new ArgumentException("problem", "a problem", "null");
         }
@@ -206,17 +233,6 @@ public final class GqaDecode {
         if (options == null) {
             throw new ArgumentException("options", "options", "null");
         }
-        Decision d = decide(problem, device, options);
-        return new GqaDecodePlan(problem, device, options, d, stream);
-    }
-
-    /** What {@link #plan} would choose on {@code device}, without allocating or running. */
-    public static Decision decide(Problem problem, Device device, Options options) {
-        if (device.isCpu()) {
-            return Decision.reference();
-        }
-        DeviceInfo info = Gpu.device(device).info();
-        return GqaDecodeHeuristics.decide(problem, info, Backend.resolve(options.backend()));
     }
 
     /** One-shot decode into a new {@code [B, Hq, D]} tensor on q's device, on the per-thread stream (no lse). */
@@ -235,6 +251,10 @@ public final class GqaDecode {
 
     /** What a plan would choose on a device described by {@code info} (pure; usable without a GPU, e.g. in tests). */
     public static Decision decide(Problem problem, DeviceInfo info, Options options) {
+        if (info == null) {
+            throw new ArgumentException("info", "a DeviceInfo", "null");
+        }
+        checkNotNull(problem, Device.CPU, options);
         return GqaDecodeHeuristics.decide(problem, info, Backend.resolve(options.backend()));
     }
 

@@ -41,6 +41,12 @@ public final class GqaDecodePlan implements AutoCloseable {
     private static final KernelModule MMA = KernelModule.of("gqa_decode/decode_mma");
     private static final KernelModule GLUE = KernelModule.of("gqa_decode/vendor_glue");
     private static final double LOG2E = 1.4426950408889634;
+    /**
+     * System property: before every GPU run of a PAGED plan, copy the lengths and the block table to the host and check
+     * that every page a sequence reads (positions below its clamped length) is in [0, P) — the kernels do not clamp
+     * page numbers. Synchronises the stream, so not under graph capture. CPU plans always check.
+     */
+    public static final String DEBUG_CHECK_BLOCK_TABLE = "gapfill.debug.checkBlockTable";
 
     private final Problem p;
     private final Device device;
@@ -214,6 +220,9 @@ public final class GqaDecodePlan implements AutoCloseable {
             return;
         }
         Stream s = OpStreams.pick(device, stream);
+        if (p.layout() == KvLayout.PAGED && Boolean.getBoolean(DEBUG_CHECK_BLOCK_TABLE)) {
+            checkBlockTableOnHost(cache, lens, s);
+        }
         if (decision.backend() == Backend.CUSTOM) {
             runCustom(q, cache, lens, out, lse, s);
         } else {
@@ -293,6 +302,36 @@ public final class GqaDecodePlan implements AutoCloseable {
             Checks.shape("lse", lse, "B, Hq", b, hq);
             Checks.sameDevice("lse", lse, device);
             Checks.contiguous("lse", lse);
+        }
+    }
+
+    /** Debug mode: the pages each sequence reads must exist (synchronises {@code s}). */
+    private void checkBlockTableOnHost(KvCache cache, Tensor lens, Stream s) {
+        int b = p.batch();
+        int mp = p.maxPages();
+        int[] len = new int[b];
+        int[] table = new int[b * mp];
+        CudaDevice cd = s.cudaDevice();
+        try (org.bytedeco.javacpp.IntPointer hl = new org.bytedeco.javacpp.IntPointer(b);
+             org.bytedeco.javacpp.IntPointer ht = new org.bytedeco.javacpp.IntPointer((long) b * mp)) {
+            cd.check(cudart.cudaMemcpyAsync(hl, new DevicePointer(lens.address()), 4L * b, cudart.cudaMemcpyDeviceToHost, s.handle()),
+                    "cudaMemcpyAsync(D2H, lens)");
+            cd.check(cudart.cudaMemcpyAsync(ht, new DevicePointer(cache.blockTable().address()), 4L * b * mp,
+                    cudart.cudaMemcpyDeviceToHost, s.handle()), "cudaMemcpyAsync(D2H, block table)");
+            s.synchronize();
+            hl.get(len);
+            ht.get(table);
+        }
+        long pages = cache.k().dim(0);
+        for (int i = 0; i < b; i++) {
+            int used = (Math.min(Math.max(len[i], 0), p.maxLen()) + p.pageSize() - 1) / p.pageSize();
+            for (int j = 0; j < used; j++) {
+                int page = table[i * mp + j];
+                if (page < 0 || page >= pages) {
+                    throw new ArgumentException("cache.blockTable", "page numbers in [0, " + pages + ") for the positions below each length",
+                            "blockTable[" + i + ", " + j + "] = " + page);
+                }
+            }
         }
     }
 

@@ -166,6 +166,7 @@ public final class GroupedGemm {
      */
     public static void run(Tensor x, Tensor w, Tensor offsets, Options o, Tensor out, Stream stream) {
         Dims d = validate(x, w, offsets, o, out);
+        Checks.open("out", out);  // validate() takes a null out (shape only); this overload needs one
         if (x.device().isCpu()) {
             GroupedGemmReference.run(x, w, offsets, o, out);
             return;

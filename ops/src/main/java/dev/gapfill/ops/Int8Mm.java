@@ -67,7 +67,7 @@ public final class Int8Mm {
     private static final KernelModule SKINNY = KernelModule.of("int8_mm/skinny_mma");
     private static final KernelModule DEQUANT = KernelModule.of("int8_mm/dequant");
     private static final long LT_MAX_WORKSPACE = 32L << 20;
-    private static final Map<String, LtAlgo> LT_CACHE = new ConcurrentHashMap<>();
+    static final Map<String, LtAlgo> LT_CACHE = new ConcurrentHashMap<>();  // released by OpCaches
 
     private Int8Mm() {}
 
@@ -115,12 +115,8 @@ public final class Int8Mm {
 
     /** A new [M, N] tensor of {@code o.out()} on the per-thread stream. */
     public static Tensor mm(Tensor a, Tensor w, Options o) {
-        Checks.open("a", a);
-        Checks.open("w", w);
-        if (o == null) {
-            throw new ArgumentException("options", "options", "null");
-        }
-        Tensor out = Tensor.empty(a.device(), o.out(), a.dim(0), w.dim(0));
+        Shape s = validate(a, w, o, null);
+        Tensor out = Tensor.empty(a.device(), o.out(), s.m(), s.n());
         try {
             mm(a, w, o, out, null);
         } catch (RuntimeException e) {
@@ -138,6 +134,7 @@ public final class Int8Mm {
      */
     public static void mm(Tensor a, Tensor w, Options o, Tensor out, Stream stream) {
         validate(a, w, o, out);
+        Checks.open("out", out);  // validate() takes a null out (shape only); this overload needs one
         if (a.device().isCpu()) {
             Int8MmReference.run(a, w, o.aScale(), o.wScale(), o.bias(), out);
             return;
@@ -237,6 +234,7 @@ public final class Int8Mm {
                 throw new IllegalStateException("int8_mm plan is closed");
             }
             Shape s = validate(a, w, o, out);
+            Checks.open("out", out);
             if (!s.equals(shape) || o.out() != this.out || !a.device().equals(device)) {
                 throw new ArgumentException("a", "the planned problem " + describe(), "[" + s.m() + ", " + s.k() + "] x [" + s.n() + ", "
                         + s.k() + "] -> " + o.out() + " on " + a.device());

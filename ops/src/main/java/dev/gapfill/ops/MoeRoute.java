@@ -73,9 +73,32 @@ public final class MoeRoute {
 
         /** Allocates the outputs for T tokens, E experts, k choices on {@code device}. */
         public static Routing allocate(Device device, int tokens, int experts, int k) {
-            return new Routing(Tensor.empty(device, DType.I32, experts + 1), Tensor.empty(device, DType.I32, (long) tokens * k),
-                    Tensor.empty(device, DType.F32, (long) tokens * k), Tensor.empty(device, DType.I32, tokens, k),
-                    Tensor.empty(device, DType.I32, tokens, k), Tensor.empty(device, DType.F32, tokens, k));
+            if (device == null) {
+                throw new ArgumentException("device", "a device", "null");
+            }
+            Checks.positive("tokens", tokens);
+            Checks.positive("experts", experts);
+            Checks.positive("k", k);
+            if ((long) tokens * k > Integer.MAX_VALUE) {
+                throw new ArgumentException("tokens", "tokens·k < 2^31 (32-bit indexing)", tokens + "·" + k);
+            }
+            Tensor[] t = new Tensor[6];
+            try {
+                t[0] = Tensor.empty(device, DType.I32, experts + 1L);
+                t[1] = Tensor.empty(device, DType.I32, (long) tokens * k);
+                t[2] = Tensor.empty(device, DType.F32, (long) tokens * k);
+                t[3] = Tensor.empty(device, DType.I32, tokens, k);
+                t[4] = Tensor.empty(device, DType.I32, tokens, k);
+                t[5] = Tensor.empty(device, DType.F32, tokens, k);
+            } catch (RuntimeException e) {
+                for (Tensor x : t) {
+                    if (x != null) {
+                        x.close();
+                    }
+                }
+                throw e;
+            }
+            return new Routing(t[0], t[1], t[2], t[3], t[4], t[5]);
         }
 
         @Override public void close() {
@@ -100,6 +123,7 @@ public final class MoeRoute {
         Checks.open("logits", logits);
         Checks.rank("logits", logits, 2);
         validateOptions(options, logits.dim(1));
+        checkTokens(logits.dim(0), options.topK());
         Routing r = Routing.allocate(logits.device(), (int) logits.dim(0), (int) logits.dim(1), options.topK());
         try {
             route(logits, options, r, null);
@@ -120,9 +144,7 @@ public final class MoeRoute {
         long e = logits.dim(1);
         validateOptions(options, e);
         int k = options.topK();
-        if (t * k > Integer.MAX_VALUE) {
-            throw new ArgumentException("logits", "T·k < 2^31 (32-bit indexing)", t + "·" + k);
-        }
+        checkTokens(t, k);
         if (out == null) {
             throw new ArgumentException("out", "a Routing", "null");
         }
@@ -167,10 +189,28 @@ public final class MoeRoute {
         if (options.score() == null) {
             throw new ArgumentException("options.score", "SOFTMAX or SIGMOID", "null");
         }
+        if (options.backend() == null || options.backend() == Backend.REFERENCE) {
+            throw new ArgumentException("options.backend", "AUTO or CUSTOM (VENDOR has no implementation)", String.valueOf(options.backend()));
+        }
+    }
+
+    private static void checkTokens(long t, int k) {
+        if (t * k > Integer.MAX_VALUE) {
+            throw new ArgumentException("logits", "T·k < 2^31 (32-bit indexing)", t + "·" + k);
+        }
     }
 
     /** What runs for T tokens over E experts: the custom kernels on a GPU (two launches; one block sorts). */
     public static Decision decide(long tokens, long experts, int k, DeviceInfo info) {
+        Checks.positive("tokens", tokens);
+        Checks.positive("experts", experts);
+        if (experts > MAX_EXPERTS) {
+            throw new ArgumentException("experts", "at most " + MAX_EXPERTS, String.valueOf(experts));
+        }
+        if (k < 1 || k > Math.min(experts, MAX_TOP_K)) {
+            throw new ArgumentException("k", "1 <= k <= min(E=" + experts + ", " + MAX_TOP_K + ")", String.valueOf(k));
+        }
+        checkTokens(tokens, k);
         if (info == null) {
             return Decision.reference();
         }

@@ -3,6 +3,9 @@ package dev.gapfill.ops;
 import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
+import dev.gapfill.core.DeviceInfo;
+import dev.gapfill.core.Gpu;
+import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.core.testing.Poison;
 import dev.gapfill.ops.reference.BmmReference;
@@ -13,6 +16,7 @@ import org.junit.jupiter.api.Test;
 
 import java.util.Random;
 
+import static dev.gapfill.ops.ValidationRule.*;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -140,6 +144,155 @@ class BmmValidationProperties {
              Tensor b = Tensor.of(Device.CPU, DType.F32, new float[] {1, 0, 0, 1}, 2, 2);
              Tensor c = Bmm.bmm(a, b, Bmm.Options.defaults().tf32())) {
             assertEquals(1.0000001f, (float) c.getDouble(0));
+        }
+    }
+
+    // ------------------------------------------------------------------ every validation rule, on random problems
+
+    /** A valid problem on a fixture: a, b, a poisoned out, options. */
+    record Problem(DType dt, long batch, long m, long n, long k, boolean ta, boolean tb, boolean shared, Tensor a, Tensor b, Tensor out,
+                   Bmm.Options o) {
+        static Problem on(Fixture f, DType dt, int batch, int m, int n, int k, boolean ta, boolean tb, boolean shared, Backend backend) {
+            long[] as = ta ? new long[] {batch, k, m} : new long[] {batch, m, k};
+            long[] bi = tb ? new long[] {n, k} : new long[] {k, n};
+            long[] bs = shared ? bi : new long[] {batch, bi[0], bi[1]};
+            Bmm.Options o = Bmm.Options.defaults().transposes(ta, tb).backend(backend);
+            return new Problem(dt, batch, m, n, k, ta, tb, shared, f.random(dt, as), f.random(dt, bs), f.poisoned(dt, batch, m, n), o);
+        }
+
+        long[] aShape() { return a.shape(); }
+
+        long[] bShape() { return b.shape(); }
+
+        long[] outShape() { return new long[] {batch, m, n}; }
+
+        BmmShape shape() { return new BmmShape(dt, batch, m, n, k, ta, tb, shared, Bmm.Precision.EXACT); }
+    }
+
+    private static DType otherFloat(DType dt, java.util.Random rnd) {
+        DType[] all = {DType.F32, DType.F16, DType.BF16};
+        DType o = all[rnd.nextInt(3)];
+        return o == dt ? all[(java.util.Arrays.asList(all).indexOf(dt) + 1) % 3] : o;
+    }
+
+    /** Adds one case through every overload that can express it (out and options not taken must be the implicit ones). */
+    private static void add(RuleCheck.Cases c, Problem p, ValidationRule r, Tensor a, Tensor b, Tensor out, Bmm.Options o) {
+        c.add(r, "bmm(a, b, out, options, stream)", () -> Bmm.bmm(a, b, out, o, null));
+        c.add(r, "validate(a, b, out, options)", () -> Bmm.validate(a, b, out, o));
+        if (out == p.out()) {
+            c.add(r, "bmm(a, b, options)", () -> RuleCheck.discard(Bmm.bmm(a, b, o)));
+            c.add(r, "decide(a, b, options)", () -> Bmm.decide(a, b, o));
+            if (Bmm.Options.defaults().equals(o)) {
+                c.add(r, "bmm(a, b)", () -> RuleCheck.discard(Bmm.bmm(a, b)));
+            }
+        }
+    }
+
+    /** Every Bmm rule on {@code p} ({@code f}'s device); GPU-only rules on a GPU fixture. */
+    static RuleCheck.Cases cases(Fixture f, Problem p) {
+        RuleCheck.Cases c = new RuleCheck.Cases();
+        java.util.Random rnd = f.rnd;
+        Tensor a = p.a();
+        Tensor b = p.b();
+        Tensor out = p.out();
+        Bmm.Options o = p.o();
+        DType dt = p.dt();
+        add(c, p, BMM_OPTIONS_NULL, a, b, out, null);
+        c.add(BMM_OPTIONS_PRECISION_NULL, "new Options", () -> new Bmm.Options(p.ta(), p.tb(), null, Backend.AUTO));
+        c.add(BMM_OPTIONS_PRECISION_NULL, "Options.precision", () -> o.precision(null));
+        c.add(BMM_OPTIONS_BACKEND_NULL, "new Options", () -> new Bmm.Options(p.ta(), p.tb(), Bmm.Precision.EXACT, null));
+        c.add(BMM_OPTIONS_BACKEND_NULL, "Options.backend", () -> o.backend(null));
+        add(c, p, BMM_A_NULL, null, b, out, o);
+        add(c, p, BMM_B_NULL, a, null, out, o);
+        c.add(BMM_OUT_NULL, "bmm(a, b, out, options, stream)", () -> Bmm.bmm(a, b, null, o, null));
+        add(c, p, BMM_A_CLOSED, f.closed(dt, p.aShape()), b, out, o);
+        add(c, p, BMM_B_CLOSED, a, f.closed(dt, p.bShape()), out, o);
+        add(c, p, BMM_OUT_CLOSED, a, b, f.closed(dt, p.outShape()), o);
+        DType intType = rnd.nextBoolean() ? DType.I8 : DType.I32;
+        DType other = otherFloat(dt, rnd);
+        add(c, p, BMM_A_DTYPE, f.random(intType, p.aShape()), f.random(intType, p.bShape()), out, o);
+        add(c, p, BMM_B_DTYPE, a, f.random(other, p.bShape()), out, o);
+        add(c, p, BMM_OUT_DTYPE, a, b, f.poisoned(other, p.outShape()), o);
+        long[] aWrongRank = rnd.nextBoolean() ? new long[] {p.batch() * p.aShape()[1], p.aShape()[2]} : new long[] {1, p.batch(), p.aShape()[1], p.aShape()[2]};
+        add(c, p, BMM_A_RANK, f.random(dt, aWrongRank), b, out, o);
+        long[] bWrongRank = rnd.nextBoolean() ? new long[] {b.numel()} : new long[] {1, 1, b.dim(-2), b.dim(-1)};
+        add(c, p, BMM_B_RANK, a, f.random(dt, bWrongRank), out, o);
+        add(c, p, BMM_B_DEVICE, a, f.elsewhere(dt, p.bShape()), out, o);
+        add(c, p, BMM_OUT_DEVICE, a, b, f.elsewhere(dt, p.outShape()), o);
+        add(c, p, BMM_A_CONTIGUOUS, f.strided(dt, p.aShape()), b, out, o);
+        add(c, p, BMM_B_CONTIGUOUS, a, f.strided(dt, p.bShape()), out, o);
+        add(c, p, BMM_OUT_CONTIGUOUS, a, b, f.strided(dt, p.outShape()), o);
+        long k2 = p.k() + 1 + rnd.nextInt(4);
+        long[] bk = p.bShape().clone();
+        bk[bk.length - (p.tb() ? 1 : 2)] = k2;
+        add(c, p, BMM_B_K, a, f.random(dt, bk), out, o);
+        long[] bb = p.shared() ? new long[] {p.batch() + 1 + rnd.nextInt(3), p.bShape()[0], p.bShape()[1]} : p.bShape().clone();
+        if (!p.shared()) {
+            bb[0] = p.batch() + 1 + rnd.nextInt(3);
+        }
+        add(c, p, BMM_B_BATCH, a, f.random(dt, bb), out, o);
+        long[] os = p.outShape().clone();
+        os[1 + rnd.nextInt(2)] += 1 + rnd.nextInt(3);
+        add(c, p, BMM_OUT_SHAPE, a, b, f.poisoned(dt, os), o);
+        if (dt == DType.F32) {
+            DType h = rnd.nextBoolean() ? DType.F16 : DType.BF16;
+            Tensor ah = f.random(h, p.aShape());
+            Tensor bh = f.random(h, p.bShape());
+            Tensor oh = f.poisoned(h, p.outShape());
+            c.add(BMM_TF32_DTYPE, "bmm(a, b, out, options, stream)", () -> Bmm.bmm(ah, bh, oh, o.tf32(), null));
+            c.add(BMM_TF32_DTYPE, "bmm(a, b, options)", () -> RuleCheck.discard(Bmm.bmm(ah, bh, o.tf32())));
+            c.add(BMM_TF32_DTYPE, "decide(a, b, options)", () -> Bmm.decide(ah, bh, o.tf32()));
+        } else {
+            add(c, p, BMM_TF32_DTYPE, a, b, out, o.tf32());
+        }
+        // 2^31 elements: fake tensors on every host (never dereferenced)
+        Fixture big = f.fakes();
+        add(c, p, BMM_A_INT32, big.fake(DType.F16, 1, 1L << 16, 1L << 15), big.fake(DType.F16, 1L << 15, 1), out, Bmm.Options.defaults());
+        add(c, p, BMM_B_INT32, big.fake(DType.F16, 1, 1, 1L << 16), big.fake(DType.F16, 1, 1L << 16, 1L << 15), out, Bmm.Options.defaults());
+        add(c, p, BMM_OUT_INT32, big.fake(DType.F16, 1, 1L << 16, 1), big.fake(DType.F16, 1, 1L << 16), out, Bmm.Options.defaults());
+        // device-side: out overlapping an input (views of one allocation)
+        Fixture d = f.deviceSide();
+        Tensor[] ov = d.overlapping(dt, p.aShape(), p.outShape());
+        Tensor db = d.random(dt, p.bShape());
+        c.add(BMM_OUT_OVERLAP, "validate(a, b, out, options)", () -> Bmm.validate(ov[0], db, ov[1], o));
+        c.add(BMM_OUT_OVERLAP, "bmm(a, b, out, options, stream)", () -> Bmm.bmm(ov[0], db, ov[1], o, null));
+        Tensor[] ovb = d.overlapping(dt, p.bShape(), p.outShape());
+        Tensor da = d.random(dt, p.aShape());
+        c.add(BMM_OUT_OVERLAP, "bmm(a, b, out, options, stream)", () -> Bmm.bmm(da, ovb[0], ovb[1], o, null));
+        DeviceInfo info = f.gpu() ? Gpu.device(f.device).info() : DeviceInfo.h100ForTests();
+        c.add(BMM_BACKEND_REFERENCE, "decide(shape, info, backend)", () -> Bmm.decide(p.shape(), info, Backend.REFERENCE));
+        BmmShape tooBig = new BmmShape(dt, p.batch(), 129 + rnd.nextInt(100), p.n(), p.k(), p.ta(), p.tb(), p.shared(), Bmm.Precision.EXACT);
+        c.add(BMM_CUSTOM_UNSUPPORTED, "decide(shape, info, backend)", () -> Bmm.decide(tooBig, info, Backend.CUSTOM));
+        if (f.gpu()) {
+            Bmm.Options ref = o.backend(Backend.REFERENCE);  // validate() does not look at the backend: run and decide do
+            c.add(BMM_BACKEND_REFERENCE, "bmm(a, b, out, options, stream)", () -> Bmm.bmm(a, b, out, ref, null));
+            c.add(BMM_BACKEND_REFERENCE, "bmm(a, b, options)", () -> RuleCheck.discard(Bmm.bmm(a, b, ref)));
+            c.add(BMM_BACKEND_REFERENCE, "decide(a, b, options)", () -> Bmm.decide(a, b, ref));
+            long m2 = tooBig.m();
+            Tensor ab = f.random(dt, p.ta() ? new long[] {p.batch(), p.k(), m2} : new long[] {p.batch(), m2, p.k()});
+            Tensor ob = f.poisoned(dt, p.batch(), m2, p.n());
+            Bmm.Options custom = o.backend(Backend.CUSTOM);
+            c.add(BMM_CUSTOM_UNSUPPORTED, "bmm(a, b, out, options, stream)", () -> Bmm.bmm(ab, b, ob, custom, null));
+            c.add(BMM_CUSTOM_UNSUPPORTED, "bmm(a, b, options)", () -> RuleCheck.discard(Bmm.bmm(ab, b, custom)));
+            c.add(BMM_CUSTOM_UNSUPPORTED, "decide(a, b, options)", () -> Bmm.decide(ab, b, custom));
+            RuleCheck.streamCases(c, f, BMM_STREAM_CLOSED, BMM_STREAM_DEVICE, java.util.Map.of(
+                    "bmm(a, b, out, options, stream)", st -> () -> Bmm.bmm(a, b, out, o, st)));
+        }
+        return c;
+    }
+
+    @Property(tries = 30)
+    @Covers({BMM_OPTIONS_NULL, BMM_OPTIONS_PRECISION_NULL, BMM_OPTIONS_BACKEND_NULL, BMM_A_NULL, BMM_B_NULL, BMM_OUT_NULL, BMM_A_CLOSED,
+            BMM_B_CLOSED, BMM_OUT_CLOSED, BMM_A_DTYPE, BMM_B_DTYPE, BMM_OUT_DTYPE, BMM_A_RANK, BMM_B_RANK, BMM_B_DEVICE, BMM_OUT_DEVICE,
+            BMM_A_CONTIGUOUS, BMM_B_CONTIGUOUS, BMM_OUT_CONTIGUOUS, BMM_B_K, BMM_B_BATCH, BMM_OUT_SHAPE, BMM_TF32_DTYPE, BMM_A_INT32,
+            BMM_B_INT32, BMM_OUT_INT32, BMM_OUT_OVERLAP, BMM_BACKEND_REFERENCE, BMM_CUSTOM_UNSUPPORTED})
+    void everyRuleIsEnforcedBeforeAnyWork(@ForAll @IntRange(min = 0, max = 2) int dti, @ForAll @IntRange(min = 1, max = 4) int batch,
+                                          @ForAll @IntRange(min = 1, max = 9) int m, @ForAll @IntRange(min = 1, max = 9) int n,
+                                          @ForAll @IntRange(min = 1, max = 9) int k, @ForAll boolean ta, @ForAll boolean tb,
+                                          @ForAll boolean shared, @ForAll long seed) {
+        try (Fixture f = new Fixture(Device.CPU, seed)) {
+            Problem p = Problem.on(f, DTYPES[dti], batch, m, n, k, ta, tb, shared, Backend.AUTO);
+            RuleCheck.run(f, cases(f, p), () -> Bmm.bmm(p.a(), p.b(), p.out(), p.o(), null), p.out());
         }
     }
 }

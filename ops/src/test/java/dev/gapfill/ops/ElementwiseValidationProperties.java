@@ -3,12 +3,14 @@ package dev.gapfill.ops;
 import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
+import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
 import org.junit.jupiter.api.Test;
 
+import static dev.gapfill.ops.ValidationRule.*;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -64,5 +66,74 @@ class ElementwiseValidationProperties {
             System.clearProperty(Backend.PROPERTY);
         }
         assertEquals(Backend.AUTO, Backend.resolve(Backend.AUTO));
+    }
+
+    // ------------------------------------------------------------------ every validation rule, on random problems
+
+    private static final DType[] FLOATS = {DType.F32, DType.F16, DType.BF16};
+
+    private static void add(RuleCheck.Cases c, Tensor baseOut, ValidationRule r, Tensor a, Tensor b, float alpha, float beta, Tensor out) {
+        c.add(r, "scaleAdd(a, b, alpha, beta, out, stream)", () -> Elementwise.scaleAdd(a, b, alpha, beta, out, null));
+        if (out == baseOut) {
+            c.add(r, "scaleAdd(a, b, alpha, beta)", () -> RuleCheck.discard(Elementwise.scaleAdd(a, b, alpha, beta)));
+        }
+    }
+
+    /** Every scaleAdd rule for inputs of {@code shape} on {@code f}'s device. */
+    static RuleCheck.Cases cases(Fixture f, DType dt, long[] shape, Tensor a, Tensor b, Tensor out) {
+        RuleCheck.Cases c = new RuleCheck.Cases();
+        java.util.Random rnd = f.rnd;
+        float al = rnd.nextFloat() * 4 - 2;
+        float be = rnd.nextFloat() * 4 - 2;
+        add(c, out, EW_A_NULL, null, b, al, be, out);
+        add(c, out, EW_B_NULL, a, null, al, be, out);
+        c.add(EW_OUT_NULL, "scaleAdd(a, b, alpha, beta, out, stream)", () -> Elementwise.scaleAdd(a, b, al, be, null, null));
+        add(c, out, EW_A_CLOSED, f.closed(dt, shape), b, al, be, out);
+        add(c, out, EW_B_CLOSED, a, f.closed(dt, shape), al, be, out);
+        add(c, out, EW_OUT_CLOSED, a, b, al, be, f.closed(dt, shape));
+        DType ints = rnd.nextBoolean() ? DType.I8 : DType.I32;
+        DType other = FLOATS[(java.util.Arrays.asList(FLOATS).indexOf(dt) + 1 + rnd.nextInt(2)) % 3];
+        add(c, out, EW_A_DTYPE, f.random(ints, shape), f.random(ints, shape), al, be, out);
+        add(c, out, EW_B_DTYPE, a, f.random(other, shape), al, be, out);
+        add(c, out, EW_OUT_DTYPE, a, b, al, be, f.poisoned(other, shape));
+        long[] s2 = shape.clone();
+        s2[rnd.nextInt(s2.length)] += 1 + rnd.nextInt(3);
+        long[] flat = {TensorValidationProperties.numel(shape)};
+        long[] wrong = rnd.nextBoolean() || shape.length == 1 ? s2 : flat;
+        add(c, out, EW_B_SHAPE, a, f.random(dt, wrong), al, be, out);
+        add(c, out, EW_OUT_SHAPE, a, b, al, be, f.poisoned(dt, wrong));
+        add(c, out, EW_B_DEVICE, a, f.elsewhere(dt, shape), al, be, out);
+        add(c, out, EW_OUT_DEVICE, a, b, al, be, f.elsewhere(dt, shape));
+        add(c, out, EW_A_CONTIGUOUS, f.strided(dt, shape), b, al, be, out);
+        add(c, out, EW_B_CONTIGUOUS, a, f.strided(dt, shape), al, be, out);
+        add(c, out, EW_OUT_CONTIGUOUS, a, b, al, be, f.strided(dt, shape));
+        Fixture big = f.fakes();
+        Tensor huge = big.fake(DType.F16, 1L << 31);
+        add(c, out, EW_A_INT32, huge, big.fake(DType.F16, 1L << 31), al, be, out);
+        float[] bad = {Float.NaN, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY};
+        float x = bad[rnd.nextInt(3)];
+        add(c, out, EW_SCALARS_NONFINITE, a, b, x, be, out);
+        add(c, out, EW_SCALARS_NONFINITE, a, b, al, x, out);
+        if (f.gpu()) {
+            RuleCheck.streamCases(c, f, EW_STREAM_CLOSED, EW_STREAM_DEVICE, java.util.Map.of(
+                    "scaleAdd(a, b, alpha, beta, out, stream)", st -> () -> Elementwise.scaleAdd(a, b, al, be, out, st)));
+        }
+        return c;
+    }
+
+    @Property(tries = 40)
+    @Covers({EW_A_NULL, EW_B_NULL, EW_OUT_NULL, EW_A_CLOSED, EW_B_CLOSED, EW_OUT_CLOSED, EW_A_DTYPE, EW_B_DTYPE, EW_OUT_DTYPE, EW_B_SHAPE,
+            EW_OUT_SHAPE, EW_B_DEVICE, EW_OUT_DEVICE, EW_A_CONTIGUOUS, EW_B_CONTIGUOUS, EW_OUT_CONTIGUOUS, EW_A_INT32, EW_SCALARS_NONFINITE})
+    void everyRuleIsEnforcedBeforeAnyWork(@ForAll @IntRange(min = 0, max = 2) int dti, @ForAll @IntRange(min = 1, max = 3) int rank,
+                                          @ForAll @IntRange(min = 1, max = 7) int d0, @ForAll @IntRange(min = 1, max = 7) int d1,
+                                          @ForAll @IntRange(min = 1, max = 7) int d2, @ForAll long seed) {
+        DType dt = FLOATS[dti];
+        long[] shape = TensorValidationProperties.shape(rank, d0, d1, d2);
+        try (Fixture f = new Fixture(Device.CPU, seed)) {
+            Tensor a = f.random(dt, shape);
+            Tensor b = f.random(dt, shape);
+            Tensor out = f.poisoned(dt, shape);
+            RuleCheck.run(f, cases(f, dt, shape, a, b, out), () -> Elementwise.scaleAdd(a, b, 0.5f, 2f, out, null), out);
+        }
     }
 }

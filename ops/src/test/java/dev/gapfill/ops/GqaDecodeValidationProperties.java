@@ -3,6 +3,9 @@ package dev.gapfill.ops;
 import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
+import dev.gapfill.core.DeviceInfo;
+import dev.gapfill.core.Gpu;
+import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.core.testing.Poison;
 import dev.gapfill.ops.GqaDecode.KvCache;
@@ -17,6 +20,7 @@ import org.junit.jupiter.api.Test;
 
 import java.util.Random;
 
+import static dev.gapfill.ops.ValidationRule.*;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -183,5 +187,335 @@ class GqaDecodeValidationProperties {
         assertEquals(Backend.CUSTOM, GqaDecode.decide(p, dev.gapfill.core.DeviceInfo.h100ForTests(), Options.defaults()).backend());
         assertEquals(Backend.VENDOR, GqaDecode.decide(p, dev.gapfill.core.DeviceInfo.h100ForTests(),
                 Options.defaults().withBackend(Backend.VENDOR)).backend());
+    }
+
+    // ------------------------------------------------------------------ every validation rule, on random problems
+
+    /** A valid decode step on a fixture: tensors, the problem they define (Problem.of), and a plan for it. */
+    record Step(Problem problem, Tensor q, KvCache cache, Tensor lens, Tensor out, Tensor lse, GqaDecodePlan plan, long pages) {
+        static Step on(Fixture f, DType dt, KvLayout layout, int b, int hkv, int g, int d, int len, int pageShift, boolean withLse) {
+            java.util.Random rnd = f.rnd;
+            int hq = hkv * g;
+            Tensor q = f.random(dt, b, hq, d);
+            Tensor k;
+            Tensor v;
+            Tensor table = null;
+            long pages = 0;
+            int cap = len;
+            if (layout == KvLayout.PAGED) {
+                int ps = 1 << pageShift;
+                int maxPages = (len + ps - 1) / ps + rnd.nextInt(2);
+                pages = (long) b * maxPages + rnd.nextInt(3);
+                java.util.List<Integer> perm = new java.util.ArrayList<>();
+                for (int i = 0; i < pages; i++) {
+                    perm.add(i);
+                }
+                java.util.Collections.shuffle(perm, rnd);
+                int[] t = new int[b * maxPages];
+                for (int i = 0; i < t.length; i++) {
+                    t[i] = perm.get(i);
+                }
+                k = f.random(dt, pages, ps, hkv, d);
+                v = f.random(dt, pages, ps, hkv, d);
+                table = f.ints(t, b, maxPages);
+                cap = ps * maxPages;
+            } else {
+                long[] shape = layout == KvLayout.BHLD ? new long[] {b, hkv, len, d} : new long[] {b, len, hkv, d};
+                k = f.random(dt, shape);
+                v = f.random(dt, shape);
+            }
+            int[] l = new int[b];
+            for (int i = 0; i < b; i++) {
+                l[i] = rnd.nextInt(cap + 1);
+            }
+            KvCache cache = new KvCache(layout, k, v, table);
+            Problem p = Problem.of(q, cache);
+            GqaDecodePlan plan = f.track(GqaDecode.plan(p, f.device, Options.defaults(), null));
+            return new Step(p, q, cache, f.ints(l, b), f.poisoned(dt, b, hq, d), withLse ? f.poisoned(DType.F32, b, hq) : null, plan, pages);
+        }
+
+        long[] kShape() { return cache.k().shape(); }
+
+        void run() { plan.run(q, cache, lens, out, lse, null); }
+    }
+
+    /**
+     * Adds a run case through plan.run (both overloads: without lse only when lse is not under test) and, where the
+     * problem derived from the tensors is still the plan's ({@code viaDecode}), through decode (both overloads: the
+     * allocating one only when neither out nor lse is under test).
+     */
+    private static void add(RuleCheck.Cases c, Step s, ValidationRule r, Tensor q, KvCache cache, Tensor lens, Tensor out, Tensor lse,
+                            boolean viaDecode, String target) {
+        GqaDecodePlan plan = s.plan();
+        c.add(r, "plan.run(q, cache, lens, out, lse, stream)", () -> plan.run(q, cache, lens, out, lse, null));
+        if (!target.equals("lse")) {
+            c.add(r, "plan.run(q, cache, lens, out, stream)", () -> plan.run(q, cache, lens, out, null));
+        }
+        if (viaDecode) {
+            c.add(r, "decode(q, cache, lens, out, lse, options, stream)", () -> GqaDecode.decode(q, cache, lens, out, lse, Options.defaults(), null));
+            if (!target.equals("out") && !target.equals("lse")) {
+                c.add(r, "decode(q, cache, lens, options)", () -> RuleCheck.discard(GqaDecode.decode(q, cache, lens, Options.defaults())));
+            }
+        }
+    }
+
+    private static void addOf(RuleCheck.Cases c, Step s, ValidationRule r, Tensor q, KvCache cache, boolean allocating) {
+        c.add(r, "Problem.of(q, cache)", () -> Problem.of(q, cache));
+        c.add(r, "decode(q, cache, lens, out, lse, options, stream)", () -> GqaDecode.decode(q, cache, s.lens(), s.out(), s.lse(), Options.defaults(), null));
+        if (allocating) {
+            c.add(r, "decode(q, cache, lens, options)", () -> RuleCheck.discard(GqaDecode.decode(q, cache, s.lens(), Options.defaults())));
+        }
+    }
+
+    private static KvCache withK(KvCache c, Tensor k) { return new KvCache(c.layout(), k, c.v(), c.blockTable()); }
+
+    private static KvCache withV(KvCache c, Tensor v) { return new KvCache(c.layout(), c.k(), v, c.blockTable()); }
+
+    private static KvCache withTable(KvCache c, Tensor t) { return new KvCache(c.layout(), c.k(), c.v(), t); }
+
+    /** Every GqaDecode and GqaDecodePlan.run rule on {@code s}; GPU-only rules on a GPU fixture. */
+    static RuleCheck.Cases cases(Fixture f, Step s, Step paged, Step contiguous) {
+        RuleCheck.Cases c = new RuleCheck.Cases();
+        java.util.Random rnd = f.rnd;
+        Problem p = s.problem();
+        DType dt = p.dtype();
+        Tensor q = s.q();
+        KvCache cache = s.cache();
+        Tensor lens = s.lens();
+        Tensor out = s.out();
+        Tensor lse = s.lse();
+        int b = p.batch();
+        int hq = p.qHeads();
+        int d = p.headDim();
+        DeviceInfo info = f.gpu() ? Gpu.device(f.device).info() : DeviceInfo.h100ForTests();
+        // ---- Problem and Options
+        int neg = -rnd.nextInt(3);
+        c.add(GQ_PROBLEM_BATCH, "new Problem", () -> new Problem(neg, 1, 1, 64, 8, KvLayout.BHLD, 0, 0, dt));
+        c.add(GQ_PROBLEM_BATCH, "Problem.contiguous", () -> Problem.contiguous(neg, 1, 1, 64, 8, KvLayout.BLHD, dt));
+        c.add(GQ_PROBLEM_BATCH, "Problem.paged", () -> Problem.paged(neg, 1, 1, 64, 4, 2, dt));
+        int kv2 = 2 + rnd.nextInt(3);
+        c.add(GQ_PROBLEM_QHEADS, "new Problem", () -> new Problem(1, neg, 1, 64, 8, KvLayout.BHLD, 0, 0, dt));
+        c.add(GQ_PROBLEM_QHEADS, "Problem.contiguous", () -> Problem.contiguous(1, kv2 * (1 + rnd.nextInt(3)) + 1, kv2, 64, 8, KvLayout.BHLD, dt));
+        c.add(GQ_PROBLEM_QHEADS, "Problem.paged", () -> Problem.paged(1, kv2 + 1, kv2, 64, 4, 2, dt));
+        c.add(GQ_PROBLEM_KVHEADS, "new Problem", () -> new Problem(1, 4, neg, 64, 8, KvLayout.BHLD, 0, 0, dt));
+        c.add(GQ_PROBLEM_KVHEADS, "Problem.paged", () -> Problem.paged(1, 4, neg, 64, 4, 2, dt));
+        int[] badD = {neg, 8 * (1 + rnd.nextInt(32)) + 1 + rnd.nextInt(7), 264 + 8 * rnd.nextInt(10)};
+        int bd = badD[rnd.nextInt(3)];
+        c.add(GQ_PROBLEM_HEADDIM, "new Problem", () -> new Problem(1, 1, 1, bd, 8, KvLayout.BHLD, 0, 0, dt));
+        c.add(GQ_PROBLEM_HEADDIM, "Problem.contiguous", () -> Problem.contiguous(1, 1, 1, bd, 8, KvLayout.BLHD, dt));
+        c.add(GQ_PROBLEM_HEADDIM, "Problem.paged", () -> Problem.paged(1, 1, 1, bd, 4, 2, dt));
+        c.add(GQ_PROBLEM_MAXLEN, "new Problem", () -> new Problem(1, 1, 1, 64, neg, KvLayout.BHLD, 0, 0, dt));
+        c.add(GQ_PROBLEM_MAXLEN, "Problem.contiguous", () -> Problem.contiguous(1, 1, 1, 64, neg, KvLayout.BHLD, dt));
+        c.add(GQ_PROBLEM_LAYOUT, "new Problem", () -> new Problem(1, 1, 1, 64, 8, null, 0, 0, dt));
+        c.add(GQ_PROBLEM_LAYOUT, "Problem.contiguous", () -> Problem.contiguous(1, 1, 1, 64, 8, null, dt));
+        DType badDt = new DType[] {DType.F32, DType.I8, DType.I32, null}[rnd.nextInt(4)];
+        c.add(GQ_PROBLEM_DTYPE, "new Problem", () -> new Problem(1, 1, 1, 64, 8, KvLayout.BHLD, 0, 0, badDt));
+        c.add(GQ_PROBLEM_DTYPE, "Problem.contiguous", () -> Problem.contiguous(1, 1, 1, 64, 8, KvLayout.BHLD, badDt));
+        c.add(GQ_PROBLEM_DTYPE, "Problem.paged", () -> Problem.paged(1, 1, 1, 64, 4, 2, badDt));
+        int notPow2 = new int[] {3, 5, 6, 12, 24}[rnd.nextInt(5)];
+        c.add(GQ_PROBLEM_PAGESIZE, "new Problem", () -> new Problem(1, 1, 1, 64, 8, KvLayout.PAGED, rnd.nextBoolean() ? notPow2 : neg, 8, dt));
+        c.add(GQ_PROBLEM_PAGESIZE, "Problem.paged", () -> Problem.paged(1, 1, 1, 64, notPow2, 2, dt));
+        c.add(GQ_PROBLEM_MAXPAGES, "new Problem", () -> new Problem(1, 1, 1, 64, 8, KvLayout.PAGED, 4, neg, dt));
+        c.add(GQ_PROBLEM_MAXPAGES, "new Problem", () -> new Problem(1, 1, 1, 64, 9 + rnd.nextInt(8), KvLayout.PAGED, 4, 2, dt));
+        c.add(GQ_PROBLEM_MAXPAGES, "Problem.paged", () -> Problem.paged(1, 1, 1, 64, 1 << 16, (1 << 15) + rnd.nextInt(1 << 15), dt));
+        c.add(GQ_PROBLEM_CONTIGUOUS_PAGING, "new Problem", () -> new Problem(1, 1, 1, 64, 8, KvLayout.BLHD, 4, 0, dt));
+        c.add(GQ_PROBLEM_CONTIGUOUS_PAGING, "new Problem", () -> new Problem(1, 1, 1, 64, 8, KvLayout.BHLD, 0, 1 + rnd.nextInt(4), dt));
+        c.add(GQ_OPTIONS_BACKEND, "new Options", () -> new Options(rnd.nextBoolean() ? null : Backend.REFERENCE, Double.NaN));
+        c.add(GQ_OPTIONS_BACKEND, "Options.withBackend", () -> Options.defaults().withBackend(rnd.nextBoolean() ? null : Backend.REFERENCE));
+        double badScale = new double[] {Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY, 0.0, -0.0}[rnd.nextInt(4)];
+        c.add(GQ_OPTIONS_SCALE, "new Options", () -> new Options(Backend.AUTO, badScale));
+        c.add(GQ_OPTIONS_SCALE, "Options.withScale", () -> Options.defaults().withScale(badScale));
+        Device dev = f.device;
+        c.add(GQ_PLAN_PROBLEM_NULL, "plan(problem, device)", () -> RuleCheck.discard(GqaDecode.plan(null, dev)));
+        c.add(GQ_PLAN_PROBLEM_NULL, "plan(problem, device, options, stream)", () -> RuleCheck.discard(GqaDecode.plan(null, dev, Options.defaults(), null)));
+        c.add(GQ_PLAN_PROBLEM_NULL, "decide(problem, device, options)", () -> GqaDecode.decide(null, dev, Options.defaults()));
+        c.add(GQ_PLAN_PROBLEM_NULL, "decide(problem, info, options)", () -> GqaDecode.decide(null, info, Options.defaults()));
+        c.add(GQ_PLAN_DEVICE_NULL, "plan(problem, device)", () -> RuleCheck.discard(GqaDecode.plan(p, null)));
+        c.add(GQ_PLAN_DEVICE_NULL, "plan(problem, device, options, stream)", () -> RuleCheck.discard(GqaDecode.plan(p, null, Options.defaults(), null)));
+        c.add(GQ_PLAN_DEVICE_NULL, "decide(problem, device, options)", () -> GqaDecode.decide(p, (Device) null, Options.defaults()));
+        c.add(GQ_PLAN_OPTIONS_NULL, "plan(problem, device, options, stream)", () -> RuleCheck.discard(GqaDecode.plan(p, dev, null, null)));
+        c.add(GQ_PLAN_OPTIONS_NULL, "decide(problem, device, options)", () -> GqaDecode.decide(p, dev, null));
+        c.add(GQ_PLAN_OPTIONS_NULL, "decide(problem, info, options)", () -> GqaDecode.decide(p, info, null));
+        c.add(GQ_PLAN_OPTIONS_NULL, "decode(q, cache, lens, out, lse, options, stream)", () -> GqaDecode.decode(q, cache, lens, out, lse, null, null));
+        c.add(GQ_PLAN_OPTIONS_NULL, "decode(q, cache, lens, options)", () -> RuleCheck.discard(GqaDecode.decode(q, cache, lens, null)));
+        c.add(GQ_DECIDE_INFO_NULL, "decide(problem, info, options)", () -> GqaDecode.decide(p, (DeviceInfo) null, Options.defaults()));
+        // ---- Problem.of (and decode, which derives the problem from the tensors)
+        addOf(c, s, GQ_OF_Q_NULL, null, cache, true);
+        addOf(c, s, GQ_OF_Q_CLOSED, f.closed(dt, q.shape()), cache, true);
+        addOf(c, s, GQ_OF_Q_RANK, f.random(dt, rnd.nextBoolean() ? new long[] {b * hq, d} : new long[] {1, b, hq, d}), cache, true);
+        addOf(c, s, GQ_OF_Q_DTYPE, f.random(rnd.nextBoolean() ? DType.F32 : DType.I32, q.shape()), cache, true);
+        Fixture big = f.fakes();
+        addOf(c, s, GQ_OF_Q_INT32, big.fake(DType.F16, 1L << 11, 1L << 10, 1L << 10), cache, false);
+        addOf(c, s, GQ_OF_CACHE_NULL, q, null, true);
+        addOf(c, s, GQ_OF_CACHE_LAYOUT, q, new KvCache(null, cache.k(), cache.v(), cache.blockTable()), true);
+        addOf(c, s, GQ_OF_K_NULL, q, withK(cache, null), true);
+        addOf(c, s, GQ_OF_K_CLOSED, q, withK(cache, f.closed(dt, s.kShape())), true);
+        addOf(c, s, GQ_OF_K_RANK, q, withK(cache, f.random(dt, s.kShape()[0] * s.kShape()[1], s.kShape()[2], s.kShape()[3])), true);
+        addOf(c, s, GQ_OF_K_INT32, q, withK(cache, big.fake(DType.F16, 1, 1, 1L << 25, 64)), false);
+        KvCache pc = paged.cache();
+        addOf(c, paged, GQ_OF_TABLE_NULL, paged.q(), withTable(pc, null), true);
+        addOf(c, paged, GQ_OF_TABLE_CLOSED, paged.q(), withTable(pc, f.closed(DType.I32, pc.blockTable().shape())), true);
+        addOf(c, paged, GQ_OF_TABLE_RANK, paged.q(), withTable(pc, f.ints(new int[(int) pc.blockTable().numel()], pc.blockTable().numel())), true);
+        addOf(c, paged, GQ_OF_TABLE_INT32, paged.q(), withTable(pc, big.fake(DType.I32, 1L << 16, 1L << 15)), false);
+        // ---- the backends' coverage (pure decide; on a GPU also plan)
+        Problem d96 = Problem.contiguous(1, 8, 2, 96, 256, KvLayout.BHLD, dt);
+        Problem huge = Problem.contiguous(2, 1, 1, 64, 1 << 30, KvLayout.BHLD, dt);
+        Problem none = Problem.contiguous(2, 1, 1, 96, 1 << 30, KvLayout.BHLD, dt);
+        c.add(GQ_CUSTOM_UNSUPPORTED, "decide(problem, info, options)", () -> GqaDecode.decide(d96, info, Options.defaults().withBackend(Backend.CUSTOM)));
+        c.add(GQ_VENDOR_UNSUPPORTED, "decide(problem, info, options)", () -> GqaDecode.decide(huge, info, Options.defaults().withBackend(Backend.VENDOR)));
+        c.add(GQ_NO_BACKEND, "decide(problem, info, options)", () -> GqaDecode.decide(none, info, Options.defaults()));
+        if (f.gpu()) {
+            c.add(GQ_CUSTOM_UNSUPPORTED, "plan(problem, device, options, stream)",
+                    () -> RuleCheck.discard(GqaDecode.plan(d96, dev, Options.defaults().withBackend(Backend.CUSTOM), null)));
+            c.add(GQ_VENDOR_UNSUPPORTED, "plan(problem, device, options, stream)",
+                    () -> RuleCheck.discard(GqaDecode.plan(huge, dev, Options.defaults().withBackend(Backend.VENDOR), null)));
+            c.add(GQ_NO_BACKEND, "plan(problem, device)", () -> RuleCheck.discard(GqaDecode.plan(none, dev)));
+        }
+        // ---- plan.run
+        GqaDecodePlan closedPlan = GqaDecode.plan(p, dev);
+        closedPlan.close();
+        c.add(GQR_PLAN_CLOSED, "plan.run(q, cache, lens, out, lse, stream)", () -> closedPlan.run(q, cache, lens, out, lse, null));
+        c.add(GQR_PLAN_CLOSED, "plan.run(q, cache, lens, out, stream)", () -> closedPlan.run(q, cache, lens, out, null));
+        add(c, s, GQR_Q_NULL, null, cache, lens, out, lse, true, "q");
+        add(c, s, GQR_Q_CLOSED, f.closed(dt, q.shape()), cache, lens, out, lse, true, "q");
+        add(c, s, GQR_Q_DTYPE, f.random(rnd.nextBoolean() ? DType.F32 : DType.I32, q.shape()), cache, lens, out, lse, true, "q");
+        long[][] qBad = {{b + 1, hq, d}, {b, hq + 1, d}, {b, hq, d + 8}};
+        add(c, s, GQR_Q_SHAPE, f.random(dt, qBad[rnd.nextInt(3)]), cache, lens, out, lse, false, "q");
+        add(c, s, GQR_Q_DEVICE, f.elsewhere(dt, q.shape()), cache, lens, out, lse, false, "q");
+        add(c, s, GQR_Q_CONTIGUOUS, f.strided(dt, q.shape()), cache, lens, out, lse, true, "q");
+        add(c, s, GQR_CACHE_NULL, q, null, lens, out, lse, true, "cache");
+        KvLayout otherLayout = KvLayout.values()[(cache.layout().ordinal() + 1 + rnd.nextInt(2)) % 3];
+        add(c, s, GQR_CACHE_LAYOUT, q, new KvCache(otherLayout, cache.k(), cache.v(), cache.blockTable()), lens, out, lse, false, "cache");
+        add(c, s, GQR_K_NULL, q, withK(cache, null), lens, out, lse, true, "cache");
+        add(c, s, GQR_K_CLOSED, q, withK(cache, f.closed(dt, s.kShape())), lens, out, lse, true, "cache");
+        DType otherDt = dt == DType.F16 ? DType.BF16 : DType.F16;
+        add(c, s, GQR_K_DTYPE, q, withK(cache, f.random(otherDt, s.kShape())), lens, out, lse, true, "cache");
+        long[] kBad = s.kShape().clone();
+        int kDim = cache.layout() == KvLayout.PAGED ? 1 + rnd.nextInt(3) : new int[] {0, cache.layout() == KvLayout.BHLD ? 1 : 2, 3}[rnd.nextInt(3)];
+        kBad[kDim] = kDim == 3 ? kBad[3] + 8 : kBad[kDim] * 2;
+        add(c, s, GQR_K_SHAPE, q, withK(cache, f.random(dt, kBad)), lens, out, lse, false, "cache");
+        long[] kShort = contiguous.kShape().clone();
+        kShort[contiguous.cache().layout() == KvLayout.BHLD ? 2 : 1] -= 1;
+        KvCache shortCache = new KvCache(contiguous.cache().layout(), f.random(dt, kShort), f.random(dt, kShort), null);
+        add(c, contiguous, GQR_K_CAPACITY, contiguous.q(), shortCache, contiguous.lens(), contiguous.out(), contiguous.lse(), false, "cache");
+        add(c, s, GQR_K_DEVICE, q, withK(cache, f.elsewhere(dt, s.kShape())), lens, out, lse, true, "cache");
+        add(c, s, GQR_K_CONTIGUOUS, q, withK(cache, f.strided(dt, s.kShape())), lens, out, lse, true, "cache");
+        add(c, s, GQR_V_NULL, q, withV(cache, null), lens, out, lse, true, "cache");
+        add(c, s, GQR_V_CLOSED, q, withV(cache, f.closed(dt, s.kShape())), lens, out, lse, true, "cache");
+        add(c, s, GQR_V_DTYPE, q, withV(cache, f.random(otherDt, s.kShape())), lens, out, lse, true, "cache");
+        long[] vBad = s.kShape().clone();
+        vBad[rnd.nextInt(4)] += 1;
+        add(c, s, GQR_V_SHAPE, q, withV(cache, f.random(dt, vBad)), lens, out, lse, true, "cache");
+        add(c, s, GQR_V_DEVICE, q, withV(cache, f.elsewhere(dt, s.kShape())), lens, out, lse, true, "cache");
+        add(c, s, GQR_V_CONTIGUOUS, q, withV(cache, f.strided(dt, s.kShape())), lens, out, lse, true, "cache");
+        long[] ts = pc.blockTable().shape();
+        add(c, paged, GQR_TABLE_NULL, paged.q(), withTable(pc, null), paged.lens(), paged.out(), paged.lse(), true, "cache");
+        add(c, paged, GQR_TABLE_CLOSED, paged.q(), withTable(pc, f.closed(DType.I32, ts)), paged.lens(), paged.out(), paged.lse(), true, "cache");
+        add(c, paged, GQR_TABLE_DTYPE, paged.q(), withTable(pc, f.random(DType.F32, ts)), paged.lens(), paged.out(), paged.lse(), true, "cache");
+        long[] tBad = rnd.nextBoolean() ? new long[] {ts[0] + 1, ts[1]} : new long[] {ts[0], ts[1] + 1};
+        add(c, paged, GQR_TABLE_SHAPE, paged.q(), withTable(pc, f.ints(new int[(int) (tBad[0] * tBad[1])], tBad)), paged.lens(), paged.out(),
+                paged.lse(), false, "cache");
+        add(c, paged, GQR_TABLE_DEVICE, paged.q(), withTable(pc, f.elsewhere(DType.I32, ts)), paged.lens(), paged.out(), paged.lse(), true, "cache");
+        add(c, paged, GQR_TABLE_CONTIGUOUS, paged.q(), withTable(pc, f.strided(DType.I32, ts)), paged.lens(), paged.out(), paged.lse(), true, "cache");
+        KvCache cc = contiguous.cache();
+        add(c, contiguous, GQR_TABLE_FOR_CONTIGUOUS, contiguous.q(), withTable(cc, f.ints(new int[] {0}, 1, 1)), contiguous.lens(), contiguous.out(),
+                contiguous.lse(), true, "cache");
+        // page numbers: checked wherever the table is host-readable (the CPU path)
+        Fixture cpu = f.gpu() ? f.track(new Fixture(Device.CPU, rnd.nextLong())) : f;
+        Step hostPaged = f.gpu() ? Step.on(cpu, dt, KvLayout.PAGED, 1, 1, 1, 64, 4, 1, false) : paged;
+        int[] fullLens = new int[hostPaged.problem().batch()];
+        java.util.Arrays.fill(fullLens, hostPaged.problem().maxLen());
+        Tensor hostLens = cpu.ints(fullLens, fullLens.length);
+        int[] badTable = hostPaged.cache().blockTable().toIntArray();
+        badTable[rnd.nextInt(badTable.length)] = rnd.nextBoolean() ? -1 - rnd.nextInt(4) : (int) hostPaged.pages() + rnd.nextInt(4);
+        KvCache badPages = withTable(hostPaged.cache(), cpu.ints(badTable, hostPaged.cache().blockTable().shape()));
+        add(c, hostPaged, GQR_TABLE_PAGES, hostPaged.q(), badPages, hostLens, hostPaged.out(), hostPaged.lse(), true, "cache");
+        add(c, s, GQR_LENS_NULL, q, cache, null, out, lse, true, "lens");
+        add(c, s, GQR_LENS_CLOSED, q, cache, f.closed(DType.I32, b), out, lse, true, "lens");
+        add(c, s, GQR_LENS_DTYPE, q, cache, f.random(rnd.nextBoolean() ? DType.F32 : DType.I8, b), out, lse, true, "lens");
+        add(c, s, GQR_LENS_SHAPE, q, cache, f.ints(new int[b + 1], rnd.nextBoolean() ? new long[] {b + 1} : new long[] {1, b + 1}), out, lse, true, "lens");
+        add(c, s, GQR_LENS_DEVICE, q, cache, f.elsewhere(DType.I32, b), out, lse, true, "lens");
+        add(c, s, GQR_LENS_CONTIGUOUS, q, cache, f.strided(DType.I32, b), out, lse, true, "lens");
+        add(c, s, GQR_OUT_NULL, q, cache, lens, null, lse, false, "out");
+        add(c, s, GQR_OUT_CLOSED, q, cache, lens, f.closed(dt, q.shape()), lse, true, "out");
+        add(c, s, GQR_OUT_DTYPE, q, cache, lens, f.poisoned(rnd.nextBoolean() ? otherDt : DType.F32, q.shape()), lse, true, "out");
+        add(c, s, GQR_OUT_SHAPE, q, cache, lens, f.poisoned(dt, qBad[rnd.nextInt(3)]), lse, true, "out");
+        add(c, s, GQR_OUT_DEVICE, q, cache, lens, f.elsewhere(dt, q.shape()), lse, true, "out");
+        add(c, s, GQR_OUT_CONTIGUOUS, q, cache, lens, f.strided(dt, q.shape()), lse, true, "out");
+        add(c, s, GQR_LSE_CLOSED, q, cache, lens, out, f.closed(DType.F32, b, hq), true, "lse");
+        add(c, s, GQR_LSE_DTYPE, q, cache, lens, out, f.poisoned(rnd.nextBoolean() ? dt : DType.I32, b, hq), true, "lse");
+        add(c, s, GQR_LSE_SHAPE, q, cache, lens, out, f.poisoned(DType.F32, rnd.nextBoolean() ? new long[] {b, hq + 1} : new long[] {b * hq}), true, "lse");
+        add(c, s, GQR_LSE_DEVICE, q, cache, lens, out, f.elsewhere(DType.F32, b, hq), true, "lse");
+        add(c, s, GQR_LSE_CONTIGUOUS, q, cache, lens, out, f.strided(DType.F32, b, hq), true, "lse");
+        if (f.gpu()) {
+            Step gp = paged;
+            int[] full = new int[gp.problem().batch()];
+            java.util.Arrays.fill(full, gp.problem().maxLen());
+            int[] bt = gp.cache().blockTable().toIntArray();
+            bt[rnd.nextInt(bt.length)] = rnd.nextBoolean() ? -1 - rnd.nextInt(4) : (int) gp.pages() + rnd.nextInt(4);
+            KvCache devBad = withTable(gp.cache(), f.ints(bt, gp.cache().blockTable().shape()));
+            Tensor devFull = f.ints(full, full.length);
+            c.add(GQR_TABLE_PAGES_DEBUG, "plan.run(q, cache, lens, out, lse, stream) with -D" + GqaDecodePlan.DEBUG_CHECK_BLOCK_TABLE,
+                    () -> RuleCheck.withProperty(GqaDecodePlan.DEBUG_CHECK_BLOCK_TABLE, () -> gp.plan().run(gp.q(), devBad, devFull, gp.out(), gp.lse(), null)));
+            int[] wild = new int[b];
+            for (int i = 0; i < b; i++) {
+                wild[i] = rnd.nextBoolean() ? -1 - rnd.nextInt(1000) : p.maxLen() + 1 + rnd.nextInt(1000);
+            }
+            Tensor wildLens = f.ints(wild, b);
+            Tensor scratch = f.poisoned(dt, q.shape());
+            Tensor scratchLse = f.poisoned(DType.F32, b, hq);
+            c.add(GQR_LENS_CLAMPED, "plan.run(q, cache, lens, out, lse, stream)", () -> s.plan().run(q, cache, wildLens, scratch, scratchLse, null));
+            add(c, s, GQR_Q_ALIGN, f.misaligned(dt, 16, q.shape()), cache, lens, out, lse, true, "q");
+            add(c, s, GQR_K_ALIGN, q, withK(cache, f.misaligned(dt, 16, s.kShape())), lens, out, lse, true, "cache");
+            add(c, s, GQR_V_ALIGN, q, withV(cache, f.misaligned(dt, 16, s.kShape())), lens, out, lse, true, "cache");
+            add(c, s, GQR_OUT_ALIGN, q, cache, lens, f.misaligned(dt, 16, q.shape()), lse, true, "out");
+            RuleCheck.streamCases(c, f, GQR_STREAM_CLOSED, GQR_STREAM_DEVICE, java.util.Map.of(
+                    "plan.run(q, cache, lens, out, lse, stream)", st -> () -> s.plan().run(q, cache, lens, out, lse, st),
+                    "plan(problem, device, options, stream)", st -> () -> RuleCheck.discard(GqaDecode.plan(p, dev, Options.defaults(), st)),
+                    "decode(q, cache, lens, out, lse, options, stream)", st -> () -> GqaDecode.decode(q, cache, lens, out, lse, Options.defaults(), st)));
+        }
+        return c;
+    }
+
+    /** The base step and the two auxiliary ones (a PAGED and a contiguous step) the layout-specific rules need. */
+    static Step[] steps(Fixture f, boolean bf16, int li, int b, int hkv, int g, boolean d128, int len, int pageShift, boolean withLse) {
+        DType dt = bf16 ? DType.BF16 : DType.F16;
+        KvLayout layout = KvLayout.values()[li];
+        Step s = Step.on(f, dt, layout, b, hkv, g, d128 ? 128 : 64, len, pageShift, withLse);
+        Step paged = layout == KvLayout.PAGED ? s : Step.on(f, dt, KvLayout.PAGED, 1, 1, 1 + f.rnd.nextInt(2), 64, 1 + f.rnd.nextInt(8), 1, f.rnd.nextBoolean());
+        Step cont = layout != KvLayout.PAGED && len > 1 ? s
+                : Step.on(f, dt, f.rnd.nextBoolean() ? KvLayout.BHLD : KvLayout.BLHD, 1, 1, 1 + f.rnd.nextInt(2), 64, 2 + f.rnd.nextInt(6), 0, f.rnd.nextBoolean());
+        return new Step[] {s, paged, cont};
+    }
+
+    @Property(tries = 20)
+    @Covers({GQ_PROBLEM_BATCH, GQ_PROBLEM_QHEADS, GQ_PROBLEM_KVHEADS, GQ_PROBLEM_HEADDIM, GQ_PROBLEM_MAXLEN, GQ_PROBLEM_LAYOUT, GQ_PROBLEM_DTYPE,
+            GQ_PROBLEM_PAGESIZE, GQ_PROBLEM_MAXPAGES, GQ_PROBLEM_CONTIGUOUS_PAGING, GQ_OPTIONS_BACKEND, GQ_OPTIONS_SCALE, GQ_PLAN_PROBLEM_NULL,
+            GQ_PLAN_DEVICE_NULL, GQ_PLAN_OPTIONS_NULL, GQ_DECIDE_INFO_NULL, GQ_OF_Q_NULL, GQ_OF_Q_CLOSED, GQ_OF_Q_RANK, GQ_OF_Q_DTYPE,
+            GQ_OF_Q_INT32, GQ_OF_CACHE_NULL, GQ_OF_CACHE_LAYOUT, GQ_OF_K_NULL, GQ_OF_K_CLOSED, GQ_OF_K_RANK, GQ_OF_K_INT32, GQ_OF_TABLE_NULL,
+            GQ_OF_TABLE_CLOSED, GQ_OF_TABLE_RANK, GQ_OF_TABLE_INT32, GQ_CUSTOM_UNSUPPORTED, GQ_VENDOR_UNSUPPORTED, GQ_NO_BACKEND,
+            GQR_PLAN_CLOSED, GQR_Q_NULL, GQR_Q_CLOSED, GQR_Q_DTYPE, GQR_Q_SHAPE, GQR_Q_DEVICE, GQR_Q_CONTIGUOUS, GQR_CACHE_NULL,
+            GQR_CACHE_LAYOUT, GQR_K_NULL, GQR_K_CLOSED, GQR_K_DTYPE, GQR_K_SHAPE, GQR_K_CAPACITY, GQR_K_DEVICE, GQR_K_CONTIGUOUS, GQR_V_NULL,
+            GQR_V_CLOSED, GQR_V_DTYPE, GQR_V_SHAPE, GQR_V_DEVICE, GQR_V_CONTIGUOUS, GQR_TABLE_NULL, GQR_TABLE_CLOSED, GQR_TABLE_DTYPE,
+            GQR_TABLE_SHAPE, GQR_TABLE_DEVICE, GQR_TABLE_CONTIGUOUS, GQR_TABLE_FOR_CONTIGUOUS, GQR_TABLE_PAGES, GQR_LENS_NULL, GQR_LENS_CLOSED,
+            GQR_LENS_DTYPE, GQR_LENS_SHAPE, GQR_LENS_DEVICE, GQR_LENS_CONTIGUOUS, GQR_OUT_NULL, GQR_OUT_CLOSED, GQR_OUT_DTYPE, GQR_OUT_SHAPE,
+            GQR_OUT_DEVICE, GQR_OUT_CONTIGUOUS, GQR_LSE_CLOSED, GQR_LSE_DTYPE, GQR_LSE_SHAPE, GQR_LSE_DEVICE, GQR_LSE_CONTIGUOUS})
+    void everyRuleIsEnforcedBeforeAnyWork(@ForAll boolean bf16, @ForAll @IntRange(min = 0, max = 2) int li,
+                                          @ForAll @IntRange(min = 1, max = 3) int b, @ForAll @IntRange(min = 1, max = 2) int hkv,
+                                          @ForAll @IntRange(min = 1, max = 4) int g, @ForAll boolean d128,
+                                          @ForAll @IntRange(min = 1, max = 12) int len, @ForAll @IntRange(min = 0, max = 3) int pageShift,
+                                          @ForAll boolean withLse, @ForAll long seed) {
+        try (Fixture f = new Fixture(Device.CPU, seed)) {
+            Step[] st = steps(f, bf16, li, b, hkv, g, d128, len, pageShift, withLse);
+            Step s = st[0];
+            java.util.List<Tensor> outs = new java.util.ArrayList<>();
+            for (Step x : st) {
+                outs.add(x.out());
+                if (x.lse() != null) {
+                    outs.add(x.lse());
+                }
+            }
+            RuleCheck.run(f, cases(f, s, st[1], st[2]), s::run, outs.stream().distinct().toArray(Tensor[]::new));
+        }
     }
 }

@@ -3,6 +3,8 @@ package dev.gapfill.ops;
 import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
+import dev.gapfill.core.Gpu;
+import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.ops.GroupedGemm.Options;
 import dev.gapfill.ops.GroupedGemm.WeightLayout;
@@ -14,6 +16,7 @@ import org.junit.jupiter.api.Test;
 
 import java.util.Random;
 
+import static dev.gapfill.ops.ValidationRule.*;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -242,5 +245,245 @@ class GroupedGemmValidationProperties {
             assertEquals("w", assertThrows(ArgumentException.class, () -> GroupedGemm.run(x, w, o, Options.defaults())).argument());
         }
         assertEquals("backend", assertThrows(ArgumentException.class, () -> Options.builder().backend(Backend.REFERENCE).build()).argument());
+    }
+
+    // ------------------------------------------------------------------ every validation rule, on random problems
+
+    /** A valid problem: x, w, offsets (monotonic 0..T), optional gather and rowScale, SwiGLU or not, a poisoned out. */
+    record Problem(DType dt, int groups, int tTotal, int xRows, int k, int n, int nOut, int[] off, Tensor x, Tensor w, Tensor offsets,
+                   Tensor gather, Tensor rowScale, Tensor out, Options o) {
+        static Problem on(Fixture f, DType dt, int groups, int rows, int xRowsIfGather, int k, int n, WeightLayout layout, boolean gather,
+                          boolean scale, boolean swiglu, Backend backend) {
+            int[] off = GroupedGemmValidationProperties.offsets(f.rnd, groups, rows);
+            int xRows = gather ? xRowsIfGather : rows;
+            Tensor x = f.random(dt, xRows, k);
+            Tensor w = f.random(dt, layout == WeightLayout.KN ? new long[] {groups, k, n} : new long[] {groups, n, k});
+            Tensor offsets = f.ints(off, groups + 1);
+            Tensor g = null;
+            if (gather) {
+                int[] gi = new int[rows];
+                for (int r = 0; r < rows; r++) {
+                    gi[r] = f.rnd.nextInt(xRows);
+                }
+                g = f.ints(gi, rows);
+            }
+            Tensor rs = scale ? f.random(DType.F32, rows) : null;
+            int nOut = swiglu ? n / 2 : n;
+            Options o = Options.builder().layout(layout).gather(g).rowScale(rs).swiglu(swiglu).backend(backend).build();
+            return new Problem(dt, groups, rows, xRows, k, n, nOut, off, x, w, offsets, g, rs, f.poisoned(dt, rows, nOut), o);
+        }
+
+        long[] wShape() { return w.shape(); }
+
+        Options with(Tensor gather, Tensor rowScale) {
+            return Options.builder().layout(o.layout()).gather(gather).rowScale(rowScale).swiglu(o.swiglu()).backend(o.backend())
+                    .vendorPath(o.vendorPath()).build();
+        }
+    }
+
+    /** Adds a case through every overload that can express it (overloads without out only when out is not under test). */
+    private static void add(RuleCheck.Cases c, ValidationRule r, Tensor x, Tensor w, Tensor offsets, Options o, Tensor out, boolean outTargeted) {
+        c.add(r, "run(x, w, offsets, options, out, stream)", () -> GroupedGemm.run(x, w, offsets, o, out, null));
+        if (!outTargeted) {
+            c.add(r, "run(x, w, offsets, options)", () -> RuleCheck.discard(GroupedGemm.run(x, w, offsets, o)));
+            c.add(r, "decide(x, w, offsets, options)", () -> GroupedGemm.decide(x, w, offsets, o));
+            c.add(r, "outputShape(x, w, offsets, options)", () -> GroupedGemm.outputShape(x, w, offsets, o));
+        }
+    }
+
+    private static int[] badOffsets(java.util.Random rnd, int[] off, int tTotal) {
+        int[] b = off.clone();
+        int g = b.length - 1;
+        switch (rnd.nextInt(3)) {
+            case 0: b[0] = 1 + rnd.nextInt(3); break;                           // offsets[0] != 0
+            case 1: b[g] = tTotal + 1 + rnd.nextInt(3); break;                  // offsets[G] != T_total
+            default:                                                            // a step down
+                int i = 1 + rnd.nextInt(g);
+                b[i] = b[i - 1] - 1 - rnd.nextInt(2);
+                if (i == g) {
+                    b[g] = Math.min(b[g], tTotal - 1);
+                }
+                break;
+        }
+        return b;
+    }
+
+    /** Every GroupedGemm rule on {@code p}; GPU-only rules on a GPU fixture. */
+    static RuleCheck.Cases cases(Fixture f, Problem p) {
+        RuleCheck.Cases c = new RuleCheck.Cases();
+        java.util.Random rnd = f.rnd;
+        DType dt = p.dt();
+        Tensor x = p.x();
+        Tensor w = p.w();
+        Tensor off = p.offsets();
+        Tensor out = p.out();
+        Options o = p.o();
+        int g = p.groups();
+        int t = p.tTotal();
+        long[] ws = p.wShape();
+        long[] outShape = {t, p.nOut()};
+        add(c, GG_OPTIONS_NULL, x, w, off, null, out, false);
+        c.add(GG_OPTIONS_LAYOUT_NULL, "Builder.build", () -> Options.builder().layout(null).build());
+        c.add(GG_OPTIONS_LAYOUT_NULL, "new Options", () -> new Options(null, null, false, null, Backend.AUTO, GroupedGemm.VendorPath.LOOP));
+        c.add(GG_OPTIONS_BACKEND, "Builder.build", () -> Options.builder().backend(rnd.nextBoolean() ? null : Backend.REFERENCE).build());
+        c.add(GG_OPTIONS_BACKEND, "Options.withBackend", () -> o.withBackend(rnd.nextBoolean() ? null : Backend.REFERENCE));
+        c.add(GG_OPTIONS_VENDORPATH_NULL, "Builder.build", () -> Options.builder().vendorPath(null).build());
+        add(c, GG_X_NULL, null, w, off, o, out, false);
+        add(c, GG_W_NULL, x, null, off, o, out, false);
+        add(c, GG_OFFSETS_NULL, x, w, null, o, out, false);
+        c.add(GG_OUT_NULL, "run(x, w, offsets, options, out, stream)", () -> GroupedGemm.run(x, w, off, o, null, null));
+        add(c, GG_X_CLOSED, f.closed(dt, x.shape()), w, off, o, out, false);
+        add(c, GG_W_CLOSED, x, f.closed(dt, ws), off, o, out, false);
+        add(c, GG_OFFSETS_CLOSED, x, w, f.closed(DType.I32, g + 1), o, out, false);
+        add(c, GG_GATHER_CLOSED, x, w, off, p.with(f.closed(DType.I32, t), p.rowScale()), out, false);
+        add(c, GG_ROWSCALE_CLOSED, x, w, off, p.with(p.gather(), f.closed(DType.F32, t)), out, false);
+        add(c, GG_OUT_CLOSED, x, w, off, o, f.closed(dt, outShape), true);
+        DType otherDt = dt == DType.F16 ? DType.BF16 : DType.F16;
+        add(c, GG_X_RANK, f.random(dt, rnd.nextBoolean() ? new long[] {x.numel()} : new long[] {1, x.dim(0), x.dim(1)}), w, off, o, out, false);
+        DType badX = new DType[] {DType.F32, DType.I8, DType.I32}[rnd.nextInt(3)];
+        add(c, GG_X_DTYPE, f.random(badX, x.shape()), f.random(badX, ws), off, o, out, false);
+        add(c, GG_X_CONTIGUOUS, f.strided(dt, x.shape()), w, off, o, out, false);
+        add(c, GG_W_RANK, x, f.random(dt, ws[0] * ws[1], ws[2]), off, o, out, false);
+        add(c, GG_W_DTYPE, x, f.random(otherDt, ws), off, o, out, false);
+        add(c, GG_W_CONTIGUOUS, x, f.strided(dt, ws), off, o, out, false);
+        add(c, GG_W_DEVICE, x, f.elsewhere(dt, ws), off, o, out, false);
+        long[] wk = ws.clone();
+        wk[o.layout() == WeightLayout.KN ? 1 : 2] += 1 + rnd.nextInt(8);
+        add(c, GG_W_K, x, f.random(dt, wk), off, o, out, false);
+        add(c, GG_OFFSETS_RANK, x, w, f.ints(p.off(), 1, g + 1), o, out, false);
+        add(c, GG_OFFSETS_DTYPE, x, w, f.random(rnd.nextBoolean() ? DType.F32 : DType.I8, g + 1), o, out, false);
+        add(c, GG_OFFSETS_CONTIGUOUS, x, w, f.strided(DType.I32, g + 1), o, out, false);
+        add(c, GG_OFFSETS_DEVICE, x, w, f.elsewhere(DType.I32, g + 1), o, out, false);
+        add(c, GG_OFFSETS_LENGTH, x, w, f.ints(new int[g + 2], g + 2 + rnd.nextInt(1)), o, out, false);
+        add(c, GG_GATHER_RANK, x, w, off, p.with(f.random(DType.I32, 1, t), p.rowScale()), out, false);
+        add(c, GG_GATHER_DTYPE, x, w, off, p.with(f.random(rnd.nextBoolean() ? DType.F32 : DType.I8, t), p.rowScale()), out, false);
+        add(c, GG_GATHER_CONTIGUOUS, x, w, off, p.with(f.strided(DType.I32, t), p.rowScale()), out, false);
+        add(c, GG_GATHER_DEVICE, x, w, off, p.with(f.elsewhere(DType.I32, t), p.rowScale()), out, false);
+        long[] wOdd = ws.clone();
+        wOdd[o.layout() == WeightLayout.KN ? 2 : 1] = 2L * rnd.nextInt(4) + 1;
+        Options swiglu = Options.builder().layout(o.layout()).gather(p.gather()).rowScale(p.rowScale()).swiglu(true).backend(o.backend()).build();
+        add(c, GG_SWIGLU_ODD_N, x, f.random(dt, wOdd), off, swiglu, out, false);
+        add(c, GG_ROWSCALE_DTYPE, x, w, off, p.with(p.gather(), f.random(rnd.nextBoolean() ? DType.F16 : DType.I32, t)), out, false);
+        add(c, GG_ROWSCALE_CONTIGUOUS, x, w, off, p.with(p.gather(), f.strided(DType.F32, t)), out, false);
+        add(c, GG_ROWSCALE_DEVICE, x, w, off, p.with(p.gather(), f.elsewhere(DType.F32, t)), out, false);
+        add(c, GG_ROWSCALE_SHAPE, x, w, off, p.with(p.gather(), f.random(DType.F32, rnd.nextBoolean() ? new long[] {t + 1} : new long[] {1, t})),
+                out, false);
+        add(c, GG_OUT_DTYPE, x, w, off, o, f.poisoned(otherDt, outShape), true);
+        add(c, GG_OUT_CONTIGUOUS, x, w, off, o, f.strided(dt, outShape), true);
+        add(c, GG_OUT_DEVICE, x, w, off, o, f.elsewhere(dt, outShape), true);
+        add(c, GG_OUT_SHAPE, x, w, off, o, f.poisoned(dt, rnd.nextBoolean() ? new long[] {t + 1, p.nOut()} : new long[] {t, p.nOut() + 1}), true);
+        Fixture d = f.deviceSide();
+        Tensor dx = d.random(dt, x.shape());
+        Tensor dw = d.random(dt, ws);
+        Tensor doff = d.ints(p.off(), g + 1);
+        Options plain = Options.builder().layout(o.layout()).swiglu(o.swiglu()).backend(o.backend()).build();
+        long[] plainOut = {x.dim(0), p.nOut()};
+        add(c, GG_OUT_ALIGN, dx, dw, doff, plain, d.misaligned(dt, 4, plainOut), true);
+        // 32-bit row indexing: fake tensors (never dereferenced)
+        Fixture big = f.fakes();
+        long k = p.k();
+        long[][] hugeCases = {
+            {1L << 27, 16, 16, 16},            // T_x*K = 2^31 (x of 2^31 elements)
+            {1L << 20, 8, 2048, 1},            // T_total*N = 2^31 through N
+            {1, 1L << 16, 1L << 15, 1},        // K*N = 2^31
+        };
+        for (long[] hc : hugeCases) {
+            long rows = hc[0];
+            long kk = hc[1];
+            long nn = hc[2];
+            Tensor bx = big.fake(DType.F16, rows, kk);
+            Tensor bw = big.fake(DType.F16, 1, kk, nn);
+            Tensor bo = big.fake(DType.I32, 2);
+            Tensor bout = big.fake(DType.F16, rows, nn);
+            add(c, GG_INT32, bx, bw, bo, Options.defaults(), bout, false);
+        }
+        Tensor gx = big.fake(DType.F16, 4, 16);
+        Tensor gw = big.fake(DType.F16, 1, 16, 2048);
+        Tensor gg = big.fake(DType.I32, 1L << 20);
+        Options viaGather = Options.builder().gather(gg).build();
+        add(c, GG_INT32, gx, gw, big.fake(DType.I32, 2), viaGather, big.fake(DType.F16, 1L << 20, 2048), false);
+        Tensor manyW = big.fake(DType.F16, (1L << 31) - 1, 1, 1);
+        add(c, GG_INT32, big.fake(DType.F16, 4, 1), manyW, big.fake(DType.I32, 1L << 31), Options.defaults(), big.fake(DType.F16, 4, 1), false);
+        // offsets values: checked wherever they are host-readable (the CPU path and checkOffsets)
+        Fixture cpu = f.gpu() ? f.track(new Fixture(Device.CPU, rnd.nextLong())) : f;
+        int[] bad = badOffsets(rnd, p.off(), t);
+        Tensor cx = f.gpu() ? cpu.random(dt, x.shape()) : x;
+        Tensor cw = f.gpu() ? cpu.random(dt, ws) : w;
+        Tensor cBad = cpu.ints(bad, g + 1);
+        Tensor cg = p.gather() == null ? null : f.gpu() ? cpu.ints(new int[t], t) : p.gather();
+        Tensor cs = p.rowScale() == null ? null : f.gpu() ? cpu.random(DType.F32, t) : p.rowScale();
+        Tensor cOut = f.gpu() ? cpu.poisoned(dt, outShape) : out;
+        Options co = p.with(cg, cs);
+        c.add(GG_OFFSETS_VALUES, "run(x, w, offsets, options, out, stream)", () -> GroupedGemm.run(cx, cw, cBad, co, cOut, null));
+        c.add(GG_OFFSETS_VALUES, "run(x, w, offsets, options)", () -> RuleCheck.discard(GroupedGemm.run(cx, cw, cBad, co)));
+        c.add(GG_OFFSETS_VALUES, "checkOffsets(int[], tTotal)", () -> GroupedGemm.checkOffsets(bad, t));
+        if (f.gpu()) {
+            Tensor devBad = f.ints(bad, g + 1);
+            Tensor scratch = f.poisoned(dt, outShape);
+            Options debugAny = p.with(p.gather(), p.rowScale());
+            c.add(GG_OFFSETS_DEBUG, "run(x, w, offsets, options, out, stream) with -D" + GroupedGemm.DEBUG_CHECK_OFFSETS,
+                    () -> RuleCheck.withProperty(GroupedGemm.DEBUG_CHECK_OFFSETS, () -> GroupedGemm.run(x, w, devBad, debugAny, out, null)));
+            int[] gi = new int[t];
+            for (int r = 0; r < t; r++) {
+                gi[r] = rnd.nextInt(p.xRows());
+            }
+            gi[rnd.nextInt(t)] = rnd.nextBoolean() ? -1 - rnd.nextInt(5) : p.xRows() + rnd.nextInt(5);
+            Tensor badGather = f.ints(gi, t);
+            Tensor xg = f.random(dt, p.xRows(), p.k());
+            c.add(GG_GATHER_DEBUG, "run(x, w, offsets, options, out, stream) with -D" + GroupedGemm.DEBUG_CHECK_OFFSETS,
+                    () -> RuleCheck.withProperty(GroupedGemm.DEBUG_CHECK_OFFSETS, () -> GroupedGemm.run(xg, w, off, p.with(badGather, p.rowScale()), out, null)));
+            Options vendor = debugAny.withBackend(Backend.VENDOR);
+            c.add(GG_OFFSETS_VENDOR, "run(x, w, offsets, options, out, stream)", () -> GroupedGemm.run(x, w, devBad, vendor, out, null));
+            c.add(GG_OFFSETS_VENDOR, "run(x, w, offsets, options)", () -> RuleCheck.discard(GroupedGemm.run(x, w, devBad, vendor)));
+            // CUSTOM without debug mode: bad offsets are clamped into [0, T_total] on the device (K, N multiples of 8, no SwiGLU)
+            Options custom = Options.builder().layout(o.layout()).gather(p.gather()).rowScale(p.rowScale()).backend(Backend.CUSTOM).build();
+            Tensor plainScratch = f.poisoned(dt, t, p.n());
+            c.add(GG_OFFSETS_CLAMPED, "run(x, w, offsets, options, out, stream)", () -> GroupedGemm.run(x, w, devBad, custom, plainScratch, null));
+            long kOdd = k + 1 + rnd.nextInt(7);
+            Tensor xo = f.random(dt, x.dim(0), kOdd);
+            Tensor wo = f.random(dt, o.layout() == WeightLayout.KN ? new long[] {g, kOdd, p.n()} : new long[] {g, p.n(), kOdd});
+            c.add(GG_CUSTOM_UNSUPPORTED, "run(x, w, offsets, options, out, stream)", () -> GroupedGemm.run(xo, wo, off, custom, plainScratch, null));
+            c.add(GG_CUSTOM_UNSUPPORTED, "run(x, w, offsets, options)", () -> RuleCheck.discard(GroupedGemm.run(xo, wo, off, custom)));
+            Tensor xm = f.misaligned(dt, 16, x.shape());
+            c.add(GG_CUSTOM_UNSUPPORTED, "run(x, w, offsets, options, out, stream)", () -> GroupedGemm.run(xm, w, off, custom, plainScratch, null));
+            Stream capt = f.track(Stream.create(f.device));
+            c.add(GG_VENDOR_CAPTURE, "run(x, w, offsets, options, out, stream) under capture", () -> underCapture(capt,
+                    () -> GroupedGemm.run(x, w, off, vendor, scratch, capt)));
+            RuleCheck.streamCases(c, f, GG_STREAM_CLOSED, GG_STREAM_DEVICE, java.util.Map.of(
+                    "run(x, w, offsets, options, out, stream)", st -> () -> GroupedGemm.run(x, w, off, o, out, st)));
+        }
+        return c;
+    }
+
+    /** Runs {@code e} while {@code s} is captured into a CUDA graph (thread-local mode), then ends and drops the capture. */
+    static void underCapture(Stream s, org.junit.jupiter.api.function.Executable e) throws Throwable {
+        var cd = Gpu.device(s.device());
+        org.bytedeco.cuda.cudart.CUgraph_st graph = new org.bytedeco.cuda.cudart.CUgraph_st();
+        cd.check(org.bytedeco.cuda.global.cudart.cudaStreamBeginCapture(s.handle(), org.bytedeco.cuda.global.cudart.cudaStreamCaptureModeThreadLocal),
+                "cudaStreamBeginCapture");
+        try {
+            e.execute();
+        } finally {
+            cd.check(org.bytedeco.cuda.global.cudart.cudaStreamEndCapture(s.handle(), graph), "cudaStreamEndCapture");
+            org.bytedeco.cuda.global.cudart.cudaGraphDestroy(graph);
+        }
+    }
+
+    @Property(tries = 25)
+    @Covers({GG_OPTIONS_NULL, GG_OPTIONS_LAYOUT_NULL, GG_OPTIONS_BACKEND, GG_OPTIONS_VENDORPATH_NULL, GG_X_NULL, GG_W_NULL, GG_OFFSETS_NULL,
+            GG_OUT_NULL, GG_X_CLOSED, GG_W_CLOSED, GG_OFFSETS_CLOSED, GG_GATHER_CLOSED, GG_ROWSCALE_CLOSED, GG_OUT_CLOSED, GG_X_RANK, GG_X_DTYPE,
+            GG_X_CONTIGUOUS, GG_W_RANK, GG_W_DTYPE, GG_W_CONTIGUOUS, GG_W_DEVICE, GG_W_K, GG_OFFSETS_RANK, GG_OFFSETS_DTYPE,
+            GG_OFFSETS_CONTIGUOUS, GG_OFFSETS_DEVICE, GG_OFFSETS_LENGTH, GG_GATHER_RANK, GG_GATHER_DTYPE, GG_GATHER_CONTIGUOUS,
+            GG_GATHER_DEVICE, GG_SWIGLU_ODD_N, GG_ROWSCALE_DTYPE, GG_ROWSCALE_CONTIGUOUS, GG_ROWSCALE_DEVICE, GG_ROWSCALE_SHAPE, GG_OUT_DTYPE,
+            GG_OUT_CONTIGUOUS, GG_OUT_DEVICE, GG_OUT_SHAPE, GG_OUT_ALIGN, GG_INT32, GG_OFFSETS_VALUES})
+    void everyRuleIsEnforcedBeforeAnyWork(@ForAll @IntRange(min = 1, max = 5) int groups, @ForAll @IntRange(min = 1, max = 20) int rows,
+                                          @ForAll @IntRange(min = 1, max = 9) int xRows, @ForAll @IntRange(min = 1, max = 3) int k8,
+                                          @ForAll @IntRange(min = 1, max = 3) int n8, @ForAll boolean nk, @ForAll boolean bf16,
+                                          @ForAll boolean gather, @ForAll boolean scale, @ForAll boolean swiglu, @ForAll long seed) {
+        try (Fixture f = new Fixture(Device.CPU, seed)) {
+            Problem p = Problem.on(f, bf16 ? DType.BF16 : DType.F16, groups, rows, xRows, 8 * k8, 8 * n8, nk ? WeightLayout.NK : WeightLayout.KN,
+                    gather, scale, swiglu, Backend.AUTO);
+            RuleCheck.run(f, cases(f, p), () -> GroupedGemm.run(p.x(), p.w(), p.offsets(), p.o(), p.out(), null), p.out());
+        }
     }
 }

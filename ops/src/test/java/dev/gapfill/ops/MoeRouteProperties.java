@@ -3,6 +3,9 @@ package dev.gapfill.ops;
 import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
+import dev.gapfill.core.DeviceInfo;
+import dev.gapfill.core.Gpu;
+import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.core.UnsupportedShapeException;
 import dev.gapfill.core.testing.Poison;
@@ -13,6 +16,7 @@ import org.junit.jupiter.api.Test;
 
 import java.util.Random;
 
+import static dev.gapfill.ops.ValidationRule.*;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -73,6 +77,134 @@ class MoeRouteProperties {
         }
         try (Tensor big = Tensor.empty(Device.CPU, DType.F32, 1, 513)) {
             assertEquals("logits", assertThrows(ArgumentException.class, () -> MoeRoute.route(big, MoeRoute.Options.topK(2))).argument());
+        }
+    }
+
+    // ------------------------------------------------------------------ every validation rule, on random problems
+
+    private static final DType[] FLOATS = {DType.F32, DType.F16, DType.BF16};
+
+    /** The six output tensors of a Routing, by name, dtype and shape for T tokens, E experts, k choices. */
+    private static final String[] FIELDS = {"offsets", "gather", "weights", "rowOf", "topkIds", "topkWeights"};
+
+    private static long[][] shapes(long t, long e, long k) {
+        return new long[][] {{e + 1}, {t * k}, {t * k}, {t, k}, {t, k}, {t, k}};
+    }
+
+    private static DType fieldType(int i) { return i == 2 || i == 5 ? DType.F32 : DType.I32; }
+
+    private static MoeRoute.Routing replace(MoeRoute.Routing r, int field, Tensor t) {
+        Tensor[] all = {r.offsets, r.gather, r.weights, r.rowOf, r.topkIds, r.topkWeights};
+        all[field] = t;
+        return new MoeRoute.Routing(all[0], all[1], all[2], all[3], all[4], all[5]);
+    }
+
+    /** Outputs on a fixture (closed with it). */
+    static MoeRoute.Routing outputs(Fixture f, long t, long e, long k) {
+        long[][] sh = shapes(t, e, k);
+        return new MoeRoute.Routing(f.poisoned(DType.I32, sh[0]), f.poisoned(DType.I32, sh[1]), f.poisoned(DType.F32, sh[2]),
+                f.poisoned(DType.I32, sh[3]), f.poisoned(DType.I32, sh[4]), f.poisoned(DType.F32, sh[5]));
+    }
+
+    private static void add(RuleCheck.Cases c, MoeRoute.Routing base, ValidationRule r, Tensor logits, MoeRoute.Options o, MoeRoute.Routing out) {
+        c.add(r, "route(logits, options, out, stream)", () -> MoeRoute.route(logits, o, out, null));
+        if (out == base) {
+            c.add(r, "route(logits, options)", () -> RuleCheck.discard(MoeRoute.route(logits, o)));
+        }
+    }
+
+    /** Every MoeRoute rule on logits [t, e] with k choices; GPU-only rules on a GPU fixture. */
+    static RuleCheck.Cases cases(Fixture f, DType dt, Tensor logits, MoeRoute.Options o, MoeRoute.Routing out) {
+        RuleCheck.Cases c = new RuleCheck.Cases();
+        java.util.Random rnd = f.rnd;
+        long t = logits.dim(0);
+        long e = logits.dim(1);
+        int k = o.topK();
+        add(c, out, MR_LOGITS_NULL, null, o, out);
+        add(c, out, MR_LOGITS_CLOSED, f.closed(dt, t, e), o, out);
+        add(c, out, MR_LOGITS_RANK, f.random(dt, rnd.nextBoolean() ? new long[] {t * e} : new long[] {1, t, e}), o, out);
+        add(c, out, MR_LOGITS_DTYPE, f.random(rnd.nextBoolean() ? DType.I8 : DType.I32, t, e), o, out);
+        add(c, out, MR_LOGITS_CONTIGUOUS, f.strided(dt, t, e), o, out);
+        add(c, out, MR_OPTIONS_NULL, logits, null, out);
+        int badK = rnd.nextBoolean() ? -rnd.nextInt(3) : (int) Math.min(e, MoeRoute.MAX_TOP_K) + 1 + rnd.nextInt(3);
+        add(c, out, MR_TOPK, logits, new MoeRoute.Options(badK, o.score(), o.renormalize(), o.backend()), out);
+        add(c, out, MR_SCORE_NULL, logits, o.withScore(null), out);
+        add(c, out, MR_BACKEND, logits, o.withBackend(rnd.nextBoolean() ? null : Backend.REFERENCE), out);
+        add(c, out, MR_VENDOR, logits, o.withBackend(Backend.VENDOR), out);
+        long eBig = MoeRoute.MAX_EXPERTS + 1 + rnd.nextInt(100);
+        Tensor wide = f.random(dt, 1, eBig);
+        MoeRoute.Routing wideOut = outputs(f, 1, eBig, k);
+        c.add(MR_EXPERTS_MAX, "route(logits, options, out, stream)", () -> MoeRoute.route(wide, o, wideOut, null));
+        c.add(MR_EXPERTS_MAX, "route(logits, options)", () -> RuleCheck.discard(MoeRoute.route(wide, o)));
+        Fixture big = f.fakes();
+        long tBig = (1L << 31) / 32 + rnd.nextInt(1000);
+        Tensor huge = big.fake(DType.F16, tBig, 32);
+        MoeRoute.Options k32 = MoeRoute.Options.topK(32);
+        c.add(MR_TOKENS_INT32, "route(logits, options, out, stream)", () -> MoeRoute.route(huge, k32, out, null));
+        c.add(MR_TOKENS_INT32, "route(logits, options)", () -> RuleCheck.discard(MoeRoute.route(huge, k32)));
+        c.add(MR_TOKENS_INT32, "decide(tokens, experts, k, info)", () -> MoeRoute.decide(tBig, 32, 32, null));
+        c.add(MR_OUT_NULL, "route(logits, options, out, stream)", () -> MoeRoute.route(logits, o, null, null));
+        ValidationRule[][] byField = {
+            {MR_OFFSETS_CLOSED, MR_OFFSETS_DTYPE, MR_OFFSETS_DEVICE, MR_OFFSETS_CONTIGUOUS, MR_OFFSETS_SHAPE},
+            {MR_GATHER_CLOSED, MR_GATHER_DTYPE, MR_GATHER_DEVICE, MR_GATHER_CONTIGUOUS, MR_GATHER_SHAPE},
+            {MR_WEIGHTS_CLOSED, MR_WEIGHTS_DTYPE, MR_WEIGHTS_DEVICE, MR_WEIGHTS_CONTIGUOUS, MR_WEIGHTS_SHAPE},
+            {MR_ROWOF_CLOSED, MR_ROWOF_DTYPE, MR_ROWOF_DEVICE, MR_ROWOF_CONTIGUOUS, MR_ROWOF_SHAPE},
+            {MR_IDS_CLOSED, MR_IDS_DTYPE, MR_IDS_DEVICE, MR_IDS_CONTIGUOUS, MR_IDS_SHAPE},
+            {MR_TOPKW_CLOSED, MR_TOPKW_DTYPE, MR_TOPKW_DEVICE, MR_TOPKW_CONTIGUOUS, MR_TOPKW_SHAPE}};
+        long[][] sh = shapes(t, e, k);
+        for (int i = 0; i < 6; i++) {
+            DType ft = fieldType(i);
+            DType wrong = ft == DType.I32 ? (rnd.nextBoolean() ? DType.F32 : DType.I8) : (rnd.nextBoolean() ? DType.I32 : DType.F16);
+            long[] badShape = sh[i].clone();
+            badShape[rnd.nextInt(badShape.length)] += 1;
+            Tensor[] bad = {f.closed(ft, sh[i]), f.poisoned(wrong, sh[i]), f.elsewhere(ft, sh[i]), f.strided(ft, sh[i]),
+                f.poisoned(ft, rnd.nextBoolean() || sh[i].length == 1 ? badShape : new long[] {t * k})};
+            for (int j = 0; j < 5; j++) {
+                MoeRoute.Routing r = replace(out, i, bad[j]);
+                c.add(byField[i][j], "route(logits, options, out, stream)", () -> MoeRoute.route(logits, o, r, null));
+            }
+        }
+        int neg = -rnd.nextInt(3);
+        c.add(MR_DECIDE_TOKENS, "decide(tokens, experts, k, info)", () -> MoeRoute.decide(neg, e, k, null));
+        c.add(MR_DECIDE_EXPERTS, "decide(tokens, experts, k, info)", () -> MoeRoute.decide(t, rnd.nextBoolean() ? neg : eBig, 1, null));
+        c.add(MR_DECIDE_K, "decide(tokens, experts, k, info)", () -> MoeRoute.decide(t, e, badK, DeviceInfo.h100ForTests()));
+        Device dev = f.device;
+        c.add(MR_ALLOC_DEVICE, "Routing.allocate", () -> RuleCheck.discard(MoeRoute.Routing.allocate(null, (int) t, (int) e, k)));
+        c.add(MR_ALLOC_TOKENS, "Routing.allocate", () -> RuleCheck.discard(MoeRoute.Routing.allocate(dev, neg, (int) e, k)));
+        c.add(MR_ALLOC_TOKENS, "Routing.allocate", () -> RuleCheck.discard(MoeRoute.Routing.allocate(dev, 1 << 27, (int) e, 16 + rnd.nextInt(16))));
+        c.add(MR_ALLOC_EXPERTS, "Routing.allocate", () -> RuleCheck.discard(MoeRoute.Routing.allocate(dev, (int) t, neg, k)));
+        c.add(MR_ALLOC_K, "Routing.allocate", () -> RuleCheck.discard(MoeRoute.Routing.allocate(dev, (int) t, (int) e, neg)));
+        if (f.gpu()) {
+            RuleCheck.streamCases(c, f, MR_STREAM_CLOSED, MR_STREAM_DEVICE, java.util.Map.of(
+                    "route(logits, options, out, stream)", st -> () -> MoeRoute.route(logits, o, out, st)));
+        }
+        return c;
+    }
+
+    static Tensor[] all(MoeRoute.Routing r) {
+        return new Tensor[] {r.offsets, r.gather, r.weights, r.rowOf, r.topkIds, r.topkWeights};
+    }
+
+    @Property(tries = 30)
+    @Covers({MR_LOGITS_NULL, MR_LOGITS_CLOSED, MR_LOGITS_RANK, MR_LOGITS_DTYPE, MR_LOGITS_CONTIGUOUS, MR_OPTIONS_NULL, MR_TOPK, MR_SCORE_NULL,
+            MR_BACKEND, MR_VENDOR, MR_EXPERTS_MAX, MR_TOKENS_INT32, MR_OUT_NULL,
+            MR_OFFSETS_CLOSED, MR_OFFSETS_DTYPE, MR_OFFSETS_DEVICE, MR_OFFSETS_CONTIGUOUS, MR_OFFSETS_SHAPE,
+            MR_GATHER_CLOSED, MR_GATHER_DTYPE, MR_GATHER_DEVICE, MR_GATHER_CONTIGUOUS, MR_GATHER_SHAPE,
+            MR_WEIGHTS_CLOSED, MR_WEIGHTS_DTYPE, MR_WEIGHTS_DEVICE, MR_WEIGHTS_CONTIGUOUS, MR_WEIGHTS_SHAPE,
+            MR_ROWOF_CLOSED, MR_ROWOF_DTYPE, MR_ROWOF_DEVICE, MR_ROWOF_CONTIGUOUS, MR_ROWOF_SHAPE,
+            MR_IDS_CLOSED, MR_IDS_DTYPE, MR_IDS_DEVICE, MR_IDS_CONTIGUOUS, MR_IDS_SHAPE,
+            MR_TOPKW_CLOSED, MR_TOPKW_DTYPE, MR_TOPKW_DEVICE, MR_TOPKW_CONTIGUOUS, MR_TOPKW_SHAPE,
+            MR_DECIDE_TOKENS, MR_DECIDE_EXPERTS, MR_DECIDE_K, MR_ALLOC_DEVICE, MR_ALLOC_TOKENS, MR_ALLOC_EXPERTS, MR_ALLOC_K})
+    void everyRuleIsEnforcedBeforeAnyWork(@ForAll @IntRange(min = 1, max = 20) int t, @ForAll @IntRange(min = 1, max = 40) int e,
+                                          @ForAll @IntRange(min = 1, max = 8) int kk, @ForAll @IntRange(min = 0, max = 2) int dti,
+                                          @ForAll boolean sigmoid, @ForAll boolean renorm, @ForAll long seed) {
+        int k = Math.min(kk, e);
+        DType dt = FLOATS[dti];
+        try (Fixture f = new Fixture(Device.CPU, seed)) {
+            Tensor logits = f.random(dt, t, e);
+            MoeRoute.Options o = MoeRoute.Options.topK(k).withScore(sigmoid ? MoeRoute.Score.SIGMOID : MoeRoute.Score.SOFTMAX).withRenormalize(renorm);
+            MoeRoute.Routing out = outputs(f, t, e, k);
+            RuleCheck.run(f, cases(f, dt, logits, o, out), () -> MoeRoute.route(logits, o, out, null), all(out));
         }
     }
 }

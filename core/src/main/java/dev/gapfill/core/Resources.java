@@ -1,0 +1,126 @@
+package dev.gapfill.core;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.ServiceLoader;
+
+/**
+ * Gives back what Gapfill holds beyond the tensors its caller has open: forgotten tensors that the garbage
+ * collector found unreachable, per-shape caches of the ops (cuDNN plans, cuBLASLt algorithms), the vendor
+ * handles of threads that have ended, the shared cuBLASLt handle, and the pool's unused reserve.
+ *
+ * <p>What is held, and why: Gapfill keeps device memory only in tensors (open, or forgotten and not yet
+ * cleaned) — {@link CudaDevice#bytesInUse()} counts exactly those. cuBLAS and cuDNN keep their own device
+ * workspaces per handle (not in that count, and not in the pool); caches keep host-side descriptors.
+ * {@link #release} brings {@code bytesInUse} back to what the caller's open tensors hold, destroys the
+ * handles of ended threads and empties the caches (they refill on demand).
+ *
+ * <p>Ops modules contribute their caches through {@link ServiceLoader} ({@link Cache}).
+ */
+public final class Resources {
+    private static final Logger LOG = LoggerFactory.getLogger(Resources.class);
+
+    private Resources() {}
+
+    /** A cache an ops module keeps; registered as a {@link ServiceLoader} service of this interface. */
+    public interface Cache {
+        /** Short name for reports, e.g. "depthwise_conv3x3 cuDNN plans". */
+        String name();
+
+        /** Entries the cache holds now for {@code device} (null: all devices). */
+        int size(Device device);
+
+        /** Destroys the entries of {@code device} (null: all devices); returns how many. Called with no work in flight. */
+        int release(Device device);
+    }
+
+    /**
+     * What {@link #release} did.
+     *
+     * @param unreachableTensorsFreed forgotten tensors freed (each also logged as a leak)
+     * @param cacheEntriesReleased    op cache entries destroyed
+     * @param deadThreadHandles       cuBLAS/cuDNN handles of ended threads destroyed
+     * @param cublasLtHandles         cuBLASLt handles destroyed
+     * @param bytesInUseBefore        {@link CudaDevice#bytesInUse()} when called (0 for the CPU)
+     * @param bytesInUseAfter         the same after the release and a synchronisation
+     * @param poolUsedBytesAfter      {@link CudaDevice#poolUsedBytes()} after (0 for the CPU)
+     */
+    public record Report(int unreachableTensorsFreed, int cacheEntriesReleased, int deadThreadHandles, int cublasLtHandles,
+                         long bytesInUseBefore, long bytesInUseAfter, long poolUsedBytesAfter) {}
+
+    /**
+     * Runs the garbage collector and frees, on the calling thread, every owned tensor it found unreachable (two
+     * rounds, so that tensors reachable only from other unreachable objects are found too); returns how many.
+     * Without this, forgotten tensors are freed by the cleaner thread at some later time.
+     */
+    public static int freeUnreachableTensors() {
+        int n = 0;
+        for (int round = 0; round < 2; round++) {
+            System.gc();
+            n += Tensor.freeUnreachable();
+        }
+        return n;
+    }
+
+    /**
+     * Releases everything Gapfill holds for {@code device} (null: every device) beyond the caller's open tensors:
+     * frees unreachable tensors, synchronizes, empties the op caches, destroys the vendor handles of ended threads
+     * and the cuBLASLt handle, and trims the pool. The caller's live threads keep their handles
+     * ({@link VendorHandles#releaseCurrentThread()} releases the calling thread's).
+     *
+     * <p>Call it when no other thread is running Gapfill work on the device (between phases, before shutdown):
+     * caches and the cuBLASLt handle are shared, and an op running concurrently could be using them.
+     */
+    public static Report release(Device device) {
+        List<CudaDevice> devices = new ArrayList<>();
+        if (device == null) {
+            for (int i = 0; i < Gpu.deviceCount(); i++) {
+                devices.add(Gpu.device(i));
+            }
+        } else if (device.isCuda()) {
+            devices.add(Gpu.device(device));
+        }
+        long before = 0;
+        for (CudaDevice d : devices) {
+            before += d.bytesInUse();
+        }
+        int tensors = freeUnreachableTensors();
+        for (CudaDevice d : devices) {
+            if (d.stickyCause() == null) {
+                d.synchronize();
+            }
+        }
+        int entries = 0;
+        for (Cache c : ServiceLoader.load(Cache.class, Resources.class.getClassLoader())) {
+            int n = c.release(device);
+            entries += n;
+            if (n > 0) {
+                LOG.debug("released {} entries of {}", n, c.name());
+            }
+        }
+        int dead = Gpu.available() ? VendorHandles.releaseDeadThreads() : 0;
+        int lt = Gpu.available() ? VendorHandles.releaseCublasLt(device) : 0;
+        long after = 0;
+        long pool = 0;
+        for (CudaDevice d : devices) {
+            if (d.stickyCause() == null) {
+                d.trim();
+                pool += d.poolUsedBytes();
+            }
+            after += d.bytesInUse();
+        }
+        return new Report(tensors, entries, dead, lt, before, after, pool);
+    }
+
+    /** Entries every registered op cache holds now for {@code device} (null: all), by cache name. */
+    public static java.util.Map<String, Integer> cacheSizes(Device device) {
+        java.util.Map<String, Integer> m = new java.util.LinkedHashMap<>();
+        for (Cache c : ServiceLoader.load(Cache.class, Resources.class.getClassLoader())) {
+            m.put(c.name(), c.size(device));
+        }
+        return m;
+    }
+}

@@ -1,0 +1,70 @@
+package dev.gapfill.examples;
+
+import dev.gapfill.examples.bench.JsonReader;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+/** The validation record's sanitizer entries: per tool errors, status, scope and the tests that ran under it. */
+class ValidationRecordCmdTest {
+    private static void report(Path dir, String name, int passed, int failed, int skipped) throws Exception {
+        Files.createDirectories(dir);
+        StringBuilder sb = new StringBuilder("<testsuite name=\"" + name + "\">");
+        for (int i = 0; i < passed; i++) {
+            sb.append("<testcase classname=\"").append(name).append("\" name=\"ok").append(i).append("\"/>");
+        }
+        for (int i = 0; i < failed; i++) {
+            sb.append("<testcase classname=\"").append(name).append("\" name=\"bad").append(i).append("\"><failure message=\"x\"/></testcase>");
+        }
+        for (int i = 0; i < skipped; i++) {
+            sb.append("<testcase classname=\"").append(name).append("\" name=\"skip").append(i).append("\"><skipped message=\"no gpu\"/></testcase>");
+        }
+        Files.writeString(dir.resolve("TEST-" + name + ".xml"), sb.append("</testsuite>").toString(), StandardCharsets.UTF_8);
+    }
+
+    @Test @SuppressWarnings("unchecked")
+    void sanitizerEntriesCarryErrorsStatusScopeAndTests(@TempDir Path tmp) throws Exception {
+        report(tmp.resolve("reports/ops"), "A", 3, 0, 1);
+        report(tmp.resolve("san-memcheck"), "A", 2, 0, 0);
+        report(tmp.resolve("san-racecheck"), "B", 1, 1, 0);
+        Path rules = tmp.resolve("validation-rules-ops.json");
+        Files.writeString(rules, "{\"rules_in_inventory\": 10, \"rules_checked\": 9, \"rules_skipped_on_this_host\": 1, \"cases_total\": 99}");
+        CommandLine cli = new CommandLine(new GapfillCli());
+        cli.setOut(new PrintWriter(new StringWriter()));
+        int rc = cli.execute("validation-record", "--reports", tmp.resolve("reports").toString(), "--out", tmp.resolve("out").toString(),
+                "--sanitizer", "memcheck=errors=0;status=ok;exit=0;seconds=12;scope=core+ops+verify;reports=" + tmp.resolve("san-memcheck"),
+                "--sanitizer", "racecheck=errors=?;status=timeout-300s;exit=124;seconds=300;scope=core+ops+verify;reports=" + tmp.resolve("san-racecheck"),
+                "--sanitizer", "synccheck=2:exit-0",
+                "--validation-rules", rules.toString());
+        assertEquals(0, rc);
+        Map<String, Object> rec = (Map<String, Object>) JsonReader.parse(Files.readString(tmp.resolve("out/cpu.json")));
+        Map<String, Object> san = (Map<String, Object>) rec.get("sanitizer");
+        Map<String, Object> mem = (Map<String, Object>) san.get("memcheck");
+        assertEquals(0L, ((Number) mem.get("errors")).longValue());
+        assertEquals("ok", mem.get("status"));
+        assertEquals("core+ops+verify", mem.get("scope"));
+        assertEquals(2L, ((Number) ((Map<String, Object>) mem.get("tests")).get("run")).longValue());
+        Map<String, Object> race = (Map<String, Object>) san.get("racecheck");
+        assertNull(race.get("errors"), "an unfinished run has unknown errors, never 0");
+        assertEquals("timeout-300s", race.get("status"));
+        assertEquals(1L, ((Number) ((Map<String, Object>) race.get("tests")).get("failed")).longValue());
+        assertEquals(java.util.List.of("B.bad0"), race.get("failed_tests"));
+        Map<String, Object> sync = (Map<String, Object>) san.get("synccheck");
+        assertEquals(2L, ((Number) sync.get("errors")).longValue());
+        assertEquals("exit-0", sync.get("status"));
+        assertEquals(99L, ((Number) ((Map<String, Object>) rec.get("validation_rules")).get("cases_total")).longValue());
+        Map<String, Object> tests = (Map<String, Object>) rec.get("tests");
+        assertEquals(4L, ((Number) tests.get("run")).longValue());
+        assertEquals(1L, ((Number) tests.get("skipped")).longValue());
+    }
+}

@@ -1,0 +1,87 @@
+package dev.gapfill.ops;
+
+import dev.gapfill.core.Device;
+import dev.gapfill.core.Resources;
+import org.bytedeco.cuda.global.cublas;
+
+import java.util.Iterator;
+import java.util.Map;
+
+/**
+ * The per-shape caches of the ops, as {@link Resources.Cache} services (META-INF/services), so that
+ * {@link Resources#release} empties them: the cuDNN plans of {@link DepthwiseConv3x3}'s vendor path
+ * (descriptors and the chosen algorithm per shape) and the cuBLASLt algorithms of {@link Int8Mm} (descriptors
+ * and heuristic result per shape). Both hold host memory only; both refill on demand. Internal.
+ */
+public final class OpCaches {
+    private OpCaches() {}
+
+    private static boolean matches(Device device, int ordinal) {
+        return device == null || (device.isCuda() && device.ordinal() == ordinal);
+    }
+
+    /** {@link DepthwiseConv3x3}'s cuDNN plan cache. */
+    public static final class DepthwiseCudnnPlans implements Resources.Cache {
+        @Override public String name() { return "depthwise_conv3x3 cuDNN plans"; }
+
+        @Override public int size(Device device) {
+            int n = 0;
+            for (DepthwiseConv3x3Cudnn.Key k : DepthwiseConv3x3Cudnn.PLANS.keySet()) {
+                n += matches(device, k.device()) ? 1 : 0;
+            }
+            return n;
+        }
+
+        @Override public int release(Device device) {
+            int n = 0;
+            synchronized (DepthwiseConv3x3Cudnn.PLANS) {
+                Iterator<Map.Entry<DepthwiseConv3x3Cudnn.Key, DepthwiseConv3x3Cudnn.Plan>> it = DepthwiseConv3x3Cudnn.PLANS.entrySet().iterator();
+                while (it.hasNext()) {
+                    Map.Entry<DepthwiseConv3x3Cudnn.Key, DepthwiseConv3x3Cudnn.Plan> e = it.next();
+                    if (matches(device, e.getKey().device())) {
+                        it.remove();
+                        DepthwiseConv3x3Cudnn.destroy(e.getValue());
+                        n++;
+                    }
+                }
+            }
+            return n;
+        }
+    }
+
+    /** {@link Int8Mm}'s cuBLASLt algorithm cache (keys "ordinal/m/n/k"). */
+    public static final class Int8MmLtAlgorithms implements Resources.Cache {
+        @Override public String name() { return "int8_mm cuBLASLt algorithms"; }
+
+        private static int ordinal(String key) { return Integer.parseInt(key.substring(0, key.indexOf('/'))); }
+
+        @Override public int size(Device device) {
+            int n = 0;
+            for (String k : Int8Mm.LT_CACHE.keySet()) {
+                n += matches(device, ordinal(k)) ? 1 : 0;
+            }
+            return n;
+        }
+
+        @Override public int release(Device device) {
+            int n = 0;
+            synchronized (Int8Mm.LT_CACHE) {
+                Iterator<Map.Entry<String, Int8Mm.LtAlgo>> it = Int8Mm.LT_CACHE.entrySet().iterator();
+                while (it.hasNext()) {
+                    Map.Entry<String, Int8Mm.LtAlgo> e = it.next();
+                    if (matches(device, ordinal(e.getKey()))) {
+                        it.remove();
+                        Int8Mm.LtAlgo a = e.getValue();
+                        cublas.cublasLtMatmulDescDestroy(a.desc);
+                        cublas.cublasLtMatrixLayoutDestroy(a.layoutW);
+                        cublas.cublasLtMatrixLayoutDestroy(a.layoutA);
+                        cublas.cublasLtMatrixLayoutDestroy(a.layoutC);
+                        a.result.close();
+                        n++;
+                    }
+                }
+            }
+            return n;
+        }
+    }
+}

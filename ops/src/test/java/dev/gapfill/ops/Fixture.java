@@ -1,0 +1,238 @@
+package dev.gapfill.ops;
+
+import dev.gapfill.core.DType;
+import dev.gapfill.core.Device;
+import dev.gapfill.core.Gpu;
+import dev.gapfill.core.Stream;
+import dev.gapfill.core.Tensor;
+import dev.gapfill.core.testing.Poison;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Tensors of one validation-property try, all on one device, closed together.
+ *
+ * <p>Rules that only device tensors have (alignment, overlap by address, 32-bit index overflow of huge shapes)
+ * are checked on the CPU with <em>fake</em> tensors: borrowed on {@link #NOWHERE}, an ordinal no host has, at
+ * addresses nothing is ever read from. Validation rejects them before touching the device; if a regression let
+ * such a call through, its first device access would fail on the missing device (an ArgumentException naming
+ * "device", so the property fails) instead of reading memory. A GPU fixture uses real device memory for those
+ * rules (except huge shapes, which stay fake).
+ */
+final class Fixture implements AutoCloseable {
+    /** A CUDA ordinal no host has: fake tensors live there. */
+    static final Device NOWHERE = Device.cuda(63);
+    private static final AtomicLong NEXT_FAKE = new AtomicLong(1L << 40);
+
+    final Device device;
+    final Random rnd;
+    private final boolean fake;
+    private final List<Tensor> tensors = new ArrayList<>();
+    private final List<AutoCloseable> others = new ArrayList<>();
+    private Fixture fakeTwin;
+
+    Fixture(Device device, long seed) {
+        this(device, new Random(seed), false);
+    }
+
+    private Fixture(Device device, Random rnd, boolean fake) {
+        this.device = device;
+        this.rnd = rnd;
+        this.fake = fake;
+    }
+
+    /** True for a fixture on a real GPU. */
+    boolean gpu() { return device.isCuda() && !fake; }
+
+    /** Number of GPUs of this host (0 without one). */
+    static int gpus() { return Gpu.deviceCount(); }
+
+    /**
+     * The fixture for device-only rules: this one on a GPU; on the CPU a twin whose tensors are fake (on
+     * {@link #NOWHERE}), sharing the random source and closed with this one.
+     */
+    Fixture deviceSide() {
+        if (gpu() || fake) {
+            return this;
+        }
+        if (fakeTwin == null) {
+            fakeTwin = new Fixture(NOWHERE, rnd, true);
+            others.add(fakeTwin);
+        }
+        return fakeTwin;
+    }
+
+    /** A fixture whose tensors are all fake, for huge shapes on any host. */
+    Fixture fakes() {
+        if (fake) {
+            return this;
+        }
+        Fixture twin = new Fixture(NOWHERE, rnd, true);
+        others.add(twin);
+        return twin;
+    }
+
+    private Tensor track(Tensor t) {
+        tensors.add(t);
+        return t;
+    }
+
+    <T extends AutoCloseable> T track(T c) {
+        others.add(c);
+        return c;
+    }
+
+    /** Random values in [-1, 1) (integers: small) of this shape. */
+    Tensor random(DType dt, long... shape) {
+        return fake ? fake(dt, shape) : track(Poison.random(device, dt, rnd, shape));
+    }
+
+    Tensor empty(DType dt, long... shape) {
+        return fake ? fake(dt, shape) : track(Tensor.empty(device, dt, shape));
+    }
+
+    /** Every byte 0xFF (NaN floats, -1 integers), so any write shows. */
+    Tensor poisoned(DType dt, long... shape) {
+        return fake ? fake(dt, shape) : track(Poison.poisoned(device, dt, shape));
+    }
+
+    Tensor ints(int[] values, long... shape) {
+        return fake ? fake(DType.I32, shape) : track(Tensor.ofInts(device, values, shape));
+    }
+
+    Tensor floats(float[] values, long... shape) {
+        return fake ? fake(DType.F32, shape) : track(Tensor.of(device, DType.F32, values, shape));
+    }
+
+    /** A borrowed tensor on {@link #NOWHERE} at a fresh 256-byte aligned address. */
+    Tensor fake(DType dt, long... shape) {
+        return track(Tensor.borrow(NOWHERE, dt, nextFake(dt, shape), shape, null));
+    }
+
+    private static long nextFake(DType dt, long... shape) {
+        long n = dt.bytes();
+        for (long d : shape) {
+            n *= d;
+        }
+        return NEXT_FAKE.getAndAdd((n + 511) / 256 * 256);
+    }
+
+    /**
+     * A closed tensor of this shape, closed one of four ways: an owner closed; a view of a closed owner; a borrowed
+     * tensor closed; a view of a closed borrowed tensor (borrowed: fake on the CPU, real device memory on a GPU).
+     */
+    Tensor closed(DType dt, long... shape) {
+        int way = rnd.nextInt(4);
+        if (way < 2 && !fake) {
+            Tensor owner = Tensor.empty(device, dt, shape);
+            Tensor view = owner.reshape(shape);
+            owner.close();
+            return way == 0 ? owner : view;
+        }
+        Tensor b;
+        if (gpu()) {
+            Tensor backing = empty(dt, shape);
+            b = Tensor.borrow(device, dt, backing.address(), shape, null);
+        } else {
+            b = Tensor.borrow(NOWHERE, dt, nextFake(dt, shape), shape, null);
+        }
+        Tensor view = b.reshape(shape);
+        b.close();
+        return way % 2 == 0 ? b : view;
+    }
+
+    /** A non-contiguous view of this shape (every stride doubled over a parent twice as large). */
+    Tensor strided(DType dt, long... shape) {
+        long n = 1;
+        for (long d : shape) {
+            n *= d;
+        }
+        Tensor parent = random(dt, 2 * n);
+        long[] st = Tensor.contiguousStrides(shape);
+        for (int i = 0; i < st.length; i++) {
+            st[i] *= 2;
+        }
+        return parent.strided(shape, st, 0);
+    }
+
+    /**
+     * A contiguous tensor of this shape whose address is not a multiple of {@code alignment} bytes (device-side
+     * fixtures: a view one element into a larger allocation, or a fake address). Needs dt.bytes() &lt; alignment.
+     */
+    Tensor misaligned(DType dt, int alignment, long... shape) {
+        if (!device.isCuda()) {
+            throw new IllegalStateException("misaligned tensors are device-side; use deviceSide()");
+        }
+        if (fake) {
+            return track(Tensor.borrow(NOWHERE, dt, nextFake(dt, shape) + dt.bytes(), shape, null));
+        }
+        long n = 1;
+        for (long d : shape) {
+            n *= d;
+        }
+        Tensor parent = random(dt, n + alignment);
+        return parent.strided(shape, Tensor.contiguousStrides(shape), 1);
+    }
+
+    /**
+     * Two contiguous tensors of these shapes whose memory overlaps by one element (views of one allocation, so a
+     * call that ignored the overlap would still stay inside it). Device-side fixtures.
+     */
+    Tensor[] overlapping(DType dt, long[] first, long[] second) {
+        long n1 = 1;
+        for (long d : first) {
+            n1 *= d;
+        }
+        long n2 = 1;
+        for (long d : second) {
+            n2 *= d;
+        }
+        Tensor parent = random(dt, n1 + n2);
+        return new Tensor[] {parent.strided(first, Tensor.contiguousStrides(first), 0),
+                parent.strided(second, Tensor.contiguousStrides(second), n1 - 1)};
+    }
+
+    /**
+     * A tensor on another device than this fixture's: fake (on {@link #NOWHERE}) for the CPU; on a GPU a CPU tensor,
+     * or a tensor on the next GPU when the host has two.
+     */
+    Tensor elsewhere(DType dt, long... shape) {
+        if (!gpu()) {
+            return fake(dt, shape);
+        }
+        if (gpus() >= 2 && rnd.nextBoolean()) {
+            return track(Poison.random(Device.cuda((device.ordinal() + 1) % gpus()), dt, rnd, shape));
+        }
+        return track(Poison.random(Device.CPU, dt, rnd, shape));
+    }
+
+    /** A closed stream on this (GPU) fixture's device. */
+    Stream closedStream() {
+        Stream s = Stream.create(device);
+        s.close();
+        return s;
+    }
+
+    /** An open stream on another GPU (hosts with two GPUs). */
+    Stream otherDeviceStream() {
+        return track(Stream.create(Device.cuda((device.ordinal() + 1) % gpus())));
+    }
+
+    @Override public void close() {
+        for (int i = others.size() - 1; i >= 0; i--) {
+            try {
+                others.get(i).close();
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        for (Tensor t : tensors) {
+            if (!t.isClosed()) {
+                t.close();
+            }
+        }
+    }
+}
