@@ -1,10 +1,12 @@
 package dev.gapfill.examples;
 
+import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
 import dev.gapfill.examples.lessons.L01Tensors;
 import dev.gapfill.examples.lessons.L02Bmm;
 import dev.gapfill.examples.lessons.L03DepthwiseConv;
 import dev.gapfill.examples.lessons.L04Int8Linear;
+import dev.gapfill.examples.lessons.L07Djl;
 import dev.gapfill.examples.lessons.L08PropertyTests;
 import dev.gapfill.ops.Backend;
 import dev.gapfill.ops.DepthwiseConv3x3.Layout;
@@ -14,9 +16,11 @@ import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.function.Function;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -107,6 +111,26 @@ class LessonsTest {
         } else {
             assertTrue(Double.isNaN(r.int8Micros()), text::toString);
         }
+    }
+
+    @Test void lesson07DjlRoundTripsCallsAnOpAndMeasuresTheBoundary() {
+        Device dev = Device.best();
+        StringBuilder text = new StringBuilder();
+        L07Djl.Result r = runLesson(out -> L07Djl.run(dev, out), text);
+        assertTrue(r.ran(), "examples/pom.xml declares a DJL engine; none was found: " + text);
+        assertTrue(r.engine().startsWith("OnnxRuntime"), text::toString);
+        assertEquals(List.of(DType.values()), r.roundTrips(), text::toString);
+        assertTrue(r.refusal().contains("float64") && r.refusal().contains("FLOAT32, FLOAT16, BFLOAT16, INT8, INT32"), r.refusal());
+        assertTrue(r.bmmVerdict().pass(), text::toString);
+        assertTrue(r.resultIntact(), text::toString);
+        // timings on a shared CI machine are noisy: only that every size was measured, with finite positive times
+        assertEquals(List.of(256L << 10, 4L << 20, 64L << 20), r.costs().stream().map(L07Djl.CopyCost::bytes).toList());
+        for (L07Djl.CopyCost c : r.costs()) {
+            for (double us : new double[] {c.toTensorMicros(), c.engineMicros(), c.toNDArrayMicros(), c.gapfillMicros(), c.allocMicros()}) {
+                assertTrue(us > 0 && Double.isFinite(us), text::toString);
+            }
+        }
+        assertFalse(text.toString().contains("NaN"), text::toString);
     }
 
     @Test void lesson08() {
