@@ -123,6 +123,7 @@ class LessonsTest {
         assertTrue(r.refusal().contains("float64") && r.refusal().contains("FLOAT32, FLOAT16, BFLOAT16, INT8, INT32"), r.refusal());
         assertTrue(r.bmmVerdict().pass(), text::toString);
         assertTrue(r.resultIntact(), text::toString);
+        assertTrue(r.wrapsDirect(), "ONNX Runtime wraps direct native-order buffers in place (docs/djl.md relies on it): " + text);
         // timings on a shared CI machine are noisy: only that every size was measured, with finite positive times
         assertEquals(List.of(256L << 10, 4L << 20, 64L << 20), r.costs().stream().map(L07Djl.CopyCost::bytes).toList());
         for (L07Djl.CopyCost c : r.costs()) {

@@ -35,8 +35,9 @@ import java.util.function.Supplier;
  *   back. F32, F16, BF16, I8 and I32 round-trip bit for bit; other DJL dtypes are refused by name.</li>
  *   <li>A DJL-facing op: {@link #bmm(NDArray, NDArray, Device)} takes NDArrays, runs {@link Bmm} on the Gapfill
  *   device and returns an NDArray of the caller's manager; the result is checked against the fp64 reference.</li>
- *   <li>The boundary costs copies: the lesson measures each direction for a few sizes (docs/djl.md explains what
- *   each copy is and why there is no zero-copy path between a DJL engine's memory and Gapfill's device memory).</li>
+ *   <li>The boundary costs copies: the lesson checks whether the engine reads a direct buffer in place and
+ *   measures each direction for a few sizes (docs/djl.md explains what each copy is and why there is no zero-copy
+ *   path between a DJL engine's memory and Gapfill's device memory).</li>
  * </ol>
  * DJL needs an engine to create NDArrays. The examples module ships DJL's ONNX Runtime engine, whose native library
  * comes inside its Maven Central jar; any other engine works the same, since only DJL's engine-neutral API is used.
@@ -70,10 +71,11 @@ public final class L07Djl {
      * @param refusal         the message for an unsupported dtype (FLOAT64)
      * @param bmmVerdict      Gapfill's bmm on DJL data against the fp64 reference
      * @param resultIntact    the NDArray handed back holds exactly the tensor's bytes
+     * @param wrapsDirect     the engine's NDArray made from a direct buffer reads that buffer in place (no copy)
      * @param costs           boundary copy costs per size
      */
     public record Result(Device device, String engine, List<DType> roundTrips, String refusal, Verdict bmmVerdict,
-                         boolean resultIntact, List<CopyCost> costs) {
+                         boolean resultIntact, boolean wrapsDirect, List<CopyCost> costs) {
         public boolean ran() { return engine != null; }
     }
 
@@ -92,7 +94,7 @@ public final class L07Djl {
             out.println("07_djl: no DJL engine on the class path, so DJL cannot create NDArrays. Add one, e.g. "
                     + "ai.djl.onnxruntime:onnxruntime-engine (its natives come inside the Maven Central jar) or "
                     + "ai.djl.pytorch:pytorch-engine; examples/pom.xml declares the first.");
-            return new Result(dev, null, List.of(), null, null, false, List.of());
+            return new Result(dev, null, List.of(), null, null, false, false, List.of());
         }
         // The engine's name only: an engine adapter reports the native version it was built for, which need not be
         // the one on the class path (examples/pom.xml pins a newer ONNX Runtime than DJL's adapter names).
@@ -141,7 +143,17 @@ public final class L07Djl {
                 out.println("  bmm on NDArrays " + a.getShape() + " x " + b.getShape() + " -> " + c.getShape() + ": " + verdict);
             }
 
-            // 3. What the boundary costs, per direction, for a few sizes.
+            // 3. Does the engine copy a direct buffer it is given, or read it in place? Write to the buffer afterwards
+            //    and look through the NDArray. (In place means Tensor -> NDArray costs only Gapfill's copy.)
+            boolean wraps;
+            ByteBuffer probe = ByteBuffer.allocateDirect(16).order(ByteOrder.nativeOrder());
+            try (NDArray view = manager.create(probe, new Shape(4), DataType.FLOAT32)) {
+                probe.putFloat(0, 42f);
+                wraps = view.toByteBuffer().getFloat(0) == 42f;
+            }
+            out.println("  the engine reads a direct buffer in place (no copy when Gapfill hands one over): " + wraps);
+
+            // 4. What the boundary costs, per direction, for a few sizes.
             List<CopyCost> costs = new ArrayList<>();
             out.println("  boundary copies, F32, medians (" + (dev.isCpu()
                     ? "Gapfill on the CPU: host-to-host copies" : "Gapfill on " + dev + ": pageable host <-> device copies") + "):");
@@ -153,7 +165,7 @@ public final class L07Djl {
                         cc.toTensorMicros(), CopyCost.gbPerSecond(bytes, cc.toTensorMicros()), cc.engineMicros(),
                         cc.toNDArrayMicros(), CopyCost.gbPerSecond(bytes, cc.toNDArrayMicros()), cc.gapfillMicros(), cc.allocMicros());
             }
-            return new Result(dev, engineName, roundTrips, refusal, verdict, intact, costs);
+            return new Result(dev, engineName, roundTrips, refusal, verdict, intact, wraps, costs);
         }
     }
 
