@@ -21,6 +21,10 @@ rm -f "$out"/lib/junit-jupiter-*.jar "$out"/lib/junit-platform-commons-*.jar "$o
 for m in core cuda-native ops verify examples; do
   cp "$m"/target/gapfill-*-0.1.0-SNAPSHOT.jar "$out/lib/" 2>/dev/null || true
 done
+# ONNX Runtime (the DJL engine of lesson 07) ships natives for every platform; the GPU host is linux-x86_64
+for j in "$out"/lib/onnxruntime-[0-9]*.jar; do
+  [ -f "$j" ] && zip -q -d "$j" 'ai/onnxruntime/native/osx-*' 'ai/onnxruntime/native/win-*' 'ai/onnxruntime/native/linux-aarch64/*' >/dev/null
+done
 # the CLI uses core's test data helpers (random inputs, poison); other test jars travel as directories
 find "$out/lib" -name 'gapfill-*-tests.jar' ! -name 'gapfill-core-*-tests.jar' -delete
 rm -rf "$out/tests"; mkdir -p "$out/tests"

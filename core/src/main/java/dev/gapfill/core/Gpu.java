@@ -57,8 +57,8 @@ public final class Gpu {
         try {
             Loader.load(cudart.class);
         } catch (Throwable t) {
-            return new Status(false, 0, "CUDA runtime library not loadable (install the NVIDIA driver and CUDA 13 "
-                    + "libraries, or add org.bytedeco:cuda-platform-redist): " + rootMessage(t));
+            return new Status(false, 0, "CUDA runtime library not loadable (install the NVIDIA driver and the CUDA 13 "
+                    + "libraries, or add org.bytedeco:cuda-redist:13.1-9.19-1.5.13:linux-x86_64 for the runtime): " + rootMessage(t));
         }
         int[] driver = {0};
         try {

@@ -199,8 +199,8 @@ public final class VendorHandles {
                     cudnnLoadFailure = t;
                 }
             }
-            throw new GpuUnavailableException("cuDNN 9 is not loadable (install libcudnn9 for CUDA 13, or add "
-                    + "org.bytedeco:cuda-platform-redist): " + cudnnLoadFailure, cudnnLoadFailure);
+            throw new GpuUnavailableException("cuDNN 9 is not loadable (install libcudnn9 for CUDA 13 and put it on the "
+                    + "library path; no Maven jar carries it for these presets): " + cudnnLoadFailure, cudnnLoadFailure);
         }
     }
 

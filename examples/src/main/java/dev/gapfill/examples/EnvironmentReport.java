@@ -19,9 +19,9 @@ public final class EnvironmentReport {
             return sb.toString();
         }
         for (DeviceInfo d : Gpu.devices()) {
-            sb.append(String.format("GPU %d: %s, compute capability %d.%d, %d SMs, L2 %d MiB, %d MiB shared memory per SM "
+            sb.append(String.format("GPU %d: %s, compute capability %d.%d, %d SMs, L2 %d MiB, %d KiB shared memory per SM "
                             + "(%d KiB per block opt-in), %.1f GiB%n", d.ordinal(), d.name(), d.ccMajor(), d.ccMinor(), d.smCount(),
-                    d.l2Bytes() >> 20, d.smemPerSm() >> 10 >> 10, d.smemPerBlockOptin() >> 10, d.totalMemBytes() / (double) (1L << 30)));
+                    d.l2Bytes() >> 20, d.smemPerSm() >> 10, d.smemPerBlockOptin() >> 10, d.totalMemBytes() / (double) (1L << 30)));
             sb.append(String.format("  driver (CUDA) %s, runtime %s, cuBLAS %s, cuDNN %s%n", d.driverString(), d.runtimeString(),
                     d.cublasString(), d.cudnnString()));
             sb.append("  kernels: ").append(GapfillCli.modulesLine(d)).append('\n');
