@@ -132,9 +132,12 @@ static bool team_ok(Dt d, int m, int n, int k, bool ta, bool tb, bool shared) {
     const int V = 16 / dtbytes(d);
     return !shared && (ta ? m : k) % V == 0 && (tb ? k : n) % V == 0 && n % V == 0;
 }
-// bmm_team's plan: W warps per team, nm matrices per group, stages, C staged or direct; teams per block as
-// many as fit 256 threads (at most 4) and the opt-in shared memory; persistent grid from the occupancy API.
-// W, nm, stages <= 0: the default (teamDefault below). Returns kind -1 when it does not fit.
+// bmm_team's plan (BmmHeuristics.teamPlan): W warps per team, nm matrices per group, stages, C staged or
+// direct; teams per block as many as fit 8 warps (at most 4) and the opt-in shared memory; persistent grid
+// from the occupancy API (BmmHeuristics: the same bound computed from shared memory, threads and 128
+// registers). W, nm, stages <= 0: the shipped rule. Returns kind -1 when it does not fit. (At 4de5ecd
+// the default was 3 stages where 8 warps per SM still fit, C always staged; the shipped rule, 2 stages
+// and direct C for F32, came from that run's alternatives.)
 static Cfg team_plan(Dt d, int batch, int m, int n, int k, bool ta, bool tb, const Dev& dv, int W, int nm, int stages, int direct) {
     const int sz = dtbytes(d);
     long a = operand_elems(d, ta ? k : m, ta ? m : k) * sz;
@@ -145,10 +148,7 @@ static Cfg team_plan(Dt d, int batch, int m, int n, int k, bool ta, bool tb, con
     if (nm <= 0) nm = (int)std::max(1L, std::min(16L, 4096L / real));           // >= ~4 KB moved per group
     nm = (int)std::min<long>(nm, batch);
     if (W <= 0) W = d == F32 ? (int)std::min(4L, std::max(1L, cdiv(nm * units, 64))) : (int)std::min(4L, std::max(1L, nm * units / 4));
-    if (stages <= 0) {  // 3 stages when 8 warps per SM still fit, else 2
-        long t3 = 3 * nm * (a + b) + (direct ? 0 : nm * c);
-        stages = (dv.smem_sm / (t3 + 256)) * W >= 8 ? 3 : 2;
-    }
+    if (stages <= 0) stages = 2;
     long team = (long)stages * nm * (a + b) + (direct ? 0 : nm * c);
     int tpb = std::max(1, std::min(4, 8 / W));
     while (tpb > 1 && tpb * team > dv.smem_optin) tpb--;
@@ -509,13 +509,14 @@ int main(int argc, char** argv) {
         }
         int i_team = -1, i_team0 = (int)cfgs.size();
         if (custom_ok && use_team && team_ok(c.d, c.m, c.n, c.k, c.ta, c.tb, c.shared)) {
-            Cfg t0 = team_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, dv, 0, 0, 0, 0);
+            const int D = c.d == F32 ? 1 : 0;  // shipped: F32 stores C from registers
+            Cfg t0 = team_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, dv, 0, 0, 0, D);
             if (t0.kind == 3) {
                 i_team = (int)cfgs.size(); cfgs.push_back(t0);
                 const int W = t0.W, nm = t0.mats, S = t0.stages, os = S == 3 ? 2 : 3;
-                int alt[][4] = {{W, nm, S, 1}, {W, nm, os, 0}, {W, nm, os, 1}, {W, nm, 4, 0}, {W * 2, nm, 0, 0}, {W * 2, nm, 0, 1},
-                                {std::max(1, W / 2), nm, 0, 0}, {W, nm * 2, 0, 0}, {W, nm * 2, 0, 1}, {W, std::max(1, nm / 2), 0, 0},
-                                {W * 2, nm * 2, 0, 0}, {W * 4, nm, 0, 0}};
+                int alt[][4] = {{W, nm, S, 1 - D}, {W, nm, os, D}, {W, nm, os, 1 - D}, {W, nm, 4, D}, {W * 2, nm, 0, D}, {W * 2, nm, 0, 1 - D},
+                                {std::max(1, W / 2), nm, 0, D}, {W, nm * 2, 0, D}, {W, nm * 2, 0, 1 - D}, {W, std::max(1, nm / 2), 0, D},
+                                {W * 2, nm * 2, 0, D}, {W * 4, nm, 0, D}};
                 for (auto& a : alt) {
                     if (a[0] > 8) continue;
                     Cfg q = team_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, dv, a[0], a[1], a[2], a[3]);

@@ -1,32 +1,40 @@
 // Batched matmul, team-streaming version: C[b] = op(A[b]) · op(B[b]), m, n, k <= 128, batch of many,
-// every stored row a multiple of 16 bytes (F16/BF16: the stored column count % 8 == 0, F32: % 4 == 0)
-// and A, B, C 16-byte aligned; B not shared.
+// every stored row a multiple of 16 bytes (F16/BF16: the stored column counts of A, B and n % 8 == 0;
+// F32: % 4 == 0), A, B, C 16-byte aligned, B not shared. BmmHeuristics picks it over bmm_small.cu
+// where it measured faster (see "Dispatch" in docs/ops/bmm.md); unaligned views run bmm_small.
 //
-// Regime: the memory-bound middle of the batched-small-GEMM range (and the n <= 32 rows that
-// bmm_small's one-shot block leaves latency-bound). Floor: batch·(m·k + k·n + m·n)·sizeof(T) / copy
-// bandwidth (the arithmetic is far below the tensor-core rate).
+// Regime: n <= 32 (F16/BF16) and n <= 48 (F32) at batch >= 2048, where bmm_small's one-shot blocks
+// leave DRAM idle between load and store. Floor: batch·(m·k + k·n + m·n)·sizeof(T) / copy bandwidth.
+// Measured (H100 SXM, harness cuda-native/dev/bmm/bench_bmm.cu at 4de5ecd, read-based L2 flush,
+// results-h100-4de5ecd.txt; shipped plan in parentheses): f16 8192 32^3 19.68 us vs bmm_small 23.20,
+// cuBLAS 31.04 (w1 g1 s2 sc), 86 % of the copy floor; f16 2048 32^3 8.90 vs 9.09; f32 8192 32^3 38.40
+// vs 40.99 (w1 g1 s2 dc); f32 2048 1x64x64 17.89 vs cuBLAS 21.73. Best configurations reach 81-93 % of
+// the floor for F16 48^3..128^3 at batch 8192 but stay behind cuBLAS there (e.g. 128^3 290 vs 267 us).
+// Limits: m, n, k <= 128; batch·m·k, batch·k·n, batch·m·n < 2^31; shared memory per team =
+//   stages · mats · (A slot + B slot) + (direct_c ? 0 : mats · C slot), as BmmHeuristics.teamPlan computes.
 //
 // Design. A block is `teams` independent teams of W warps (W = 1: a single warp). Each team owns a
 // ring of `stages` shared-memory stages and walks the groups g = team id, team id + all teams, ... of
 // `mats` consecutive matrices; teams synchronise only among themselves (__syncwarp for one warp,
-// a named barrier otherwise), so the warps of an SM drift apart and the copy engine always has some
-// team's loads in flight, where bmm_stream's block-wide barriers made all warps wait together.
-// The loader is bmm_stream's with the address arithmetic removed from the loop: A (and B, and C) of
-// consecutive matrices is one contiguous range in global memory, so a thread's source address
-// advances by a constant, and its shared-memory destination (row padded to an odd number of 16-byte
-// chunks, so ldmatrix stays conflict-free) follows by strength reduction: the (row, chunk) position
-// of the thread's first chunk and the step are divided out once per kernel (make_walk); the loop adds
-// and wraps (two compares), no division, no multiplication.
+// named barrier 1 + team otherwise), so the warps of an SM drift apart and some team always has loads
+// in flight, where block-wide barriers make all warps wait together (dev/bmm/bmm_stream.cu).
+// The loader has no address arithmetic in its loop: A (and B, and C) of consecutive matrices is one
+// contiguous range in global memory, so a thread's source address advances by a constant, and its
+// shared-memory destination (rows padded to an odd number of 16-byte chunks, so ldmatrix stays
+// conflict-free) follows by strength reduction: the (row, chunk) position of the thread's first chunk
+// and of one step are divided out once per kernel (make_walk); the loop adds and wraps (two
+// compares), no division, no multiplication. 16-byte cp.async throughout (sm_80 and sm_90 alike).
 // C is either staged in shared memory and written with 16-byte stores by the same kind of walk
-// (direct_c = 0), or written from the MMA registers as 4-byte pairs (F16/BF16) / float4 (F32)
-// (direct_c = 1), which saves the staging area's shared memory.
+// (direct_c = 0), or written from registers as 4-byte pairs (F16/BF16) / float4 (F32) (direct_c = 1),
+// which saves the staging area.
 //   F16/BF16: each warp of the team takes 32x32 output tiles (16x16 sub-tiles past m or n skipped),
 //     four ldmatrix.x4 feed eight mma.sync.m16n8k16 per k16 step (fp32 accumulation). The k padding of
-//     every stage is zeroed once: the loader writes data positions only.
-//   F32: each thread of the team takes 4x4 tiles, k in order 0..k-1 with fmaf (bit for bit the
-//     sequential fmaf sum, as bmm_small.cu).
+//     every stage is zeroed once: the loader writes data positions only, and nothing else writes there.
+//   F32: each thread of the team takes 4x4 tiles, k in order 0..k-1 with fmaf, so the result is bit for
+//     bit the sequential fmaf sum (as bmm_small.cu; tests compare it exactly).
 #include "gapfill_types.cuh"
 #include "bmm_mma.cuh"
+#include "bmm_ffma.cuh"
 
 namespace gapfill_bmm_team {
 using namespace gapfill;
@@ -154,27 +162,8 @@ __device__ __forceinline__ void team_sync(int team, int team_threads) {
     }
 }
 
-template <typename T> __device__ __forceinline__ uint32_t pack2(float x, float y);
-template <> __device__ __forceinline__ uint32_t pack2<__half>(float x, float y) {
-    __half2 h = __floats2half2_rn(x, y);
-    return *reinterpret_cast<uint32_t*>(&h);
-}
-template <> __device__ __forceinline__ uint32_t pack2<__nv_bfloat16>(float x, float y) {
-    __nv_bfloat162 h = __floats2bfloat162_rn(x, y);
-    return *reinterpret_cast<uint32_t*>(&h);
-}
 
 // ---------------------------------------------------------------- tensor cores (F16 / BF16)
-template <typename T, bool TA>
-__device__ __forceinline__ void frag_a(uint32_t (&f)[4], const T* sA, int stride, int mt, int ks, int q, int rr) {
-    if (!TA) ldmatrix_x4(f, sA + (mt * 16 + (q & 1) * 8 + rr) * stride + ks * 16 + (q >> 1) * 8);
-    else ldmatrix_x4_trans(f, sA + (ks * 16 + (q >> 1) * 8 + rr) * stride + mt * 16 + (q & 1) * 8);
-}
-template <typename T, bool TB>
-__device__ __forceinline__ void frag_b(uint32_t (&f)[4], const T* sB, int stride, int nt, int ks, int q, int rr) {
-    if (!TB) ldmatrix_x4_trans(f, sB + (ks * 16 + (q & 1) * 8 + rr) * stride + nt * 16 + (q >> 1) * 8);
-    else ldmatrix_x4(f, sB + (nt * 16 + (q >> 1) * 8 + rr) * stride + ks * 16 + (q & 1) * 8);
-}
 
 // One group of nm matrices by one team: warp wt of W takes 32x32 tiles wt, wt + W, ...; results go to
 // the C staging slots (Cg == nullptr) or straight to global memory Cg (4-byte pairs; n % 8 == 0).
@@ -183,7 +172,6 @@ __device__ __forceinline__ void mma_group(const T* sA, int aslot, const Geo<T>& 
                                           T* sC, int cslot, const Geo<T>& gc, T* __restrict__ Cg, int nm, int m, int n, int k,
                                           int wt, int W) {
     const int lane = threadIdx.x & 31;
-    const int q = lane >> 3, rr = lane & 7;
     const int mtiles = rup(m, 16) / 16, ntiles = rup(n, 16) / 16;
     const int mt2n = (mtiles + 1) / 2, nt2n = (ntiles + 1) / 2;
     const int per_mat = mt2n * nt2n;
@@ -195,34 +183,7 @@ __device__ __forceinline__ void mma_group(const T* sA, int aslot, const Geo<T>& 
         const T* a = sA + j * aslot;
         const T* b = sB + j * bslot;
         float acc[2][4][4];
-#pragma unroll
-        for (int i = 0; i < 2; ++i)
-#pragma unroll
-            for (int h = 0; h < 4; ++h)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) acc[i][h][e] = 0.f;
-        uint32_t af[2][4] = {}, bf[2][4] = {};
-#pragma unroll 2
-        for (int ks = 0; ks < ksteps; ++ks) {
-            frag_a<T, TA>(af[0], a, ga.stride, mt0, ks, q, rr);
-            if (m1) frag_a<T, TA>(af[1], a, ga.stride, mt0 + 1, ks, q, rr);
-            frag_b<T, TB>(bf[0], b, gb.stride, nt0, ks, q, rr);
-            if (n1) frag_b<T, TB>(bf[1], b, gb.stride, nt0 + 1, ks, q, rr);
-            MmaOp<T>::run(acc[0][0], af[0], bf[0][0], bf[0][1]);
-            MmaOp<T>::run(acc[0][1], af[0], bf[0][2], bf[0][3]);
-            if (n1) {
-                MmaOp<T>::run(acc[0][2], af[0], bf[1][0], bf[1][1]);
-                MmaOp<T>::run(acc[0][3], af[0], bf[1][2], bf[1][3]);
-            }
-            if (m1) {
-                MmaOp<T>::run(acc[1][0], af[1], bf[0][0], bf[0][1]);
-                MmaOp<T>::run(acc[1][1], af[1], bf[0][2], bf[0][3]);
-                if (n1) {
-                    MmaOp<T>::run(acc[1][2], af[1], bf[1][0], bf[1][1]);
-                    MmaOp<T>::run(acc[1][3], af[1], bf[1][2], bf[1][3]);
-                }
-            }
-        }
+        mma_tile32<T, TA, TB>(a, ga.stride, b, gb.stride, mt0, nt0, m1, n1, ksteps, acc);
         // acc[i][h][0..1]: row (mt0+i)*16 + lane/4, cols nt0*16 + h*8 + 2*(lane%4) + {0,1}; [2..3]: row + 8.
 #pragma unroll
         for (int i = 0; i < 2; ++i) {
@@ -247,68 +208,19 @@ __device__ __forceinline__ void mma_group(const T* sA, int aslot, const Geo<T>& 
 }
 
 // ---------------------------------------------------------------- FFMA (F32, exact order)
-template <bool TA>
-__device__ __forceinline__ void ffma_a4(const float* sA, int stride, int r0, int k0, float (&av)[4][4]) {
-#pragma unroll
-    for (int t = 0; t < 4; ++t) {
-        if (!TA) {
-            const float4 v = *reinterpret_cast<const float4*>(sA + (r0 + t) * stride + k0);
-            av[t][0] = v.x; av[t][1] = v.y; av[t][2] = v.z; av[t][3] = v.w;
-        } else {
-            const float4 v = *reinterpret_cast<const float4*>(sA + (k0 + t) * stride + r0);
-            av[0][t] = v.x; av[1][t] = v.y; av[2][t] = v.z; av[3][t] = v.w;
-        }
-    }
-}
-template <bool TB>
-__device__ __forceinline__ void ffma_b4(const float* sB, int stride, int k0, int c0, float (&bv)[4][4]) {
-#pragma unroll
-    for (int t = 0; t < 4; ++t) {
-        if (!TB) {
-            const float4 v = *reinterpret_cast<const float4*>(sB + (k0 + t) * stride + c0);
-            bv[t][0] = v.x; bv[t][1] = v.y; bv[t][2] = v.z; bv[t][3] = v.w;
-        } else {
-            const float4 v = *reinterpret_cast<const float4*>(sB + (c0 + t) * stride + k0);
-            bv[0][t] = v.x; bv[1][t] = v.y; bv[2][t] = v.z; bv[3][t] = v.w;
-        }
-    }
-}
 template <bool TA, bool TB>
 __device__ __forceinline__ void ffma_group(const float* sA, int aslot, const Geo<float>& ga, const float* sB, int bslot,
                                            const Geo<float>& gb, float* sC, int cslot, const Geo<float>& gc,
                                            float* __restrict__ Cg, int nm, int m, int n, int k, int t, int TT) {
     const int mt4 = rup(m, 4) / 4, nt4 = rup(n, 4) / 4;
     const int per_mat = mt4 * nt4;
-    const int kfull = k / 4 * 4;
     for (int u = t; u < nm * per_mat; u += TT) {
         const int j = u / per_mat, tt = u - j * per_mat;
         const int r0 = (tt / nt4) * 4, c0 = (tt - (tt / nt4) * nt4) * 4;
         const float* a = sA + j * aslot;
         const float* b = sB + j * bslot;
-        float acc[4][4] = {};
-        float av[4][4], bv[4][4];
-        for (int k0 = 0; k0 < kfull; k0 += 4) {
-            ffma_a4<TA>(a, ga.stride, r0, k0, av);
-            ffma_b4<TB>(b, gb.stride, k0, c0, bv);
-#pragma unroll
-            for (int kk = 0; kk < 4; ++kk)
-#pragma unroll
-                for (int i = 0; i < 4; ++i)
-#pragma unroll
-                    for (int jj = 0; jj < 4; ++jj) acc[i][jj] = fmaf(av[i][kk], bv[kk][jj], acc[i][jj]);
-        }
-        if (kfull < k) {
-            ffma_a4<TA>(a, ga.stride, r0, kfull, av);
-            ffma_b4<TB>(b, gb.stride, kfull, c0, bv);
-#pragma unroll
-            for (int kk = 0; kk < 3; ++kk) {
-                if (kfull + kk >= k) break;
-#pragma unroll
-                for (int i = 0; i < 4; ++i)
-#pragma unroll
-                    for (int jj = 0; jj < 4; ++jj) acc[i][jj] = fmaf(av[i][kk], bv[kk][jj], acc[i][jj]);
-            }
-        }
+        float acc[4][4];
+        ffma_tile4x4<TA, TB>(a, ga.stride, b, gb.stride, r0, c0, k, acc);
         if (Cg == nullptr) {
             float* c = sC + j * cslot;
 #pragma unroll
