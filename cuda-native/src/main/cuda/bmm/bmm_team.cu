@@ -162,9 +162,7 @@ __device__ __forceinline__ void team_sync(int team, int team_threads) {
     }
 }
 
-
 // ---------------------------------------------------------------- tensor cores (F16 / BF16)
-
 // One group of nm matrices by one team: warp wt of W takes 32x32 tiles wt, wt + W, ...; results go to
 // the C staging slots (Cg == nullptr) or straight to global memory Cg (4-byte pairs; n % 8 == 0).
 template <typename T, bool TA, bool TB>
