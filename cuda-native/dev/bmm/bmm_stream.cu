@@ -24,6 +24,7 @@
 //     bit for bit the sequential fmaf sum (as bmm_small.cu).
 #include "gapfill_types.cuh"
 #include "bmm_mma.cuh"
+#include "bmm_ffma.cuh"
 
 namespace gapfill_bmm_stream {
 using namespace gapfill;
@@ -155,29 +156,8 @@ __device__ __forceinline__ void store_any(T* g, const T* s, int nm, const Geo<T>
     else if constexpr (sizeof(T) == 2) store_rows<T, 2>(g, s, nm, o, slot);
 }
 
-template <typename T> __device__ __forceinline__ uint32_t pack2(float x, float y);
-template <> __device__ __forceinline__ uint32_t pack2<__half>(float x, float y) {
-    __half2 h = __floats2half2_rn(x, y);
-    return *reinterpret_cast<uint32_t*>(&h);
-}
-template <> __device__ __forceinline__ uint32_t pack2<__nv_bfloat16>(float x, float y) {
-    __nv_bfloat162 h = __floats2bfloat162_rn(x, y);
-    return *reinterpret_cast<uint32_t*>(&h);
-}
 
 // ---------------------------------------------------------------- tensor cores (F16 / BF16)
-// A fragment of the 16x16 sub-tile (mt, ks) of op(A): matrices (m0-7,k0-7), (m8-15,k0-7), (m0-7,k8-15), (m8-15,k8-15).
-template <typename T, bool TA>
-__device__ __forceinline__ void frag_a(uint32_t (&f)[4], const T* sA, int stride, int mt, int ks, int q, int rr) {
-    if (!TA) ldmatrix_x4(f, sA + (mt * 16 + (q & 1) * 8 + rr) * stride + ks * 16 + (q >> 1) * 8);
-    else ldmatrix_x4_trans(f, sA + (ks * 16 + (q >> 1) * 8 + rr) * stride + mt * 16 + (q & 1) * 8);
-}
-// B fragments of the 16x16 sub-tile (ks, nt) of op(B): (n0-7,k0-7), (n0-7,k8-15), (n8-15,k0-7), (n8-15,k8-15).
-template <typename T, bool TB>
-__device__ __forceinline__ void frag_b(uint32_t (&f)[4], const T* sB, int stride, int nt, int ks, int q, int rr) {
-    if (!TB) ldmatrix_x4_trans(f, sB + (ks * 16 + (q & 1) * 8 + rr) * stride + nt * 16 + (q >> 1) * 8);
-    else ldmatrix_x4(f, sB + (nt * 16 + (q >> 1) * 8 + rr) * stride + ks * 16 + (q & 1) * 8);
-}
 
 // One group: every warp takes 32x32 output tiles (sub-tiles 16x16; those past the padded m or n are
 // skipped, warp-uniformly) and writes them, rounded, to the C staging slots.
@@ -185,7 +165,6 @@ template <typename T, bool TA, bool TB>
 __device__ __forceinline__ void mma_group(const T* sA, int aslot, const Geo<T>& ga, const T* sB, int bslot, const Geo<T>& gb,
                                           T* sC, int cslot, const Geo<T>& gc, int nm, int m, int n, int k) {
     const int warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5, lane = threadIdx.x & 31;
-    const int q = lane >> 3, rr = lane & 7;
     const int mtiles = rup(m, 16) / 16, ntiles = rup(n, 16) / 16;
     const int mt2n = (mtiles + 1) / 2, nt2n = (ntiles + 1) / 2;
     const int per_mat = mt2n * nt2n;
@@ -197,34 +176,7 @@ __device__ __forceinline__ void mma_group(const T* sA, int aslot, const Geo<T>& 
         const T* a = sA + j * aslot;
         const T* b = sB + j * bslot;
         float acc[2][4][4];
-#pragma unroll
-        for (int i = 0; i < 2; ++i)
-#pragma unroll
-            for (int h = 0; h < 4; ++h)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) acc[i][h][e] = 0.f;
-        uint32_t af[2][4] = {}, bf[2][4] = {};
-#pragma unroll 2
-        for (int ks = 0; ks < ksteps; ++ks) {
-            frag_a<T, TA>(af[0], a, ga.stride, mt0, ks, q, rr);
-            if (m1) frag_a<T, TA>(af[1], a, ga.stride, mt0 + 1, ks, q, rr);
-            frag_b<T, TB>(bf[0], b, gb.stride, nt0, ks, q, rr);
-            if (n1) frag_b<T, TB>(bf[1], b, gb.stride, nt0 + 1, ks, q, rr);
-            MmaOp<T>::run(acc[0][0], af[0], bf[0][0], bf[0][1]);
-            MmaOp<T>::run(acc[0][1], af[0], bf[0][2], bf[0][3]);
-            if (n1) {
-                MmaOp<T>::run(acc[0][2], af[0], bf[1][0], bf[1][1]);
-                MmaOp<T>::run(acc[0][3], af[0], bf[1][2], bf[1][3]);
-            }
-            if (m1) {
-                MmaOp<T>::run(acc[1][0], af[1], bf[0][0], bf[0][1]);
-                MmaOp<T>::run(acc[1][1], af[1], bf[0][2], bf[0][3]);
-                if (n1) {
-                    MmaOp<T>::run(acc[1][2], af[1], bf[1][0], bf[1][1]);
-                    MmaOp<T>::run(acc[1][3], af[1], bf[1][2], bf[1][3]);
-                }
-            }
-        }
+        mma_tile32<T, TA, TB>(a, ga.stride, b, gb.stride, mt0, nt0, m1, n1, ksteps, acc);
         // acc[i][h][0..1]: row (mt0+i)*16 + lane/4, cols nt0*16 + h*8 + 2*(lane%4) + {0,1}; [2..3]: row + 8.
         T* c = sC + j * cslot;
 #pragma unroll
@@ -243,33 +195,6 @@ __device__ __forceinline__ void mma_group(const T* sA, int aslot, const Geo<T>& 
 }
 
 // ---------------------------------------------------------------- FFMA (F32, exact order)
-template <bool TA>
-__device__ __forceinline__ void ffma_a4(const float* sA, int stride, int r0, int k0, float (&av)[4][4]) {
-#pragma unroll
-    for (int t = 0; t < 4; ++t) {
-        if (!TA) {  // [m][k]: row r0+t, k0..k0+3
-            const float4 v = *reinterpret_cast<const float4*>(sA + (r0 + t) * stride + k0);
-            av[t][0] = v.x; av[t][1] = v.y; av[t][2] = v.z; av[t][3] = v.w;
-        } else {    // [k][m]: k k0+t, rows r0..r0+3
-            const float4 v = *reinterpret_cast<const float4*>(sA + (k0 + t) * stride + r0);
-            av[0][t] = v.x; av[1][t] = v.y; av[2][t] = v.z; av[3][t] = v.w;
-        }
-    }
-}
-template <bool TB>
-__device__ __forceinline__ void ffma_b4(const float* sB, int stride, int k0, int c0, float (&bv)[4][4]) {
-#pragma unroll
-    for (int t = 0; t < 4; ++t) {
-        if (!TB) {  // [k][n]: k k0+t, cols c0..c0+3
-            const float4 v = *reinterpret_cast<const float4*>(sB + (k0 + t) * stride + c0);
-            bv[t][0] = v.x; bv[t][1] = v.y; bv[t][2] = v.z; bv[t][3] = v.w;
-        } else {    // [n][k]: col c0+t, k k0..k0+3
-            const float4 v = *reinterpret_cast<const float4*>(sB + (c0 + t) * stride + k0);
-            bv[0][t] = v.x; bv[1][t] = v.y; bv[2][t] = v.z; bv[3][t] = v.w;
-        }
-    }
-}
-
 // One group: every thread takes 4x4 output tiles, k in order (the padded k values are loaded but
 // never multiplied in), and writes them to the C staging slots.
 template <bool TA, bool TB>
@@ -278,36 +203,13 @@ __device__ __forceinline__ void ffma_group(const float* sA, int aslot, const Geo
                                            int k) {
     const int mt4 = rup(m, 4) / 4, nt4 = rup(n, 4) / 4;
     const int per_mat = mt4 * nt4;
-    const int kfull = k / 4 * 4;
     for (int u = threadIdx.x; u < nm * per_mat; u += blockDim.x) {
         const int j = u / per_mat, t = u - j * per_mat;
         const int r0 = (t / nt4) * 4, c0 = (t % nt4) * 4;
         const float* a = sA + j * aslot;
         const float* b = sB + j * bslot;
-        float acc[4][4] = {};
-        float av[4][4], bv[4][4];
-        for (int k0 = 0; k0 < kfull; k0 += 4) {
-            ffma_a4<TA>(a, ga.stride, r0, k0, av);
-            ffma_b4<TB>(b, gb.stride, k0, c0, bv);
-#pragma unroll
-            for (int kk = 0; kk < 4; ++kk)
-#pragma unroll
-                for (int i = 0; i < 4; ++i)
-#pragma unroll
-                    for (int jj = 0; jj < 4; ++jj) acc[i][jj] = fmaf(av[i][kk], bv[kk][jj], acc[i][jj]);
-        }
-        if (kfull < k) {
-            ffma_a4<TA>(a, ga.stride, r0, kfull, av);
-            ffma_b4<TB>(b, gb.stride, kfull, c0, bv);
-#pragma unroll
-            for (int kk = 0; kk < 3; ++kk) {
-                if (kfull + kk >= k) break;
-#pragma unroll
-                for (int i = 0; i < 4; ++i)
-#pragma unroll
-                    for (int jj = 0; jj < 4; ++jj) acc[i][jj] = fmaf(av[i][kk], bv[kk][jj], acc[i][jj]);
-            }
-        }
+        float acc[4][4];
+        ffma_tile4x4<TA, TB>(a, ga.stride, b, gb.stride, r0, c0, k, acc);
         float* c = sC + j * cslot;
 #pragma unroll
         for (int i = 0; i < 4; ++i)

@@ -28,6 +28,7 @@
 //     the result is defined bit for bit and tests compare it exactly.
 #include "gapfill_types.cuh"
 #include "bmm_mma.cuh"
+#include "bmm_ffma.cuh"
 
 using namespace gapfill;
 
@@ -171,34 +172,6 @@ __device__ __forceinline__ void bmm_small_mma(const T* __restrict__ A, const T* 
 }
 
 // ---------------------------------------------------------------- FFMA (F32, exact order)
-// The 4x4 block of op(A) rows r0.., k kk.. as a[i][kk], and of op(B) k kk.., cols c0.. as b[kk][jj].
-template <bool TA>
-__device__ __forceinline__ void load_a4(const float* sA, int stride, int r0, int k0, float (&av)[4][4]) {
-#pragma unroll
-    for (int t = 0; t < 4; ++t) {
-        if (!TA) {  // sA: [m][k]: row r0+t, k0..k0+3
-            const float4 v = *reinterpret_cast<const float4*>(sA + (r0 + t) * stride + k0);
-            av[t][0] = v.x; av[t][1] = v.y; av[t][2] = v.z; av[t][3] = v.w;
-        } else {    // sA: [k][m]: k k0+t, rows r0..r0+3
-            const float4 v = *reinterpret_cast<const float4*>(sA + (k0 + t) * stride + r0);
-            av[0][t] = v.x; av[1][t] = v.y; av[2][t] = v.z; av[3][t] = v.w;
-        }
-    }
-}
-template <bool TB>
-__device__ __forceinline__ void load_b4(const float* sB, int stride, int k0, int c0, float (&bv)[4][4]) {
-#pragma unroll
-    for (int t = 0; t < 4; ++t) {
-        if (!TB) {  // sB: [k][n]: k k0+t, cols c0..c0+3
-            const float4 v = *reinterpret_cast<const float4*>(sB + (k0 + t) * stride + c0);
-            bv[t][0] = v.x; bv[t][1] = v.y; bv[t][2] = v.z; bv[t][3] = v.w;
-        } else {    // sB: [n][k]: col c0+t, k k0..k0+3
-            const float4 v = *reinterpret_cast<const float4*>(sB + (c0 + t) * stride + k0);
-            bv[0][t] = v.x; bv[1][t] = v.y; bv[2][t] = v.z; bv[3][t] = v.w;
-        }
-    }
-}
-
 template <bool TA, bool TB>
 __device__ __forceinline__ void bmm_small_ffma(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
                                                int batch, int m, int n, int k, int mats, int b_shared) {
@@ -215,7 +188,6 @@ __device__ __forceinline__ void bmm_small_ffma(const float* __restrict__ A, cons
 
     const int mt4 = round_up(m, 4) / 4, nt4 = round_up(n, 4) / 4;
     const int per_mat = mt4 * nt4;
-    const int kfull = k / 4 * 4;  // k steps done in groups of 4; the tail one by one (no zero terms)
     const bool vec_out = (n % 4 == 0) && aligned16(C);
     for (int u = threadIdx.x; u < mats * per_mat; u += blockDim.x) {
         const int j = u / per_mat, r0 = ((u % per_mat) / nt4) * 4, c0 = (u % nt4) * 4;
@@ -223,30 +195,8 @@ __device__ __forceinline__ void bmm_small_ffma(const float* __restrict__ A, cons
         if (b >= batch) break;
         const float* sAj = sA + (size_t)j * a.elements();
         const float* sBj = sB + (b_shared ? 0 : (size_t)j * bo.elements());
-        float acc[4][4] = {};
-        float av[4][4], bv[4][4];
-        for (int k0 = 0; k0 < kfull; k0 += 4) {
-            load_a4<TA>(sAj, a.stride, r0, k0, av);
-            load_b4<TB>(sBj, bo.stride, k0, c0, bv);
-#pragma unroll
-            for (int kk = 0; kk < 4; ++kk)
-#pragma unroll
-                for (int i = 0; i < 4; ++i)
-#pragma unroll
-                    for (int jj = 0; jj < 4; ++jj) acc[i][jj] = fmaf(av[i][kk], bv[kk][jj], acc[i][jj]);
-        }
-        if (kfull < k) {  // padded block: the zero columns are loaded but never multiplied in
-            load_a4<TA>(sAj, a.stride, r0, kfull, av);
-            load_b4<TB>(sBj, bo.stride, kfull, c0, bv);
-#pragma unroll
-            for (int kk = 0; kk < 3; ++kk) {
-                if (kfull + kk >= k) break;
-#pragma unroll
-                for (int i = 0; i < 4; ++i)
-#pragma unroll
-                    for (int jj = 0; jj < 4; ++jj) acc[i][jj] = fmaf(av[i][kk], bv[kk][jj], acc[i][jj]);
-            }
-        }
+        float acc[4][4];
+        ffma_tile4x4<TA, TB>(sAj, a.stride, sBj, bo.stride, r0, c0, k, acc);
         float* Cb = C + (size_t)b * m * n;
 #pragma unroll
         for (int i = 0; i < 4; ++i) {

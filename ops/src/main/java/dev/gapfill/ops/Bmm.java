@@ -40,7 +40,9 @@ import java.util.Set;
  * <p>Paths: VENDOR = {@code cublasGemmStridedBatchedEx} (row-major through C^T = B^T·A^T; a shared B
  * with A not transposed is one {@code cublasGemmEx} with m' = batch·m); CUSTOM = {@code bmm/bmm_small}
  * for m, n, k ≤ 128 (several matrices per block, tensor-core mma.sync for F16/BF16, FFMA in a fixed
- * k order for F32). AUTO asks {@link BmmHeuristics}.
+ * k order for F32), or {@code bmm/bmm_team} (persistent warp teams streaming groups of matrices; the
+ * same arithmetic) where {@link BmmHeuristics#useTeam} says it is faster and A, B, C start on 16 bytes.
+ * AUTO asks {@link BmmHeuristics}.
  *
  * @throws ArgumentException          on invalid arguments (named), before anything is launched
  * @throws UnsupportedShapeException  when CUSTOM is forced on a shape the custom kernels do not take
@@ -48,6 +50,7 @@ import java.util.Set;
 public final class Bmm {
     private static final Set<DType> DTYPES = EnumSet.of(DType.F32, DType.F16, DType.BF16);
     private static final KernelModule MODULE = KernelModule.of("bmm/bmm_small");
+    private static final KernelModule TEAM_MODULE = KernelModule.of("bmm/bmm_team");
     // Host scalars for cuBLAS (pointer mode host), allocated once and never written after.
     private static final FloatPointer ONE = new FloatPointer(1f);
     private static final FloatPointer ZERO = new FloatPointer(0f);
@@ -131,11 +134,16 @@ public final class Bmm {
         if (a.device().isCpu()) {
             return Decision.reference();
         }
-        return decide(s, Gpu.device(a.device()).info(), options.backend());
+        return decide(s, Gpu.device(a.device()).info(), options.backend(), aligned16(a.address(), b.address()));
     }
 
     /** The decision for a problem on a device (pure; what {@link #decide(Tensor, Tensor, Options)} uses). */
     public static Decision decide(BmmShape s, DeviceInfo info, Backend requested) {
+        return decide(s, info, requested, true);
+    }
+
+    /** As {@link #decide(BmmShape, DeviceInfo, Backend)}; {@code aligned16}: A, B and C all start on 16 bytes. */
+    static Decision decide(BmmShape s, DeviceInfo info, Backend requested, boolean aligned16) {
         switch (Backend.resolve(requested)) {
             case VENDOR:
                 return BmmHeuristics.vendor(s, "forced by the caller or gapfill.backend");
@@ -145,13 +153,13 @@ public final class Bmm {
                     throw new UnsupportedShapeException("backend", "a shape the custom kernels take (" + why + "; use AUTO or VENDOR)",
                             "CUSTOM on " + s);
                 }
-                return BmmHeuristics.custom(s, info, "forced by the caller or gapfill.backend");
+                return BmmHeuristics.custom(s, info, "forced by the caller or gapfill.backend", aligned16);
             }
             case REFERENCE:
                 throw new ArgumentException("options.backend", "AUTO, VENDOR or CUSTOM for device tensors (the reference runs for CPU tensors)",
                         "REFERENCE");
             default:
-                return BmmHeuristics.decide(s, info);
+                return BmmHeuristics.decide(s, info, aligned16);
         }
     }
 
@@ -220,8 +228,10 @@ public final class Bmm {
         }
         Stream st = OpStreams.pick(a.device(), stream);
         CudaDevice dev = st.cudaDevice();
-        Decision d = decide(s, dev.info(), options.backend());
-        if (d.backend() == Backend.CUSTOM) {
+        Decision d = decide(s, dev.info(), options.backend(), aligned16(a.address(), b.address(), out.address()));
+        if (d.backend() == Backend.CUSTOM && d.variant().startsWith("team_")) {
+            runTeam(s, a, b, out, st, dev.info());
+        } else if (d.backend() == Backend.CUSTOM) {
             runCustom(s, a, b, out, st, dev.info());
         } else {
             runVendor(s, a, b, out, st);
@@ -235,6 +245,22 @@ public final class Bmm {
         MODULE.function(st.cudaDevice(), symbol).launch(st, p.grid(), 1, 1, p.threads(), 1, 1, p.smemBytes(),
                 KernelArgs.begin().ptr(a).ptr(b).ptr(out).i32((int) s.batch()).i32((int) s.m()).i32((int) s.n()).i32((int) s.k())
                         .i32(p.mats()).i32(s.sharedB() ? 1 : 0));
+    }
+
+    private static void runTeam(BmmShape s, Tensor a, Tensor b, Tensor out, Stream st, DeviceInfo info) {
+        BmmHeuristics.TeamPlan p = BmmHeuristics.teamPlan(s, info);
+        String symbol = "bmm_team_" + s.dtype().name().toLowerCase(Locale.ROOT) + "_" + (s.transA() ? "t" : "n") + (s.transB() ? "t" : "n");
+        TEAM_MODULE.function(st.cudaDevice(), symbol).launch(st, p.grid(), 1, 1, p.threads(), 1, 1, p.smemBytes(),
+                KernelArgs.begin().ptr(a).ptr(b).ptr(out).i32((int) s.batch()).i32((int) s.m()).i32((int) s.n()).i32((int) s.k())
+                        .i32(p.mats()).i32(p.stages()).i32(p.teamWarps()).i32(p.directC() ? 1 : 0));
+    }
+
+    private static boolean aligned16(long... addresses) {
+        long or = 0;
+        for (long x : addresses) {
+            or |= x;
+        }
+        return (or & 15) == 0;
     }
 
     /**

@@ -9,25 +9,43 @@ import dev.gapfill.core.DeviceInfo;
  * <p>Thresholds come from one H100 run of the standalone harness at commit 71656b2
  * ({@code cuda-native/dev/bmm/results-h100-71656b2.txt}: custom vs cuBLAS strided batched, L2 flushed,
  * medians of 30); rows are quoted as "dtype batch m×n×k: vendor µs / custom µs". They are measured on
- * Hopper only; the Java bench ({@code BmmBench}) re-measures them through the library.
+ * Hopper only; the Java bench ({@code BmmBench}) re-measures them through the library. The choice
+ * between the two custom kernels ({@code bmm_small}, {@code bmm_team}; {@link #useTeam}) and rule 4b
+ * come from the run at 4de5ecd ({@code results-h100-4de5ecd.txt}, read-based L2 flush, medians of 25),
+ * quoted as "team µs / small µs" with the team kernel in its shipped plan ({@link #teamPlan}).
  * <ol>
  *   <li>m, n or k above 128: VENDOR. The custom kernels stage whole operands in shared memory and
  *   are not built beyond 128.</li>
  *   <li>Shared B with A not transposed: VENDOR, one GEMM with m' = batch·m
  *   (f16 2048 64³ shared: 16.6 / 33.1; f32: 47.2 / 52.4).</li>
- *   <li>F16/BF16: CUSTOM when max(m,n,k) ≤ 48 and (m·n·k ≤ 32³ or batch ≤ 1024), or max ≤ 64 and
- *   batch ≤ 512. Wins: f16 8192 8³ 31.9 / 9.5; 2048 16³ 12.8 / 6.5; 8192 32³ 33.9 / 29.0; 2048 17×33×9
+ *   <li>F16/BF16: CUSTOM when max(m,n,k) ≤ 48 and (m·n·k ≤ 32³ or batch ≤ 1024). Wins: f16 8192 8³ 31.9 / 9.5; 2048 16³ 12.8 / 6.5; 8192 32³ 33.9 / 29.0; 2048 17×33×9
  *   17.6 / 10.8; 512 48³ 9.1 / 8.7; 512 64³ 42.0 / 10.9 (bf16 10.2 / 10.8). The re-run at f72aa19
  *   ({@code results-h100-f72aa19.txt}) measured 512 64³ as a tie (f16 10.4 / 10.5, bf16 10.5 / 10.5),
- *   within AUTO's 5 %, and reproduced every other decision here. Losses that set the bounds: 2048 48³ 18.9 / 20.0; 2048 64³ 24.5 / 29.0; 2048 1×64×64
+ *   within AUTO's 5 %, and reproduced every other decision here; the run at 4de5ecd measured it as a
+ *   vendor win (f16 8.70 / 9.50, bf16 8.61 / 9.57), so max(m,n,k) ≤ 64 at batch ≤ 512, once a
+ *   custom clause, now goes to the vendor. Losses that set the bounds: 2048 48³ 18.9 / 20.0; 2048 64³ 24.5 / 29.0; 2048 1×64×64
  *   13.8 / 15.0; 2048 100³ 81.1 / 95.3; everything ≥ 96.</li>
  *   <li>F32: CUSTOM when neither operand is transposed and max(m,n,k) ≤ 48. Wins: 8192 8³ 36.4 / 8.0;
  *   8192 48³ 134.3 / 104.6; 2048 17×33×9 15.4 / 13.6. Losses: 2048 64³ 52.4 / 55.2; 2048 128³ 250 / 408;
  *   transposed 2048 32³ (A^T, B^T) 18.8 / 24.9. (8192 96³ 574 / 542 is the one F32 row where AUTO is 6 %
  *   off the faster path.)</li>
+ *   <li>(4b) F32, neither operand transposed, m = 1, n, k ≤ 64, batch ≥ 2048, rows in 16-byte multiples:
+ *   CUSTOM with bmm_team (2048 1×64×64: vendor 21.73, team 17.89, bmm_small 28.48; run 4de5ecd).</li>
  * </ol>
  */
 public final class BmmHeuristics {
+    /** bmm_team is chosen from this batch on (f16 2048 32³: team 8.90 / small 9.09; at 512: 6.24 / 5.54). */
+    public static final long TEAM_MIN_BATCH = 2048;
+    /** bmm_team takes max(m,n,k) above this (f16 8192 16³: team 11.20 / small 9.98). */
+    public static final int TEAM_MIN_DIM_EXCLUSIVE = 16;
+    /** F16/BF16: bmm_team up to this max(m,n,k) (8192 32³: 19.68 / 23.20; beyond, AUTO runs the vendor). */
+    public static final int HALF_TEAM_MAX_DIM = 32;
+    /** F32: bmm_team up to this max(m,n,k) (8192 32³: 38.40 / 40.99; 8192 48³: 94.30 / 98.82). */
+    public static final int F32_TEAM_MAX_DIM = 48;
+    /** F32 with m = 1: AUTO runs bmm_team for n, k up to this (rule 4b; 2048 1×64×64: vendor 21.73, team 17.89). */
+    public static final int F32_ROW_TEAM_MAX_DIM = 64;
+    /** Registers per thread the team kernel may use ({@code __launch_bounds__(256, 2)}): occupancy bound of {@link #teamPlan}. */
+    static final int TEAM_MAX_REGISTERS = 128;
     /** Largest m, n and k of the custom kernels. */
     public static final int CUSTOM_MAX_DIM = 128;
     /** F16/BF16: AUTO's custom bound on max(m,n,k) (rule 3; 2048 48³ loses, 512 48³ wins). */
@@ -36,9 +54,6 @@ public final class BmmHeuristics {
     public static final long HALF_CUSTOM_ANY_BATCH_VOLUME = 32L * 32 * 32;
     /** F16/BF16: largest batch at which 33..48 (volume above 32³) still goes custom (rule 3). */
     public static final long HALF_MID_BATCH_MAX = 1024;
-    /** F16/BF16: at batch ≤ 512 the custom kernel also takes max(m,n,k) ≤ 64 (rule 3). */
-    public static final int HALF_SMALL_BATCH_MAX_DIM = 64;
-    public static final long HALF_SMALL_BATCH = 512;
     /** F32: AUTO's custom bound on max(m,n,k) (rule 4). */
     public static final int F32_CUSTOM_MAX_DIM = 48;
     /** Shared memory a block may use when it holds more than one matrix (keeps several blocks per SM). */
@@ -55,6 +70,16 @@ public final class BmmHeuristics {
      * @param smemBytes dynamic shared memory per block
      */
     public record Plan(int mats, int threads, int grid, int smemBytes) {}
+
+    /**
+     * Launch plan of {@code bmm/bmm_team}: teams of {@code teamWarps} warps, {@code teamsPerBlock} per
+     * block, each streaming groups of {@code mats} matrices through {@code stages} shared-memory stages;
+     * C staged in shared memory or, {@code directC}, stored from registers.
+     *
+     * @param grid      persistent blocks: as many as stay resident, balanced so every team walks the same number of groups
+     * @param smemBytes dynamic shared memory per block
+     */
+    public record TeamPlan(int mats, int teamWarps, int teamsPerBlock, int stages, boolean directC, int threads, int grid, int smemBytes) {}
 
     /** Null if the custom kernels take the problem, otherwise why not. */
     public static String customUnsupportedReason(BmmShape s, DeviceInfo info) {
@@ -73,8 +98,16 @@ public final class BmmHeuristics {
         return null;
     }
 
-    /** The backend and variant AUTO uses for {@code s}. */
+    /** The backend and variant AUTO uses for {@code s} with 16-byte aligned tensors. */
     public static Decision decide(BmmShape s, DeviceInfo info) {
+        return decide(s, info, true);
+    }
+
+    /**
+     * The backend and variant AUTO uses for {@code s}; {@code aligned16}: A, B and C all start on 16
+     * bytes (bmm_team needs it; unaligned views run bmm_small, or the vendor where only the team wins).
+     */
+    public static Decision decide(BmmShape s, DeviceInfo info, boolean aligned16) {
         String unsupported = customUnsupportedReason(s, info);
         if (unsupported != null) {
             return vendor(s, unsupported);
@@ -90,27 +123,27 @@ public final class BmmHeuristics {
                 return vendor(s, "F32 with a transposed operand: the FFMA kernel's transposed reads conflict in shared memory "
                         + "(measured f32 2048 32^3 A^T B^T: vendor 18.8 us, custom 24.9 us)");
             }
+            if (aligned16 && s.m() == 1 && maxDim <= F32_ROW_TEAM_MAX_DIM && useTeam(s, info)) {
+                return custom(s, info, "F32 with m=1, n, k <= " + F32_ROW_TEAM_MAX_DIM + ", batch " + s.batch()
+                        + " (measured f32 2048 1x64x64: vendor 21.73 us, team 17.89 us, small 28.48 us)", true);
+            }
             if (maxDim > F32_CUSTOM_MAX_DIM) {
                 return vendor(s, "F32 with max(m,n,k)=" + maxDim + " > " + F32_CUSTOM_MAX_DIM
                         + " (measured f32 2048 64^3: vendor 52.4 us, custom 55.2 us)");
             }
             return custom(s, info, "F32 with max(m,n,k)=" + maxDim + " <= " + F32_CUSTOM_MAX_DIM
-                    + " (measured f32 8192 48^3: vendor 134.3 us, custom 104.6 us)");
+                    + " (measured f32 8192 48^3: vendor 134.3 us, custom 104.6 us)", aligned16);
         }
         if (maxDim <= HALF_CUSTOM_MAX_DIM && volume <= HALF_CUSTOM_ANY_BATCH_VOLUME) {
             return custom(s, info, "m*n*k=" + volume + " <= 32^3 with max(m,n,k) <= " + HALF_CUSTOM_MAX_DIM
-                    + " (measured f16 8192 16^3: vendor 30.4 us, custom 11.4 us; 2048 17x33x9: 17.6 / 10.8)");
+                    + " (measured f16 8192 16^3: vendor 30.4 us, custom 11.4 us; 2048 17x33x9: 17.6 / 10.8)", aligned16);
         }
         if (maxDim <= HALF_CUSTOM_MAX_DIM && s.batch() <= HALF_MID_BATCH_MAX) {
             return custom(s, info, "max(m,n,k)=" + maxDim + " <= " + HALF_CUSTOM_MAX_DIM + " at batch " + s.batch() + " <= "
-                    + HALF_MID_BATCH_MAX + " (measured bf16 512 48^3: vendor 10.1 us, custom 8.6 us)");
-        }
-        if (maxDim <= HALF_SMALL_BATCH_MAX_DIM && s.batch() <= HALF_SMALL_BATCH) {
-            return custom(s, info, "max(m,n,k)=" + maxDim + " <= " + HALF_SMALL_BATCH_MAX_DIM + " at batch " + s.batch() + " <= "
-                    + HALF_SMALL_BATCH + " (measured f16 512 64^3: vendor 10.4-42.0 us over two runs, custom 10.5-10.9 us)");
+                    + HALF_MID_BATCH_MAX + " (measured bf16 512 48^3: vendor 10.1 us, custom 8.6 us)", aligned16);
         }
         return vendor(s, "max(m,n,k)=" + maxDim + ", m*n*k=" + volume + ", batch " + s.batch()
-                + ": cuBLAS's tiles fill the GPU (measured f16 2048 64^3: vendor 24.5 us, custom 29.0 us)");
+                + ": cuBLAS's tiles fill the GPU (measured f16 2048 64^3: vendor 24.5 us, custom 29.0 us; f16 512 64^3 at 4de5ecd: 8.70 / 9.50)");
     }
 
     /** The decision when the caller forces VENDOR. */
@@ -122,11 +155,90 @@ public final class BmmHeuristics {
         return new Decision(Backend.VENDOR, variant, reason);
     }
 
-    /** The decision when the custom kernel runs (forced or chosen). */
+    /** The decision when the custom kernel runs (forced or chosen), tensors 16-byte aligned. */
     public static Decision custom(BmmShape s, DeviceInfo info, String reason) {
-        Plan p = plan(s, info);
+        return custom(s, info, reason, true);
+    }
+
+    /** The decision when the custom kernel runs: bmm_team where {@link #useTeam} and aligned16, bmm_small otherwise. */
+    public static Decision custom(BmmShape s, DeviceInfo info, String reason, boolean aligned16) {
         String kind = s.dtype() == DType.F32 ? "ffma" : "mma";
+        if (aligned16 && useTeam(s, info)) {
+            TeamPlan t = teamPlan(s, info);
+            return new Decision(Backend.CUSTOM, "team_" + kind + "_w" + t.teamWarps() + "_g" + t.mats() + "_s" + t.stages()
+                    + (t.directC() ? "_dc" : "_sc"), reason);
+        }
+        Plan p = plan(s, info);
         return new Decision(Backend.CUSTOM, "small_" + kind + "_g" + p.mats() + "_t" + p.threads(), reason);
+    }
+
+    /** bmm_team's layout needs: every stored row of A, B and C a multiple of 16 bytes, B per matrix. */
+    static boolean teamTakes(BmmShape s) {
+        int v = 16 / s.dtype().bytes();
+        long aCols = s.transA() ? s.m() : s.k();
+        long bCols = s.transB() ? s.k() : s.n();
+        return !s.sharedB() && aCols % v == 0 && bCols % v == 0 && s.n() % v == 0;
+    }
+
+    /**
+     * Whether the custom path runs bmm_team rather than bmm_small (16-byte aligned tensors assumed).
+     * Measured, "team / small" µs in the shipped plans: F16/BF16 from batch 2048 with 16 < max(m,n,k) ≤ 32
+     * (f16 2048 32³ 8.90 / 9.09, 8192 32³ 19.68 / 23.20, bf16 8192 32³ 19.84 / 23.23, f16 2048 32³ Aᵀ·Bᵀ
+     * 8.96 / 9.06; not at 512: 6.24 / 5.54; not at 16³: 8192 11.20 / 9.98); F32 from batch 2048 with
+     * 16 < max ≤ 48 (2048 32³ 13.73 / 15.52, 8192 32³ 38.40 / 40.99, 8192 48³ 94.30 / 98.82, 2048 48³
+     * 29.18 / 29.54, 2048 32³ Aᵀ·Bᵀ 18.62 / 21.73) or m = 1 with n, k ≤ 64 (2048 1×64×64 17.89 / 28.48).
+     */
+    public static boolean useTeam(BmmShape s, DeviceInfo info) {
+        if (!teamTakes(s) || s.batch() < TEAM_MIN_BATCH || info.cc() < 80 || s.batch() > Integer.MAX_VALUE) {
+            return false;
+        }
+        long maxDim = Math.max(s.m(), Math.max(s.n(), s.k()));
+        boolean fits = teamPlan(s, info).smemBytes() <= info.smemPerBlockOptin();
+        if (s.dtype() == DType.F32) {
+            return fits && ((maxDim > TEAM_MIN_DIM_EXCLUSIVE && maxDim <= F32_TEAM_MAX_DIM) || (s.m() == 1 && maxDim <= F32_ROW_TEAM_MAX_DIM));
+        }
+        return fits && maxDim > TEAM_MIN_DIM_EXCLUSIVE && maxDim <= HALF_TEAM_MAX_DIM;
+    }
+
+    /**
+     * bmm_team's plan (mirrored by {@code team_plan} in {@code cuda-native/dev/bmm/bench_bmm.cu}). A group
+     * holds enough matrices to move about 4 KiB (at most 16); a team has one warp per 4 of its 32x32
+     * tiles (F16/BF16) or per 64 of its 4x4 thread tiles (F32), 1 to 4; 2 stages (8192 32³ f16: 2 stages
+     * 19.68 µs, 3 stages 21.66: the third stage costs more warps per SM than it hides); F32 stores C from
+     * registers (float4; f32 8192 32³ 38.40 direct vs 39.33 staged), F16/BF16 through shared memory with
+     * 16-byte stores (f16 8192 32³ 19.68 staged vs 24.54 direct). Up to 4 teams (8 warps) per block;
+     * grid: the blocks that stay resident (shared memory, threads, 128 registers per thread), balanced.
+     * Example: F16 8192 at 32³ on an H100: 6 KiB moved per matrix → 1 matrix per group, 1 warp, teams of
+     * 12,800 B (two stages of A and B padded to 32 x 40 halves, one C slot), 4 per block (128 threads,
+     * 51,200 B), 4 blocks per SM → 2112 teams, 4 groups each → 512 blocks.
+     */
+    public static TeamPlan teamPlan(BmmShape s, DeviceInfo info) {
+        boolean f32 = s.dtype() == DType.F32;
+        int bytes = s.dtype().bytes();
+        long aBytes = operandElements(s.dtype(), s.transA() ? s.k() : s.m(), s.transA() ? s.m() : s.k()) * bytes;
+        long bBytes = operandElements(s.dtype(), s.transB() ? s.n() : s.k(), s.transB() ? s.k() : s.n()) * bytes;
+        long cBytes = operandElements(s.dtype(), s.m(), s.n()) * bytes;
+        long moved = (s.m() * s.k() + s.k() * s.n() + s.m() * s.n()) * bytes;
+        long nm = Math.min(Math.max(1, Math.min(16, 4096 / moved)), Math.max(1, s.batch()));
+        long units = f32 ? ceilDiv(s.m(), 4) * ceilDiv(s.n(), 4) : ceilDiv(s.m(), 32) * ceilDiv(s.n(), 32);
+        int w = (int) (f32 ? Math.min(4, Math.max(1, ceilDiv(nm * units, 64))) : Math.min(4, Math.max(1, nm * units / 4)));
+        int stages = 2;
+        boolean direct = f32;
+        long team = stages * nm * (aBytes + bBytes) + (direct ? 0 : nm * cBytes);
+        int tpb = Math.max(1, Math.min(4, 8 / w));
+        while (tpb > 1 && tpb * team > info.smemPerBlockOptin()) {
+            tpb--;
+        }
+        int threads = tpb * w * 32;
+        long smem = tpb * team;
+        long maxThreadsPerSm = info.cc() == 80 || info.cc() == 90 ? 2048 : 1536;
+        long perSm = Math.min(info.smemPerSm() / (smem + 1024), Math.min(maxThreadsPerSm / threads, 65536L / ((long) threads * TEAM_MAX_REGISTERS)));
+        perSm = Math.max(1, Math.min(32, perSm));
+        long groups = ceilDiv(Math.max(1, s.batch()), nm);
+        long iters = ceilDiv(groups, perSm * info.smCount() * tpb);
+        long grid = ceilDiv(ceilDiv(groups, iters), tpb);
+        return new TeamPlan((int) nm, w, tpb, stages, direct, threads, (int) Math.min(grid, Integer.MAX_VALUE),
+                (int) Math.min(smem, Integer.MAX_VALUE));
     }
 
     /**

@@ -10,6 +10,7 @@ import net.jqwik.api.constraints.IntRange;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -30,7 +31,6 @@ class BmmHeuristicsTest {
         assertEquals(Backend.CUSTOM, auto(DType.F16, 8192, 32, 32, 32));
         assertEquals(Backend.CUSTOM, auto(DType.F16, 2048, 17, 33, 9));
         assertEquals(Backend.CUSTOM, auto(DType.BF16, 512, 48, 48, 48));
-        assertEquals(Backend.CUSTOM, auto(DType.F16, 512, 64, 64, 64));
         assertEquals(Backend.CUSTOM, auto(DType.F32, 8192, 48, 48, 48));
         assertEquals(Backend.CUSTOM, auto(DType.F32, 2048, 17, 33, 9));
     }
@@ -38,6 +38,8 @@ class BmmHeuristicsTest {
     @Test void measuredLossesGoVendor() {
         assertEquals(Backend.VENDOR, auto(DType.F16, 2048, 48, 48, 48));
         assertEquals(Backend.VENDOR, auto(DType.F16, 2048, 64, 64, 64));
+        assertEquals(Backend.VENDOR, auto(DType.F16, 512, 64, 64, 64));   // 4de5ecd: vendor 8.70, custom 9.50
+        assertEquals(Backend.VENDOR, auto(DType.BF16, 512, 64, 64, 64));
         assertEquals(Backend.VENDOR, auto(DType.BF16, 8192, 128, 128, 128));
         assertEquals(Backend.VENDOR, auto(DType.F16, 2048, 1, 64, 64));
         assertEquals(Backend.VENDOR, auto(DType.F16, 2048, 64, 1, 64));
@@ -50,6 +52,77 @@ class BmmHeuristicsTest {
         Decision d = BmmHeuristics.decide(shared, H100);
         assertEquals(Backend.VENDOR, d.backend());
         assertEquals("cublas_gemm_folded", d.variant());
+    }
+
+    private static String variant(BmmShape s) {
+        return BmmHeuristics.decide(s, H100).variant();
+    }
+
+    /** The rows of run 4de5ecd where bmm_team beat bmm_small, in the shipped plan's configuration. */
+    @Test void teamWhereMeasuredFaster() {
+        assertEquals("team_mma_w1_g1_s2_sc", variant(BmmShape.of(DType.F16, 8192, 32, 32, 32)));
+        assertEquals("team_mma_w1_g1_s2_sc", variant(BmmShape.of(DType.BF16, 2048, 32, 32, 32)));
+        assertEquals("team_mma_w1_g1_s2_sc", variant(BmmShape.of(DType.F16, 2048, 32, 32, 32).withTransposes(true, true)));
+        assertEquals("team_ffma_w1_g1_s2_dc", variant(BmmShape.of(DType.F32, 2048, 32, 32, 32)));
+        assertEquals("team_ffma_w3_g1_s2_dc", variant(BmmShape.of(DType.F32, 8192, 48, 48, 48)));
+        assertEquals("team_ffma_w1_g1_s2_dc", variant(BmmShape.of(DType.F32, 2048, 1, 64, 64)));
+        assertEquals(Backend.CUSTOM, auto(DType.F32, 2048, 1, 64, 64));
+    }
+
+    @Test void smallWhereTeamWasNotFaster() {
+        assertTrue(variant(BmmShape.of(DType.F16, 8192, 16, 16, 16)).startsWith("small_"));   // team 11.20, small 9.98
+        assertTrue(variant(BmmShape.of(DType.F16, 512, 32, 32, 32)).startsWith("small_"));    // team 6.24, small 5.54
+        assertTrue(variant(BmmShape.of(DType.F32, 512, 32, 32, 32)).startsWith("small_"));    // team 7.52, small 7.07
+        assertTrue(variant(BmmShape.of(DType.F16, 8192, 8, 8, 8)).startsWith("small_"));
+        assertTrue(variant(BmmShape.of(DType.F16, 2048, 17, 33, 9)).startsWith("small_"));    // rows not 16-byte multiples
+        assertFalse(BmmHeuristics.useTeam(BmmShape.of(DType.F16, 8192, 32, 32, 32).withSharedB(true), H100));
+        assertFalse(BmmHeuristics.useTeam(BmmShape.of(DType.F16, 8192, 32, 36, 32), H100));  // n % 8 != 0
+        assertFalse(BmmHeuristics.useTeam(BmmShape.of(DType.F16, 8192, 32, 32, 32), new DeviceInfo(0, "old", 7, 5, 40, 4L << 20,
+                64L << 10, 64L << 10, 16L << 30, 13000, 13000, 130100, -1)));
+    }
+
+    @Test void unalignedTensorsNeverGetTheTeamKernel() {
+        BmmShape s = BmmShape.of(DType.F16, 8192, 32, 32, 32);
+        assertTrue(BmmHeuristics.decide(s, H100, false).variant().startsWith("small_"));
+        assertTrue(Bmm.decide(s, H100, Backend.CUSTOM, false).variant().startsWith("small_"));
+        assertTrue(Bmm.decide(s, H100, Backend.CUSTOM, true).variant().startsWith("team_"));
+        // rule 4b exists only for the team kernel: unaligned, the vendor runs
+        assertEquals(Backend.VENDOR, BmmHeuristics.decide(BmmShape.of(DType.F32, 2048, 1, 64, 64), H100, false).backend());
+    }
+
+    /** Worked example of the teamPlan javadoc: F16 8192 at 32³ on an H100. */
+    @Test void teamPlanExample() {
+        BmmHeuristics.TeamPlan p = BmmHeuristics.teamPlan(BmmShape.of(DType.F16, 8192, 32, 32, 32), H100);
+        assertEquals(1, p.mats());
+        assertEquals(1, p.teamWarps());
+        assertEquals(4, p.teamsPerBlock());
+        assertEquals(2, p.stages());
+        assertFalse(p.directC());
+        assertEquals(128, p.threads());
+        assertEquals(4 * (2 * 2 * 32 * 40 * 2 + 32 * 40 * 2), p.smemBytes());
+        assertEquals(512, p.grid());
+    }
+
+    @Property(tries = 300)
+    void teamPlansAreLaunchable(@ForAll @IntRange(min = 1, max = 20000) int batch, @ForAll @IntRange(min = 1, max = 16) int m8,
+                                @ForAll @IntRange(min = 1, max = 16) int n8, @ForAll @IntRange(min = 1, max = 16) int k8,
+                                @ForAll @IntRange(min = 0, max = 2) int dt, @ForAll boolean ta, @ForAll boolean tb) {
+        DType dtype = new DType[] {DType.F16, DType.BF16, DType.F32}[dt];
+        BmmShape s = BmmShape.of(dtype, batch, 8L * m8, 8L * n8, 8L * k8).withTransposes(ta, tb);
+        assertTrue(BmmHeuristics.teamTakes(s));
+        for (DeviceInfo info : new DeviceInfo[] {H100, A100}) {
+            BmmHeuristics.TeamPlan p = BmmHeuristics.teamPlan(s, info);
+            assertTrue(p.mats() >= 1 && p.mats() <= Math.max(1, batch) && p.mats() <= 16, "mats " + p);
+            assertTrue(p.teamWarps() >= 1 && p.teamWarps() <= 4 && p.teamsPerBlock() >= 1 && p.teamsPerBlock() <= 4, "teams " + p);
+            assertEquals(p.teamsPerBlock() * p.teamWarps() * 32, p.threads());
+            assertTrue(p.threads() <= 256, "threads " + p);
+            assertTrue(p.stages() >= 2 && p.stages() <= 6, "stages " + p);
+            long groups = (batch + p.mats() - 1) / p.mats();
+            assertTrue(p.grid() >= 1 && (long) (p.grid() - 1) * p.teamsPerBlock() < groups, "no block without a group: " + p);
+            if (BmmHeuristics.useTeam(s, info)) {
+                assertTrue(p.smemBytes() <= info.smemPerBlockOptin(), "smem " + p);
+            }
+        }
     }
 
     @Test void halfTransposesStayCustomWhereMeasured() {

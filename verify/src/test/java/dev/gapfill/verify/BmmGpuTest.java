@@ -2,6 +2,8 @@ package dev.gapfill.verify;
 
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
+import dev.gapfill.core.DeviceInfo;
+import dev.gapfill.core.Gpu;
 import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.core.UnsupportedShapeException;
@@ -9,6 +11,7 @@ import dev.gapfill.core.testing.GpuTest;
 import dev.gapfill.core.testing.Poison;
 import dev.gapfill.ops.Backend;
 import dev.gapfill.ops.Bmm;
+import dev.gapfill.ops.BmmHeuristics;
 import dev.gapfill.ops.BmmShape;
 import dev.gapfill.ops.Decision;
 import dev.gapfill.ops.reference.BmmReference;
@@ -121,6 +124,42 @@ class BmmGpuTest {
                 for (Backend be : new Backend[] {Backend.CUSTOM, Backend.VENDOR, Backend.AUTO}) {
                     check(dt, s[3], s[0], s[1], s[2], false, false, false, be, be == Backend.AUTO, 0, seed++);
                 }
+            }
+        }
+    }
+
+    /**
+     * bmm_team (BmmHeuristics.useTeam): its boundaries, every layout, a partial last group, and the
+     * alignment rule (A one element off its allocation: bmm_small runs, or the vendor for rule 4b).
+     */
+    @Test void teamKernelShapesLayoutsAndAlignment() {
+        long seed = 300;
+        DeviceInfo info = Gpu.device(GPU).info();
+        int[][] shapes = {{32, 32, 32, 2047}, {24, 40, 8, 2049}, {17, 24, 32, 2051}, {16, 16, 16, 2048}, {40, 8, 48, 2050},
+                          {1, 64, 64, 2048}};  // 32³ at 2048 is in regimeBoundaries
+        for (int[] sh : shapes) {
+            for (DType dt : DTYPES) {
+                for (Backend be : new Backend[] {Backend.CUSTOM, Backend.AUTO}) {
+                    Decision d = check(dt, sh[3], sh[0], sh[1], sh[2], false, false, false, be, be == Backend.AUTO, 0, seed++);
+                    BmmShape s = BmmShape.of(dt, sh[3], sh[0], sh[1], sh[2]);
+                    if (d.backend() == Backend.CUSTOM) {
+                        assertEquals(BmmHeuristics.useTeam(s, info), d.variant().startsWith("team_"), s + " " + d);
+                    }
+                }
+            }
+        }
+        for (DType dt : DTYPES) {
+            for (int t = 0; t < 4; t++) {
+                boolean ta = (t & 2) != 0;
+                boolean tb = (t & 1) != 0;
+                Decision aligned = check(dt, 2053, 24, 16, 32, ta, tb, false, Backend.CUSTOM, true, 0, seed++);
+                assertTrue(aligned.variant().startsWith("team_"), aligned.toString());
+                Decision unaligned = check(dt, 2053, 24, 16, 32, ta, tb, false, Backend.CUSTOM, false, 1, seed++);
+                assertTrue(unaligned.variant().startsWith("small_"), unaligned.toString());
+            }
+            Decision rowAuto = check(dt, 2048, 1, 64, 64, false, false, false, Backend.AUTO, false, 1, seed++);
+            if (dt == DType.F32) {
+                assertEquals(Backend.VENDOR, rowAuto.backend(), "rule 4b needs the team kernel, which needs alignment: " + rowAuto);
             }
         }
     }
