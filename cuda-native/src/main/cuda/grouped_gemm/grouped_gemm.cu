@@ -16,15 +16,19 @@
 //   With SwiGLU a CTA loads gate columns [n0, n0 + BN/2) and up columns [I + n0, I + n0 + BN/2), so each
 //   thread holds matching gate and up accumulators.
 // Variants: m16 (BM 16, BN 64, 4 warps 1x4, 4 stages, 4 CTAs/SM: few tiles, i.e. decode on few active
-//   experts) and m64 (BM 64, BN 128, 2x2, 3 stages, 2 CTAs/SM: everything else). An m32 (BM 32, BN 64)
-//   variant measured at commit 69d1975 was never faster than the better of these two (dev/grouped_gemm/).
+//   experts), m64 (BM 64, BN 128, 2x2, 3 stages, 2 CTAs/SM: everything else) and d16, the decode tile
+//   further down (operands swapped: 64 W columns on the mma's m16 side, 16 rows on its n8 side, an 8-stage
+//   ring that runs across a CTA's tiles, 2 CTAs/SM). m32 (69d1975) and d32 / d16w (s2/gg harness runs)
+//   were never more than a few % faster than the shipped three (dev/grouped_gemm/).
 // Floor: max(bytes(active experts' W + X rows read + Y written) / copy bandwidth, 2·T_total·K·N / bf16 rate).
-// Measured (H100 SXM, bf16, kn, commit 69d1975, dev/grouped_gemm/h100-69d1975.txt; floor with 3.0 TB/s, 700 TFLOP/s):
-//   E=64 top-8 H=2048 I=1024 gate-up: T=1 46 µs (49 % of floor), T=16 196 µs (76 %), T=128 219 µs (82 %),
-//   T=512 295 µs (62 %), T=2048 833 µs (24 %; the cuBLAS loop 794 µs). E=160 top-6 H=5120 I=1536 T=512:
-//   1880 µs (90 %). Per-expert cuBLAS loop: 1.1-2.2x slower for E >= 64, T <= 512. Loses to cuBLAS on the
-//   coarse E=8 I=14336 config at T=2048 (5045 vs 1969 µs: mma.sync without wgmma is ~4x off the bf16 rate)
-//   and at T=1 (199 vs 181 µs gate-up, 133 vs 101 µs down: too few tiles to cover the memory latency).
+// Measured (H100 SXM, dev/grouped_gemm/h100-run2.txt: F16/BF16, copy 3032 GB/s, cuBLAS bf16 814 TFLOP/s):
+//   E=64 top-8 H=2048 I=1024 bf16: gate-up KN T=1 m16 35.2 µs (63 % of floor), NK d16 31.3 (71 %), T=8 m64 149
+//   (86 %), T=128 m64 210 (85 %); down T=1 d16 18.2 (61 %), T=8 d16 73.7 (83 %), T=32 d16 100 (86 %). Per-expert
+//   cuBLAS loop (offsets to the host inside the timing) 3.6-7.2x slower, cublasGemmGroupedBatchedEx 1.2-3.5x
+//   slower at T <= 128. At T >= 2048 with big per-expert GEMMs cuBLAS wins (mma.sync without wgmma is ~4x off
+//   the bf16 rate) and AUTO sends those there. d16 loses to m16/m64 on SwiGLU with KN weights (E=64 T=8: 215 vs
+//   149 µs; neither the 16-byte-copy order nor BNW = 128 changed it; the gate and up column strips of KN
+//   weights are what differ), so it is used for the down projection and for NK weights.
 // Limits (validated in Java): K % 8 == 0, N % 8 == 0 (with SwiGLU N/2 % 8 == 0), 16-byte aligned X, W,
 //   Y; T_total·max(K, N) < 2^31; G ≤ 4096 (the prefix sum lives in shared memory). Offsets are clamped to
 //   [0, T_total] and gather entries outside [0, rows of X) read zeros, so malformed device data cannot make
@@ -65,6 +69,46 @@ __device__ __forceinline__ void group_rows(const int* __restrict__ offsets, int 
     end = min(max(offsets[g + 1], start), T_total);
 }
 
+// The tile schedule of both kernel families: tile_start[g] = Σ_{h<g} ⌈rows(h) / ROWS⌉ · col_blocks and
+// tile_start[G] = the total, built from offsets by every CTA (a chunk of groups per thread, a warp scan); with
+// gbeg and gend non-null it also stores each group's clamped rows. Ends with a barrier.
+template <int THREADS, int ROWS>
+__device__ __forceinline__ void build_schedule(const int* __restrict__ offsets, int G, int T_total, int col_blocks, int* tile_start,
+                                               int* gbeg, int* gend) {
+    __shared__ int warp_sums[THREADS / 32];
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int per = (G + THREADS - 1) / THREADS;  // contiguous chunk of groups per thread
+    const int g0 = min(tid * per, G), g1 = min(g0 + per, G);
+    int mine = 0;
+    for (int g = g0; g < g1; ++g) {
+        int s, e;
+        group_rows(offsets, g, T_total, s, e);
+        if (gbeg != nullptr) {
+            gbeg[g] = s;
+            gend[g] = e;
+        }
+        mine += (e - s + ROWS - 1) / ROWS * col_blocks;
+    }
+    int incl = mine;  // inclusive scan within the warp
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const int v = __shfl_up_sync(0xffffffffu, incl, o);
+        if (lane >= o) incl += v;
+    }
+    if (lane == 31) warp_sums[warp] = incl;
+    __syncthreads();
+    int before = incl - mine;
+    for (int w = 0; w < warp; ++w) before += warp_sums[w];
+    for (int g = g0; g < g1; ++g) {
+        tile_start[g] = before;
+        int s, e;
+        group_rows(offsets, g, T_total, s, e);
+        before += (e - s + ROWS - 1) / ROWS * col_blocks;
+    }
+    if (tid == THREADS - 1) tile_start[G] = before;  // the last thread's running sum is the total
+    __syncthreads();
+}
+
 template <typename T, typename C>
 __device__ __forceinline__ void grouped_gemm_body(const T* __restrict__ X, const T* __restrict__ W, T* __restrict__ Y,
                                                   const int* __restrict__ offsets, const int* __restrict__ gather,
@@ -74,7 +118,6 @@ __device__ __forceinline__ void grouped_gemm_body(const T* __restrict__ X, const
     T* sB = sA + C::STAGES * C::A_STAGE;                               // [STAGES][B_ROWS][B_LD]
     int* tile_start = reinterpret_cast<int*>(sB + C::STAGES * C::B_STAGE);  // [G + 1] prefix of tiles per group
     int* row_src = tile_start + (G + 1);                               // [BM] source row of X per tile row, -1 past the group
-    __shared__ int warp_sums[C::THREADS / 32];
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wm = warp / C::WARPS_N, wn = warp % C::WARPS_N;
@@ -82,34 +125,7 @@ __device__ __forceinline__ void grouped_gemm_body(const T* __restrict__ X, const
     const int col_blocks = (n_out + C::OUT_COLS - 1) / C::OUT_COLS;
 
     // ---- schedule: tile_start[g] = Σ_{h<g} rowBlocks(h) · colBlocks, built by every CTA from offsets ----
-    {
-        const int per = (G + C::THREADS - 1) / C::THREADS;  // contiguous chunk of groups per thread
-        const int g0 = min(tid * per, G), g1 = min(g0 + per, G);
-        int mine = 0;
-        for (int g = g0; g < g1; ++g) {
-            int s, e;
-            group_rows(offsets, g, T_total, s, e);
-            mine += (e - s + C::BM - 1) / C::BM * col_blocks;
-        }
-        int incl = mine;  // inclusive scan within the warp
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-            const int v = __shfl_up_sync(0xffffffffu, incl, o);
-            if (lane >= o) incl += v;
-        }
-        if (lane == 31) warp_sums[warp] = incl;
-        __syncthreads();
-        int before = incl - mine;
-        for (int w = 0; w < warp; ++w) before += warp_sums[w];
-        for (int g = g0; g < g1; ++g) {
-            tile_start[g] = before;
-            int s, e;
-            group_rows(offsets, g, T_total, s, e);
-            before += (e - s + C::BM - 1) / C::BM * col_blocks;
-        }
-        if (tid == C::THREADS - 1) tile_start[G] = before;  // the last thread's running sum is the total
-        __syncthreads();
-    }
+    build_schedule<C::THREADS, C::BM>(offsets, G, T_total, col_blocks, tile_start, nullptr, nullptr);
     const int total_tiles = tile_start[G];
     const int k_tiles = (K + C::BK - 1) / C::BK;
 
@@ -280,6 +296,276 @@ __device__ __forceinline__ void grouped_gemm_body(const T* __restrict__ X, const
     }
 }
 
+
+// ------------------------------------------------------------------------------------------------------
+// Decode (streaming) variants d<BT>: few rows per expert, so the weights are the stream and the rows are
+// the narrow side. Operands swapped: the mma's m16 side is 16 W columns (output features), its n8 side is
+// 8 rows (tokens), so a row block of BT = 16 rows wastes at most 15/16 of a tile instead of 15/16 of a
+// 64-row tile, and W is read exactly once per (group, row block). Tile: BNW W columns x BT rows x full K,
+// warps split the W columns (each warp BNW / 4 columns, all BT rows), STAGES-deep cp.async ring of BK = 64
+// (W and X together; ~56 KB of W in flight per CTA, 2 CTAs per SM). With SwiGLU each m16 tile holds 8 gate
+// columns in rows 0..7 and the matching 8 up columns in rows 8..15, so a thread owns matching gate and up
+// accumulators and tiles stay BNW = 64 wide. The ring runs across the tiles of a CTA without draining:
+// the producer moves on to the CTA's next tile while the consumer finishes the last stages of the current
+// one, and the next tile's gather indices are loaded one tile ahead. Epilogue straight from registers;
+// neighbouring lanes swap values so every store writes two adjacent columns (4 bytes).
+template <int BT_, int BNW_, int STAGES_, bool W_NK_, bool SWIGLU_>
+struct DecodeConfig {
+    static constexpr int BT = BT_, BNW = BNW_, BK = 64, STAGES = STAGES_;
+    static constexpr bool W_NK = W_NK_, SWIGLU = SWIGLU_;
+    static constexpr int THREADS = 128, WARPS = 4;
+    static constexpr int WNW = BNW / WARPS;               // W columns per warp
+    static constexpr int MI = WNW / 16, NT = BT / 8;      // m16 tiles (W columns) and n8 tiles (rows) per warp
+    static constexpr int OUT_COLS = SWIGLU ? BNW / 2 : BNW;
+    static constexpr int KC = BK / 8;                     // 16-byte chunks per BK
+    static constexpr int X_LD = BK + 8;                   // [BT][X_LD], padded against bank conflicts
+    static constexpr int W_ROWS = W_NK ? BNW : BK;        // nk: [BNW][BK + 8]; kn: [BK][BNW + 8]
+    static constexpr int W_LD = W_NK ? BK + 8 : BNW + 8;
+    static constexpr int X_STAGE = BT * X_LD, W_STAGE = W_ROWS * W_LD, STAGE = X_STAGE + W_STAGE;
+    static constexpr int X_CHUNKS = BT * KC, W_CHUNKS = BNW * KC;  // 16-byte copies per stage
+    static constexpr int XI = X_CHUNKS / THREADS;                   // X copies per thread per stage
+    static_assert(WNW % 16 == 0, "warp columns must be whole m16 tiles");
+    static_assert(NT % 2 == 0, "rows are loaded two n8 tiles per ldmatrix.x4");
+    static_assert(X_CHUNKS % THREADS == 0 && W_CHUNKS % THREADS == 0, "whole copies per thread");
+    static_assert(THREADS % KC == 0, "each thread copies the same X row in every stage");
+    static_assert(STAGES >= 3, "a ring needs three stages to run across tiles");
+    static_assert((X_LD * 2) % 16 == 0 && (W_LD * 2) % 16 == 0, "shared rows must stay 16-byte aligned");
+};
+
+struct DTile { int g, m0, rows, n0; };
+
+// tile -> (group, first row, valid rows, first output column); tile < total tiles.
+template <int BT, int OUT_COLS>
+__device__ __forceinline__ DTile decode_tile(int tile, const int* tile_start, const int* gbeg, const int* gend, int G) {
+    int lo = 0, hi = G - 1;  // last g with tile_start[g] <= tile (empty groups precede their successor)
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) >> 1;
+        if (tile_start[mid] <= tile) lo = mid; else hi = mid - 1;
+    }
+    DTile t;
+    t.g = lo;
+    const int row_blocks = (gend[lo] - gbeg[lo] + BT - 1) / BT;
+    const int local = tile - tile_start[lo];
+    t.m0 = gbeg[lo] + (local % row_blocks) * BT;
+    t.rows = min(BT, gend[lo] - t.m0);
+    t.n0 = (local / row_blocks) * OUT_COLS;
+    return t;
+}
+
+template <typename T, typename C>
+__device__ __forceinline__ void grouped_gemm_decode_body(const T* __restrict__ X, const T* __restrict__ W, T* __restrict__ Y,
+                                                         const int* __restrict__ offsets, const int* __restrict__ gather,
+                                                         const float* __restrict__ scale, int G, int T_total, int X_rows, int K,
+                                                         int N) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    T* ring = reinterpret_cast<T*>(smem);                                   // [STAGES][X stage | W stage]
+    int* tile_start = reinterpret_cast<int*>(ring + C::STAGES * C::STAGE);  // [G + 1]
+    int* gbeg = tile_start + (G + 1);                                       // [G] first row of each group (clamped)
+    int* gend = gbeg + G;                                                   // [G] end row of each group (clamped)
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int n_out = C::SWIGLU ? N / 2 : N;
+    const int col_blocks = (n_out + C::OUT_COLS - 1) / C::OUT_COLS;
+
+    // ---- schedule: group rows and the prefix of rowBlocks(g) · colBlocks tiles, in shared memory ----
+    build_schedule<C::THREADS, C::BT>(offsets, G, T_total, col_blocks, tile_start, gbeg, gend);
+    const int total_tiles = tile_start[G];
+    if ((int)blockIdx.x >= total_tiles) return;
+    const int k_tiles = max(1, (K + C::BK - 1) / C::BK);  // K = 0: one zero-filled k tile, the epilogue writes zeros
+    const int my_tiles = (total_tiles - 1 - (int)blockIdx.x) / (int)gridDim.x + 1;
+    const int total_it = my_tiles * k_tiles;
+    auto tile_of = [&](int t) { return decode_tile<C::BT, C::OUT_COLS>(t, tile_start, gbeg, gend, G); };
+
+    // Source row of X for this thread's X copies (row tid / KC + i·THREADS / KC of the tile); -1: zeros.
+    const int xr0 = tid / C::KC;
+    auto raw_src = [&](const DTile& t, int i) -> int {  // issues the gather load; checked later by to_src
+        const int r = xr0 + i * (C::THREADS / C::KC);
+        if (r >= t.rows) return -1;
+        return gather != nullptr ? __ldg(gather + t.m0 + r) : t.m0 + r;
+    };
+    auto to_src = [&](const DTile& t, int i, int raw) -> int {
+        const int r = xr0 + i * (C::THREADS / C::KC);
+        return (r < t.rows && raw >= 0 && raw < X_rows) ? raw : -1;
+    };
+
+    // ---- producer state: the tile being loaded, its k tile, its X sources; the next tile's raw sources ----
+    int p_it = 0, p_kt = 0, p_tile = blockIdx.x;
+    DTile pt = tile_of(p_tile);
+    int p_raw[C::XI], n_raw[C::XI];  // raw gather values, checked only when the X copy is issued
+#pragma unroll
+    for (int i = 0; i < C::XI; ++i) p_raw[i] = raw_src(pt, i);
+    DTile nt = pt;
+#pragma unroll
+    for (int i = 0; i < C::XI; ++i) n_raw[i] = -1;
+    if (p_tile + (int)gridDim.x < total_tiles) {
+        nt = tile_of(p_tile + gridDim.x);
+#pragma unroll
+        for (int i = 0; i < C::XI; ++i) n_raw[i] = raw_src(nt, i);
+    }
+
+    // shared W column c of a tile -> W column (kn) or row (nk), and whether it exists
+    auto w_col = [&](int c, bool& valid) -> int {
+        if (C::SWIGLU) {  // blocks of 16: 8 gate columns, then the same 8 up columns
+            const int out = pt.n0 + (c >> 4) * 8 + (c & 7);
+            valid = out < n_out;
+            return ((c & 8) ? n_out : 0) + out;
+        }
+        valid = pt.n0 + c < N;
+        return pt.n0 + c;
+    };
+
+    auto produce = [&]() {
+        if (p_it < total_it) {
+            T* xs = ring + (p_it % C::STAGES) * C::STAGE;
+            T* ws = xs + C::X_STAGE;
+            const int k0 = p_kt * C::BK;
+            const T* Wg = W + (size_t)pt.g * (size_t)K * (size_t)N;
+#pragma unroll
+            for (int j = 0; j < C::W_CHUNKS / C::THREADS; ++j) {  // W first: it does not wait for the gather
+                const int c = tid + j * C::THREADS;
+                if (!C::W_NK) {  // [BK][BNW]: row k, 8 columns
+                    const int kr = c / (C::BNW / 8), q = c % (C::BNW / 8);
+                    // SwiGLU: the row's first BNW/16 copies take the gate columns and the rest the up columns, so
+                    // neighbouring threads read contiguous global bytes; shared column cc keeps the 8-gate/8-up blocks
+                    const int cc = C::SWIGLU ? (q % (C::BNW / 16)) * 16 + (q / (C::BNW / 16)) * 8 : q * 8;
+                    bool v;
+                    const int col = w_col(cc, v);
+                    v = v && k0 + kr < K;
+                    cp_async16(ws + kr * C::W_LD + cc, v ? Wg + (size_t)(k0 + kr) * N + col : W, v);
+                } else {  // [BNW][BK]: W row (= output column), 8 k
+                    const int nr = c / C::KC, kc = (c % C::KC) * 8;
+                    bool v;
+                    const int row = w_col(nr, v);
+                    v = v && k0 + kc < K;
+                    cp_async16(ws + nr * C::W_LD + kc, v ? Wg + (size_t)row * K + k0 + kc : W, v);
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < C::XI; ++i) {
+                const int c = tid + i * C::THREADS;
+                const int r = c / C::KC, kc = (c % C::KC) * 8;
+                const int src = to_src(pt, i, p_raw[i]);
+                const bool v = src >= 0 && k0 + kc < K;
+                cp_async16(xs + r * C::X_LD + kc, v ? X + (size_t)src * K + k0 + kc : X, v);
+            }
+            ++p_it;
+            if (++p_kt == k_tiles) {  // on to the CTA's next tile
+                p_kt = 0;
+                p_tile += gridDim.x;
+                if (p_tile < total_tiles) {
+                    pt = nt;
+#pragma unroll
+                    for (int i = 0; i < C::XI; ++i) p_raw[i] = n_raw[i];
+                    if (p_tile + (int)gridDim.x < total_tiles) {
+                        nt = tile_of(p_tile + gridDim.x);
+#pragma unroll
+                        for (int i = 0; i < C::XI; ++i) n_raw[i] = raw_src(nt, i);
+                    }
+                }
+            }
+        }
+        cp_async_commit();  // always, so the group count stays in step with the stages
+    };
+
+    float acc[C::MI][C::NT][4];
+#pragma unroll
+    for (int i = 0; i < C::MI; ++i)
+#pragma unroll
+        for (int j = 0; j < C::NT; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
+
+#pragma unroll
+    for (int s = 0; s < C::STAGES - 1; ++s) produce();
+
+    const int gid = lane >> 2, tig = lane & 3;
+    int c_kt = 0, c_tile = blockIdx.x;
+#pragma unroll 1
+    for (int it = 0; it < total_it; ++it) {
+        cp_async_wait<C::STAGES - 2>();  // stage it has landed (this thread's copies) ...
+        __syncthreads();                 // ... and everyone's; the slot of stage it-1 is free again
+        produce();
+
+        const T* xs = ring + (it % C::STAGES) * C::STAGE;
+        const T* ws = xs + C::X_STAGE;
+#pragma unroll
+        for (int kk = 0; kk < C::BK; kk += 16) {
+            uint32_t a[C::MI][4];
+#pragma unroll
+            for (int i = 0; i < C::MI; ++i) {
+                const int cb = warp * C::WNW + i * 16;
+                if (C::W_NK) {
+                    ldmatrix_x4(a[i], ws + (cb + (lane & 15)) * C::W_LD + kk + (lane >> 4) * 8);
+                } else {
+                    ldmatrix_x4_trans(a[i], ws + (kk + (lane & 7) + ((lane >> 4) << 3)) * C::W_LD + cb + ((lane >> 3) & 1) * 8);
+                }
+            }
+#pragma unroll
+            for (int jp = 0; jp < C::NT / 2; ++jp) {
+                uint32_t b[4];
+                ldmatrix_x4(b, xs + (jp * 16 + (lane & 7) + ((lane >> 4) << 3)) * C::X_LD + kk + ((lane >> 3) & 1) * 8);
+                const uint32_t b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
+#pragma unroll
+                for (int i = 0; i < C::MI; ++i) {
+                    mma_16816<T>(acc[i][2 * jp], a[i], b0);
+                    mma_16816<T>(acc[i][2 * jp + 1], a[i], b1);
+                }
+            }
+        }
+
+        if (++c_kt == k_tiles) {  // tile done: epilogue from the accumulators, then start the next
+            c_kt = 0;
+            const DTile ct = tile_of(c_tile);
+            c_tile += gridDim.x;
+#pragma unroll
+            for (int j = 0; j < C::NT; ++j) {
+                const int t0 = j * 8 + tig * 2;  // this thread's rows t0, t0 + 1 of the tile
+                const float s0 = (scale != nullptr && t0 < ct.rows) ? scale[ct.m0 + t0] : 1.0f;
+                const float s1 = (scale != nullptr && t0 + 1 < ct.rows) ? scale[ct.m0 + t0 + 1] : 1.0f;
+#pragma unroll
+                for (int i = 0; i < C::MI; ++i) {
+                    const int cb = warp * C::WNW + i * 16;
+                    float* c = acc[i][j];
+                    // (value at row t0, value at row t0 + 1) for up to two columns of this lane
+                    float v[2][2];
+                    int col[2];
+                    int ncols;
+                    if (C::SWIGLU) {
+                        v[0][0] = silu(c[0]) * c[2] * s0;
+                        v[0][1] = silu(c[1]) * c[3] * s1;
+                        col[0] = ct.n0 + (cb >> 4) * 8 + gid;
+                        ncols = 1;
+                    } else {
+                        v[0][0] = c[0] * s0;
+                        v[0][1] = c[1] * s1;
+                        v[1][0] = c[2] * s0;
+                        v[1][1] = c[3] * s1;
+                        col[0] = ct.n0 + cb + gid;
+                        col[1] = col[0] + 8;
+                        ncols = 2;
+                    }
+#pragma unroll
+                    for (int q = 0; q < 2; ++q) {
+                        if (q >= ncols) break;
+                        // lanes gid and gid ^ 1 hold neighbouring columns: the even one stores row t0, the odd one row t0 + 1
+                        const bool odd = gid & 1;
+                        const float recv = __shfl_xor_sync(0xffffffffu, odd ? v[q][0] : v[q][1], 4);
+                        const int row = t0 + (odd ? 1 : 0);
+                        const int c0 = col[q] - (odd ? 1 : 0);
+                        const float lo = odd ? recv : v[q][0], hi = odd ? v[q][1] : recv;
+                        if (row < ct.rows && c0 < n_out) {
+                            *reinterpret_cast<uint32_t*>(Y + (size_t)(ct.m0 + row) * n_out + c0) = pack2<T>(lo, hi);
+                        }
+                    }
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) c[e] = 0.f;
+                }
+            }
+        }
+    }
+    cp_async_wait<0>();  // nothing may still land in shared memory when the CTA exits
+}
+
 }  // namespace
 
 // Shared memory of a launch = the pipeline stages of the config + 4·(G + 1 + BM) bytes of schedule and row
@@ -304,3 +590,28 @@ __device__ __forceinline__ void grouped_gemm_body(const T* __restrict__ X, const
 //         name BM  BN   warps  stages CTAs/SM
 GG_CONFIG(m16, 16, 64, 1, 4, 4, 4)
 GG_CONFIG(m64, 64, 128, 2, 2, 3, 2)
+
+// Decode variants: shared memory = STAGES·(BT·72 + W stage)·2 + 4·(3G + 1) bytes, W stage = BNW·72 (nk) or
+// 64·(BNW + 8) (kn) elements. Symbols gg_<name>_<f16|bf16>_<kn|nk>_<plain|swiglu>; 128 threads, 2 CTAs/SM.
+#define GGD_KERNEL(NAME, T, BT, BNW, ST, NK, SW)                                                                 \
+    extern "C" __global__ void __launch_bounds__(128, 2)                                                          \
+        NAME(const T* X, const T* W, T* Y, const int* offsets, const int* gather, const float* scale, int G,      \
+             int T_total, int X_rows, int K, int N) {                                                             \
+        grouped_gemm_decode_body<T, DecodeConfig<BT, BNW, ST, NK, SW>>(X, W, Y, offsets, gather, scale, G,        \
+                                                                       T_total, X_rows, K, N);                    \
+    }
+#define GGD_LAYOUTS(CFG, T, TN, BT, BNW, ST)                                   \
+    GGD_KERNEL(gg_##CFG##_##TN##_kn_plain, T, BT, BNW, ST, false, false)     \
+    GGD_KERNEL(gg_##CFG##_##TN##_kn_swiglu, T, BT, BNW, ST, false, true)     \
+    GGD_KERNEL(gg_##CFG##_##TN##_nk_plain, T, BT, BNW, ST, true, false)      \
+    GGD_KERNEL(gg_##CFG##_##TN##_nk_swiglu, T, BT, BNW, ST, true, true)
+#define GGD_CONFIG(CFG, BT, BNW, ST)                          \
+    GGD_LAYOUTS(CFG, __half, f16, BT, BNW, ST)                \
+    GGD_LAYOUTS(CFG, __nv_bfloat16, bf16, BT, BNW, ST)
+
+//          name  BT  BNW stages
+GGD_CONFIG(d16, 16, 64, 8)
+#ifdef GG_EXPERIMENTAL  // harness-only variants (cuda-native/dev/grouped_gemm/harness.cu)
+GGD_CONFIG(d32, 32, 64, 7)
+GGD_CONFIG(d16w, 16, 128, 5)
+#endif

@@ -54,7 +54,10 @@ import java.util.Set;
  * no host synchronisation, capturable in a CUDA graph. VENDOR copies {@code offsets} to the host (a stream
  * synchronisation, so it cannot run under graph capture) and calls cuBLAS once per non-empty group
  * ({@link VendorPath#LOOP}) or once for all ({@link VendorPath#GROUPED_BATCHED}), with separate gather and
- * epilogue passes. AUTO follows {@link GroupedGemmHeuristics}; under graph capture AUTO always runs CUSTOM.
+ * epilogue passes. AUTO follows {@link GroupedGemmHeuristics}: the custom kernel for decode and mid-size rows per
+ * expert, the per-expert loop or the grouped-batched call for large per-expert GEMMs ({@link #decide} names which;
+ * the grouped-batched call rounds the GEMM result to the dtype before the epilogue); under graph capture AUTO always
+ * runs CUSTOM.
  * Tensors on the CPU run {@link GroupedGemmReference}.
  *
  * @see GroupedGemmHeuristics
@@ -194,7 +197,7 @@ public final class GroupedGemm {
             }
             runCustom(x, w, offsets, o, out, s, d, GroupedGemmHeuristics.Variant.valueOf(dec.variant().toUpperCase(Locale.ROOT)));
         } else {
-            runVendor(x, w, offsets, o, out, s, d);
+            runVendor(x, w, offsets, o, out, s, d, dec.variant().equals("cublas_grouped"));
         }
         OpStreams.record(s, x, w, offsets, o.gather(), o.rowScale(), out);
     }
@@ -385,12 +388,11 @@ public final class GroupedGemm {
 
     // ------------------------------------------------------------------ vendor
 
-    private static void runVendor(Tensor x, Tensor w, Tensor offsets, Options o, Tensor out, Stream s, Dims d) {
+    private static void runVendor(Tensor x, Tensor w, Tensor offsets, Options o, Tensor out, Stream s, Dims d, boolean grouped) {
         CudaDevice cd = s.cudaDevice();
         int[] off = copyToHost(offsets, d.groups() + 1, s);  // the synchronisation this path needs
         checkOffsets(off, d.tTotal());
         boolean epi = o.swiglu() || o.rowScale() != null;
-        boolean grouped = o.vendorPath() == VendorPath.GROUPED_BATCHED;
         boolean c32 = epi && !grouped;  // cublasGemmGroupedBatchedEx refuses fp32 C with 16-bit A/B (status 15)
         int dtype = x.dtype() == DType.F16 ? cudart.CUDA_R_16F : cudart.CUDA_R_16BF;
         int ctype = c32 ? cudart.CUDA_R_32F : dtype;

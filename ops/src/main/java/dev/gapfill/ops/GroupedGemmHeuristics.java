@@ -7,9 +7,10 @@ import dev.gapfill.core.DeviceInfo;
  * Dispatch of {@link GroupedGemm}: which backend, which custom tile, how many CTAs. Pure functions of the
  * shape and the queried {@link DeviceInfo}, so a caller can ask for the decision without running the op.
  *
- * <p>Every threshold is PROVISIONAL: it comes from one run of the standalone harness on an H100 SXM
- * (bf16, weights [G, K, N], commit 69d1975, {@code cuda-native/dev/grouped_gemm/h100-69d1975.txt}), not yet
- * from the Java benchmark sweep ({@code gapfill bench grouped_gemm}), which must confirm or move them.
+ * <p>Every threshold comes from the standalone harness's sweep of issue 6's shapes on an H100 SXM (F16 and BF16, KN
+ * weights plus NK rows at decode, both vendor paths timed with their host synchronisation, L2 flushed by a read;
+ * {@code cuda-native/dev/grouped_gemm/h100-run1.txt}, table in docs/ops/grouped_gemm.md); the Java benchmark sweep
+ * ({@code gapfill bench grouped_gemm}) must confirm them.
  */
 public final class GroupedGemmHeuristics {
     private GroupedGemmHeuristics() {}
@@ -17,38 +18,68 @@ public final class GroupedGemmHeuristics {
     /** The custom kernel keeps the per-group tile prefix sum in shared memory: 4·(G + 1) bytes. */
     public static final int MAX_CUSTOM_GROUPS = 4096;
 
-    /**
-     * Average rows per group at and above which the per-expert cuBLAS loop is chosen. Harness rows:
-     * E=8 top-2 T=2048 (512 rows/group) loop 1969 µs vs custom 5045 µs gate-up, 730 vs 2636 µs down;
-     * E=64 top-8 T=2048 (256 rows/group) loop 794 vs custom 833 µs (5 % apart), while E=128 top-8 T=4096
-     * (256 rows/group) custom 1205 vs loop 1415 µs: the crossover lies between 256 and 512.
-     */
-    static final double VENDOR_ROWS_PER_GROUP = 384;
+    /** The H100 harness run every threshold below comes from (cuda-native/dev/grouped_gemm/h100-run1.txt). */
+    static final String SOURCE = "H100 harness, dev/grouped_gemm/h100-run1.txt";
 
     /**
-     * Coarse MoE decode (G ≤ 16 and fewer rows than groups): the cuBLAS loop wins. Harness rows: E=8 top-2
-     * T=1 gate-up loop 181 µs vs custom 199 µs, down 101 vs 133 µs (too few tiles to hide the weight
-     * stream's latency). Under CUDA-graph capture the custom path is used anyway (the loop needs the host).
+     * Rows per group above which big per-expert GEMMs (SwiGLU, or K·N at least {@link #VENDOR_MIN_KN}) go to cuBLAS.
+     * Harness rows (bf16, µs): E=64 gate-up T=512 (64 rows/group) custom m64 290 vs grouped 338; T=2048 (256) grouped 688
+     * vs m64 836; E=160 gate-up T=2048 (77) grouped 2554 vs m64 3330, down 1510 vs 1812.
+     */
+    static final double VENDOR_ROWS_PER_GROUP = 64;
+
+    /**
+     * Below this K·N the custom m64 tile keeps the down projection at any row count: E=64 down (K·N = 2.1M) T=2048 m64
+     * 419 vs grouped 449 vs loop 716, T=8192 m64 1469 vs loop 1417 (4 %); E=128 down (1.6M) T=8192 m64 1176 vs grouped
+     * 1349. E=160 down (7.9M) T=2048: grouped 1510 vs m64 1812.
+     */
+    static final long VENDOR_MIN_KN = 4L << 20;
+
+    /**
+     * At and above this many rows per group the per-expert loop beats cublasGemmGroupedBatchedEx: E=64 gate-up T=8192
+     * (1024 rows) loop 1819 vs grouped 2429; E=160 T=8192 (307) loop 5570 vs 6809; E=128 T=8192 (512) loop 1993 vs
+     * grouped 1928 (3 %).
+     */
+    static final double LOOP_ROWS_PER_GROUP = 300;
+
+    /**
+     * Coarse MoE (G ≤ this): above {@link #VENDOR_ROWS_PER_GROUP} rows per group the per-expert loop wins: E=8 top-2
+     * T=512 (128 rows/group) gate-up loop 1000 vs m64 1483 vs grouped 1559 µs, down 451 vs 890 vs 584. Coarse decode is
+     * no longer sent to the loop: E=8 T=1 down d16 113 vs loop 116, gate-up m64 194 vs loop 200.
      */
     static final int COARSE_GROUPS = 16;
 
-    /** A custom tile configuration; mirrors {@code Config<...>} in grouped_gemm.cu. */
+    /**
+     * The decode tile d16 is used up to this many rows per active group for the down projection (any layout) and for
+     * SwiGLU with NK weights: E=64 down T=32 (4 rows/group) d16 99.8 vs m64 104.5; E=64 down T=128 (16) m64 110.9 vs
+     * d16 119.6; E=8 down T=32 (8) m64 341 vs d16 372. With SwiGLU and KN weights d16 lost in run 1 (E=64 gate-up T=1
+     * 44.8 vs m16 37.2, T=8 215 vs m64 149), so KN SwiGLU keeps m16/m64.
+     */
+    static final double DECODE_ROWS_PER_GROUP = 4;
+
+    /** A custom tile configuration; mirrors {@code Config<...>} and {@code DecodeConfig<...>} in grouped_gemm.cu. */
     public enum Variant {
         /** BM 16, BN 64, 4 stages, 4 warps, up to 4 CTAs per SM. */
-        M16(16, 64, 4, 4),
+        M16(16, 64, 4, 4, false),
         /** BM 64, BN 128, 3 stages, 4 warps, up to 2 CTAs per SM. */
-        M64(64, 128, 3, 2);
+        M64(64, 128, 3, 2, false),
+        /** Decode: 16 rows (the mma's n8 side) x 64 W columns (its m16 side), 8-stage ring across tiles, up to 2 CTAs per SM. */
+        D16(16, 64, 8, 2, true);
 
+        /** Rows of a tile (BM, or BT of the decode tile). */
         public final int bm;
+        /** W columns of a tile (BN, or BNW of the decode tile); output columns are half of it with SwiGLU. */
         public final int bn;
         final int stages;
         final int maxCtasPerSm;
+        final boolean decode;
 
-        Variant(int bm, int bn, int stages, int maxCtasPerSm) {
+        Variant(int bm, int bn, int stages, int maxCtasPerSm, boolean decode) {
             this.bm = bm;
             this.bn = bn;
             this.stages = stages;
             this.maxCtasPerSm = maxCtasPerSm;
+            this.decode = decode;
         }
 
         /** Kernel-name fragment, e.g. {@code m16}. */
@@ -57,12 +88,16 @@ public final class GroupedGemmHeuristics {
         /** Output columns of one tile. */
         int outCols(boolean swiglu) { return swiglu ? bn / 2 : bn; }
 
-        /** Dynamic shared memory: the pipeline stages plus the schedule (G + 1 ints) and row table (BM ints). */
+        /**
+         * Dynamic shared memory: the pipeline stages plus the schedule. The mma tiles keep the tile prefix (G + 1 ints)
+         * and a row table (BM ints), the decode tile the tile prefix and each group's first and end row (3G + 1 ints).
+         */
         public int smemBytes(GroupedGemm.WeightLayout layout, int groups) {
             int bk = 64;
             int a = bm * (bk + 8);
             int b = layout == GroupedGemm.WeightLayout.NK ? bn * (bk + 8) : bk * (bn + 8);
-            return stages * (a + b) * 2 + 4 * (groups + 1 + bm);
+            int schedule = decode ? 4 * (3 * groups + 1) : 4 * (groups + 1 + bm);
+            return stages * (a + b) * 2 + schedule;
         }
     }
 
@@ -119,30 +154,63 @@ public final class GroupedGemmHeuristics {
         if (unsupported != null) {
             return new Decision(Backend.VENDOR, "cublas_loop", "custom kernel needs " + unsupported);
         }
-        if (s.rowsPerGroup() >= VENDOR_ROWS_PER_GROUP) {
+        double rows = s.rowsPerGroup();
+        boolean coarse = s.groups() <= COARSE_GROUPS;
+        boolean bigGemm = s.swiglu() || (long) s.k() * s.n() >= VENDOR_MIN_KN;
+        if (rows > VENDOR_ROWS_PER_GROUP && (bigGemm || coarse)) {
+            if (!coarse && rows < LOOP_ROWS_PER_GROUP) {
+                return new Decision(Backend.VENDOR, "cublas_grouped", String.format(
+                        "%.0f rows per group in (%.0f, %.0f) on G=%d > %d groups, %s: cublasGemmGroupedBatchedEx wins; its GEMM result is "
+                                + "rounded to the dtype before the epilogue (%s: E=64 gate-up T=2048 grouped 688 us vs m64 836 vs loop 840)",
+                        rows, VENDOR_ROWS_PER_GROUP, LOOP_ROWS_PER_GROUP, s.groups(), COARSE_GROUPS, s.swiglu() ? "SwiGLU" : "K*N >= 4M",
+                        SOURCE));
+            }
             return new Decision(Backend.VENDOR, "cublas_loop", String.format(
-                    "%.0f rows per group >= %.0f: large per-expert GEMMs, cuBLAS's tensor-core kernels win (provisional, H100 harness 69d1975: "
-                            + "E=8 T=2048 loop 1969 us vs custom 5045 us)", s.rowsPerGroup(), VENDOR_ROWS_PER_GROUP));
-        }
-        if (s.groups() <= COARSE_GROUPS && s.tTotal() < s.groups()) {
-            return new Decision(Backend.VENDOR, "cublas_loop", String.format(
-                    "coarse decode (G=%d <= %d, %d rows): the cuBLAS loop wins (provisional, H100 harness 69d1975: E=8 T=1 down 101 us vs custom "
-                            + "133 us); graph capture still runs CUSTOM", s.groups(), COARSE_GROUPS, s.tTotal()));
+                    "%.0f rows per group > %.0f on %s: large per-expert GEMMs, the cuBLAS loop wins (%s: E=8 T=512 gate-up loop 1000 us "
+                            + "vs m64 1483; E=64 T=8192 loop 1819 vs grouped 2429)", rows, VENDOR_ROWS_PER_GROUP,
+                    coarse ? "coarse MoE (G <= " + COARSE_GROUPS + ")" : "big per-expert GEMMs", SOURCE));
         }
         Variant v = variant(s, info);
         return new Decision(Backend.CUSTOM, v.id(), variantReason(s, info, v));
     }
 
+    /** Rows per active group, with at most min(G, T_total) groups active. */
+    static double rowsPerActiveGroup(Shape s) {
+        long active = Math.max(1, Math.min(s.tTotal(), s.groups()));
+        return (double) s.tTotal() / active;
+    }
+
     /**
-     * Tile choice. With few tiles the 64x128 tile leaves SMs idle while the weights stream, so the 16x64 tile
-     * (4x the tiles, 4 CTAs per SM) wins; otherwise 64x128 wins. Estimate of the 64x128 tile count:
-     * max(active groups, ⌈T/64⌉) · ⌈N_out / tile cols⌉ with active groups ≤ min(T, G). Worked example (H100,
-     * 132 SMs, threshold 2·132 = 264): E=64 top-8 T=1 gate-up → 8 groups · 16 col blocks = 128 tiles → m16
-     * (46 vs 52 µs); T=16 → 64 · 16 = 1024 → m64 (196 vs 210 µs); E=8 top-2 T=1 gate-up (I=14336) → 2 · 224
-     * = 448 → m64 (199 vs 216 µs); down (N=4096) → 2 · 32 = 64 → m16 (133 vs 218 µs).
+     * Tile choice. Decode tile d16 when rows per active group ≤ {@link #DECODE_ROWS_PER_GROUP} for the down projection
+     * (any layout) or SwiGLU with NK weights, unless its tile count lands between one and 1.5 waves of its grid (the
+     * second wave runs a few CTAs alone: E=160 top-6 T=1 gate-up NK, 288 tiles on 264 CTAs, d16 95.5 vs m16 83.6 µs;
+     * E=8 top-2 T=8 down, 512 tiles = 1.94 waves, d16 269 vs m16 277).
+     * Otherwise the mma tiles: with few tiles the 64x128 tile leaves SMs idle while the weights stream, so the 16x64
+     * tile (4x the tiles, 4 CTAs per SM) wins, as long as the groups have few rows (≤ {@link #DECODE_ROWS_PER_GROUP}
+     * per active group: E=8 top-2 T=32 down, 8 rows per group and 256 tiles, m64 341 vs m16 404); else 64x128. Estimate of the 64x128 tile count: max(active groups,
+     * ⌈T/64⌉) · ⌈N_out / tile cols⌉ with active groups ≤ min(T, G). Worked examples (H100, 132 SMs, threshold 264;
+     * bf16 µs): E=64 top-8 T=1 gate-up KN → 8 · 16 = 128 tiles → m16 (37.2 vs m64 50.0); T=8 → 64 · 16 = 1024 → m64
+     * (149 vs m16 170); E=8 top-2 T=1 gate-up KN → 2 · 224 = 448 → m64 (194 vs m16 205); E=64 T=1 down → d16 (18.3
+     * vs m16 19.4); E=64 T=1 gate-up NK → d16 (31.7 vs m16 35.8).
      */
     public static Variant variant(Shape s, DeviceInfo info) {
-        return tiles64(s) < 2L * info.smCount() ? Variant.M16 : Variant.M64;
+        boolean decodeShape = !s.swiglu() || s.layout() == GroupedGemm.WeightLayout.NK;
+        if (decodeShape && rowsPerActiveGroup(s) <= DECODE_ROWS_PER_GROUP) {
+            long tiles = decodeTiles(s);
+            long grid = (long) info.smCount() * ctasPerSm(Variant.D16, Variant.D16.smemBytes(s.layout(), s.groups()), info);
+            if (tiles <= grid || 2 * tiles >= 3 * grid) {
+                return Variant.D16;
+            }
+        }
+        return tiles64(s) < 2L * info.smCount() && rowsPerActiveGroup(s) <= DECODE_ROWS_PER_GROUP ? Variant.M16 : Variant.M64;
+    }
+
+    /** Estimated d16 tiles: max(active groups, ⌈T/16⌉) row blocks times the column blocks. */
+    static long decodeTiles(Shape s) {
+        long active = Math.max(1, Math.min(s.tTotal(), s.groups()));
+        long rowBlocks = Math.max(active, (s.tTotal() + Variant.D16.bm - 1) / Variant.D16.bm);
+        long colBlocks = (s.nOut() + Variant.D16.outCols(s.swiglu()) - 1) / Variant.D16.outCols(s.swiglu());
+        return rowBlocks * colBlocks;
     }
 
     static long tiles64(Shape s) {
@@ -153,8 +221,12 @@ public final class GroupedGemmHeuristics {
     }
 
     private static String variantReason(Shape s, DeviceInfo info, Variant v) {
-        return String.format("~%d 64x128 tiles %s 2x%d SMs -> %s (provisional, H100 harness 69d1975)", tiles64(s),
-                v == Variant.M16 ? "<" : ">=", info.smCount(), v.id());
+        if (v == Variant.D16) {
+            return String.format("%.1f rows per active group <= %.0f, ~%d decode tiles -> d16 (%s: E=64 down T=1 d16 18.3 us vs m16 19.4)",
+                    rowsPerActiveGroup(s), DECODE_ROWS_PER_GROUP, decodeTiles(s), SOURCE);
+        }
+        return String.format("~%d 64x128 tiles %s 2x%d SMs -> %s (%s)", tiles64(s), v == Variant.M16 ? "<" : ">=", info.smCount(), v.id(),
+                SOURCE);
     }
 
     /** CTAs resident per SM for the variant: its register-derived cap, then shared memory. */

@@ -45,8 +45,8 @@ public final class GroupedGemmVerification {
 
     /**
      * Compares {@code out} (any device) with the reference of {@code GroupedGemm.run(x, w, offsets, o, out, ...)};
-     * copies every input to the host (synchronises). {@code o}'s backend and vendor path decide whether the
-     * result was rounded to the dtype before its epilogue (VENDOR with GROUPED_BATCHED and an epilogue).
+     * copies every input to the host (synchronises). The path {@code GroupedGemm.decide} names decides whether the
+     * result was rounded to the dtype before its epilogue (the grouped-batched call with an epilogue).
      */
     public static Verdict verify(Tensor x, Tensor w, Tensor offsets, GroupedGemm.Options o, Tensor out) {
         try (Tensor hx = x.to(Device.CPU); Tensor hw = w.to(Device.CPU)) {
@@ -61,8 +61,8 @@ public final class GroupedGemmVerification {
                 }
             }
             GroupedGemmReference.Result ref = GroupedGemmReference.compute(hx, hw, off, o.layout(), gather, o.swiglu(), scale);
-            boolean rounded = Backend.resolve(o.backend()) == Backend.VENDOR && o.vendorPath() == GroupedGemm.VendorPath.GROUPED_BATCHED
-                    && (o.swiglu() || o.rowScale() != null);
+            // the path that ran (AUTO may pick the grouped-batched call, whose GEMM result is rounded before the epilogue)
+            boolean rounded = GroupedGemm.decide(x, w, offsets, o).variant().equals("cublas_grouped") && (o.swiglu() || o.rowScale() != null);
             Tolerance tol = Tolerance.accumulation(out.dtype(), hx.dim(1), 2);
             return Verifier.compare(out, ref.value(), ref.errorScale(tol.accTerm(), out.dtype(), rounded), tol, "reference");
         }
