@@ -22,8 +22,12 @@ public final class BenchRunner {
 
     public static void writeResults(Path outRoot, BenchContext ctx, BenchSuite suite, List<BenchRow> rows, String commit)
             throws IOException {
+        writeResultsTo(outRoot.resolve(ctx.info().slug()), ctx, suite.op(), rows, commit);
+    }
+
+    /** Writes {@code <dir>/<op>.json} and {@code <op>.md} (the directory is taken as given, no GPU slug added). */
+    public static void writeResultsTo(Path dir, BenchContext ctx, String op, List<BenchRow> rows, String commit) throws IOException {
         DeviceInfo info = ctx.info();
-        Path dir = outRoot.resolve(info.slug());
         Files.createDirectories(dir);
         Map<String, Object> doc = new LinkedHashMap<>();
         doc.put("schema", 1);
@@ -45,8 +49,8 @@ public final class BenchRunner {
             jr.add(r.toJson());
         }
         doc.put("rows", jr);
-        Files.writeString(dir.resolve(suite.op() + ".json"), Json.write(doc), StandardCharsets.UTF_8);
-        Files.writeString(dir.resolve(suite.op() + ".md"), markdown(suite.op(), info, commit, rows), StandardCharsets.UTF_8);
+        Files.writeString(dir.resolve(op + ".json"), Json.write(doc), StandardCharsets.UTF_8);
+        Files.writeString(dir.resolve(op + ".md"), markdown(op, info, commit, rows), StandardCharsets.UTF_8);
     }
 
     /** A Markdown table of the rows: shape, times, speedup, fraction of floor, check. */

@@ -23,7 +23,7 @@ import java.util.concurrent.Callable;
 @Command(name = "gapfill", mixinStandardHelpOptions = true, version = "gapfill 0.1.0",
         description = "GPU inference kernels for the JVM: environment, benchmarks and verification.",
         subcommands = {GapfillCli.Info.class, GapfillCli.Bench.class, GapfillCli.VerifyCmd.class, ValidationRecordCmd.class,
-                ChartCmd.class, StressCmd.class, ReportCmd.class})
+                ChartCmd.class, StressCmd.class, ReportCmd.class, dev.gapfill.examples.demo.DemoCmd.class})
 public final class GapfillCli implements Runnable {
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 

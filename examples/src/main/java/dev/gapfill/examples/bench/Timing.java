@@ -11,7 +11,8 @@ import java.util.Arrays;
  * @param reps     repetitions timed
  */
 public record Timing(double medianUs, double p10Us, double p90Us, int reps) {
-    static Timing of(double[] us) {
+    /** Median, p10 and p90 of repetitions given in µs. */
+    public static Timing of(double[] us) {
         double[] s = us.clone();
         Arrays.sort(s);
         int n = s.length;
