@@ -9,6 +9,7 @@
 #                                        one GPU (each process is instrumented on its own); 0: one after another
 #          bench      the benchmark sweeps (BENCH_ARGS, e.g. "--quick --op bmm")
 #          info       gapfill info
+#          demo       gapfill demo (DEMO_ARGS, DEMO_TIMEOUT): the MoE layer and the decode step, into <out-dir>/demo/
 #   default: info tests sanitizer bench
 # CUDA libraries are found in $GAPFILL_CUDA_LIBS, /usr/local/cuda/lib64 and the system library path.
 # Writes <out-dir>/validation/<gpu>.json, benchmarks/<gpu>/*.json|md, reports/, logs.
@@ -97,6 +98,9 @@ for step in $steps; do
       done ;;
     bench)
       GAPFILL_COMMIT=$commit timeout "${BENCH_TIMEOUT:-400}" "$java" $jopts -cp "$cp_libs" dev.gapfill.examples.GapfillCli bench --out "$out/benchmarks" ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log" | grep -vE "^\s*$" | tail -60
+      [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
+    demo)
+      GAPFILL_COMMIT=$commit timeout "${DEMO_TIMEOUT:-300}" "$java" $jopts -cp "$cp_libs" dev.gapfill.examples.GapfillCli demo --out "$out/demo" ${DEMO_ARGS:-} 2>&1 | tee "$out/demo.log" | tail -30
       [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
     *) echo "unknown step $step"; rc=2 ;;
   esac

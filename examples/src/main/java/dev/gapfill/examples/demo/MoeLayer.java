@@ -49,16 +49,27 @@ public final class MoeLayer {
         }
     }
 
-    /** Which backend the grouped GEMMs use. */
+    /** Which backend (and, for the vendor, which cuBLAS formulation) the grouped GEMMs use. */
     public enum Composition {
         /** Gapfill: {@code Backend.AUTO} (the custom grouped kernel at decode sizes). */
-        GAPFILL(Backend.AUTO),
+        GAPFILL(Backend.AUTO, GroupedGemm.VendorPath.LOOP),
         /** What a user without Gapfill writes: offsets to the host, a cuBLAS GEMM per expert. */
-        VENDOR(Backend.VENDOR);
+        VENDOR(Backend.VENDOR, GroupedGemm.VendorPath.LOOP),
+        /** The other vendor formulation: offsets to the host, one {@code cublasGemmGroupedBatchedEx} for all experts. */
+        VENDOR_GROUPED(Backend.VENDOR, GroupedGemm.VendorPath.GROUPED_BATCHED);
 
         final Backend backend;
+        final GroupedGemm.VendorPath vendorPath;
 
-        Composition(Backend backend) { this.backend = backend; }
+        Composition(Backend backend, GroupedGemm.VendorPath vendorPath) {
+            this.backend = backend;
+            this.vendorPath = vendorPath;
+        }
+
+        /** The GEMM result is rounded to the dtype before the epilogue (cuBLAS's grouped-batched call). */
+        public boolean roundsBeforeEpilogue() {
+            return this == VENDOR_GROUPED;
+        }
     }
 
     /**
@@ -163,12 +174,14 @@ public final class MoeLayer {
 
     /** Gate-up: rows gathered from the tokens, SwiGLU over the two halves of 2·I columns. */
     static GroupedGemm.Options gateUpOptions(Buffers b) {
-        return GroupedGemm.Options.builder().gather(b.routing.gather).swiglu(true).backend(b.composition.backend).build();
+        return GroupedGemm.Options.builder().gather(b.routing.gather).swiglu(true).backend(b.composition.backend)
+                .vendorPath(b.composition.vendorPath).build();
     }
 
     /** Down: each row scaled by its router weight in the epilogue. */
     static GroupedGemm.Options downOptions(Buffers b) {
-        return GroupedGemm.Options.builder().rowScale(b.routing.weights).backend(b.composition.backend).build();
+        return GroupedGemm.Options.builder().rowScale(b.routing.weights).backend(b.composition.backend)
+                .vendorPath(b.composition.vendorPath).build();
     }
 
     /** What the two grouped GEMMs run for these buffers (routing must have run: AUTO reads only shapes). */

@@ -36,7 +36,12 @@ public final class MoeLayerCheck {
     private MoeLayerCheck() {}
 
     /** Exact values and per-element error scales of one grouped GEMM, [rows, nOut]. */
-    private record Expected(double[] value, double[] scale) {}
+    private record Expected(double[] value, double[] scale, double[] scaleRounded) {
+        /** The scale for a path that rounds the GEMM result to the dtype before its epilogue, or not. */
+        double[] scale(boolean rounded) {
+            return rounded ? scaleRounded : scale;
+        }
+    }
 
     /** Checks each composition's buffers (after {@link MoeLayer#forward} ran into them and the device finished). */
     public static List<LayerCheck> verify(Weights w, Tokens in, List<Buffers> paths) {
@@ -50,11 +55,13 @@ public final class MoeLayerCheck {
             Tolerance downTol = Tolerance.accumulation(c.dtype(), c.inter(), 2);
             for (Buffers b : paths) {
                 List<LayerCheck.Stage> stages = new ArrayList<>(routing(in, c, ref, b.routing));
-                stages.add(new LayerCheck.Stage("h", Verifier.compare(b.h, up.value(), up.scale(), upTol, "reference")));
+                stages.add(new LayerCheck.Stage("h", Verifier.compare(b.h, up.value(), up.scale(b.composition.roundsBeforeEpilogue()), upTol,
+                        "reference")));
                 try (Tensor hostH = b.h.to(Device.CPU)) {
                     Expected down = grouped(hostH, w.hostDown(), off, null, false, MoeCombine.doubles(b.routing.weights), c.inter(),
                             c.hidden(), c.dtype());
-                    stages.add(new LayerCheck.Stage("y", Verifier.compare(b.y, down.value(), down.scale(), downTol, "reference")));
+                    stages.add(new LayerCheck.Stage("y", Verifier.compare(b.y, down.value(), down.scale(b.composition.roundsBeforeEpilogue()),
+                            downTol, "reference")));
                 }
                 MoeCombine.Exact sum = MoeCombine.reference(MoeCombine.doubles(b.y), b.routing.rowOf.toIntArray(), in.count(), c.topK(),
                         c.hidden());
@@ -119,6 +126,7 @@ public final class MoeLayerCheck {
         int rows = off[experts];
         double[] value = new double[rows * nOut];
         double[] scale = new double[rows * nOut];
+        double[] scaleRounded = new double[rows * nOut];
         double accTerm = Tolerance.accumulation(dt, k, 2).accTerm();
         IntStream.range(0, experts).parallel().forEach(e -> {
             int r0 = off[e];
@@ -133,7 +141,8 @@ public final class MoeLayerCheck {
                     rowScale == null ? null : Arrays.copyOfRange(rowScale, r0, r0 + cnt));
             System.arraycopy(r.value(), 0, value, r0 * nOut, cnt * nOut);
             System.arraycopy(r.errorScale(accTerm, dt, false), 0, scale, r0 * nOut, cnt * nOut);
+            System.arraycopy(r.errorScale(accTerm, dt, true), 0, scaleRounded, r0 * nOut, cnt * nOut);
         });
-        return new Expected(value, scale);
+        return new Expected(value, scale, scaleRounded);
     }
 }
