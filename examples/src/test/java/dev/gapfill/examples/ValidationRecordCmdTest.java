@@ -47,7 +47,7 @@ class ValidationRecordCmdTest {
                 "--sanitizer", "synccheck=2:exit-0",
                 "--validation-rules", rules.toString());
         assertEquals(0, rc);
-        Map<String, Object> rec = (Map<String, Object>) JsonReader.parse(Files.readString(tmp.resolve("out/cpu.json")));
+        Map<String, Object> rec = (Map<String, Object>) JsonReader.parse(Files.readString(onlyRecord(tmp.resolve("out"))));
         Map<String, Object> san = (Map<String, Object>) rec.get("sanitizer");
         Map<String, Object> mem = (Map<String, Object>) san.get("memcheck");
         assertEquals(0L, ((Number) mem.get("errors")).longValue());
@@ -66,5 +66,14 @@ class ValidationRecordCmdTest {
         Map<String, Object> tests = (Map<String, Object>) rec.get("tests");
         assertEquals(4L, ((Number) tests.get("run")).longValue());
         assertEquals(1L, ((Number) tests.get("skipped")).longValue());
+    }
+
+    /** The one record the command wrote: named after this host's GPU slug (cpu.json without a GPU, h100.json on an H100). */
+    private static Path onlyRecord(Path dir) throws java.io.IOException {
+        try (java.util.stream.Stream<Path> files = Files.list(dir)) {
+            java.util.List<Path> json = files.filter(p -> p.toString().endsWith(".json")).toList();
+            assertEquals(1, json.size(), "records written: " + json);
+            return json.get(0);
+        }
     }
 }

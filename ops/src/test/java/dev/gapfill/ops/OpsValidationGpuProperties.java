@@ -80,7 +80,7 @@ class OpsValidationGpuProperties {
             DW_RES_SHAPE, DW_RES_DTYPE, DW_W_DEVICE, DW_BIAS_DEVICE, DW_RES_DEVICE, DW_OUT_DEVICE, DW_X_CONTIGUOUS,
             DW_W_CONTIGUOUS, DW_OUT_CONTIGUOUS, DW_BIAS_CONTIGUOUS, DW_RES_CONTIGUOUS, DW_X_INT32, DW_OUT_OVERLAP_X,
             DW_OUT_OVERLAP_W, DW_OUT_OVERLAP_BIAS, DW_OUT_OVERLAP_RES, DW_OUTPUTSHAPE_X, DW_PROBLEM_SHAPE, DW_PROBLEM_STRIDE,
-            DW_PROBLEM_DTYPE, DW_PROBLEM_LAYOUT, DW_PROBLEM_ACT, DW_CUSTOM_UNSUPPORTED, DW_STREAM_CLOSED, DW_STREAM_DEVICE})
+            DW_PROBLEM_DTYPE, DW_PROBLEM_LAYOUT, DW_PROBLEM_ACT, DW_STREAM_CLOSED, DW_STREAM_DEVICE})
     void depthwiseConv3x3(@ForAll @IntRange(min = 0, max = 2) int dti, @ForAll @IntRange(min = 0, max = 1) int li,
                           @ForAll @IntRange(min = 1, max = 2) int stride, @ForAll @IntRange(min = 1, max = 2) int n,
                           @ForAll @IntRange(min = 1, max = 24) int c, @ForAll @IntRange(min = 1, max = 17) int h,

@@ -223,7 +223,8 @@ enum ValidationRule {
     DW_PROBLEM_DTYPE(DEPTHWISE, "dtype", ARG, ANY, "Problem with dtype null or integer"),
     DW_PROBLEM_LAYOUT(DEPTHWISE, "layout", ARG, ANY, "Problem with layout null"),
     DW_PROBLEM_ACT(DEPTHWISE, "act", ARG, ANY, "Problem with activation null"),
-    DW_CUSTOM_UNSUPPORTED(DEPTHWISE, "backend", UNSUPPORTED, GPU, "CUSTOM for NHWC C above 65535*32 channel vectors (grid.y)"),
+    // CUSTOM refused (UnsupportedShapeException) happens only below compute capability 8.0: the 2^31-thread limit of
+    // the kernels cannot be reached by an x that passes DW_X_INT32 (checked in DepthwiseConv3x3HeuristicsTest with a T4).
     DW_STREAM_CLOSED(DEPTHWISE, "stream", ARG, GPU, "closed stream"),
     DW_STREAM_DEVICE(DEPTHWISE, "stream", ARG, GPU2, "stream of another GPU"),
     // ---------------------------------------------------------------- GroupedGemm
