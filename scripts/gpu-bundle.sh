@@ -11,9 +11,9 @@ mvn_flags=${MVN_FLAGS:--o}
 rm -rf "$out"; mkdir -p "$out/lib" "$out/tests"
 # Runtime and test dependencies of the examples module (the top of the build), without JUnit's own
 # engine jars: the console-standalone launcher brings the platform and the Jupiter engine.
-./mvnw -B -q $mvn_flags -pl examples dependency:copy-dependencies -DincludeScope=test -DoutputDirectory="$root/$out/lib" \
+./mvnw -B -q $mvn_flags -pl examples org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies -DincludeScope=test -DoutputDirectory="$root/$out/lib" \
   -Dmdep.useRepositoryLayout=false
-./mvnw -B -q $mvn_flags dependency:copy -Dartifact=org.junit.platform:junit-platform-console-standalone:1.11.3 \
+./mvnw -B -q $mvn_flags org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy -Dartifact=org.junit.platform:junit-platform-console-standalone:1.11.3 \
   -DoutputDirectory="$root/$out/lib"
 rm -f "$out"/lib/junit-jupiter-*.jar "$out"/lib/junit-platform-commons-*.jar "$out"/lib/junit-platform-engine-*.jar \
       "$out"/lib/opentest4j-*.jar "$out"/lib/apiguardian-*.jar \
