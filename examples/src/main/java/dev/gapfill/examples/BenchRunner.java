@@ -22,11 +22,20 @@ public final class BenchRunner {
 
     public static void writeResults(Path outRoot, BenchContext ctx, BenchSuite suite, List<BenchRow> rows, String commit)
             throws IOException {
-        writeResultsTo(outRoot.resolve(ctx.info().slug()), ctx, suite.op(), rows, commit);
+        writeResultsTo(outRoot.resolve(ctx.info().slug()), ctx, suite.op(), rows, commit, true);
     }
 
     /** Writes {@code <dir>/<op>.json} and {@code <op>.md} (the directory is taken as given, no GPU slug added). */
     public static void writeResultsTo(Path dir, BenchContext ctx, String op, List<BenchRow> rows, String commit) throws IOException {
+        writeResultsTo(dir, ctx, op, rows, commit, true);
+    }
+
+    /**
+     * As above; {@code complete = false} marks a checkpoint of a sweep still running (or cut off by a time limit):
+     * the file says so ({@code "complete": false}) and its Markdown heading too.
+     */
+    public static void writeResultsTo(Path dir, BenchContext ctx, String op, List<BenchRow> rows, String commit, boolean complete)
+            throws IOException {
         DeviceInfo info = ctx.info();
         Files.createDirectories(dir);
         Map<String, Object> doc = new LinkedHashMap<>();
@@ -38,6 +47,7 @@ public final class BenchRunner {
         doc.put("cublas", info.cublasString());
         doc.put("cudnn", info.cudnnString());
         doc.put("commit", commit);
+        doc.put("complete", complete);
         Map<String, Object> ceil = new LinkedHashMap<>();
         ceil.put("copy_GBps", ctx.ceilings().copyGBps());
         ceil.put("bf16_gemm_TFLOPs", ctx.ceilings().bf16GemmTflops());
@@ -50,7 +60,11 @@ public final class BenchRunner {
         }
         doc.put("rows", jr);
         Files.writeString(dir.resolve(op + ".json"), Json.write(doc), StandardCharsets.UTF_8);
-        Files.writeString(dir.resolve(op + ".md"), markdown(op, info, commit, rows), StandardCharsets.UTF_8);
+        String md = markdown(op, info, commit, rows);
+        if (!complete) {
+            md = md.replaceFirst("\n", "\n\n**Incomplete:** the sweep stopped (time limit) after " + rows.size() + " rows.\n");
+        }
+        Files.writeString(dir.resolve(op + ".md"), md, StandardCharsets.UTF_8);
     }
 
     /** A Markdown table of the rows: shape, times, speedup, fraction of floor, check. */

@@ -81,6 +81,13 @@ public final class GapfillCli implements Runnable {
             })) {
                 o.println("Benchmarking on " + ctx.info());
                 ctx.ceilings();
+                ctx.onCheckpoint((op, rows) -> {
+                    try {
+                        BenchRunner.writeResultsTo(out.resolve(ctx.info().slug()), ctx, op, rows, commit, false);
+                    } catch (java.io.IOException e) {
+                        o.println("  checkpoint of " + op + " not written: " + e.getMessage());
+                    }
+                }, java.time.Duration.ofSeconds(10));
                 for (BenchSuite s : BenchSuites.all()) {
                     if (!ops.isEmpty() && !ops.contains(s.op())) {
                         continue;

@@ -89,6 +89,9 @@ final class ReportCmd implements Callable<Integer> {
             }
             sb.append("## ").append(op).append(" — ").append(doc.get("gpu")).append("\n\n");
             sb.append(String.format(Locale.ROOT, "%d rows at commit `%s`. ", rows.size(), String.valueOf(doc.get("commit")).substring(0, 12)));
+            if (Boolean.FALSE.equals(doc.get("complete"))) {
+                sb.append("**Incomplete sweep** (stopped by its time limit; the rows below are those measured). ");
+            }
             if (n > 0) {
                 sb.append(String.format(Locale.ROOT, "Geometric-mean speedup of custom over vendor over %d rows: **%.2f×**. ", n, Math.exp(logSum / n)));
             }

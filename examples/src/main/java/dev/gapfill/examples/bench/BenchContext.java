@@ -21,6 +21,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
 /**
@@ -45,6 +46,8 @@ public final class BenchContext implements AutoCloseable {
     private final boolean quick;
     private final Consumer<String> progress;
     private Ceilings ceilings;
+    private BiConsumer<String, List<BenchRow>> checkpoint = (op, rows) -> { };
+    private long checkpointIntervalNanos = 15_000_000_000L;
 
     public BenchContext(Device device, int warmup, int reps, boolean quick, Consumer<String> progress) {
         this.device = device;
@@ -73,6 +76,42 @@ public final class BenchContext implements AutoCloseable {
     public int reps() { return reps; }
 
     public void progress(String msg) { progress.accept(msg); }
+
+    /**
+     * Where a sweep's rows so far go while it runs (at most once per {@code interval}), so that a sweep cut off by a
+     * time limit still leaves the rows it measured; the runner writes them marked incomplete.
+     */
+    public void onCheckpoint(BiConsumer<String, List<BenchRow>> sink, java.time.Duration interval) {
+        this.checkpoint = sink;
+        this.checkpointIntervalNanos = interval.toNanos();
+    }
+
+    /** The row list a suite fills: each added row may trigger a checkpoint of the rows so far. */
+    public List<BenchRow> rows(String op) {
+        return new ArrayList<>() {
+            private long last = System.nanoTime();
+
+            @Override public boolean add(BenchRow row) {
+                boolean r = super.add(row);
+                maybeCheckpoint();
+                return r;
+            }
+
+            @Override public boolean addAll(java.util.Collection<? extends BenchRow> more) {
+                boolean r = super.addAll(more);
+                maybeCheckpoint();
+                return r;
+            }
+
+            private void maybeCheckpoint() {
+                long now = System.nanoTime();
+                if (now - last >= checkpointIntervalNanos) {
+                    last = now;
+                    checkpoint.accept(op, List.copyOf(this));
+                }
+            }
+        };
+    }
 
     /**
      * Evicts the L2 cache by reading a buffer of 4× its size, in stream order. Reading (not a memset)

@@ -42,7 +42,7 @@ public final class BmmBench implements BenchSuite {
     @Override public String op() { return "bmm"; }
 
     @Override public List<BenchRow> run(BenchContext ctx) {
-        List<BenchRow> rows = new ArrayList<>();
+        List<BenchRow> rows = ctx.rows(op());
         Random rnd = new Random(3);
         for (Case c : cases(ctx.quick())) {
             rows.add(runCase(ctx, c, rnd));

@@ -45,7 +45,7 @@ public final class DepthwiseConv3x3Bench implements BenchSuite {
     @Override public String op() { return "depthwise_conv3x3"; }
 
     @Override public List<BenchRow> run(BenchContext ctx) {
-        List<BenchRow> rows = new ArrayList<>();
+        List<BenchRow> rows = ctx.rows(op());
         Random rnd = new Random(4);
         if (ctx.quick()) {
             // the anchor's case (f16 32x256x56x56 + SiLU, both layouts) and one small f32 case

@@ -22,7 +22,7 @@ public final class ElementwiseBench implements BenchSuite {
     @Override public String op() { return "elementwise"; }
 
     @Override public List<BenchRow> run(BenchContext ctx) {
-        List<BenchRow> rows = new ArrayList<>();
+        List<BenchRow> rows = ctx.rows(op());
         Random rnd = new Random(1);
         long[] sizes = ctx.quick() ? new long[] {1L << 24} : new long[] {1L << 20, 1L << 24, 1L << 27};
         for (DType dt : new DType[] {DType.F32, DType.F16, DType.BF16}) {

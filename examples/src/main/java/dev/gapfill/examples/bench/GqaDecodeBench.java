@@ -48,7 +48,7 @@ public final class GqaDecodeBench implements BenchSuite {
     private record Heads(int hq, int hkv, int d) {}
 
     @Override public List<BenchRow> run(BenchContext ctx) {
-        List<BenchRow> rows = new ArrayList<>();
+        List<BenchRow> rows = ctx.rows(op());
         List<Heads> heads = List.of(new Heads(32, 8, 128), new Heads(64, 8, 128), new Heads(32, 32, 128), new Heads(28, 4, 128),
                 new Heads(16, 2, 64));
         int[] bs = {1, 4, 16, 64};

@@ -89,7 +89,7 @@ public final class GroupedGemmBench implements BenchSuite {
     }
 
     @Override public List<BenchRow> run(BenchContext ctx) {
-        List<BenchRow> rows = new ArrayList<>();
+        List<BenchRow> rows = ctx.rows(op());
         Random rnd = new Random(6);
         Moe[] configs = ctx.quick() ? new Moe[] {CONFIGS[0]} : CONFIGS;
         int[] tokens = ctx.quick() ? new int[] {1, 128} : TOKENS;

@@ -42,7 +42,7 @@ public final class Int8MmBench implements BenchSuite {
     @Override public String op() { return "int8_mm"; }
 
     @Override public List<BenchRow> run(BenchContext ctx) {
-        List<BenchRow> rows = new ArrayList<>();
+        List<BenchRow> rows = ctx.rows(op());
         Random rnd = new Random(5);
         Device dev = ctx.device();
         int[][] kns = ctx.quick() ? new int[][] {{4096, 4096}} : KN;
