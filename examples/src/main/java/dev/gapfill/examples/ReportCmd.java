@@ -45,6 +45,20 @@ final class ReportCmd implements Callable<Integer> {
                 w.filter(f -> f.toString().endsWith(".json")).sorted().forEach(files::add);
             }
         }
+        java.util.Map<String, List<String>> byCommit = new java.util.TreeMap<>();
+        for (Path f : files) {
+            Map<String, Object> doc = (Map<String, Object>) JsonReader.parse(Files.readString(f, StandardCharsets.UTF_8));
+            String c = String.valueOf(doc.get("commit"));
+            byCommit.computeIfAbsent(c.substring(0, Math.min(12, c.length())), k -> new ArrayList<>())
+                    .add(f.getParent().getFileName() + "/" + f.getFileName());
+        }
+        if (byCommit.size() > 1) {
+            sb.append("## Provenance\n\nThe files below were measured at ").append(byCommit.size())
+              .append(" different commits; each describes the code of its own commit, and a kernel changed since is not in it\n")
+              .append("(the op's page under `docs/ops/` says what changed and what was measured since):\n\n");
+            byCommit.forEach((c, fs) -> sb.append("- `").append(c).append("`: ").append(String.join(", ", fs)).append('\n'));
+            sb.append('\n');
+        }
         StringBuilder losses = new StringBuilder();
         for (Path f : files) {
             Map<String, Object> doc = (Map<String, Object>) JsonReader.parse(Files.readString(f, StandardCharsets.UTF_8));
