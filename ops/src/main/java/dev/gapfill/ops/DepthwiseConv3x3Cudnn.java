@@ -23,6 +23,7 @@ import org.bytedeco.cuda.cudnn.cudnnTensorStruct;
 import org.bytedeco.cuda.global.cudart;
 import org.bytedeco.javacpp.FloatPointer;
 import org.bytedeco.javacpp.Pointer;
+import org.bytedeco.javacpp.SizeTPointer;
 
 import java.util.EnumMap;
 import java.util.Locale;
@@ -38,7 +39,8 @@ import static org.bytedeco.cuda.global.cudnn.*;
  *   <li>Convolution: grouped convolution with groups = C ({@code cudnnSetConvolutionGroupCount}),
  *   cross-correlation, padding 1, the given stride, fp32 compute type for every dtype; tensor-op math
  *   for F16/BF16, FMA math for F32 (no TF32, so the vendor computes what the op promises); the fastest
- *   algorithm for the shape measured once with {@code cudnnFindConvolutionForwardAlgorithm} and cached
+ *   algorithm for the shape measured once with {@code cudnnFindConvolutionForwardAlgorithmEx} on the first call's own
+ *   x, w and y (so cuDNN's trial runs read initialised data; y is overwritten by the real call) and cached
  *   per (device, dtype, layout, N, C, H, W, stride) with its workspace size.</li>
  *   <li>Bias, residual, activation: {@code cudnnConvolutionBiasActivationForward} (y = act(conv + z + bias),
  *   z = the residual) for RELU, and for NONE when the chosen algorithm is IMPLICIT_PRECOMP_GEMM (cuDNN's
@@ -108,7 +110,7 @@ final class DepthwiseConv3x3Cudnn {
         Plan plan = PLANS.get(key(p, d.ordinal()));
         if (plan == null) {
             synchronized (PLANS) {
-                plan = PLANS.computeIfAbsent(key(p, d.ordinal()), k -> build(p, d, h));
+                plan = PLANS.computeIfAbsent(key(p, d.ordinal()), k -> build(p, d, h, x, w, out, residual != null && residual.address() == out.address(), s));
             }
         }
         Tensor ws = plan.workspaceBytes > 0 ? Tensor.empty(s.device(), DType.I8, s, plan.workspaceBytes) : null;
@@ -308,7 +310,14 @@ final class DepthwiseConv3x3Cudnn {
         }
     }
 
-    private static Plan build(Problem p, CudaDevice d, cudnnContext h) {
+    /** The most workspace the algorithm search offers cuDNN; algorithms that need more are not tried. */
+    private static final long FIND_WORKSPACE_CAP = 256L << 20;
+
+    /**
+     * Builds the plan for {@code p}; the algorithm search writes {@code y} (or, when y holds the residual, a scratch
+     * output of the same size) and reads x and w.
+     */
+    private static Plan build(Problem p, CudaDevice d, cudnnContext h, Tensor x, Tensor w, Tensor y, boolean yHoldsResidual, Stream s) {
         Plan plan = new Plan();
         int type = dnnType(p.dtype());
         int format = p.layout() == Layout.NCHW ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
@@ -346,10 +355,25 @@ final class DepthwiseConv3x3Cudnn {
             throw new GapfillException("internal: cuDNN output dims " + java.util.Arrays.toString(dims) + " differ from ceil(H/s) for " + p);
         }
         int count = CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
-        try (cudnnConvolutionFwdAlgoPerf_t perf = new cudnnConvolutionFwdAlgoPerf_t(count)) {
+        // The search runs every candidate on the call's own operands (cuDNN's non-Ex search would run them on buffers
+        // it allocates and never initialises), with the largest workspace any candidate asks for, up to the cap.
+        long wsBytes = 0;
+        try (SizeTPointer size = new SizeTPointer(1)) {
+            for (int algo = 0; algo < count; algo++) {
+                if (cudnnGetConvolutionForwardWorkspaceSize(h, plan.xDesc, plan.wDesc, plan.conv, plan.yDesc, algo, size)
+                        == CUDNN_STATUS_SUCCESS && size.get() <= FIND_WORKSPACE_CAP) {
+                    wsBytes = Math.max(wsBytes, size.get());
+                }
+            }
+        }
+        try (cudnnConvolutionFwdAlgoPerf_t perf = new cudnnConvolutionFwdAlgoPerf_t(count);
+             Tensor ws = wsBytes > 0 ? Tensor.empty(s.device(), DType.I8, s, wsBytes) : null;
+             Tensor scratchY = yHoldsResidual ? Tensor.empty(s.device(), y.dtype(), s, y.numel()) : null) {
             int[] returned = new int[1];
-            VendorHandles.checkDnn(d, cudnnFindConvolutionForwardAlgorithm(h, plan.xDesc, plan.wDesc, plan.conv, plan.yDesc, count, returned,
-                    perf), "cudnnFindConvolutionForwardAlgorithm(" + p + ")");
+            Tensor searchY = scratchY != null ? scratchY : y;
+            VendorHandles.checkDnn(d, cudnnFindConvolutionForwardAlgorithmEx(h, plan.xDesc, new DevicePointer(x.address()), plan.wDesc,
+                    new DevicePointer(w.address()), plan.conv, plan.yDesc, new DevicePointer(searchY.address()), count, returned, perf,
+                    ws == null ? null : new DevicePointer(ws.address()), wsBytes), "cudnnFindConvolutionForwardAlgorithmEx(" + p + ")");
             int chosen = -1;
             for (int i = 0; i < returned[0]; i++) {
                 cudnnConvolutionFwdAlgoPerf_t r = new cudnnConvolutionFwdAlgoPerf_t(perf).position(i);

@@ -175,11 +175,15 @@ class DepthwiseConv3x3GpuTest {
         }
     }
 
+    /**
+     * y holds the residual. The shape is used by no other test, so the vendor's first call for it is this one: its
+     * cuDNN algorithm search (which runs trial convolutions) must not write over the residual held in y.
+     */
     @Test void residualMayBeTheOutputItself() {
         Random rnd = new Random(5);
         for (Backend b : new Backend[] {Backend.CUSTOM, Backend.VENDOR}) {
             for (Layout l : Layout.values()) {
-                Problem p = new Problem(DType.F16, l, 2, 13, 17, 7, 1, Activation.SILU, true, true);
+                Problem p = new Problem(DType.F16, l, 3, 29, 23, 5, 1, Activation.SILU, true, true);
                 Verdict v = runAndCheck(p, b, rnd, 0, true);
                 assertTrue(v.pass(), b + " " + p + ": " + v);
             }
