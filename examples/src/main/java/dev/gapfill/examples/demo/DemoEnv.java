@@ -41,6 +41,30 @@ public record DemoEnv(Device device, Stream stream, BenchContext bench, int cpuR
     }
 
     /**
+     * Runs every path round-robin, untimed, until each has run {@value #WARM_UP_CALLS} times or {@value #WARM_UP_MILLIS} ms
+     * have passed (GPU only), then waits for the device: the host code that enqueues each path is then compiled by the
+     * JIT, as in a service that has been running, instead of interpreted, as in a fresh process.
+     */
+    public void warmUp(LinkedHashMap<String, Runnable> paths) {
+        if (bench == null) {
+            return;
+        }
+        long deadline = System.nanoTime() + WARM_UP_MILLIS * 1_000_000L;
+        for (int i = 0; i < WARM_UP_CALLS && System.nanoTime() < deadline; i++) {
+            paths.values().forEach(Runnable::run);
+            if (i % 16 == 15) {
+                sync();  // keep the queue short
+            }
+        }
+        sync();
+    }
+
+    /** Untimed calls per path before timing (the JVM compiles a method after a few hundred to a few thousand calls). */
+    public static final int WARM_UP_CALLS = 500;
+    /** The most time the warm-up of one row may take. */
+    public static final long WARM_UP_MILLIS = 4000;
+
+    /**
      * Times each path: on the GPU with {@link BenchContext#timeInterleaved} (CUDA events, L2 flushed before each run);
      * on the CPU by the wall clock, interleaved the same way after one untimed round.
      */
