@@ -7,7 +7,11 @@
 #                     SANITIZER_TIMEOUT  seconds per tool process (default 300)
 #                     SANITIZER_PARALLEL 1 (default): the tools run at the same time as separate processes on the
 #                                        one GPU (each process is instrumented on its own); 0: one after another
-#          bench      the benchmark sweeps (BENCH_ARGS, e.g. "--quick --op bmm")
+#          stress     gapfill stress (STRESS_SECONDS per phase, default 300; STRESS_TIMEOUT) into <out-dir>/stress.json
+#          checks     tests, sanitizer and stress at the same time (all three check correctness, none is timed), one
+#                     record; SANITIZER_* and STRESS_* as above, STRESS_SECONDS=0 leaves the stress out
+#          bench      the benchmark sweeps (BENCH_ARGS, e.g. "--quick --op bmm"); BENCH_OPS="bmm:120 gqa_decode:200 ..." runs
+#                     each op in its own process with its own time limit (else one process, BENCH_TIMEOUT)
 #          info       gapfill info
 #          demo       gapfill demo (DEMO_ARGS, DEMO_TIMEOUT): the MoE layer and the decode step, into <out-dir>/demo/
 #   default: info tests sanitizer bench
@@ -28,10 +32,7 @@ jopts="-Xss4m -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.bytedeco.javac
 cli() { "$java" $jopts -cp "$cp_libs" dev.gapfill.examples.GapfillCli "$@"; }
 sanitizer_args=()
 rc=0
-for step in $steps; do
-  case $step in
-    info) cli info | tee "$out/info.txt" ;;
-    tests)
+run_tests() {
       # one launcher per module, each bounded, so a hang in one cannot take the others' reports with it
       for dir in "$here"/tests/*/; do
         m=$(basename "$dir")
@@ -45,35 +46,35 @@ for step in $steps; do
         grep -E "FAILED|ABORTED" "$out/tests-$m.log" | head -20
         [ $trc -eq 0 ] || rc=1
       done
-      cat "$out"/tests-*.log > "$out/tests.log" ;;
-    sanitizer)
+      cat "$out"/tests-*.log > "$out/tests.log"
+}
+san_setup() {
       san_tools=${SANITIZER_TOOLS:-memcheck racecheck initcheck synccheck}
       san_modules=${SANITIZER_SCOPE:-core ops verify}
       san_timeout=${SANITIZER_TIMEOUT:-300}
       san_scope=$(for m in $san_modules; do printf '%s:' "$here/tests/$m"; done); san_scope=${san_scope%:}
       san_label=$(echo $san_modules | tr ' ' '+')
-      if ! command -v compute-sanitizer >/dev/null 2>&1; then
-        echo "compute-sanitizer not found: sanitizer step not run"
-        for tool in $san_tools; do sanitizer_args+=(--sanitizer "$tool=errors=?;status=unavailable;scope=$san_label"); done
-        rc=1; continue
-      fi
-      # One process per tool. --error-exitcode makes a run with sanitizer errors exit 86, whatever the tests did.
-      san_one() {
-        local tool=$1 t0; t0=$(date +%s)
-        rm -rf "$out/reports-sanitizer-$tool"
-        timeout -k 15 "$san_timeout" compute-sanitizer --tool "$tool" --error-exitcode 86 --log-file "$out/sanitizer-$tool.log" \
-          --print-limit 50 "$java" $jopts -jar "$launcher" execute --class-path "$cp_libs$cp_tests" --scan-class-path "$san_scope" \
-          --config=junit.jupiter.execution.timeout.default=180s --include-classname '.*(Test|Tests|Properties)$' --include-tag gpu \
-          --exclude-tag expected-api-error --reports-dir "$out/reports-sanitizer-$tool" --details=summary --disable-banner \
-          > "$out/sanitizer-$tool.out" 2>&1
-        echo "$? $(( $(date +%s) - t0 ))" > "$out/sanitizer-$tool.status"
-      }
+}
+# One process per tool. --error-exitcode makes a run with sanitizer errors exit 86, whatever the tests did.
+san_one() {
+  local tool=$1 t0; t0=$(date +%s)
+  rm -rf "$out/reports-sanitizer-$tool"
+  timeout -k 15 "$san_timeout" compute-sanitizer --tool "$tool" --error-exitcode 86 --log-file "$out/sanitizer-$tool.log" \
+    --print-limit 50 "$java" $jopts -jar "$launcher" execute --class-path "$cp_libs$cp_tests" --scan-class-path "$san_scope" \
+    --config=junit.jupiter.execution.timeout.default=180s --include-classname '.*(Test|Tests|Properties)$' --include-tag gpu \
+    --exclude-tag expected-api-error --reports-dir "$out/reports-sanitizer-$tool" --details=summary --disable-banner \
+    > "$out/sanitizer-$tool.out" 2>&1
+  echo "$? $(( $(date +%s) - t0 ))" > "$out/sanitizer-$tool.status"
+}
+san_run() {
       if [ "${SANITIZER_PARALLEL:-1}" = "1" ]; then
         for tool in $san_tools; do san_one "$tool" & done
         wait
       else
         for tool in $san_tools; do san_one "$tool"; done
       fi
+}
+san_summary() {
       for tool in $san_tools; do
         log="$out/sanitizer-$tool.log"
         src=255; secs=0
@@ -95,10 +96,54 @@ for step in $steps; do
         echo "compute-sanitizer $tool: $errs errors, $status (exit $src, ${secs}s, scope $san_label)"
         sanitizer_args+=(--sanitizer "$tool=errors=$errs;status=$status;exit=$src;seconds=$secs;scope=$san_label;reports=$out/reports-sanitizer-$tool")
         { [ "$errs" = "0" ] && [ "$src" = "0" ]; } || rc=1
-      done ;;
+      done
+}
+run_stress() {
+  GAPFILL_COMMIT=$commit timeout "${STRESS_TIMEOUT:-520}" "$java" $jopts -cp "$cp_libs" dev.gapfill.examples.GapfillCli stress \
+    --seconds "${STRESS_SECONDS:-300}" --out "$out/stress.json" > "$out/stress.log" 2>&1
+  echo "stress: exit $?"; grep -E '"(ops|wrong_results|errors|memory_back_to_baseline)"' "$out/stress.log" | tr -s ' ' | tr '\n' ' '; echo
+}
+for step in $steps; do
+  case $step in
+    info) cli info | tee "$out/info.txt" ;;
+    tests) run_tests ;;
+    sanitizer)
+      san_setup
+      if ! command -v compute-sanitizer >/dev/null 2>&1; then
+        echo "compute-sanitizer not found: sanitizer step not run"
+        for tool in $san_tools; do sanitizer_args+=(--sanitizer "$tool=errors=?;status=unavailable;scope=$san_label"); done
+        rc=1; continue
+      fi
+      san_run
+      san_summary ;;
+    stress) run_stress | tee "$out/stress-summary.txt"; grep -q "exit 0" "$out/stress-summary.txt" || rc=1 ;;
+    checks)
+      san_setup
+      have_san=1; command -v compute-sanitizer >/dev/null 2>&1 || { echo "compute-sanitizer not found"; have_san=0; rc=1; }
+      [ $have_san = 1 ] && { san_run & san_pid=$!; }
+      [ "${STRESS_SECONDS:-300}" != "0" ] && { run_stress > "$out/stress-summary.txt" 2>&1 & stress_pid=$!; }
+      run_tests
+      [ -n "${san_pid:-}" ] && wait "$san_pid"
+      [ -n "${stress_pid:-}" ] && { wait "$stress_pid"; cat "$out/stress-summary.txt"; grep -q "exit 0" "$out/stress-summary.txt" || rc=1; }
+      if [ $have_san = 1 ]; then san_summary; else
+        for tool in $san_tools; do sanitizer_args+=(--sanitizer "$tool=errors=?;status=unavailable;scope=$san_label"); done
+      fi ;;
     bench)
-      GAPFILL_COMMIT=$commit timeout "${BENCH_TIMEOUT:-400}" "$java" $jopts -cp "$cp_libs" dev.gapfill.examples.GapfillCli bench --out "$out/benchmarks" ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log" | grep -vE "^\s*$" | tail -60
-      [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
+      if [ -n "${BENCH_OPS:-}" ]; then
+        # one process per op, each with its own time limit (op:seconds); a sweep cut off keeps its checkpointed rows
+        for spec in $BENCH_OPS; do
+          op=${spec%%:*}; lim=${spec##*:}; t0=$(date +%s)
+          GAPFILL_COMMIT=$commit timeout "$lim" "$java" $jopts -cp "$cp_libs" dev.gapfill.examples.GapfillCli bench --op "$op" \
+            --out "$out/benchmarks" ${BENCH_ARGS:-} > "$out/bench-$op.log" 2>&1
+          brc=$?
+          rows=$(grep -o '"op"' "$out"/benchmarks/*/"$op".json 2>/dev/null | wc -l)
+          echo "bench $op: exit $brc$( [ $brc -eq 124 ] && echo ' (time limit: incomplete sweep)'), $(( $(date +%s) - t0 ))s, $rows rows"
+          [ $brc -eq 0 ] || rc=1
+        done
+      else
+        GAPFILL_COMMIT=$commit timeout "${BENCH_TIMEOUT:-400}" "$java" $jopts -cp "$cp_libs" dev.gapfill.examples.GapfillCli bench --out "$out/benchmarks" ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log" | grep -vE "^\s*$" | tail -60
+        [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+      fi ;;
     demo)
       GAPFILL_COMMIT=$commit timeout "${DEMO_TIMEOUT:-300}" "$java" $jopts -cp "$cp_libs" dev.gapfill.examples.GapfillCli demo --out "$out/demo" ${DEMO_ARGS:-} 2>&1 | tee "$out/demo.log" | tail -30
       [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;

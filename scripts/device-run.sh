@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The command the lent GPU machine runs: unpack the carried bundle, run the requested steps, and put
 # everything into $OUT/results.tgz (the tool returns at most 8 files) with the validation record beside it.
-# Usage (from the repo root on the device): scripts/device-run.sh <steps...>   e.g. "tests sanitizer" or "bench"
+# Usage (from the repo root on the device): scripts/device-run.sh <steps...>   e.g. "info demo checks" or "bench"
+# (steps and their variables: scripts/bundle-run.sh)
 set -uo pipefail
 steps=${*:-info tests sanitizer bench}
 work=/tmp/gapfill-run; rm -rf "$work"; mkdir -p "$work"
@@ -9,16 +10,9 @@ tar xzf .bundle/gapfill-gpu.tgz -C "$work"
 nvidia-smi --query-gpu=name,driver_version,temperature.gpu,clocks.sm,memory.used --format=csv,noheader
 "$work/gapfill-gpu/run.sh" "$work/res" $steps > "$OUT/run.log" 2>&1
 rc=$?
-if [ -n "${STRESS_SECONDS:-}" ]; then
-  . "$work/gapfill-gpu/BUNDLE_INFO"
-  GAPFILL_COMMIT=$commit "$work/gapfill-gpu/jre/bin/java" -cp "$(ls "$work"/gapfill-gpu/lib/*.jar | tr '\n' ':')" \
-    -Dorg.slf4j.simpleLogger.defaultLogLevel=warn dev.gapfill.examples.GapfillCli stress --seconds "$STRESS_SECONDS" \
-    --out "$work/res/stress.json" > "$work/res/stress.log" 2>&1 || rc=1
-  tail -25 "$work/res/stress.log"
-fi
 tar czf "$OUT/results.tgz" -C "$work/res" .
 cp "$work"/res/validation/*.json "$OUT/" 2>/dev/null
-grep -E "tests (found|successful|failed|skipped)|compute-sanitizer|validation record|ceilings|FAILED" "$OUT/run.log" | head -30
+grep -E "tests\[|tests (found|successful|failed|skipped)|compute-sanitizer|stress:|bench |validation record|ceilings|FAILED" "$OUT/run.log" | head -40
 grep -E "✘" "$work/res/tests.log" 2>/dev/null | head -30
 echo "device-run rc=$rc"
 exit $rc
