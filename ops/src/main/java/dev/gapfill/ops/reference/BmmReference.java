@@ -2,6 +2,8 @@ package dev.gapfill.ops.reference;
 
 import dev.gapfill.core.Tensor;
 
+import java.util.stream.IntStream;
+
 /**
  * CPU reference of {@link dev.gapfill.ops.Bmm}: {@code C[b] = op(A[b]) · op(B[b])} with products and
  * sums in fp64 and one rounding to the output dtype. Also gives, per element, the sum of absolute
@@ -33,8 +35,10 @@ public final class BmmReference {
         double[] bv = values(b);
         double[] exact = new double[Math.toIntExact(d.batch * d.m * d.n)];
         double[] abs = new double[exact.length];
-        double[] arow = new double[d.k];
-        for (int bi = 0; bi < d.batch; bi++) {
+        // matrices are independent and each writes only its own slice: the batch runs in parallel, the result is the
+        // same as a sequential loop (every element is one fixed-order sum)
+        IntStream.range(0, d.batch).parallel().forEach(bi -> {
+            double[] arow = new double[d.k];
             long aOff = (long) bi * d.m * d.k;
             long bOff = d.shared ? 0 : (long) bi * d.k * d.n;
             for (int i = 0; i < d.m; i++) {
@@ -54,7 +58,7 @@ public final class BmmReference {
                     abs[o] = sa;
                 }
             }
-        }
+        });
         return new Result(exact, abs);
     }
 
@@ -68,7 +72,7 @@ public final class BmmReference {
         double[] av = values(a);
         double[] bv = values(b);
         double[] out = new double[Math.toIntExact(d.batch * d.m * d.n)];
-        for (int bi = 0; bi < d.batch; bi++) {
+        IntStream.range(0, d.batch).parallel().forEach(bi -> {
             long aOff = (long) bi * d.m * d.k;
             long bOff = d.shared ? 0 : (long) bi * d.k * d.n;
             for (int i = 0; i < d.m; i++) {
@@ -82,7 +86,7 @@ public final class BmmReference {
                     out[(int) (((long) bi * d.m + i) * d.n + j)] = acc;
                 }
             }
-        }
+        });
         return out;
     }
 
