@@ -75,8 +75,9 @@ public final class GapfillCli implements Runnable {
                 return new VerifyCmd().callWith(o, 1);
             }
             int failed = 0;
+            long t0 = System.nanoTime();
             try (BenchContext ctx = new BenchContext(Device.cuda(0), warmup, reps, quick, m -> {
-                o.println("  " + m);
+                o.printf(java.util.Locale.ROOT, "  [%6.1f s] %s%n", (System.nanoTime() - t0) / 1e9, m);  // where a sweep's time goes
                 o.flush();
             })) {
                 o.println("Benchmarking on " + ctx.info());
