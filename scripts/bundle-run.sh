@@ -11,7 +11,9 @@
 #          checks     tests, sanitizer and stress at the same time (all three check correctness, none is timed), one
 #                     record; SANITIZER_* and STRESS_* as above, STRESS_SECONDS=0 leaves the stress out
 #          bench      the benchmark sweeps (BENCH_ARGS, e.g. "--quick --op bmm"); BENCH_OPS="bmm:120 gqa_decode:200 ..." runs
-#                     each op in its own process with its own time limit (else one process, BENCH_TIMEOUT)
+#                     each op in its own process with its own time limit (else one process, BENCH_TIMEOUT);
+#                     BENCH_RESUME_FROM=<dir of <gpu>/<op>.json> continues the incomplete sweeps there measured at this
+#                     commit (bench --resume) instead of starting over
 #          info       gapfill info
 #          demo       gapfill demo (DEMO_ARGS, DEMO_TIMEOUT): the MoE layer and the decode step, into <out-dir>/demo/
 #   default: info tests sanitizer bench
@@ -129,19 +131,24 @@ for step in $steps; do
         for tool in $san_tools; do sanitizer_args+=(--sanitizer "$tool=errors=?;status=unavailable;scope=$san_label"); done
       fi ;;
     bench)
+      bench_resume=""
+      if [ -n "${BENCH_RESUME_FROM:-}" ]; then
+        # continue incomplete sweeps of this commit: earlier files (e.g. the repo's docs/benchmarks, carried in the tree)
+        cp -r "$BENCH_RESUME_FROM"/. "$out/benchmarks/" && bench_resume="--resume"
+      fi
       if [ -n "${BENCH_OPS:-}" ]; then
         # one process per op, each with its own time limit (op:seconds); a sweep cut off keeps its checkpointed rows
         for spec in $BENCH_OPS; do
           op=${spec%%:*}; lim=${spec##*:}; t0=$(date +%s)
           GAPFILL_COMMIT=$commit timeout "$lim" "$java" $jopts -cp "$cp_libs" dev.gapfill.examples.GapfillCli bench --op "$op" \
-            --out "$out/benchmarks" ${BENCH_ARGS:-} > "$out/bench-$op.log" 2>&1
+            --out "$out/benchmarks" $bench_resume ${BENCH_ARGS:-} > "$out/bench-$op.log" 2>&1
           brc=$?
           rows=$(grep -o '"op"' "$out"/benchmarks/*/"$op".json 2>/dev/null | wc -l)
           echo "bench $op: exit $brc$( [ $brc -eq 124 ] && echo ' (time limit: incomplete sweep)'), $(( $(date +%s) - t0 ))s, $rows rows"
           [ $brc -eq 0 ] || rc=1
         done
       else
-        GAPFILL_COMMIT=$commit timeout "${BENCH_TIMEOUT:-400}" "$java" $jopts -cp "$cp_libs" dev.gapfill.examples.GapfillCli bench --out "$out/benchmarks" ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log" | grep -vE "^\s*$" | tail -60
+        GAPFILL_COMMIT=$commit timeout "${BENCH_TIMEOUT:-400}" "$java" $jopts -cp "$cp_libs" dev.gapfill.examples.GapfillCli bench --out "$out/benchmarks" $bench_resume ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log" | grep -vE "^\s*$" | tail -60
         [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
       fi ;;
     demo)

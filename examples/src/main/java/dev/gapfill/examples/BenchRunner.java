@@ -48,6 +48,9 @@ public final class BenchRunner {
         doc.put("cudnn", info.cudnnString());
         doc.put("commit", commit);
         doc.put("complete", complete);
+        if (ctx.resumedRows(op) > 0) {
+            doc.put("resumed_rows", ctx.resumedRows(op));  // rows kept from an earlier run of this commit (bench --resume)
+        }
         Map<String, Object> ceil = new LinkedHashMap<>();
         ceil.put("copy_GBps", ctx.ceilings().copyGBps());
         ceil.put("bf16_gemm_TFLOPs", ctx.ceilings().bf16GemmTflops());

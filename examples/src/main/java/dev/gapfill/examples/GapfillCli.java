@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** The {@code gapfill} command line: environment, benchmarks, verification, charts, the end-to-end demo. */
@@ -63,6 +64,8 @@ public final class GapfillCli implements Runnable {
         @Option(names = "--quick", description = "a short subset of each sweep") boolean quick;
         @Option(names = "--reps", description = "timed repetitions per path (default 30)") int reps = 30;
         @Option(names = "--warmup", description = "untimed rounds (default 5)") int warmup = 5;
+        @Option(names = "--resume", description = "continue an incomplete sweep measured at the same commit on this GPU (its file under --out)"
+                + " instead of starting over; a complete one at the same commit is kept and not run again") boolean resume;
         @Option(names = "--commit", description = "git commit the code was built from (default: $GAPFILL_COMMIT)")
         String commit = System.getenv().getOrDefault("GAPFILL_COMMIT", "unknown");
 
@@ -95,6 +98,9 @@ public final class GapfillCli implements Runnable {
                     }
                     o.println("== " + s.op());
                     o.flush();
+                    if (resume && !resumeFrom(ctx, s, o, out, commit)) {
+                        continue;
+                    }
                     List<BenchRow> rows = s.run(ctx);
                     BenchRunner.writeResults(out, ctx, s, rows, commit);
                     for (BenchRow r : rows) {
@@ -112,6 +118,39 @@ public final class GapfillCli implements Runnable {
             o.flush();
             return failed == 0 ? 0 : 2;
         }
+    }
+
+    /**
+     * For {@code bench --resume}: loads the rows of an earlier incomplete sweep of this commit into {@code ctx}. Returns false
+     * when the suite need not run (its sweep at this commit is complete).
+     */
+    @SuppressWarnings("unchecked")
+    static boolean resumeFrom(BenchContext ctx, BenchSuite s, PrintWriter o, Path out, String commit) throws java.io.IOException {
+        Path f = out.resolve(ctx.info().slug()).resolve(s.op() + ".json");
+        if (!java.nio.file.Files.exists(f)) {
+            return true;
+        }
+        Map<String, Object> doc = (Map<String, Object>) dev.gapfill.examples.bench.JsonReader.parse(
+                java.nio.file.Files.readString(f, java.nio.charset.StandardCharsets.UTF_8));
+        if (!commit.equals(doc.get("commit")) || !ctx.info().name().equals(doc.get("gpu"))) {
+            o.println("  " + f + " is from another commit or GPU: the sweep starts over");
+            return true;
+        }
+        if (!Boolean.FALSE.equals(doc.get("complete"))) {
+            o.println("  " + f + " is complete at this commit: not run again");
+            return false;
+        }
+        if (!s.resumable()) {
+            o.println("  " + s.op() + " cannot resume: the sweep starts over");
+            return true;
+        }
+        List<BenchRow> rows = new ArrayList<>();
+        for (Object r : (List<Object>) doc.get("rows")) {
+            rows.add(BenchRow.fromJson((Map<String, Object>) r));
+        }
+        ctx.resume(s.op(), rows);
+        o.println("  resuming " + s.op() + ": " + rows.size() + " rows measured earlier at this commit are kept");
+        return true;
     }
 
     /** Checks every op on random problems against the CPU reference. */

@@ -38,7 +38,10 @@ final class ReportCmd implements Callable<Integer> {
           .append("  8192³ bf16 cuBLAS GEMM. A case's floor is the larger of its fewest bytes over the copy bandwidth and its\n")
           .append("  flops over the rate of the unit that does them. `floor/custom` is the fraction of that floor reached.\n")
           .append("- Correctness first: every row's result was checked (random inputs, poisoned output, every element against\n")
-          .append("  the reference or the stated oracle) before it was timed; `check` in the JSON.\n\n");
+          .append("  the reference or the stated oracle) before it was timed; `check` in the JSON.\n")
+          .append("- Sweeps (`gapfill bench [--op …] [--reps N] [--resume]`) write their rows every 10 s marked `\"complete\": false`, so a\n")
+          .append("  sweep stopped by a time limit keeps what it measured; `--resume` continues such a sweep at the same commit and GPU,\n")
+          .append("  keeping its rows (`resumed_rows`; their floors use the ceilings of the run that measured them).\n\n");
         List<Path> files = new ArrayList<>();
         if (Files.isDirectory(root)) {
             try (Stream<Path> w = Files.walk(root)) {

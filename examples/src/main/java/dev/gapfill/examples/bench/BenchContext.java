@@ -47,6 +47,7 @@ public final class BenchContext implements AutoCloseable {
     private final Consumer<String> progress;
     private Ceilings ceilings;
     private BiConsumer<String, List<BenchRow>> checkpoint = (op, rows) -> { };
+    private final ResumedRows resumed = new ResumedRows();
     private long checkpointIntervalNanos = 15_000_000_000L;
 
     public BenchContext(Device device, int warmup, int reps, boolean quick, Consumer<String> progress) {
@@ -86,9 +87,28 @@ public final class BenchContext implements AutoCloseable {
         this.checkpointIntervalNanos = interval.toNanos();
     }
 
-    /** The row list a suite fills: each added row may trigger a checkpoint of the rows so far. */
+    /**
+     * Rows of an incomplete sweep of {@code op} measured earlier at the same commit on this GPU: {@link #rows} starts from
+     * them and {@link #done} reports their cases, so a resumable suite runs only the rest.
+     */
+    public void resume(String op, List<BenchRow> rows) {
+        resumed.put(op, rows);
+    }
+
+    /** How many rows of {@code op} came from an earlier run ({@link #resume}). */
+    public int resumedRows(String op) {
+        return resumed.rows(op).size();
+    }
+
+    /** Whether an earlier run already measured the case (see {@link ResumedRows#done}). */
+    public boolean done(String op, String dtype, Object... keyValues) {
+        return resumed.done(op, dtype, keyValues);
+    }
+
+    /** The row list a suite fills (starting from the resumed rows): each added row may trigger a checkpoint of the rows so far. */
     public List<BenchRow> rows(String op) {
-        return new ArrayList<>() {
+        List<BenchRow> earlier = resumed.rows(op);
+        return new ArrayList<>(earlier) {
             private long last = System.nanoTime();
 
             @Override public boolean add(BenchRow row) {

@@ -1,6 +1,7 @@
 package dev.gapfill.examples.bench;
 
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -76,5 +77,37 @@ public record BenchRow(String op, String dtype, Map<String, Object> shape, Strin
         }
         m.put("check", c);
         return m;
+    }
+
+    /** A row read back from a benchmark file (the inverse of {@link #toJson}; JSON numbers come back as doubles). */
+    @SuppressWarnings("unchecked")
+    public static BenchRow fromJson(Map<String, Object> m) {
+        Map<String, Object> shape = new LinkedHashMap<>((Map<String, Object>) m.get("shape"));
+        Map<String, Double> peers = new LinkedHashMap<>();
+        Object p = m.get("peers");
+        if (p instanceof Map<?, ?> pm) {
+            pm.forEach((k, v) -> peers.put((String) k, v == null ? null : ((Number) v).doubleValue()));
+        }
+        Map<String, double[]> spread = new LinkedHashMap<>();
+        Object sp = m.get("spread_p10_p90_us");
+        if (sp instanceof Map<?, ?> spm) {
+            spm.forEach((k, v) -> {
+                List<Object> l = (List<Object>) v;
+                spread.put((String) k, new double[] {((Number) l.get(0)).doubleValue(), ((Number) l.get(1)).doubleValue()});
+            });
+        }
+        Check check = null;
+        Object c = m.get("check");
+        if (c instanceof Map<?, ?> cm && !cm.isEmpty()) {
+            check = new Check((String) cm.get("against"), Boolean.TRUE.equals(cm.get("bit_exact")), ((Number) cm.get("max_ulp")).longValue(),
+                    ((Number) cm.get("max_rel_err")).doubleValue(), Boolean.TRUE.equals(cm.get("pass")));
+        }
+        return new BenchRow((String) m.get("op"), (String) m.get("dtype"), shape, (String) m.get("regime"), num(m.get("vendor_us")),
+                num(m.get("custom_us")), num(m.get("auto_us")), (String) m.get("auto_backend"), ((Number) m.get("floor_us")).doubleValue(),
+                ((Number) m.get("bytes")).longValue(), ((Number) m.get("flops")).doubleValue(), peers, spread, check);
+    }
+
+    private static Double num(Object o) {
+        return o == null ? null : ((Number) o).doubleValue();
     }
 }

@@ -9,4 +9,10 @@ public interface BenchSuite {
 
     /** Runs the sweep ({@code ctx.quick()} selects a short subset for smoke runs). */
     List<BenchRow> run(BenchContext ctx);
+
+    /**
+     * Whether the sweep skips the cases {@link BenchContext#done} reports, so that {@code bench --resume} can continue an
+     * incomplete sweep of the same commit instead of starting over.
+     */
+    default boolean resumable() { return false; }
 }

@@ -41,10 +41,15 @@ public final class BmmBench implements BenchSuite {
 
     @Override public String op() { return "bmm"; }
 
+    @Override public boolean resumable() { return true; }
+
     @Override public List<BenchRow> run(BenchContext ctx) {
         List<BenchRow> rows = ctx.rows(op());
         Random rnd = new Random(3);
         for (Case c : cases(ctx.quick())) {
+            if (ctx.done(op(), c.dt().name(), "batch", c.batch(), "m", c.m(), "n", c.n(), "k", c.k(), "shared_b", c.shared())) {
+                continue;  // measured by an earlier run of this commit (bench --resume)
+            }
             rows.add(runCase(ctx, c, rnd));
         }
         return rows;

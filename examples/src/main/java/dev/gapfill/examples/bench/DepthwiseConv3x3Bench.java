@@ -44,6 +44,8 @@ public final class DepthwiseConv3x3Bench implements BenchSuite {
 
     @Override public String op() { return "depthwise_conv3x3"; }
 
+    @Override public boolean resumable() { return true; }
+
     @Override public List<BenchRow> run(BenchContext ctx) {
         List<BenchRow> rows = ctx.rows(op());
         Random rnd = new Random(4);
@@ -59,6 +61,12 @@ public final class DepthwiseConv3x3Bench implements BenchSuite {
             for (int stride = 1; stride <= (STRIDE2[si] ? 2 : 1); stride++) {
                 for (Layout l : Layout.values()) {
                     for (DType dt : new DType[] {DType.F16, DType.BF16, DType.F32}) {
+                        int[] sh = SHAPES[si];
+                        int st = stride;
+                        if (java.util.Arrays.stream(ACTS).allMatch(a -> ctx.done(op(), dt.name(), "N", sh[0], "C", sh[1], "H", sh[2], "W", sh[3],
+                                "stride", st, "layout", l.name(), "act", a.name()))) {
+                            continue;  // measured by an earlier run of this commit (bench --resume)
+                        }
                         rows.addAll(runCase(ctx, rnd, SHAPES[si], stride, l, dt, ACTS));
                     }
                 }

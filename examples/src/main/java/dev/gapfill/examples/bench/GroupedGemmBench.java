@@ -88,6 +88,8 @@ public final class GroupedGemmBench implements BenchSuite {
         return new Routing(off, token, w);
     }
 
+    @Override public boolean resumable() { return true; }
+
     @Override public List<BenchRow> run(BenchContext ctx) {
         List<BenchRow> rows = ctx.rows(op());
         Random rnd = new Random(6);
@@ -99,8 +101,17 @@ public final class GroupedGemmBench implements BenchSuite {
                 for (boolean gateUp : new boolean[] {true, false}) {
                     int k = gateUp ? m.hidden() : m.inter();
                     int n = gateUp ? 2 * m.inter() : m.hidden();
+                    String proj = gateUp ? "gate_up_swiglu" : "down_scale";
+                    java.util.function.IntPredicate done = t -> ctx.done(op(), dt.name(), "experts", m.experts(), "topk", m.topk(), "hidden",
+                            m.hidden(), "inter", m.inter(), "tokens", t, "proj", proj);  // measured by an earlier run (bench --resume)
+                    if (java.util.Arrays.stream(tokens).allMatch(done)) {
+                        continue;
+                    }
                     try (Tensor w = randomDevice(ctx, dt, rnd, (long) m.experts() * k * n, m.experts(), k, n)) {
                         for (int t : tokens) {
+                            if (done.test(t)) {
+                                continue;
+                            }
                             rows.add(runCase(ctx, rnd, m, dt, gateUp, t, w, k, n));
                         }
                     }

@@ -41,6 +41,8 @@ public final class Int8MmBench implements BenchSuite {
 
     @Override public String op() { return "int8_mm"; }
 
+    @Override public boolean resumable() { return true; }
+
     @Override public List<BenchRow> run(BenchContext ctx) {
         List<BenchRow> rows = ctx.rows(op());
         Random rnd = new Random(5);
@@ -61,6 +63,9 @@ public final class Int8MmBench implements BenchSuite {
                          Tensor ch = Tensor.empty(dev, DType.F16, ctx.stream(), m, n); Tensor as = positive(dev, rnd, m)) {
                         ah.fillBytes(0x2c, ctx.stream());
                         for (DType out : outs) {
+                            if (ctx.done(op(), "I8->" + out.name(), "m", m, "k", k, "n", n)) {
+                                continue;  // measured by an earlier run of this commit (bench --resume)
+                            }
                             Int8Mm.Options o = out == DType.I32 ? Int8Mm.Options.int32() : Int8Mm.Options.dequantized(out, as, ws).withBias(bias);
                             rows.add(row(ctx, a, w, ah, wh, ch, ha, hw, o, m, n, k));
                         }
