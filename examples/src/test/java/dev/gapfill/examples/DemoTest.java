@@ -255,6 +255,10 @@ class DemoTest {
             DemoEnv env = DemoEnv.gpu(ctx);
             DemoRow moe = Demo.moeLayer(env, w, 5);
             assertTrue(moe.verified(), DemoTable.render(List.of(moe), ctx.info()));
+            // the Gapfill layer is timed as a graph replay, and that replay's own outputs were checked
+            assertTrue(moe.choice().contains("in a CUDA graph"), moe.choice());
+            assertTrue(moe.checks().stream().anyMatch(c -> c.path().equals("gapfill_graph") && !c.stages().isEmpty()), moe.checks()::toString);
+            assertTrue(moe.bench().peers().containsKey("gapfill_eager"), moe.bench().peers()::toString);
             DemoRow dec = Demo.decodeStep(env, SMALL_DECODE);
             assertTrue(dec.verified(), DemoTable.render(List.of(dec), ctx.info()));
             assertTrue(dec.choice().contains("in a CUDA graph"), dec.choice());
