@@ -41,7 +41,9 @@ final class ReportCmd implements Callable<Integer> {
           .append("  the reference or the stated oracle) before it was timed; `check` in the JSON.\n")
           .append("- Sweeps (`gapfill bench [--op …] [--reps N] [--resume]`) write their rows every 10 s marked `\"complete\": false`, so a\n")
           .append("  sweep stopped by a time limit keeps what it measured; `--resume` continues such a sweep at the same commit and GPU,\n")
-          .append("  keeping its rows (`resumed_rows`; their floors use the ceilings of the run that measured them).\n\n");
+          .append("  keeping its rows (`resumed_rows`; their floors use the ceilings of the run that measured them).\n")
+          .append("- `host_overhead` rows are not GPU times: they are the calling thread's µs per call (validate, decide, enqueue) at a\n")
+          .append("  tiny shape after a JIT warm-up, per backend; they have no floor.\n\n");
         List<Path> files = new ArrayList<>();
         if (Files.isDirectory(root)) {
             try (Stream<Path> w = Files.walk(root)) {
@@ -88,7 +90,7 @@ final class ReportCmd implements Callable<Integer> {
                     }
                 }
                 Double t = c != null ? c : a;
-                if (t != null && fl != null) {
+                if (t != null && fl != null && fl > 0) {  // no floor (host costs, routing): no fraction
                     fracMin = Math.min(fracMin, fl / t);
                 }
                 if (a != null) {

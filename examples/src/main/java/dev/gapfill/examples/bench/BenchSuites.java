@@ -17,6 +17,7 @@ public final class BenchSuites {
         s.add(new GqaDecodeBench());
         s.add(new MoeRouteBench());
         s.add(new ElementwiseBench());
+        s.add(new HostOverheadBench());
         return s;
     }
 }
