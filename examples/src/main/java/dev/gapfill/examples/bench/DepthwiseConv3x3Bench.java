@@ -93,9 +93,7 @@ public final class DepthwiseConv3x3Bench implements BenchSuite {
                 Options vendor = base.withBackend(Backend.VENDOR);
                 Options custom = base.withBackend(Backend.CUSTOM);
                 double[] ref = new double[pre.length];
-                for (int i = 0; i < ref.length; i++) {
-                    ref[i] = DepthwiseConv3x3Reference.activate(pre[i], act);
-                }
+                java.util.stream.IntStream.range(0, ref.length).parallel().forEach(i -> ref[i] = DepthwiseConv3x3Reference.activate(pre[i], act));
                 yc.fillBytes(0xff, ctx.stream());
                 yv.fillBytes(0xff, ctx.stream());
                 DepthwiseConv3x3.apply(x, w, b, null, yc, custom, ctx.stream());

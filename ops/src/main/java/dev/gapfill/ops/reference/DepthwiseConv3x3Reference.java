@@ -4,6 +4,8 @@ import dev.gapfill.core.Tensor;
 import dev.gapfill.ops.DepthwiseConv3x3.Activation;
 import dev.gapfill.ops.DepthwiseConv3x3.Layout;
 
+import java.util.stream.IntStream;
+
 /**
  * CPU reference of {@link dev.gapfill.ops.DepthwiseConv3x3}; it DEFINES the op's arithmetic, which the
  * custom kernels reproduce bit for bit:
@@ -45,9 +47,7 @@ public final class DepthwiseConv3x3Reference {
     public static double[] compute(Tensor x, Tensor w, Tensor bias, Tensor residual, int stride, Layout layout, Activation act) {
         float[] pre = preActivation(x, w, bias, residual, stride, layout);
         double[] out = new double[pre.length];
-        for (int i = 0; i < pre.length; i++) {
-            out[i] = activate(pre[i], act);
-        }
+        IntStream.range(0, pre.length).parallel().forEach(i -> out[i] = activate(pre[i], act));
         return out;
     }
 
@@ -59,32 +59,33 @@ public final class DepthwiseConv3x3Reference {
         float[] bf = bias == null ? null : floats(bias);
         float[] rf = residual == null ? null : floats(residual);
         float[] y = new float[(int) g.outElements()];
-        for (int n = 0; n < g.n; n++) {
-            for (int c = 0; c < g.c; c++) {
-                for (int i = 0; i < g.ho; i++) {
-                    for (int j = 0; j < g.wo; j++) {
-                        float acc = 0f;
-                        for (int p = 0; p < 3; p++) {
-                            for (int q = 0; q < 3; q++) {
-                                int r = stride * i + p - 1;
-                                int col = stride * j + q - 1;
-                                float xv = r < 0 || r >= g.h || col < 0 || col >= g.w ? 0f : xf[g.in(n, c, r, col)];
-                                acc = Math.fma(wf[c * 9 + p * 3 + q], xv, acc);
-                            }
+        // one task per (image, channel): each writes only its own outputs, in the same fixed tap order as a sequential loop
+        IntStream.range(0, g.n * g.c).parallel().forEach(nc -> {
+            int n = nc / g.c;
+            int c = nc % g.c;
+            for (int i = 0; i < g.ho; i++) {
+                for (int j = 0; j < g.wo; j++) {
+                    float acc = 0f;
+                    for (int p = 0; p < 3; p++) {
+                        for (int q = 0; q < 3; q++) {
+                            int r = stride * i + p - 1;
+                            int col = stride * j + q - 1;
+                            float xv = r < 0 || r >= g.h || col < 0 || col >= g.w ? 0f : xf[g.in(n, c, r, col)];
+                            acc = Math.fma(wf[c * 9 + p * 3 + q], xv, acc);
                         }
-                        int o = g.out(n, c, i, j);
-                        float v = acc;
-                        if (bf != null) {
-                            v = v + bf[c];
-                        }
-                        if (rf != null) {
-                            v = v + rf[o];
-                        }
-                        y[o] = v;
                     }
+                    int o = g.out(n, c, i, j);
+                    float v = acc;
+                    if (bf != null) {
+                        v = v + bf[c];
+                    }
+                    if (rf != null) {
+                        v = v + rf[o];
+                    }
+                    y[o] = v;
                 }
             }
-        }
+        });
         return y;
     }
 
@@ -99,32 +100,32 @@ public final class DepthwiseConv3x3Reference {
         float[] bf = bias == null ? null : floats(bias);
         float[] rf = residual == null ? null : floats(residual);
         double[] m = new double[(int) g.outElements()];
-        for (int n = 0; n < g.n; n++) {
-            for (int c = 0; c < g.c; c++) {
-                for (int i = 0; i < g.ho; i++) {
-                    for (int j = 0; j < g.wo; j++) {
-                        double s = 0;
-                        for (int p = 0; p < 3; p++) {
-                            for (int q = 0; q < 3; q++) {
-                                int r = stride * i + p - 1;
-                                int col = stride * j + q - 1;
-                                if (r >= 0 && r < g.h && col >= 0 && col < g.w) {
-                                    s += Math.abs((double) wf[c * 9 + p * 3 + q] * xf[g.in(n, c, r, col)]);
-                                }
+        IntStream.range(0, g.n * g.c).parallel().forEach(nc -> {
+            int n = nc / g.c;
+            int c = nc % g.c;
+            for (int i = 0; i < g.ho; i++) {
+                for (int j = 0; j < g.wo; j++) {
+                    double s = 0;
+                    for (int p = 0; p < 3; p++) {
+                        for (int q = 0; q < 3; q++) {
+                            int r = stride * i + p - 1;
+                            int col = stride * j + q - 1;
+                            if (r >= 0 && r < g.h && col >= 0 && col < g.w) {
+                                s += Math.abs((double) wf[c * 9 + p * 3 + q] * xf[g.in(n, c, r, col)]);
                             }
                         }
-                        int o = g.out(n, c, i, j);
-                        if (bf != null) {
-                            s += Math.abs(bf[c]);
-                        }
-                        if (rf != null) {
-                            s += Math.abs(rf[o]);
-                        }
-                        m[o] = s;
                     }
+                    int o = g.out(n, c, i, j);
+                    if (bf != null) {
+                        s += Math.abs(bf[c]);
+                    }
+                    if (rf != null) {
+                        s += Math.abs(rf[o]);
+                    }
+                    m[o] = s;
                 }
             }
-        }
+        });
         return m;
     }
 
@@ -190,9 +191,7 @@ public final class DepthwiseConv3x3Reference {
 
     private static float[] floats(Tensor t) {
         float[] f = new float[(int) t.numel()];
-        for (int i = 0; i < f.length; i++) {
-            f[i] = (float) t.getDouble(i);
-        }
+        IntStream.range(0, f.length).parallel().forEach(i -> f[i] = (float) t.getDouble(i));
         return f;
     }
 
