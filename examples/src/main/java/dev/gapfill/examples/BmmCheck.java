@@ -3,6 +3,7 @@ package dev.gapfill.examples;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
 import dev.gapfill.core.Gpu;
+import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.ops.Backend;
 import dev.gapfill.ops.Bmm;
@@ -28,7 +29,7 @@ import java.util.Random;
 public final class BmmCheck implements OpChecks.OpCheck {
     @Override public String op() { return "bmm"; }
 
-    @Override public List<String> run(Device device, Random rnd, int cases, PrintWriter out) {
+    @Override public List<String> run(Device device, Random rnd, int cases, PrintWriter out, Stream stream) {
         List<String> failures = new ArrayList<>();
         DType[] dts = {DType.F16, DType.BF16, DType.F32};
         for (int c = 0; c < cases; c++) {
@@ -53,7 +54,8 @@ public final class BmmCheck implements OpChecks.OpCheck {
                  Tensor a = ha.to(device); Tensor b = hb.to(device); Tensor o = Tensor.empty(device, dt, batch, m, n)) {
                 o.fillBytes(0xff);
                 Bmm.Options opts = Bmm.Options.defaults().transposes(ta, tb).backend(backend);
-                Bmm.bmm(a, b, o, opts, null);
+                OpChecks.beforeOp(device, stream);
+                Bmm.bmm(a, b, o, opts, stream);
                 BmmReference.Result ref = BmmReference.exact(ha, hb, ta, tb);
                 Verdict v = Verifier.compare(o, ref.exact(), ref.absSum(), Tolerance.accumulation(dt, k, dt == DType.F32 ? 1 : 2), "reference");
                 if (!v.pass()) {

@@ -2,6 +2,7 @@ package dev.gapfill.examples;
 
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
+import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.ops.Backend;
 import dev.gapfill.ops.DepthwiseConv3x3;
@@ -26,7 +27,7 @@ import java.util.Random;
 public final class DepthwiseConv3x3Check implements OpChecks.OpCheck {
     @Override public String op() { return "depthwise_conv3x3"; }
 
-    @Override public List<String> run(Device device, Random rnd, int cases, PrintWriter out) {
+    @Override public List<String> run(Device device, Random rnd, int cases, PrintWriter out, Stream stream) {
         List<String> failures = new ArrayList<>();
         DType[] dts = {DType.F32, DType.F16, DType.BF16};
         int[] odd = {1, 2, 7, 13, 17, 33, 97};
@@ -55,7 +56,8 @@ public final class DepthwiseConv3x3Check implements OpChecks.OpCheck {
                         if (device.isCuda()) {
                             y.fillBytes(0xff);
                         }
-                        DepthwiseConv3x3.apply(x, wt, b, r, y, o, null);
+                        OpChecks.beforeOp(device, stream);
+                        DepthwiseConv3x3.apply(x, wt, b, r, y, o, stream);
                         boolean vendorRan = device.isCuda()
                                 && DepthwiseConv3x3.decide(x, wt, b, r, y, o).backend() == Backend.VENDOR;
                         Verdict v = vendorRan ? DepthwiseConv3x3Verification.checkVendor(y, hx, hw, hb, hr, o)

@@ -2,6 +2,7 @@ package dev.gapfill.examples;
 
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
+import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.ops.Backend;
 import dev.gapfill.ops.GqaDecode;
@@ -30,7 +31,7 @@ import java.util.Random;
 public final class GqaDecodeCheck implements OpChecks.OpCheck {
     @Override public String op() { return "gqa_decode"; }
 
-    @Override public List<String> run(Device device, Random rnd, int cases, PrintWriter out) {
+    @Override public List<String> run(Device device, Random rnd, int cases, PrintWriter out, Stream stream) {
         List<String> failures = new ArrayList<>();
         int[] gs = {1, 2, 4, 7, 8};
         int[] ds = {64, 128, 256};
@@ -62,8 +63,9 @@ public final class GqaDecodeCheck implements OpChecks.OpCheck {
                         o.fillBytes(0xff);
                         lse.fillBytes(0xff);
                         try (GqaDecodePlan plan = GqaDecode.plan(GqaDecodeProblems.problem(q, cache, cap), device,
-                                Options.defaults().withBackend(be), null)) {
-                            plan.run(q, cache, lt, o, lse, null);
+                                Options.defaults().withBackend(be), stream)) {
+                            OpChecks.beforeOp(device, stream);
+                            plan.run(q, cache, lt, o, lse, stream);
                             boolean pRounded = AttentionTolerance.roundsProbabilities(plan.decision().backend());
                             Verdict vo = Verifier.compare(o, ex.out(), ex.absTerms(), AttentionTolerance.output(dt, ex, d, pRounded), "reference");
                             Verdict vl = AttentionTolerance.compareLse(lse, ex, d);

@@ -2,6 +2,7 @@ package dev.gapfill.examples;
 
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
+import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.ops.Backend;
 import dev.gapfill.ops.GroupedGemm;
@@ -26,7 +27,7 @@ import java.util.Random;
 public final class GroupedGemmCheck implements OpChecks.OpCheck {
     @Override public String op() { return "grouped_gemm"; }
 
-    @Override public List<String> run(Device device, Random rnd, int cases, PrintWriter out) {
+    @Override public List<String> run(Device device, Random rnd, int cases, PrintWriter out, Stream stream) {
         List<String> failures = new ArrayList<>();
         Backend[] backends = {Backend.AUTO, Backend.CUSTOM, Backend.VENDOR};
         for (int c = 0; c < cases; c++) {
@@ -74,7 +75,8 @@ public final class GroupedGemmCheck implements OpChecks.OpCheck {
                  Tensor y = Tensor.empty(device, dt, rows, swiglu ? n / 2 : n)) {
                 y.fillBytes(0xff);
                 Options opt = Options.builder().layout(layout).gather(g).swiglu(swiglu).rowScale(s).backend(backend).build();
-                GroupedGemm.run(x, w, o, opt, y, null);
+                OpChecks.beforeOp(device, stream);
+                GroupedGemm.run(x, w, o, opt, y, stream);
                 GroupedGemmReference.Result ref = GroupedGemmReference.compute(hx, hw, off, layout, gi, swiglu, scd);
                 Tolerance tol = Tolerance.accumulation(dt, k, 2);
                 Verdict v = Verifier.compare(y, ref.value(), ref.errorScale(tol.accTerm(), dt, false), tol, "reference");

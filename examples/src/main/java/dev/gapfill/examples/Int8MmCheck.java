@@ -2,6 +2,7 @@ package dev.gapfill.examples;
 
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
+import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.ops.Backend;
 import dev.gapfill.ops.Int8Mm;
@@ -23,7 +24,7 @@ import java.util.Random;
 public final class Int8MmCheck implements OpChecks.OpCheck {
     @Override public String op() { return "int8_mm"; }
 
-    @Override public List<String> run(Device device, Random rnd, int cases, PrintWriter out) {
+    @Override public List<String> run(Device device, Random rnd, int cases, PrintWriter out, Stream stream) {
         List<String> failures = new ArrayList<>();
         DType[] outs = {DType.I32, DType.F32, DType.F16, DType.BF16};
         for (int c = 0; c < cases; c++) {
@@ -49,7 +50,8 @@ public final class Int8MmCheck implements OpChecks.OpCheck {
                 o.fillBytes(0xff);
                 Int8Mm.Options opt = dt == DType.I32 ? Int8Mm.Options.int32()
                         : withBias ? Int8Mm.Options.dequantized(dt, tAs, tWs).withBias(tB) : Int8Mm.Options.dequantized(dt, tAs, tWs);
-                Int8Mm.mm(a, w, opt.withBackend(be), o, null);
+                OpChecks.beforeOp(device, stream);
+                Int8Mm.mm(a, w, opt.withBackend(be), o, stream);
                 double[] exact = new double[m * n];
                 for (int i = 0; i < m; i++) {
                     for (int j = 0; j < n; j++) {

@@ -2,6 +2,7 @@ package dev.gapfill.examples;
 
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
+import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.core.testing.Poison;
 import dev.gapfill.ops.MoeRoute;
@@ -16,7 +17,7 @@ import java.util.Random;
 final class MoeRouteCheck implements OpChecks.OpCheck {
     @Override public String op() { return "moe_route"; }
 
-    @Override public List<String> run(Device device, Random rnd, int cases, PrintWriter out) {
+    @Override public List<String> run(Device device, Random rnd, int cases, PrintWriter out, Stream stream) {
         List<String> failures = new ArrayList<>();
         for (int c = 0; c < cases; c++) {
             int t = 1 + rnd.nextInt(2000);
@@ -27,7 +28,8 @@ final class MoeRouteCheck implements OpChecks.OpCheck {
                  MoeRoute.Routing ref = MoeRoute.route(host, o); MoeRoute.Routing got = MoeRoute.Routing.allocate(device, t, e, k)) {
                 got.gather.fillBytes(0xff);
                 got.offsets.fillBytes(0xff);
-                MoeRoute.route(logits, o, got, null);
+                OpChecks.beforeOp(device, stream);
+                MoeRoute.route(logits, o, got, stream);
                 if (!Arrays.equals(ref.offsets.toIntArray(), got.offsets.toIntArray())
                         || !Arrays.equals(ref.gather.toIntArray(), got.gather.toIntArray())
                         || !Arrays.equals(ref.rowOf.toIntArray(), got.rowOf.toIntArray())) {

@@ -2,6 +2,7 @@ package dev.gapfill.examples;
 
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
+import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.ops.Elementwise;
 import dev.gapfill.verify.Tolerance;
@@ -23,7 +24,24 @@ public final class OpChecks {
     public interface OpCheck {
         String op();
 
-        List<String> run(Device device, Random rnd, int cases, PrintWriter out);
+        /** On the per-thread stream. */
+        default List<String> run(Device device, Random rnd, int cases, PrintWriter out) {
+            return run(device, rnd, cases, out, null);
+        }
+
+        /**
+         * With the op enqueued on {@code stream} (null: the per-thread stream), which other threads may share: inputs and
+         * poisoned outputs are prepared on this thread's per-thread stream, which is drained before the op; reading an
+         * output back waits for the stream the op ran on.
+         */
+        List<String> run(Device device, Random rnd, int cases, PrintWriter out, Stream stream);
+    }
+
+    /** Orders what this thread prepared on its per-thread stream before an op enqueued on {@code stream}. */
+    static void beforeOp(Device device, Stream stream) {
+        if (stream != null && device.isCuda()) {
+            Stream.perThread(device).synchronize();
+        }
     }
 
     private OpChecks() {}
@@ -55,7 +73,7 @@ public final class OpChecks {
     static final class ElementwiseCheck implements OpCheck {
         @Override public String op() { return "elementwise"; }
 
-        @Override public List<String> run(Device device, Random rnd, int cases, PrintWriter out) {
+        @Override public List<String> run(Device device, Random rnd, int cases, PrintWriter out, Stream stream) {
             List<String> failures = new ArrayList<>();
             DType[] dts = {DType.F32, DType.F16, DType.BF16};
             for (int c = 0; c < cases; c++) {
@@ -73,7 +91,8 @@ public final class OpChecks {
                      Tensor o = Tensor.empty(device, dt, n);
                      Tensor ha = Tensor.of(Device.CPU, dt, x, n); Tensor hb = Tensor.of(Device.CPU, dt, y, n)) {
                     o.fillBytes(0xff);
-                    Elementwise.scaleAdd(a, b, alpha, beta, o, null);
+                    beforeOp(device, stream);
+                    Elementwise.scaleAdd(a, b, alpha, beta, o, stream);
                     double[] exact = new double[(int) n];
                     double[] scale = new double[(int) n];
                     for (int i = 0; i < n; i++) {

@@ -1,7 +1,6 @@
 package dev.gapfill.examples;
 
 import dev.gapfill.core.CudaDevice;
-import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
 import dev.gapfill.core.Gpu;
 import dev.gapfill.core.Resources;
@@ -9,7 +8,6 @@ import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.core.VendorHandles;
 import dev.gapfill.examples.bench.Json;
-import dev.gapfill.ops.Elementwise;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -66,6 +64,7 @@ final class StressCmd implements java.util.concurrent.Callable<Integer> {
         AtomicLong ops = new AtomicLong();
         AtomicLong wrong = new AtomicLong();
         AtomicLong errors = new AtomicLong();
+        AtomicLong sharedOps = new AtomicLong();
         List<String> firstProblems = java.util.Collections.synchronizedList(new ArrayList<>());
         long t0 = System.nanoTime();
         // Phase 1: each thread on its own (per-thread default) stream, every registered op check.
@@ -83,34 +82,20 @@ final class StressCmd implements java.util.concurrent.Callable<Integer> {
                 }
             }
         }, errors, firstProblems);
-        // Phase 2: threads sharing one explicit stream (ops interleave on it).
+        // Phase 2: threads sharing one explicit stream: every registered op check again, each op enqueued on the shared
+        // stream (inputs prepared on the thread's own stream first), so ops of different threads interleave on it.
         try (Stream shared = Stream.create(gpu)) {
             phase(threads, Math.max(1, seconds / 2), (rnd, deadline) -> {
+                List<OpChecks.OpCheck> checks = OpChecks.all();
                 while (System.nanoTime() < deadline) {
-                    int n = 1 + rnd.nextInt(50_000);
-                    DType dt = new DType[] {DType.F32, DType.F16, DType.BF16}[rnd.nextInt(3)];
-                    float[] x = new float[n];
-                    float[] y = new float[n];
-                    for (int i = 0; i < n; i++) {
-                        x[i] = rnd.nextFloat() * 2 - 1;
-                        y[i] = rnd.nextFloat() * 2 - 1;
-                    }
-                    try (Tensor a = Tensor.of(gpu, dt, x, n); Tensor b = Tensor.of(gpu, dt, y, n);
-                         Tensor c = Tensor.empty(gpu, dt, shared, n)) {
-                        c.fillBytes(0xff, shared);
-                        Elementwise.scaleAdd(a, b, 1f, 1f, c, shared);
-                        shared.synchronize();
-                        float[] got = c.toFloatArray();
-                        float[] xa = a.toFloatArray();
-                        float[] yb = b.toFloatArray();
-                        boolean ok = true;
-                        for (int i = 0; i < n && ok; i++) {
-                            double exact = (double) xa[i] + yb[i];
-                            ok = Math.abs(got[i] - exact) <= dt.unitRoundoff() * Math.abs(exact) + 0x1p-24 * (Math.abs(xa[i]) + Math.abs(yb[i]));
-                        }
-                        ops.incrementAndGet();
-                        if (!ok) {
-                            wrong.incrementAndGet();
+                    OpChecks.OpCheck c = checks.get(rnd.nextInt(checks.size()));
+                    List<String> f = c.run(gpu, new Random(rnd.nextLong()), 1, new PrintWriter(new StringWriter()), shared);
+                    ops.incrementAndGet();
+                    sharedOps.incrementAndGet();
+                    if (!f.isEmpty()) {
+                        wrong.incrementAndGet();
+                        if (firstProblems.size() < 5) {
+                            firstProblems.add("shared stream: " + f.get(0));
                         }
                     }
                 }
@@ -132,6 +117,7 @@ final class StressCmd implements java.util.concurrent.Callable<Integer> {
         r.put("threads", threads);
         r.put("seconds", elapsed);
         r.put("ops", ops.get());
+        r.put("ops_on_shared_stream", sharedOps.get());
         r.put("wrong_results", wrong.get());
         r.put("errors", errors.get());
         r.put("checks", OpChecks.all().stream().map(OpChecks.OpCheck::op).toList());

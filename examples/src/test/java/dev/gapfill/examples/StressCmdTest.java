@@ -20,6 +20,7 @@ class StressCmdTest {
         assertEquals(0L, ((Number) r.get("wrong_results")).longValue(), String.valueOf(r.get("problems")));
         assertEquals(0L, ((Number) r.get("errors")).longValue(), String.valueOf(r.get("problems")));
         assertTrue(((Number) r.get("ops")).longValue() > 0);
+        assertTrue(((Number) r.get("ops_on_shared_stream")).longValue() > 0, "the shared-stream phase ran op checks");
         Map<String, Object> mem = (Map<String, Object>) r.get("memory");
         assertEquals(Boolean.TRUE, r.get("memory_back_to_baseline"), String.valueOf(mem));
         Map<String, Object> before = (Map<String, Object>) mem.get("before");
