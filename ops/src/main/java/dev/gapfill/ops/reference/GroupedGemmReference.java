@@ -4,6 +4,8 @@ import dev.gapfill.core.DType;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.ops.GroupedGemm;
 
+import java.util.stream.IntStream;
+
 /**
  * CPU reference of {@link GroupedGemm}: fp64 accumulation, epilogue (row scale, SwiGLU) in fp64, one
  * rounding to the output dtype. Also the source of per-element error magnitudes for the GPU paths' bounds.
@@ -105,25 +107,31 @@ public final class GroupedGemmReference {
         double[] ws = values(w);
         double[] acc = new double[rows * n];
         double[] abs = new double[rows * n];
+        int[] groupOf = new int[rows];
+        java.util.Arrays.fill(groupOf, -1);
         for (int g = 0; g < groups; g++) {
-            long wBase = (long) g * k * n;
             for (int r = offsets[g]; r < offsets[g + 1]; r++) {
-                int src = gather != null ? gather[r] : r;
-                if (src < 0 || src >= xRows) {
-                    continue;  // reads zeros, as the GPU paths do
-                }
-                for (int kk = 0; kk < k; kk++) {
-                    double xv = xs[src * k + kk];
-                    for (int c = 0; c < n; c++) {
-                        double wv = layout == GroupedGemm.WeightLayout.KN ? ws[(int) (wBase + (long) kk * n + c)]
-                                : ws[(int) (wBase + (long) c * k + kk)];
-                        double p = xv * wv;
-                        acc[r * n + c] += p;
-                        abs[r * n + c] += Math.abs(p);
-                    }
-                }
+                groupOf[r] = g;
             }
         }
+        // rows are independent (each writes only its own acc/abs row, summing over k in the same order): run them in parallel
+        IntStream.range(0, rows).parallel().forEach(r -> {
+            long wBase = (long) groupOf[r] * k * n;
+            int src = gather != null ? gather[r] : r;
+            if (groupOf[r] < 0 || src < 0 || src >= xRows) {
+                return;  // reads zeros, as the GPU paths do
+            }
+            for (int kk = 0; kk < k; kk++) {
+                double xv = xs[src * k + kk];
+                for (int c = 0; c < n; c++) {
+                    double wv = layout == GroupedGemm.WeightLayout.KN ? ws[(int) (wBase + (long) kk * n + c)]
+                            : ws[(int) (wBase + (long) c * k + kk)];
+                    double p = xv * wv;
+                    acc[r * n + c] += p;
+                    abs[r * n + c] += Math.abs(p);
+                }
+            }
+        });
         int no = swiglu ? n / 2 : n;
         double[] value = new double[rows * no];
         for (int r = 0; r < rows; r++) {
@@ -147,9 +155,7 @@ public final class GroupedGemmReference {
 
     private static double[] values(Tensor t) {
         double[] v = new double[(int) t.numel()];
-        for (int i = 0; i < v.length; i++) {
-            v[i] = t.getDouble(i);
-        }
+        IntStream.range(0, v.length).parallel().forEach(i -> v[i] = t.getDouble(i));
         return v;
     }
 
