@@ -50,9 +50,13 @@ final class ReportCmd implements Callable<Integer> {
                 w.filter(f -> f.toString().endsWith(".json")).sorted().forEach(files::add);
             }
         }
+        Map<Path, Map<String, Object>> docs = new java.util.LinkedHashMap<>();
+        for (Path f : files) {
+            docs.put(f, (Map<String, Object>) JsonReader.parse(Files.readString(f, StandardCharsets.UTF_8)));
+        }
         java.util.Map<String, List<String>> byCommit = new java.util.TreeMap<>();
         for (Path f : files) {
-            Map<String, Object> doc = (Map<String, Object>) JsonReader.parse(Files.readString(f, StandardCharsets.UTF_8));
+            Map<String, Object> doc = docs.get(f);
             String c = String.valueOf(doc.get("commit"));
             byCommit.computeIfAbsent(c.substring(0, Math.min(12, c.length())), k -> new ArrayList<>())
                     .add(f.getParent().getFileName() + "/" + f.getFileName());
@@ -66,7 +70,7 @@ final class ReportCmd implements Callable<Integer> {
         }
         StringBuilder losses = new StringBuilder();
         for (Path f : files) {
-            Map<String, Object> doc = (Map<String, Object>) JsonReader.parse(Files.readString(f, StandardCharsets.UTF_8));
+            Map<String, Object> doc = docs.get(f);
             List<Map<String, Object>> rows = (List<Map<String, Object>>) doc.get("rows");
             String op = f.getFileName().toString().replace(".json", "");
             String gpuDir = f.getParent().getFileName().toString();

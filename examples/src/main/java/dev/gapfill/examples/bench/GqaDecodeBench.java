@@ -85,24 +85,19 @@ public final class GqaDecodeBench implements BenchSuite {
     private void runShape(BenchContext ctx, List<BenchRow> rows, Heads h, int b, int l, DType dt, int pageSize, boolean[] variants) {
         long kvBytes = 2L * b * l * h.hkv() * h.d() * dt.bytes();
         String layoutName = pageSize == 0 ? "bhld" : "paged" + pageSize;
-        boolean[] todo = new boolean[variants.length];
-        int left = 0;
-        for (int i = 0; i < variants.length; i++) {
-            todo[i] = !ctx.done(op(), dt.name(), "B", b, "Hq", h.hq(), "Hkv", h.hkv(), "D", h.d(), "L", l, "layout",
-                    pageSize == 0 ? "BHLD" : "PAGED", "page", pageSize, "lens", variants[i] ? "[L/2,L]" : "L");
-            left += todo[i] ? 1 : 0;
-        }
-        if (left == 0) {
-            return;  // measured by an earlier run of this commit (bench --resume)
-        }
-        if (left < variants.length) {
-            boolean[] rest = new boolean[left];
-            for (int i = 0, j = 0; i < variants.length; i++) {
-                if (todo[i]) {
-                    rest[j++] = variants[i];
-                }
+        List<Boolean> left = new ArrayList<>();  // the variants an earlier run of this commit did not measure (bench --resume)
+        for (boolean varied : variants) {
+            if (!ctx.done(op(), dt.name(), "B", b, "Hq", h.hq(), "Hkv", h.hkv(), "D", h.d(), "L", l, "layout",
+                    pageSize == 0 ? "BHLD" : "PAGED", "page", pageSize, "lens", varied ? "[L/2,L]" : "L")) {
+                left.add(varied);
             }
-            variants = rest;
+        }
+        if (left.isEmpty()) {
+            return;
+        }
+        variants = new boolean[left.size()];
+        for (int i = 0; i < variants.length; i++) {
+            variants[i] = left.get(i);
         }
         if (kvBytes > MAX_KV_BYTES) {
             ctx.progress(String.format("gqa_decode skip %s B=%d L=%d %d/%d d%d %s: K+V %.1f GB > 16 GB", dt, b, l, h.hq(), h.hkv(), h.d(),

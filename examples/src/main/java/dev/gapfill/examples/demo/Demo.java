@@ -147,10 +147,7 @@ public final class Demo {
                 env.progress().accept(progressLine(row));
                 return row;
             } finally {
-                env.sync();
-                if (graph != null) {
-                    graph.close();
-                }
+                closeAfterSync(env, graph);
             }
         }
     }
@@ -206,11 +203,16 @@ public final class Demo {
                 env.progress().accept(progressLine(row));
                 return row;
             } finally {
-                env.sync();
-                if (graph != null) {
-                    graph.close();
-                }
+                closeAfterSync(env, graph);
             }
+        }
+    }
+
+    /** Waits for the stream, then destroys {@code graph} (if one was captured): its replays may still be in flight. */
+    private static void closeAfterSync(DemoEnv env, CudaGraph graph) {
+        env.sync();
+        if (graph != null) {
+            graph.close();
         }
     }
 
