@@ -17,6 +17,9 @@
 #          info       gapfill info
 #          demo       gapfill demo (DEMO_ARGS, DEMO_TIMEOUT): the MoE layer and the decode step, into <out-dir>/demo/
 #   default: info tests sanitizer bench
+# REPORTS_FROM=<earlier out-dir>: the validation record also takes that run's JUnit reports (modules this run did not
+# test) and validation-rules summary, but only if that run tested this same commit (its reports/COMMIT); so the tests
+# of one call and the sanitizer of the next make one record.
 # CUDA libraries are found in $GAPFILL_CUDA_LIBS, /usr/local/cuda/lib64 and the system library path.
 # Writes <out-dir>/validation/<gpu>.json, benchmarks/<gpu>/*.json|md, reports/, logs.
 set -uo pipefail
@@ -49,6 +52,7 @@ run_tests() {
         [ $trc -eq 0 ] || rc=1
       done
       cat "$out"/tests-*.log > "$out/tests.log"
+      echo "$commit" > "$out/reports/COMMIT"
 }
 san_setup() {
       san_tools=${SANITIZER_TOOLS:-memcheck racecheck initcheck synccheck}
@@ -64,7 +68,7 @@ san_one() {
   timeout -k 15 "$san_timeout" compute-sanitizer --tool "$tool" --error-exitcode 86 --log-file "$out/sanitizer-$tool.log" \
     --print-limit 50 "$java" $jopts -jar "$launcher" execute --class-path "$cp_libs$cp_tests" --scan-class-path "$san_scope" \
     --config=junit.jupiter.execution.timeout.default=180s --include-classname '.*(Test|Tests|Properties)$' --include-tag gpu \
-    --exclude-tag expected-api-error --reports-dir "$out/reports-sanitizer-$tool" --details=summary --disable-banner \
+    --exclude-tag expected-api-error --reports-dir "$out/reports-sanitizer-$tool" --details=testfeed --disable-banner \
     > "$out/sanitizer-$tool.out" 2>&1
   echo "$? $(( $(date +%s) - t0 ))" > "$out/sanitizer-$tool.status"
 }
@@ -95,6 +99,9 @@ san_summary() {
           *) status="exit-$src" ;;
         esac
         tail -3 "$out/sanitizer-$tool.out"
+        # the tool's own failures, with the launch it names
+        grep -A6 "Internal Sanitizer Error" "$log" 2>/dev/null | head -14
+        grep -E "^=+ +(at |by thread|Address)" "$log" 2>/dev/null | sed -E 's/\+0x[0-9a-f]+//' | sort | uniq -c | sort -rn | head -8
         echo "compute-sanitizer $tool: $errs errors, $status (exit $src, ${secs}s, scope $san_label)"
         sanitizer_args+=(--sanitizer "$tool=errors=$errs;status=$status;exit=$src;seconds=$secs;scope=$san_label;reports=$out/reports-sanitizer-$tool")
         { [ "$errs" = "0" ] && [ "$src" = "0" ]; } || rc=1
@@ -157,6 +164,17 @@ for step in $steps; do
     *) echo "unknown step $step"; rc=2 ;;
   esac
 done
+if [ -n "${REPORTS_FROM:-}" ]; then
+  if [ "$(cat "$REPORTS_FROM/reports/COMMIT" 2>/dev/null)" = "$commit" ]; then
+    for d in "$REPORTS_FROM"/reports/*/; do
+      m=$(basename "$d"); [ -e "$out/reports/$m" ] || cp -r "$d" "$out/reports/$m"
+    done
+    for f in "$REPORTS_FROM"/validation-rules-*.json; do [ -e "$out/$(basename "$f")" ] || cp "$f" "$out/"; done
+    echo "validation record: JUnit reports of $(ls "$REPORTS_FROM/reports" | grep -v COMMIT | tr '\n' ' ')from $REPORTS_FROM (same commit $commit)"
+  else
+    echo "REPORTS_FROM=$REPORTS_FROM tested commit '$(cat "$REPORTS_FROM/reports/COMMIT" 2>/dev/null)', not $commit: not merged"
+  fi
+fi
 if [ -n "$(find "$out/reports" -name '*.xml' 2>/dev/null | head -1)" ]; then
   vr=(); [ -f "$out/validation-rules-ops.json" ] && vr=(--validation-rules "$out/validation-rules-ops.json")
   cli validation-record --reports "$out/reports" --out "$out/validation" --commit "$commit" --dirty="$dirty" "${sanitizer_args[@]}" "${vr[@]}" || rc=1

@@ -112,6 +112,12 @@ public final class GqaDecodePlan implements AutoCloseable {
                 } else {
                     long n = bhq * problem.maxLen();
                     sc = Tensor.empty(device, DType.F32, s, n);
+                    // Once per plan, not per run: every run's GEMM overwrites all of it. compute-sanitizer's initcheck
+                    // does not see the stores of cuBLAS's Hopper GEMMs (cuda-native/dev/sanitizer shows it), and
+                    // reported the softmax's reads of this buffer as uninitialised; zeroed here, those reads are
+                    // checked against a buffer the tool knows, and a GEMM that skipped elements would still show up
+                    // as wrong results (the tests compare every output).
+                    sc.fillBytes(0, s);
                     lp = Tensor.empty(device, DType.F32, s, n);
                     pr = Tensor.empty(device, problem.dtype(), s, n);
                     maf = GLUE.function(cd, "gqa_mask_scores");
