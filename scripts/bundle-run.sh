@@ -61,12 +61,13 @@ san_setup() {
       san_scope=$(for m in $san_modules; do printf '%s:' "$here/tests/$m"; done); san_scope=${san_scope%:}
       san_label=$(echo $san_modules | tr ' ' '+')
 }
-# One process per tool. --error-exitcode makes a run with sanitizer errors exit 86, whatever the tests did.
+# One process per tool; initcheck's JVM runs with -Dgapfill.debug.initcheck=true (core's InitcheckAid: vendor GEMM
+# outputs zeroed first, since the tool cannot see cuBLAS's stores). --error-exitcode makes a run with sanitizer errors exit 86, whatever the tests did.
 san_one() {
   local tool=$1 t0; t0=$(date +%s)
   rm -rf "$out/reports-sanitizer-$tool"
   timeout -k 15 "$san_timeout" compute-sanitizer --tool "$tool" --error-exitcode 86 --log-file "$out/sanitizer-$tool.log" \
-    --print-limit 50 "$java" $jopts -jar "$launcher" execute --class-path "$cp_libs$cp_tests" --scan-class-path "$san_scope" \
+    --print-limit 50 "$java" $jopts $( [ "$tool" = initcheck ] && echo -Dgapfill.debug.initcheck=true ) -jar "$launcher" execute --class-path "$cp_libs$cp_tests" --scan-class-path "$san_scope" \
     --config=junit.jupiter.execution.timeout.default=180s --include-classname '.*(Test|Tests|Properties)$' --include-tag gpu \
     --exclude-tag expected-api-error --reports-dir "$out/reports-sanitizer-$tool" --details=testfeed --disable-banner \
     > "$out/sanitizer-$tool.out" 2>&1

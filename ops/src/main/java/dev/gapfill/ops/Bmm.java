@@ -2,6 +2,7 @@ package dev.gapfill.ops;
 
 import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.Checks;
+import dev.gapfill.core.InitcheckAid;
 import dev.gapfill.core.CudaDevice;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.DeviceInfo;
@@ -289,6 +290,7 @@ public final class Bmm {
         DevicePointer pa = new DevicePointer(a.address());
         DevicePointer pb = new DevicePointer(b.address());
         DevicePointer pc = new DevicePointer(out.address());
+        InitcheckAid.beforeVendorWrite(out, st);
         if (s.sharedB() && !s.transA() && s.batch() * s.m() <= Integer.MAX_VALUE) {
             int rows = (int) (s.batch() * s.m());  // A as one [batch*m, k] row-major matrix
             int rc = cublas.cublasGemmEx(h, opB, cublas.CUBLAS_OP_N, n, rows, k, ONE, pb, type, ldb, pa, type, k, ZERO, pc, type, n,

@@ -2,6 +2,7 @@ package dev.gapfill.ops;
 
 import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.Checks;
+import dev.gapfill.core.InitcheckAid;
 import dev.gapfill.core.CudaDevice;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.DeviceInfo;
@@ -418,6 +419,7 @@ public final class GroupedGemm {
             int transA = o.layout() == WeightLayout.KN ? cublas.CUBLAS_OP_N : cublas.CUBLAS_OP_T;
             int lda = o.layout() == WeightLayout.KN ? d.n() : d.k();
             long wStride = (long) d.k() * d.n() * eb;
+            InitcheckAid.beforeVendorWrite(c, s);
             cublasContext h = VendorHandles.cublas(s);
             if (!grouped) {
                 try (FloatPointer one = new FloatPointer(1f); FloatPointer zero = new FloatPointer(0f)) {

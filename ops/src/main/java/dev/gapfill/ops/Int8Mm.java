@@ -2,6 +2,7 @@ package dev.gapfill.ops;
 
 import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.Checks;
+import dev.gapfill.core.InitcheckAid;
 import dev.gapfill.core.CudaDevice;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
@@ -263,6 +264,7 @@ public final class Int8Mm {
         private void runVendor(Tensor a, Tensor w, Options o, Tensor out) {
             CudaDevice d = stream.cudaDevice();
             Tensor c = this.out == DType.I32 ? out : acc;
+            InitcheckAid.beforeVendorWrite(c, stream);
             try (IntPointer alpha = new IntPointer(1); IntPointer beta = new IntPointer(1)) {
                 alpha.put(0, 1);
                 beta.put(0, 0);

@@ -1,0 +1,28 @@
+package dev.gapfill.core;
+
+/**
+ * A debug mode for running under {@code compute-sanitizer --tool initcheck}, off unless the JVM runs with
+ * {@code -Dgapfill.debug.initcheck=true}.
+ *
+ * <p>On Hopper, initcheck does not record the stores of cuBLAS's and cuBLASLt's GEMM kernels: a buffer a GEMM has
+ * just written in full is reported as uninitialised when a kernel reads it or {@code cudaMemcpy} copies it out
+ * ({@code cuda-native/dev/sanitizer/initcheck_cublas.cu} shows it with a plain read kernel and host-checked values).
+ * With this mode on, the vendor paths zero each buffer a vendor GEMM is about to write, on the call's stream, so the
+ * tool knows the memory and its reports point at real uninitialised reads elsewhere. It adds a memset per vendor call,
+ * so it is never on in benchmarks; results are unchanged (the GEMM overwrites every element it is given, and the
+ * tests without this mode poison outputs and compare every element).
+ */
+public final class InitcheckAid {
+    private static final boolean ENABLED = Boolean.getBoolean("gapfill.debug.initcheck");
+
+    private InitcheckAid() {}
+
+    public static boolean enabled() { return ENABLED; }
+
+    /** In initcheck mode, zeroes {@code t} (contiguous, on the GPU) on {@code stream} before a vendor library writes it. */
+    public static void beforeVendorWrite(Tensor t, Stream stream) {
+        if (ENABLED && t != null && !t.device().isCpu()) {
+            t.fillBytes(0, stream);
+        }
+    }
+}
