@@ -5,6 +5,7 @@ import dev.gapfill.core.DType;
 import dev.gapfill.core.DevicePointer;
 import dev.gapfill.core.Event;
 import dev.gapfill.core.GapfillException;
+import dev.gapfill.core.InitcheckAid;
 import dev.gapfill.core.Gpu;
 import dev.gapfill.core.KernelArgs;
 import dev.gapfill.core.KernelModule;
@@ -384,6 +385,10 @@ final class DepthwiseConv3x3Cudnn {
              Tensor scratchY = yHoldsResidual ? Tensor.empty(s.device(), y.dtype(), s, y.numel()) : null) {
             int[] returned = new int[1];
             Tensor searchY = scratchY != null ? scratchY : y;
+            // initcheck at 956a8f9 reported one 2-byte read inside the search's trial runs (convolve_common_engine, bf16
+            // NHWC) of memory nothing had written: the trial output or workspace, both uninitialised at this point.
+            InitcheckAid.beforeVendorWrite(searchY, s);
+            InitcheckAid.beforeVendorWrite(ws, s);
             VendorHandles.checkDnn(d, cudnnFindConvolutionForwardAlgorithmEx(h, plan.xDesc, new DevicePointer(x.address()), plan.wDesc,
                     new DevicePointer(w.address()), plan.conv, plan.yDesc, new DevicePointer(searchY.address()), count, returned, perf,
                     ws == null ? null : new DevicePointer(ws.address()), wsBytes), "cudnnFindConvolutionForwardAlgorithmEx(" + p + ")");
