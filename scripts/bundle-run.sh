@@ -41,7 +41,7 @@ run_tests() {
       # one launcher per module, each bounded, so a hang in one cannot take the others' reports with it
       for dir in "$here"/tests/*/; do
         m=$(basename "$dir")
-        timeout "${TESTS_TIMEOUT:-200}" "$java" $jopts -Dgapfill.validationSummary="$out/validation-rules-$m.json" -jar "$launcher" execute \
+        GAPFILL_COMMIT=$commit timeout "${TESTS_TIMEOUT:-200}" "$java" $jopts -Dgapfill.validationSummary="$out/validation-rules-$m.json" -jar "$launcher" execute \
           --config=junit.jupiter.execution.timeout.default=150s \
           --class-path "$cp_libs$cp_tests" --scan-class-path "${dir%/}" --include-classname '.*(Test|Tests|Properties)$' \
           --reports-dir "$out/reports/$m" --details=testfeed --disable-banner > "$out/tests-$m.log" 2>&1
