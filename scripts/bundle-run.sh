@@ -5,6 +5,9 @@
 #                     SANITIZER_TOOLS    tools (default "memcheck racecheck initcheck synccheck")
 #                     SANITIZER_SCOPE    test modules (default "core ops verify")
 #                     SANITIZER_TIMEOUT  seconds per tool process (default 300)
+#                     SANITIZER_CLASSES  test classes, a regex on the full name (default every *Test|Tests|Properties);
+#                                        racecheck and synccheck over verify take more than one 10-minute call, so
+#                                        shard them: e.g. '.*verify.(Bmm|Int8Mm)GpuTest' in one call, the rest in another
 #                     SANITIZER_PARALLEL 1 (default): the tools run at the same time as separate processes on the
 #                                        one GPU (each process is instrumented on its own); 0: one after another
 #          stress     gapfill stress (STRESS_SECONDS per phase, default 300; STRESS_TIMEOUT) into <out-dir>/stress.json
@@ -67,8 +70,8 @@ san_one() {
   local tool=$1 t0; t0=$(date +%s)
   rm -rf "$out/reports-sanitizer-$tool"
   timeout -k 15 "$san_timeout" compute-sanitizer --tool "$tool" --error-exitcode 86 --log-file "$out/sanitizer-$tool.log" \
-    --print-limit 50 "$java" $jopts $( [ "$tool" = initcheck ] && echo -Dgapfill.debug.initcheck=true ) -jar "$launcher" execute --class-path "$cp_libs$cp_tests" --scan-class-path "$san_scope" \
-    --config=junit.jupiter.execution.timeout.default=180s --include-classname '.*(Test|Tests|Properties)$' --include-tag gpu \
+    --print-limit 50 "$java" $jopts $( [ "$tool" = initcheck ] && echo -Dgapfill.debug.initcheck=true -Dorg.slf4j.simpleLogger.log.dev.gapfill.core.InitcheckAid=info ) -jar "$launcher" execute --class-path "$cp_libs$cp_tests" --scan-class-path "$san_scope" \
+    --config=junit.jupiter.execution.timeout.default=180s --include-classname "${SANITIZER_CLASSES:-.*(Test|Tests|Properties)\$}" --include-tag gpu \
     --exclude-tag expected-api-error --reports-dir "$out/reports-sanitizer-$tool" --details=testfeed --disable-banner \
     > "$out/sanitizer-$tool.out" 2>&1
   echo "$? $(( $(date +%s) - t0 ))" > "$out/sanitizer-$tool.status"

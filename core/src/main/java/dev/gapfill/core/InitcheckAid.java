@@ -1,5 +1,8 @@
 package dev.gapfill.core;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 /**
  * A debug mode for running under {@code compute-sanitizer --tool initcheck}, off unless the JVM runs with
  * {@code -Dgapfill.debug.initcheck=true}.
@@ -14,6 +17,7 @@ package dev.gapfill.core;
  */
 public final class InitcheckAid {
     private static final boolean ENABLED = Boolean.getBoolean("gapfill.debug.initcheck");
+    private static final Logger LOG = LoggerFactory.getLogger(InitcheckAid.class);
 
     private InitcheckAid() {}
 
@@ -24,5 +28,25 @@ public final class InitcheckAid {
         if (ENABLED && t != null && !t.device().isCpu()) {
             t.fillBytes(0, stream);
         }
+    }
+
+    /**
+     * In initcheck mode, logs (INFO, this class's logger) the device address range of each named tensor handed to a
+     * vendor call, so an address in a sanitizer report can be matched to an operand. {@code namesAndTensors}
+     * alternates names and tensors; null tensors are skipped.
+     */
+    public static void describe(String call, Object... namesAndTensors) {
+        if (!ENABLED || !LOG.isInfoEnabled()) {
+            return;
+        }
+        StringBuilder sb = new StringBuilder(call).append(':');
+        for (int i = 0; i + 1 < namesAndTensors.length; i += 2) {
+            if (namesAndTensors[i + 1] instanceof Tensor) {
+                Tensor t = (Tensor) namesAndTensors[i + 1];
+                sb.append(' ').append(namesAndTensors[i]).append("=[0x").append(Long.toHexString(t.address())).append(", 0x")
+                        .append(Long.toHexString(t.address() + t.byteSize())).append(')');
+            }
+        }
+        LOG.info(sb.toString());
     }
 }

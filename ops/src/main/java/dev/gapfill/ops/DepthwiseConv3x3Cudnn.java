@@ -389,6 +389,7 @@ final class DepthwiseConv3x3Cudnn {
             // NHWC) of memory nothing had written: the trial output or workspace, both uninitialised at this point.
             InitcheckAid.beforeVendorWrite(searchY, s);
             InitcheckAid.beforeVendorWrite(ws, s);
+            InitcheckAid.describe("cudnnFindConvolutionForwardAlgorithmEx(" + p + ")", "x", x, "w", w, "y", searchY, "workspace", ws);
             VendorHandles.checkDnn(d, cudnnFindConvolutionForwardAlgorithmEx(h, plan.xDesc, new DevicePointer(x.address()), plan.wDesc,
                     new DevicePointer(w.address()), plan.conv, plan.yDesc, new DevicePointer(searchY.address()), count, returned, perf,
                     ws == null ? null : new DevicePointer(ws.address()), wsBytes), "cudnnFindConvolutionForwardAlgorithmEx(" + p + ")");
