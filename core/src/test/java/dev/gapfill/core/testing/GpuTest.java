@@ -11,11 +11,13 @@ import java.lang.annotation.Target;
 
 /**
  * Marks a JUnit test or jqwik property (or a whole class) that needs a usable CUDA GPU. On a machine
- * without one it is reported as skipped, with the reason, in both engines. Tagged {@code gpu}.
+ * without one it is reported as skipped, with the reason, in both engines. Tagged {@code gpu}. Its jqwik properties
+ * honour {@code -Dgapfill.test.gpuTriesScale} ({@link GpuTriesHook}).
  */
 @Target({ElementType.TYPE, ElementType.METHOD})
 @Retention(RetentionPolicy.RUNTIME)
 @Tag("gpu")
 @ExtendWith(RequiresGpu.class)
 @AddLifecycleHook(RequiresGpuHook.class)
+@AddLifecycleHook(GpuTriesHook.class)
 public @interface GpuTest {}
