@@ -2,11 +2,11 @@ package dev.gapfill.ops;
 
 import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.Checks;
-import dev.gapfill.core.InitcheckAid;
 import dev.gapfill.core.CudaDevice;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
 import dev.gapfill.core.DevicePointer;
+import dev.gapfill.core.InitcheckAid;
 import dev.gapfill.core.KernelArgs;
 import dev.gapfill.core.KernelFunction;
 import dev.gapfill.core.KernelModule;
