@@ -1,0 +1,110 @@
+// Does cuDNN's depthwise (grouped, groups = C) convolution read past the end of a small filter?
+//
+// The H100 initcheck runs at 956a8f9 and 6fc4792 (docs/reliability.md) each left one report: a 2-byte read in a
+// cuDNN trial kernel of cudnnFindConvolutionForwardAlgorithmEx, at byte 18 and byte 54 of an allocation that starts
+// on a 512-byte boundary: element 9 and element 27 of a bf16 buffer, which is one past the end of a depthwise filter
+// with C = 1 (9 taps) or C = 3 (27 taps). This program runs the same search and every algorithm it returns on exactly
+// sized, fully initialised x, w and y, printing their address ranges, so a report's address names its operand:
+//
+//   nvcc -std=c++17 -O2 -arch=sm_90 -o cudnn_filter_overread cudnn_filter_overread.cu -ldl
+//   compute-sanitizer --tool initcheck ./cudnn_filter_overread            # reads of never-written bytes
+//   compute-sanitizer --tool memcheck --padding 512 ./cudnn_filter_overread  # reads past the end of an allocation
+//   ./cudnn_filter_overread padded   # w at the start of a larger, fully written buffer: initcheck should go quiet
+//
+// cuDNN is loaded with dlopen, so no headers are needed (the depthwise harness does the same).
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
+    std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); std::exit(2); } } while (0)
+
+typedef void* H;
+struct Perf { int algo; int status; float time; size_t memory; int determinism; int mathType; int reserved[3]; };
+
+struct Dnn {
+    int (*create)(H*);
+    int (*cTensor)(H*); int (*sTensor4d)(H, int, int, int, int, int, int);
+    int (*cFilter)(H*); int (*sFilter4d)(H, int, int, int, int, int, int);
+    int (*cConv)(H*); int (*sConv2d)(H, int, int, int, int, int, int, int, int); int (*sGroup)(H, int);
+    int (*sMath)(H, int);
+    int (*findEx)(H, H, const void*, H, const void*, H, H, void*, int, int*, Perf*, void*, size_t);
+    int (*fwd)(H, const void*, H, const void*, H, const void*, H, int, void*, size_t, const void*, H, void*);
+    bool load() {
+        void* lib = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_GLOBAL);
+        if (!lib) lib = dlopen("libcudnn.so", RTLD_NOW | RTLD_GLOBAL);
+        if (!lib) { std::printf("cuDNN not loadable: %s\n", dlerror()); return false; }
+#define S(f, n) *(void**)(&f) = dlsym(lib, n); if (!f) { std::printf("cuDNN: no %s\n", n); return false; }
+        S(create, "cudnnCreate"); S(cTensor, "cudnnCreateTensorDescriptor"); S(sTensor4d, "cudnnSetTensor4dDescriptor");
+        S(cFilter, "cudnnCreateFilterDescriptor"); S(sFilter4d, "cudnnSetFilter4dDescriptor");
+        S(cConv, "cudnnCreateConvolutionDescriptor"); S(sConv2d, "cudnnSetConvolution2dDescriptor");
+        S(sGroup, "cudnnSetConvolutionGroupCount"); S(sMath, "cudnnSetConvolutionMathType");
+        S(findEx, "cudnnFindConvolutionForwardAlgorithmEx"); S(fwd, "cudnnConvolutionForward");
+#undef S
+        return true;
+    }
+};
+
+// cuDNN enum values used below
+enum { FLOAT = 0, HALF = 2, BFLOAT16 = 9, NCHW = 0, NHWC = 1, CROSS_CORRELATION = 1, TENSOR_OP_MATH = 1 };
+
+static void* filled(size_t bytes, unsigned seed) {
+    std::vector<unsigned char> h(bytes);
+    for (size_t i = 0; i < bytes; ++i) h[i] = (unsigned char)(((i * 2654435761u) ^ seed) >> 13) & 0x3f;  // small finite
+    void* d = nullptr;
+    CK(cudaMalloc(&d, bytes));
+    CK(cudaMemcpy(d, h.data(), bytes, cudaMemcpyHostToDevice));
+    return d;
+}
+
+int main(int argc, char** argv) {
+    const bool padded = argc > 1 && !std::strcmp(argv[1], "padded");
+    Dnn dnn;
+    if (!dnn.load()) return 2;
+    H h;
+    if (dnn.create(&h)) { std::printf("cudnnCreate failed\n"); return 2; }
+    const size_t wsBytes = 64u << 20;
+    void* ws = nullptr;
+    CK(cudaMalloc(&ws, wsBytes));
+    CK(cudaMemset(ws, 0, wsBytes));
+    const float one = 1.f, zero = 0.f;
+    int failures = 0;
+    for (int type : {BFLOAT16, HALF}) {
+        for (int fmt : {NHWC, NCHW}) {
+            for (int c : {1, 3, 8}) {
+                const int n = 1, hh = 7, ww = 17;
+                const size_t xBytes = (size_t)n * c * hh * ww * 2, wBytes = (size_t)c * 9 * 2;
+                void* x = filled(xBytes, 1);
+                void* wBuf = filled(padded ? 4096 : wBytes, 2);  // padded: the filter at the start of 4 KiB, all written
+                void* y = filled(xBytes, 3);
+                H xd, yd, wd, conv;
+                dnn.cTensor(&xd); dnn.cTensor(&yd); dnn.cFilter(&wd); dnn.cConv(&conv);
+                int e = dnn.sTensor4d(xd, fmt, type, n, c, hh, ww) | dnn.sTensor4d(yd, fmt, type, n, c, hh, ww)
+                        | dnn.sFilter4d(wd, type, fmt, c, 1, 3, 3) | dnn.sConv2d(conv, 1, 1, 1, 1, 1, 1, CROSS_CORRELATION, FLOAT)
+                        | dnn.sGroup(conv, c) | dnn.sMath(conv, TENSOR_OP_MATH);
+                if (e) { std::printf("descriptor setup failed\n"); return 2; }
+                std::printf("%s %s C=%d: x=[%p, +%zu) w=[%p, +%zu) y=[%p, +%zu)\n", type == BFLOAT16 ? "bf16" : "f16",
+                            fmt == NHWC ? "NHWC" : "NCHW", c, x, xBytes, wBuf, wBytes, y, xBytes);
+                Perf perf[8];
+                int got = 0;
+                int st = dnn.findEx(h, xd, x, wd, wBuf, conv, yd, y, 8, &got, perf, ws, wsBytes);
+                if (st) { std::printf("  findEx status %d\n", st); ++failures; }
+                for (int i = 0; i < got; ++i) {
+                    if (perf[i].status != 0) continue;
+                    dnn.sMath(conv, perf[i].mathType);
+                    int f = dnn.fwd(h, &one, xd, x, wd, wBuf, conv, perf[i].algo, ws, wsBytes, &zero, yd, y);
+                    std::printf("  algo %d math %d: forward status %d\n", perf[i].algo, perf[i].mathType, f);
+                    failures += f != 0;
+                }
+                CK(cudaDeviceSynchronize());
+                CK(cudaFree(x)); CK(cudaFree(wBuf)); CK(cudaFree(y));
+            }
+        }
+    }
+    std::printf("%s, %d failures\n", padded ? "padded filters" : "exact filters", failures);
+    return failures ? 1 : 0;
+}
