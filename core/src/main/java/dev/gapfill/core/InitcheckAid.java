@@ -7,9 +7,10 @@ import org.slf4j.LoggerFactory;
  * A debug mode for running under {@code compute-sanitizer --tool initcheck}, off unless the JVM runs with
  * {@code -Dgapfill.debug.initcheck=true}.
  *
- * <p>On Hopper, initcheck does not record the stores of cuBLAS's and cuBLASLt's GEMM kernels: a buffer a GEMM has
- * just written in full is reported as uninitialised when a kernel reads it or {@code cudaMemcpy} copies it out
- * ({@code cuda-native/dev/sanitizer/initcheck_cublas.cu} shows it with a plain read kernel and host-checked values).
+ * <p>On Hopper, initcheck does not record the stores of cuBLAS's GEMM kernels: a buffer a GEMM has just written in
+ * full is reported as uninitialised when a kernel reads it or {@code cudaMemcpy} copies it out
+ * ({@code cuda-native/dev/sanitizer/initcheck_cublas.cu} shows it for bf16, f16 and int8 GEMMs with a plain read
+ * kernel and host-checked values; int8Mm's {@code cublasLtMatmul} output is treated the same way).
  * With this mode on, the vendor paths zero each buffer a vendor GEMM is about to write, on the call's stream, so the
  * tool knows the memory and its reports point at real uninitialised reads elsewhere. It adds a memset per vendor call,
  * so it is never on in benchmarks; results are unchanged (the GEMM overwrites every element it is given, and the

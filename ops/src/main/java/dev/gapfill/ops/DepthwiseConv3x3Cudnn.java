@@ -390,7 +390,9 @@ final class DepthwiseConv3x3Cudnn {
             // the filter: docs/reliability.md; the logged ranges below are there to confirm it.
             InitcheckAid.beforeVendorWrite(searchY, s);
             InitcheckAid.beforeVendorWrite(ws, s);
-            InitcheckAid.describe("cudnnFindConvolutionForwardAlgorithmEx(" + p + ")", "x", x, "w", w, "y", searchY, "workspace", ws);
+            if (InitcheckAid.enabled()) {
+                InitcheckAid.describe("cudnnFindConvolutionForwardAlgorithmEx(" + p + ")", "x", x, "w", w, "y", searchY, "workspace", ws);
+            }
             VendorHandles.checkDnn(d, cudnnFindConvolutionForwardAlgorithmEx(h, plan.xDesc, new DevicePointer(x.address()), plan.wDesc,
                     new DevicePointer(w.address()), plan.conv, plan.yDesc, new DevicePointer(searchY.address()), count, returned, perf,
                     ws == null ? null : new DevicePointer(ws.address()), wsBytes), "cudnnFindConvolutionForwardAlgorithmEx(" + p + ")");
