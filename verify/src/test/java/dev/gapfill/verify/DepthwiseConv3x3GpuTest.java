@@ -176,6 +176,44 @@ class DepthwiseConv3x3GpuTest {
     }
 
     /**
+     * SILU and GELU_TANH for 16-bit outputs use __expf/__fdividef where the logistic's argument a > -64 and the
+     * accurate fp32 forms below it. Pre-activations (a residual, tiny taps) spread log-uniformly over
+     * ±[1e-3, 100] cross that switch, the sign change and both ends of F16's range; every element must stay within
+     * the reference's 1-ulp rule, in both layouts and both 16-bit dtypes.
+     */
+    @Test void smoothActivationsStayWithinOneUlpAcrossTheirRange() {
+        Random rnd = new Random(23);
+        for (DType dt : new DType[] {DType.F16, DType.BF16}) {
+            for (Activation act : new Activation[] {Activation.SILU, Activation.GELU_TANH}) {
+                for (Layout l : Layout.values()) {
+                    Problem p = new Problem(dt, l, 2, 24, 17, 32, 1, act, false, true);
+                    Options o = Options.builder().layout(l).activation(act).backend(Backend.CUSTOM).build();
+                    long[] ys = p.outputShape();
+                    float[] r = new float[(int) p.outputElements()];
+                    for (int i = 0; i < r.length; i++) {
+                        double mag = Math.exp(Math.log(1e-3) + rnd.nextDouble() * (Math.log(100) - Math.log(1e-3)));
+                        r[i] = (float) (rnd.nextBoolean() ? mag : -mag);
+                    }
+                    float[] w = new float[p.c() * 9];
+                    for (int i = 0; i < w.length; i++) {
+                        w[i] = (rnd.nextFloat() - 0.5f) * 2e-4f;
+                    }
+                    try (Tensor hx = Poison.random(Device.CPU, dt, rnd, p.inputShape());
+                         Tensor hw = Tensor.of(Device.CPU, dt, w, p.c(), 3, 3);
+                         Tensor hr = Tensor.of(Device.CPU, dt, r, ys);
+                         Tensor gx = hx.to(GPU); Tensor gw = hw.to(GPU); Tensor gr = hr.to(GPU);
+                         Tensor y = Poison.poisoned(GPU, dt, ys); Stream s = Stream.create(GPU)) {
+                        DepthwiseConv3x3.apply(gx, gw, null, gr, y, o, s);
+                        s.synchronize();
+                        Verdict v = DepthwiseConv3x3Verification.checkCustom(y, hx, hw, null, hr, o);
+                        assertTrue(v.pass(), dt + " " + act + " " + l + ": " + v);
+                    }
+                }
+            }
+        }
+    }
+
+    /**
      * y holds the residual. The shape is used by no other test, so the vendor's first call for it is this one: its
      * cuDNN algorithm search (which runs trial convolutions) must not write over the residual held in y.
      */
