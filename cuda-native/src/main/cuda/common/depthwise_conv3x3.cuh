@@ -4,9 +4,8 @@
 //
 // Numerics contract (defined by ops/reference/DepthwiseConv3x3Reference.java):
 //  - NONE, RELU, RELU6 are exact in fp32, so the result is bit-exact with the reference.
-//  - SILU, GELU_ERF, GELU_TANH: F16/BF16 outputs evaluate the function in fp32 (SiLU and GELU_TANH
-//    through __expf/__fdividef within 1e-5 relative, GELU_ERF through erfcf) then round once to the
-//    output (≤ 1 ulp of the output format); F32 outputs evaluate it in fp64
+//  - SILU, GELU_ERF, GELU_TANH: F16/BF16 outputs evaluate the function in fp32 (expf, erfcf) then
+//    round once to the output (≤ 1 ulp of the output format); F32 outputs evaluate it in fp64
 //    (exp, erfc) from the fp32 pre-activation and round once to fp32 (≤ 1 ulp of fp32).
 //  - The forms are the cancellation-free ones the reference uses:
 //      silu(v)      = v / (1 + e^-v)            (v·e^v / (1 + e^v) for v < 0: no overflow)
@@ -34,35 +33,17 @@ __device__ __forceinline__ float logistic_times(float v, float a) {
     return __fdiv_rn(num, __fadd_rn(1.f, e));
 }
 
-// The same product for 16-bit outputs, cheaper: for a > −64, e^−|a| by `__expf` (ex2.approx; CUDA
-// documents at most 2 + ⌊1.173·|a|⌋ fp32 ulps, i.e. ≤ 77 ulps ≈ 9.2e−6 relative at |a| = 64) and
-// the quotient by `__fdividef` (≤ 2 ulps; its divisor 1 + e lies in [1, 2]). With the product's and
-// the sum's half-ulps the computed value is within 1e−5 relative of the exact one, below 1/32 of the
-// output's ulp spacing (2^−8 relative for BF16, 2^−11 for F16; the subnormal F16 range has an even
-// coarser relative spacing), so after the one rounding it is within 1 ulp of the reference — the
-// activation contract. For a ≤ −64, where e^a ≤ 1.6e−28 heads towards fp32's subnormals and
-// ex2.approx's relative bound is not documented there, the accurate `logistic_times` runs (tested
-// by verify's DepthwiseConv3x3GpuTest for SILU at v in [−95, −80]).
-__device__ __forceinline__ float logistic_times_16(float v, float a) {
-    if (a <= -64.f) {
-        return logistic_times(v, a);
-    }
-    const float e = __expf(-fabsf(a));
-    const float num = a >= 0.f ? v : __fmul_rn(v, e);
-    return __fdividef(num, __fadd_rn(1.f, e));
-}
-
 // Transcendental activations in fp32 (for F16/BF16 outputs).
 __device__ __forceinline__ float smooth_act_f32(float v, int act) {
     if (act == ACT_SILU) {
-        return logistic_times_16(v, v);
+        return logistic_times(v, v);
     }
     if (act == ACT_GELU_ERF) {
         return __fmul_rn(__fmul_rn(0.5f, v), erfcf(__fmul_rn(-v, 0.7071067811865476f)));
     }
     // GELU_TANH
     const float t = __fmul_rn(0.7978845608028654f, __fmaf_rn(__fmul_rn(0.044715f, v), __fmul_rn(v, v), v));
-    return logistic_times_16(v, __fmul_rn(2.f, t));
+    return logistic_times(v, __fmul_rn(2.f, t));
 }
 
 // Transcendental activations in fp64 (for F32 outputs), from the fp32 pre-activation.
