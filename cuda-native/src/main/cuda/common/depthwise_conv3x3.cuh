@@ -30,7 +30,14 @@ __device__ __forceinline__ float relu6(float v) { return v < 0.f ? 0.f : (v > 6.
 __device__ __forceinline__ float logistic_times(float v, float a) {
     const float e = expf(-fabsf(a));
     const float num = a >= 0.f ? v : __fmul_rn(v, e);
+#if defined(GAPFILL_DWCONV_APPROX_LOGISTIC_DIV)
+    // __fdividef: ≤ 2 ulps (the divisor 1 + e lies in [1, 2]); with expf's ≤ 2 ulps the product stays
+    // within a few fp32 ulps of the exact value, so the 16-bit output keeps its ≤ 1 ulp. Chosen per
+    // translation unit (nchw.cu defines it; see there for the measurement).
+    return __fdividef(num, __fadd_rn(1.f, e));
+#else
     return __fdiv_rn(num, __fadd_rn(1.f, e));
+#endif
 }
 
 // Transcendental activations in fp32 (for F16/BF16 outputs).
