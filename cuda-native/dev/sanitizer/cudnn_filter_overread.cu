@@ -10,6 +10,12 @@
 //   compute-sanitizer --tool initcheck ./cudnn_filter_overread            # reads of never-written bytes
 //   compute-sanitizer --tool memcheck --padding 512 ./cudnn_filter_overread  # reads past the end of an allocation
 //   ./cudnn_filter_overread padded   # w at the start of a larger, fully written buffer: initcheck should go quiet
+//   ./cudnn_filter_overread nows     # no workspace (null, 0 bytes), as Gapfill's search passes when no candidate needs one
+//
+// H100 run at 666a786 (docs/reliability/cudnn-filter-overread-h100.txt): 0 errors in all three modes for the first
+// three shapes below (C = 1, 3, 8 at 7×17). The a930cb5 initcheck run then died (CUDNN_STATUS_INTERNAL_ERROR, error 700)
+// in the search for BF16 NCHW N=1 C=64 H=97 W=1 without a workspace, so the shapes of verify's odd-size grid
+// (H, W ∈ {1, 17, 97}, C ∈ {1, 3, 13, 64}) and the "nows" mode were added; not yet run.
 //
 // cuDNN is loaded with dlopen, so no headers are needed (the depthwise harness does the same).
 #include <cuda_runtime.h>
@@ -63,6 +69,7 @@ static void* filled(size_t bytes, unsigned seed) {
 
 int main(int argc, char** argv) {
     const bool padded = argc > 1 && !std::strcmp(argv[1], "padded");
+    const bool noWorkspace = argc > 1 && !std::strcmp(argv[1], "nows");
     Dnn dnn;
     if (!dnn.load()) return 2;
     H h;
@@ -75,8 +82,11 @@ int main(int argc, char** argv) {
     int failures = 0;
     for (int type : {BFLOAT16, HALF}) {
         for (int fmt : {NHWC, NCHW}) {
-            for (int c : {1, 3, 8}) {
-                const int n = 1, hh = 7, ww = 17;
+            // (C, H, W): the first three are the 666a786 run's; the rest come from verify's odd-size grid
+            const int shapes[][3] = {{1, 7, 17}, {3, 7, 17}, {8, 7, 17}, {64, 97, 1}, {64, 1, 97}, {13, 97, 17},
+                                     {3, 97, 1}, {1, 17, 97}, {64, 17, 17}};
+            for (const auto& sh : shapes) {
+                const int c = sh[0], n = 1, hh = sh[1], ww = sh[2];
                 const size_t xBytes = (size_t)n * c * hh * ww * 2, wBytes = (size_t)c * 9 * 2;
                 void* x = filled(xBytes, 1);
                 void* wBuf = filled(padded ? 4096 : wBytes, 2);  // padded: the filter at the start of 4 KiB, all written
@@ -87,16 +97,18 @@ int main(int argc, char** argv) {
                         | dnn.sFilter4d(wd, type, fmt, c, 1, 3, 3) | dnn.sConv2d(conv, 1, 1, 1, 1, 1, 1, CROSS_CORRELATION, FLOAT)
                         | dnn.sGroup(conv, c) | dnn.sMath(conv, TENSOR_OP_MATH);
                 if (e) { std::printf("descriptor setup failed\n"); return 2; }
-                std::printf("%s %s C=%d: x=[%p, +%zu) w=[%p, +%zu) y=[%p, +%zu)\n", type == BFLOAT16 ? "bf16" : "f16",
-                            fmt == NHWC ? "NHWC" : "NCHW", c, x, xBytes, wBuf, wBytes, y, xBytes);
+                std::printf("%s %s C=%d H=%d W=%d: x=[%p, +%zu) w=[%p, +%zu) y=[%p, +%zu)\n", type == BFLOAT16 ? "bf16" : "f16",
+                            fmt == NHWC ? "NHWC" : "NCHW", c, hh, ww, x, xBytes, wBuf, wBytes, y, xBytes);
                 Perf perf[8];
                 int got = 0;
-                int st = dnn.findEx(h, xd, x, wd, wBuf, conv, yd, y, 8, &got, perf, ws, wsBytes);
+                int st = dnn.findEx(h, xd, x, wd, wBuf, conv, yd, y, 8, &got, perf, noWorkspace ? nullptr : ws,
+                                    noWorkspace ? 0 : wsBytes);
                 if (st) { std::printf("  findEx status %d\n", st); ++failures; }
                 for (int i = 0; i < got; ++i) {
-                    if (perf[i].status != 0) continue;
+                    if (perf[i].status != 0 || (noWorkspace && perf[i].memory > 0)) continue;
                     dnn.sMath(conv, perf[i].mathType);
-                    int f = dnn.fwd(h, &one, xd, x, wd, wBuf, conv, perf[i].algo, ws, wsBytes, &zero, yd, y);
+                    int f = dnn.fwd(h, &one, xd, x, wd, wBuf, conv, perf[i].algo, noWorkspace ? nullptr : ws,
+                                    noWorkspace ? 0 : wsBytes, &zero, yd, y);
                     std::printf("  algo %d math %d: forward status %d\n", perf[i].algo, perf[i].mathType, f);
                     failures += f != 0;
                 }
@@ -105,6 +117,7 @@ int main(int argc, char** argv) {
             }
         }
     }
-    std::printf("%s, %d failures\n", padded ? "padded filters" : "exact filters", failures);
+    std::printf("%s, %d failures\n", padded ? "padded filters" : noWorkspace ? "exact filters, no workspace" : "exact filters",
+                failures);
     return failures ? 1 : 0;
 }
