@@ -6,9 +6,13 @@ import dev.gapfill.core.HalfFloats;
 import dev.gapfill.core.Tensor;
 
 import java.util.Arrays;
+import java.util.stream.IntStream;
 
 /** Compares a result (any device) with a reference held in fp64 or in the output dtype. */
 public final class Verifier {
+    /** Elements per chunk of the parallel comparison; inputs up to one chunk are compared serially. */
+    private static final int CHUNK = 1 << 16;
+
     private Verifier() {}
 
     /**
@@ -30,24 +34,73 @@ public final class Verifier {
             throw new ArgumentException("scale", "per-element magnitudes for an accumulation tolerance", "null");
         }
         DType dt = actual.dtype();
-        long identical = 0;
-        long maxUlp = 0;
-        double maxRel = 0;
-        long failures = 0;
+        int n = got.length;
+        Tally total;
+        if (n <= CHUNK) {
+            total = tally(dt, got, gotBits, reference, scale, tol, 0, n); // one chunk: forking would only add overhead
+        } else {
+            // Tens of millions of elements take seconds serially. Chunks are fixed (not split by the pool), and their
+            // tallies are merged in chunk order, so the verdict does not depend on how the threads were scheduled.
+            int chunks = n / CHUNK + (n % CHUNK == 0 ? 0 : 1);
+            Tally[] parts = IntStream.range(0, chunks).parallel()
+                    .mapToObj(c -> {
+                        int from = c * CHUNK;
+                        return tally(dt, got, gotBits, reference, scale, tol, from, (int) Math.min(n, (long) from + CHUNK));
+                    })
+                    .toArray(Tally[]::new);
+            total = new Tally();
+            for (Tally part : parts) {
+                total.add(part);
+            }
+        }
         String first = null;
-        for (int i = 0; i < got.length; i++) {
+        if (total.firstFailure >= 0) {
+            int i = total.firstFailure;
+            first = "element " + i + index(actual.shape(), i) + ": got " + got[i] + ", expected " + reference[i]
+                    + (scale != null ? " (scale " + scale[i] + ")" : "");
+        }
+        return new Verdict(against, tol.toString(), n, total.identical == n, total.identical, total.maxUlp, total.maxRel,
+                total.failures, first, total.failures == 0);
+    }
+
+    /** Counts over a range of elements; every field merges by sum, maximum or minimum, so chunks combine exactly. */
+    private static final class Tally {
+        long identical;
+        long maxUlp;
+        double maxRel;
+        long failures;
+        /** Lowest failing index in the range, or -1. */
+        int firstFailure = -1;
+
+        /** Merges {@code later}, the tally of a range after every range merged so far. */
+        void add(Tally later) {
+            identical += later.identical;
+            maxUlp = Math.max(maxUlp, later.maxUlp);
+            maxRel = Math.max(maxRel, later.maxRel); // never NaN: only finite ratios and +infinity enter it
+            failures += later.failures;
+            if (firstFailure < 0) {
+                firstFailure = later.firstFailure;
+            }
+        }
+    }
+
+    /** Compares elements {@code [from, to)}: the per-element rule of both the serial and the parallel path. */
+    private static Tally tally(DType dt, double[] got, long[] gotBits, double[] reference, double[] scale, Tolerance tol,
+                               int from, int to) {
+        Tally t = new Tally();
+        for (int i = from; i < to; i++) {
             double r = reference[i];
             long refBits = roundBits(dt, r);
             long ulp = ulpDistance(dt, gotBits[i], refBits);
             boolean same = gotBits[i] == refBits || (dt.isFloating() && Double.isNaN(got[i]) && Double.isNaN(r));
             if (same) {
-                identical++;
+                t.identical++;
             }
-            maxUlp = Math.max(maxUlp, ulp);
+            t.maxUlp = Math.max(t.maxUlp, ulp);
             double g = got[i];
             double diff = Math.abs(g - r);
             if (r != 0 && Double.isFinite(diff)) {
-                maxRel = Math.max(maxRel, diff / Math.abs(r));
+                t.maxRel = Math.max(t.maxRel, diff / Math.abs(r));
             }
             boolean ok;
             switch (tol.kind()) {
@@ -58,18 +111,16 @@ public final class Verifier {
                     break;
             }
             if (!ok) {
-                if (failures == 0) {
-                    first = "element " + i + index(actual.shape(), i) + ": got " + g + ", expected " + r
-                            + (scale != null ? " (scale " + scale[i] + ")" : "");
+                if (t.failures == 0) {
+                    t.firstFailure = i;
                 }
-                failures++;
+                t.failures++;
             }
             if (Double.isNaN(g) && !Double.isNaN(r)) {
-                maxRel = Double.POSITIVE_INFINITY;
+                t.maxRel = Double.POSITIVE_INFINITY;
             }
         }
-        return new Verdict(against, tol.toString(), got.length, identical == got.length, identical, maxUlp, maxRel, failures,
-                first, failures == 0);
+        return t;
     }
 
     /** Compares two results of the same dtype and shape (e.g. custom against vendor). */

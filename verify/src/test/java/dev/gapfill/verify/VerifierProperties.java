@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The verifier itself: it must catch wrong, unwritten and NaN elements, and pass exact ones. */
@@ -71,6 +72,93 @@ class VerifierProperties {
             Verdict v = Verifier.compare(t, u, Tolerance.bitExact(), "vendor");
             assertFalse(v.pass(), "2^24 + 1 differs from 2^24: " + v);
             assertEquals(1, v.maxUlp());
+        }
+    }
+
+    /** Above one chunk (65,536 elements) the comparison runs in parallel chunks; the verdict must read as a serial scan's. */
+    private static final int LARGE = 300_000;
+
+    /** 1, 2, ..., 1000, 1, 2, ...: exact in F16 and F32, never zero. */
+    private static float[] cycle(int n) {
+        float[] v = new float[n];
+        for (int i = 0; i < n; i++) {
+            v[i] = 1 + i % 1000;
+        }
+        return v;
+    }
+
+    private static double[] widen(float[] v) {
+        double[] d = new double[v.length];
+        for (int i = 0; i < v.length; i++) {
+            d[i] = v[i];
+        }
+        return d;
+    }
+
+    @Test void largeF16VerdictCountsEveryChunkAndNamesTheLowestFailure() {
+        float[] v = cycle(LARGE);
+        double[] ref = widen(v);
+        try (Tensor t = Tensor.of(Device.CPU, DType.F16, v, 600, 500)) {
+            Verdict clean = Verifier.compare(t, ref, null, Tolerance.bitExact(), "ref");
+            assertTrue(clean.pass() && clean.bitExact(), clean.toString());
+            assertEquals(LARGE, clean.identical(), "each element counted once across chunk boundaries");
+            assertEquals(0, clean.maxUlp());
+            assertEquals(0.0, clean.maxRelErr());
+            assertNull(clean.firstFailure());
+
+            // in chunks 4, 2 and 1 (none in chunk 0); the lowest is not the largest error
+            t.setRawBits(299_999, t.getRawBits(299_999) + 2); // 1000 -> 1001 (ulp 0.5 in [512, 1024))
+            t.setRawBits(140_000, t.getRawBits(140_000) + 3); // 1 -> 1 + 3/1024
+            t.setRawBits(65_537, t.getRawBits(65_537) + 1);   // 538 -> 538.5
+
+            Verdict exact = Verifier.compare(t, ref, null, Tolerance.bitExact(), "ref");
+            assertFalse(exact.pass());
+            assertFalse(exact.bitExact());
+            assertEquals(3, exact.failures());
+            assertEquals(LARGE - 3, exact.identical());
+            assertEquals(3, exact.maxUlp());
+            assertEquals(3.0 / 1024, exact.maxRelErr());
+            assertEquals("element 65537[131, 37]: got 538.5, expected 538.0", exact.firstFailure());
+
+            // the lower differing elements pass within 2 ulps: the first failure is the lowest FAILING index
+            Verdict twoUlps = Verifier.compare(t, ref, null, Tolerance.ulps(2), "ref");
+            assertEquals(1, twoUlps.failures());
+            assertEquals(LARGE - 3, twoUlps.identical());
+            assertEquals("element 140000[280, 0]: got 1.0029296875, expected 1.0", twoUlps.firstFailure());
+
+            Verdict oneUlp = Verifier.compare(t, ref, null, Tolerance.ulps(1), "ref");
+            assertEquals(2, oneUlp.failures());
+            assertEquals("element 140000[280, 0]: got 1.0029296875, expected 1.0", oneUlp.firstFailure());
+        }
+    }
+
+    @Test void largeF32AccumulationVerdictKeepsTheNanRuleAcrossChunks() {
+        float[] v = cycle(LARGE);
+        double[] ref = widen(v);
+        double[] scale = widen(v);
+        Tolerance tol = Tolerance.accumulation(DType.F32, 1024, 1); // bound ~ 6.1e-5 * |ref| here
+        try (Tensor t = Tensor.of(Device.CPU, DType.F32, v, LARGE)) {
+            t.setRawBits(250_000, Float.floatToRawIntBits(Float.NaN)); // ref 1: a NaN result fails, max rel err +inf
+            t.setRawBits(200_000, Float.floatToRawIntBits(Float.NaN)); // NaN against a NaN reference: identical
+            ref[200_000] = Double.NaN;
+            t.setDouble(131_072, 73 + 1.0 / 64);  // first element of chunk 2; 0.0156 > bound 0.0045: fails
+            t.setDouble(70_100, 101 + 1.0 / 512); // 0.0020 < bound 0.0062: passes, not identical
+
+            Verdict v1 = Verifier.compare(t, ref, scale, tol, "ref");
+            assertFalse(v1.pass());
+            assertEquals(2, v1.failures());
+            assertEquals(LARGE - 3, v1.identical());
+            assertEquals(Double.POSITIVE_INFINITY, v1.maxRelErr());
+            assertEquals(Float.floatToRawIntBits(Float.NaN) - Float.floatToRawIntBits(1f), v1.maxUlp());
+            assertEquals("element 131072[131072]: got 73.015625, expected 73.0 (scale 73.0)", v1.firstFailure());
+
+            t.setDouble(250_000, 1); // without the NaN result the largest relative error is finite again
+            Verdict v2 = Verifier.compare(t, ref, scale, tol, "ref");
+            assertEquals(1, v2.failures());
+            assertEquals(LARGE - 2, v2.identical());
+            assertEquals((1.0 / 64) / 73, v2.maxRelErr());
+            assertEquals(2048, v2.maxUlp()); // 2^-6 in units of 2^-17, the F32 ulp in [64, 128)
+            assertEquals("element 131072[131072]: got 73.015625, expected 73.0 (scale 73.0)", v2.firstFailure());
         }
     }
 }
