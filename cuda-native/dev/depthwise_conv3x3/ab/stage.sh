@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Stages an A/B timing of two versions of the depthwise epilogue header (common/depthwise_conv3x3.cuh):
-# A = the header at git revision $1 (default HEAD), B = the working tree's (edited by the sed script $3 if given), each compiled with the shipped
+# A = the header at git revision $1 (default HEAD), B = the working tree's (header and kernels edited by the sed script $3 if given), each compiled with the shipped
 # kernels and the harness launchers (k_nchw.cu, k_nhwc.cu) into its own translation unit, A's symbols
 # renamed a_*, so one binary times both interleaved. Run on the GPU host: bash <dir>/run.sh <dir>.
 #   bash cuda-native/dev/depthwise_conv3x3/ab/stage.sh [rev] [dir] [sed script making B]
@@ -12,7 +12,7 @@ for v in a b; do
   cp "$src"/depthwise_conv3x3/{nchw,nhwc}.cu "$src"/common/gapfill_types.cuh "$here"/../{k_nchw.cu,k_nhwc.cu,harness.h} "$dst/$v/"
   cp "$src"/common/depthwise_conv3x3.cuh "$dst/$v/"
 done
-[ -n "$bsed" ] && sed -E -i -f "$bsed" "$dst/b/depthwise_conv3x3.cuh"
+[ -n "$bsed" ] && sed -E -i -f "$bsed" "$dst"/b/{depthwise_conv3x3.cuh,nchw.cu,nhwc.cu}  # B's header and kernels
 git -C "$here" show "$rev:cuda-native/src/main/cuda/common/depthwise_conv3x3.cuh" > "$dst/a/depthwise_conv3x3.cuh"
 sed -i -E 's/\b(dwconv3x3_|alt[012]|nchw_launch|nhwc_launch|nhwc_cpt|nhwc_wc|old_launch)/a_\1/g' "$dst"/a/{nchw.cu,nhwc.cu,k_nchw.cu,k_nhwc.cu,harness.h}
 cp "$here"/{main.cu,run.sh} "$dst/"
