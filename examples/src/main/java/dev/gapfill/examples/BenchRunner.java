@@ -56,7 +56,8 @@ public final class BenchRunner {
         ceil.put("bf16_gemm_TFLOPs", ctx.ceilings().bf16GemmTflops());
         doc.put("ceilings", ceil);
         doc.put("method", "CUDA events on one stream; L2 flushed (a read of 4x L2, leaving clean lines) before every repetition; paths interleaved; "
-                + ctx.reps() + " repetitions; medians, p10/p90 in spread_p10_p90_us");
+                + ctx.reps() + " repetitions after the warm-up rounds (the first cases of each suite warm up for at least "
+                + dev.gapfill.examples.bench.BenchContext.COLD_WARMUP_MS + " ms); medians, p10/p90 in spread_p10_p90_us");
         List<Object> jr = new ArrayList<>();
         for (BenchRow r : rows) {
             jr.add(r.toJson());
