@@ -9,7 +9,9 @@
 #                                        racecheck and synccheck over verify take more than one 10-minute call, so
 #                                        shard them: e.g. '.*verify.(Bmm|Int8Mm)GpuTest' in one call, the rest in another
 #                     SANITIZER_TRIES_SCALE  e.g. 0.25: the GPU jqwik properties run that fraction of their tries under
-#                                        the tools (GpuTriesHook); unset, every try runs
+#                                        the tools (GpuTriesHook), and fixed grids that the tools cannot get through
+#                                        keep a subset reaching every kernel variant (Int8MmGpuTest: 12 of 72 shapes);
+#                                        unset, every try and case runs
 #                     SANITIZER_PARALLEL 1 (default): the tools run at the same time as separate processes on the
 #                                        one GPU (each process is instrumented on its own); 0: one after another
 #          stress     gapfill stress (STRESS_SECONDS per phase, default 300; STRESS_TIMEOUT) into <out-dir>/stress.json

@@ -35,8 +35,23 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class Int8MmGpuTest {
     private static final Device GPU = Device.cuda(0);
 
+    /**
+     * M × N × K over tile edges and split-K. With {@code -Dgapfill.test.gpuTriesScale} below 1 (the sanitizer's
+     * racecheck and synccheck runs, which did not get through the full grid in 320 s on the H100 at a930cb5) every M
+     * (so every token-tile variant, and M > 64's refusal) stays, with N, K ∈ {(7, 48), (257, 4096)}: one channel tile
+     * without split-K, and 3-5 channel tiles (the last one partial) with 16-32 splits (plans of Int8MmHeuristics for
+     * the H100); the 4099-channel and K = 16 cases are left out.
+     */
     static java.util.stream.Stream<Arguments> shapes() {
         Builder<Arguments> b = java.util.stream.Stream.builder();
+        if (dev.gapfill.core.testing.GpuTriesHook.reduced()) {
+            for (int[] nk : new int[][] {{7, 48}, {257, 4096}}) {
+                for (int m : new int[] {1, 7, 17, 64, 65, 128}) {
+                    b.add(Arguments.of(m, nk[0], nk[1]));
+                }
+            }
+            return b.build();
+        }
         for (int k : new int[] {16, 48, 4096}) {
             for (int n : new int[] {1, 7, 97, 4096 + 3}) {
                 for (int m : new int[] {1, 7, 17, 64, 65, 128}) {

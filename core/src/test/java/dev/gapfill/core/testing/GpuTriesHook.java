@@ -26,6 +26,16 @@ public final class GpuTriesHook implements AroundPropertyHook {
 
     @Override public PropagationMode propagateTo() { return PropagationMode.ALL_DESCENDANTS; }
 
+    /**
+     * True when {@code -Dgapfill.test.gpuTriesScale} asks for fewer than all tries. GPU tests whose fixed grids are too
+     * slow under the sanitizer's racecheck and synccheck use it to keep a subset that still reaches every kernel
+     * variant (each such test says which); an invalid value is an error naming the property.
+     */
+    public static boolean reduced() {
+        String scale = System.getProperty(PROPERTY);
+        return scale != null && !scale.isBlank() && scaledTries(1_000_000, scale) < 1_000_000;
+    }
+
     /** {@code ceil(tries · scale)}, at least 1; a scale outside (0, 1] is an error naming the property. */
     static int scaledTries(int tries, String scale) {
         double s;

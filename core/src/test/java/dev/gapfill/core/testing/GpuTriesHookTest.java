@@ -36,6 +36,22 @@ class GpuTriesHookTest {
         RUNS.incrementAndGet();
     }
 
+    @Example void reducedFollowsTheProperty() {
+        // the container set the property to 0.25
+        org.junit.jupiter.api.Assertions.assertTrue(GpuTriesHook.reduced());
+        String before = System.getProperty(GpuTriesHook.PROPERTY);
+        try {
+            System.setProperty(GpuTriesHook.PROPERTY, "1");
+            org.junit.jupiter.api.Assertions.assertFalse(GpuTriesHook.reduced());
+            System.clearProperty(GpuTriesHook.PROPERTY);
+            org.junit.jupiter.api.Assertions.assertFalse(GpuTriesHook.reduced());
+            System.setProperty(GpuTriesHook.PROPERTY, "2");
+            assertThrows(IllegalArgumentException.class, GpuTriesHook::reduced);
+        } finally {
+            System.setProperty(GpuTriesHook.PROPERTY, before);
+        }
+    }
+
     @Example void roundsUpAndKeepsAtLeastOneTry() {
         assertEquals(30, GpuTriesHook.scaledTries(120, "0.25"));
         assertEquals(4, GpuTriesHook.scaledTries(15, "0.25"));
