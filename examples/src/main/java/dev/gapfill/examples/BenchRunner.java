@@ -48,6 +48,7 @@ public final class BenchRunner {
         doc.put("cudnn", info.cudnnString());
         doc.put("commit", commit);
         doc.put("complete", complete);
+        doc.put("quick", ctx.quick());  // a short subset of the sweep (--quick): the report then judges targets on these rows only
         if (ctx.resumedRows(op) > 0) {
             doc.put("resumed_rows", ctx.resumedRows(op));  // rows kept from an earlier run of this commit (bench --resume)
         }

@@ -125,6 +125,7 @@ final class ReportCmd implements Callable<Integer> {
                 sb.append(String.format(Locale.ROOT, "AUTO within 5 %% of the faster path in %d of %d rows.", autoOk, autoRows));
             }
             sb.append("\n\n");
+            targets(sb, op, rows, Boolean.TRUE.equals(doc.get("complete")) && Boolean.FALSE.equals(doc.get("quick")));
             Path md = Path.of(f.toString().replace(".json", ".md"));
             Path png = Path.of(f.toString().replace(".json", ".png"));
             if (Files.exists(png)) {
@@ -143,9 +144,27 @@ final class ReportCmd implements Callable<Integer> {
         } else {
             sb.append("| gpu | op | case | what |\n|---|---|---|---|\n").append(losses);
         }
+        sb.append("\n## Targets\n\nEach op's section above has a table of its issue's speed targets, judged on that file's rows by\n")
+          .append("`IssueTargets` (examples/…/bench). \"Met\" needs the issue's full sweep, complete; on a quick or incomplete sweep a\n")
+          .append("target can only be \"met on these rows\", and files written before the sweep recorded `quick` count as partial.\n");
         Files.writeString(out, sb.toString(), StandardCharsets.UTF_8);
         spec.commandLine().getOut().println("report: " + out + " (" + files.size() + " benchmark files)");
         spec.commandLine().getOut().flush();
         return 0;
+    }
+
+    /** The op's issue targets on these rows, as a table (nothing for ops without targets). */
+    static void targets(StringBuilder sb, String op, List<Map<String, Object>> rows, boolean fullSweep) {
+        List<dev.gapfill.examples.bench.IssueTargets.Result> t = dev.gapfill.examples.bench.IssueTargets.evaluate(op, rows);
+        if (t.isEmpty()) {
+            return;
+        }
+        sb.append("Targets of issue ").append(dev.gapfill.examples.bench.IssueTargets.issue(op))
+          .append(fullSweep ? ", on the issue's full sweep:\n\n" : ", on the rows of this file only (not the issue's full sweep):\n\n")
+          .append("| target | measured | status |\n|---|---|---|\n");
+        for (dev.gapfill.examples.bench.IssueTargets.Result r : t) {
+            sb.append("| ").append(r.target()).append(" | ").append(r.measured()).append(" | ").append(r.status(fullSweep)).append(" |\n");
+        }
+        sb.append('\n');
     }
 }

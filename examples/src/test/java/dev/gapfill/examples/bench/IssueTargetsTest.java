@@ -1,0 +1,122 @@
+package dev.gapfill.examples.bench;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The issue targets judged on hand-made rows, written and read back as a benchmark file holds them. */
+class IssueTargetsTest {
+    /** A row as a benchmark file holds it: a {@link BenchRow} written by {@link Json} and read back by {@link JsonReader}. */
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> row(String dtype, Map<String, Object> shape, Double vendor, Double custom, Double auto, double floor,
+                                           long bytes, Map<String, Double> peers) {
+        BenchRow b = new BenchRow("op", dtype, shape, "regime", vendor, custom, auto, "AUTO", floor, bytes, 0, peers, Map.of(),
+                new BenchRow.Check("reference", true, 0, 0, true));
+        return (Map<String, Object>) JsonReader.parse(Json.write(b.toJson()));
+    }
+
+    private static Map<String, Object> row(String dtype, Map<String, Object> shape, Double vendor, Double custom, Double auto, double floor) {
+        return row(dtype, shape, vendor, custom, auto, floor, 0, Map.of());
+    }
+
+    private static Map<String, Object> shape(Object... kv) {
+        return BenchRow.shape(kv);
+    }
+
+    private static Map<String, Object> bmm(String dt, int batch, int n, double vendor, double custom, double auto, double floor) {
+        return row(dt, shape("batch", batch, "m", n, "n", n, "k", n, "shared_b", false), vendor, custom, auto, floor);
+    }
+
+    @Test void bmmGeomeanMinimumFloorAndAuto() {
+        List<Map<String, Object>> rows = new ArrayList<>();
+        rows.add(bmm("F16", 2048, 16, 12.0, 4.0, 4.0, 1.0));   // 3.0×
+        rows.add(bmm("BF16", 512, 32, 7.0, 5.0, 5.0, 1.0));    // 1.4×: geomean 2.05, but below the 1.5× minimum
+        rows.add(bmm("F32", 2048, 32, 16.0, 10.0, 10.0, 8.0)); // 1.6×
+        rows.add(bmm("F16", 2048, 64, 18.0, 20.0, 18.0, 16.0)); // floor 80 %
+        rows.add(bmm("F16", 8192, 128, 260.0, 400.0, 300.0, 260.0)); // floor 65 %; AUTO 300 > 1.05 · 260
+        // not a sweep point of the n <= 32 targets: shared B, and a non-square shape
+        rows.add(row("F16", shape("batch", 2048, "m", 32, "n", 32, "k", 32, "shared_b", true), 1.0, 100.0, 1.0, 1.0));
+        rows.add(row("F16", shape("batch", 2048, "m", 17, "n", 33, "k", 9, "shared_b", false), 1.0, 100.0, 1.0, 1.0));
+        List<IssueTargets.Result> t = IssueTargets.evaluate("bmm", rows);
+        assertEquals(5, t.size());
+        assertTrue(t.get(0).met(), t.get(0).toString());
+        assertTrue(t.get(0).measured().startsWith("2.05× over 2 rows"), t.get(0).measured());
+        assertFalse(t.get(1).met(), t.get(1).toString());
+        assertEquals("1 of 2 rows (1.40–3.00×)", t.get(1).measured());
+        assertTrue(t.get(2).met(), t.get(2).toString());
+        assertFalse(t.get(3).met());
+        assertEquals("1 of 2 rows (65–80 %)", t.get(3).measured());
+        assertFalse(t.get(4).met());
+        assertEquals("6 of 7 rows (worst +15.4 %)", t.get(4).measured());
+        assertEquals("**not met**", t.get(4).status(true));
+        assertEquals("met on these rows", t.get(0).status(false));
+        assertEquals("met", t.get(0).status(true));
+    }
+
+    @Test void aGeomeanJustShortOfItsTargetIsNotRoundedUpToIt() {
+        List<Map<String, Object>> rows = List.of(bmm("F32", 2048, 8, 14.97, 10.0, 10.0, 1.0));
+        IssueTargets.Result f32 = IssueTargets.evaluate("bmm", rows).get(2);
+        assertFalse(f32.met());
+        assertTrue(f32.measured().startsWith("1.497× over 1 rows"), f32.measured());
+    }
+
+    @Test void int8CountsOnlyTheSkinnyLargeRowsAndThePeer() {
+        List<Map<String, Object>> rows = new ArrayList<>();
+        rows.add(row("I8->I32", shape("m", 1, "k", 4096, "n", 4096), 14.0, 10.0, 10.0, 8.0, 0, Map.of("f16_cublas", 21.0)));
+        rows.add(row("I8->I32", shape("m", 1, "k", 2048, "n", 5632), 10.0, 30.0, 10.0, 3.8)); // K·N < 16Mi: not counted
+        rows.add(row("I8->I32", shape("m", 64, "k", 4096, "n", 4096), 14.0, 10.0, 10.0, 6.0));
+        rows.add(row("I8->I32", shape("m", 128, "k", 4096, "n", 4096), 14.0, null, 14.0, 6.0));
+        List<IssueTargets.Result> t = IssueTargets.evaluate("int8_mm", rows);
+        assertTrue(t.get(0).met());   // 8 / 10 = 80 %
+        assertTrue(t.get(1).met());   // 1.4×
+        assertTrue(t.get(2).met());   // 2.1× the peer
+        assertTrue(t.get(3).met());   // M = 64: 1.4×
+        assertEquals("1.40× over 1 rows (1.40–1.40×)", t.get(3).measured());
+        assertTrue(t.get(4).met());   // AUTO: M = 128 has no custom, its best is the vendor
+        assertEquals("4 of 4 rows (worst +0.0 %)", t.get(4).measured());
+    }
+
+    @Test void gqaPairsPagedWithContiguousAndSaysWhenNoRowApplies() {
+        List<Map<String, Object>> rows = new ArrayList<>();
+        rows.add(row("F16", shape("B", 1, "Hq", 32, "Hkv", 8, "D", 128, "L", 8192, "layout", "BHLD", "page", 0, "lens", "L"), 38.0, 20.0, 20.0, 11.0));
+        rows.add(row("F16", shape("B", 1, "Hq", 32, "Hkv", 8, "D", 128, "L", 8192, "layout", "PAGED", "page", 16, "lens", "L"), 61.0, 23.0, 23.0, 11.0));
+        List<IssueTargets.Result> t = IssueTargets.evaluate("gqa_decode", rows);
+        assertNull(t.get(0).met(), "no row has B·L >= 65536");
+        assertEquals("no rows", t.get(0).status(true));
+        assertFalse(t.get(1).met());  // 55 % and 48 % of the floor
+        assertFalse(t.get(2).met());  // geomean of 1.9× and 2.65×
+        assertTrue(t.get(3).met());
+        assertFalse(t.get(4).met(), "paged 23 µs is 15 % over contiguous 20 µs");
+        assertEquals("0 of 1 rows (worst +15.0 %)", t.get(4).measured());
+    }
+
+    @Test void groupedComparesWithTheLoopAndTheGroupedPeer() {
+        // the grouped-batched peer is faster than custom here
+        Map<String, Object> r = row("BF16", shape("experts", 64, "tokens", 1), 200.0, 35.0, 35.0, 22.0, 0, Map.of("cublas_grouped_batched", 30.0));
+        List<IssueTargets.Result> t = IssueTargets.evaluate("grouped_gemm", List.of(r));
+        assertTrue(t.get(0).met());   // 5.7× the loop
+        assertFalse(t.get(1).met());  // 0.86× the grouped call
+        assertFalse(t.get(2).met());  // 63 % of the floor
+        assertFalse(t.get(3).met(), "AUTO 35 µs against the peer's 30 µs");
+    }
+
+    @Test void depthwiseTakesF16AndBf16OneByOne() {
+        List<Map<String, Object>> rows = new ArrayList<>();
+        rows.add(row("F16", shape("N", 32, "C", 256, "H", 56, "W", 56), 200.0, 50.0, 50.0, 34.0, 51_400_000, Map.of()));
+        rows.add(row("BF16", shape("N", 1, "C", 384, "H", 64, "W", 64), 20.0, 10.0, 10.0, 2.0, 6_300_000, Map.of()));
+        List<IssueTargets.Result> t = IssueTargets.evaluate("depthwise_conv3x3", rows);
+        assertTrue(t.get(0).met());   // F16 4×
+        assertFalse(t.get(1).met());  // BF16 2× (a combined geomean would be 2.8×)
+        assertNull(t.get(2).met());   // no F32 row
+        assertFalse(t.get(3).met());  // 68 % on the only case >= 32 MB; the small case does not count
+        assertEquals("0 of 1 rows (68–68 %)", t.get(3).measured());
+        assertTrue(IssueTargets.evaluate("elementwise", rows).isEmpty());
+    }
+}
