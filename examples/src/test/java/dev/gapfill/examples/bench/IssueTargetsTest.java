@@ -107,6 +107,25 @@ class IssueTargetsTest {
         assertFalse(t.get(3).met(), "AUTO 35 µs against the peer's 30 µs");
     }
 
+    @Test void demoHoldsEveryDecodeSizedRowToItsTarget() {
+        Map<String, Object> moe1 = row("BF16", shape("experts", 64, "tokens", 1), 280.0, 64.0, 64.0, 33.0);
+        Map<String, Object> moe16 = row("BF16", shape("experts", 64, "tokens", 16), 555.0, 296.0, 296.0, 232.0);
+        Map<String, Object> moe512 = row("BF16", shape("experts", 64, "tokens", 512), 100.0, 100.0, 100.0, 50.0);  // not decode-sized
+        Map<String, Object> step = row("BF16", shape("B", 8, "L", 4096), 162.0, 53.0, 53.0, 36.0);
+        Map<String, Object> shortStep = row("BF16", shape("B", 8, "L", 2048), 10.0, 10.0, 10.0, 5.0);  // L < 4096: not counted
+        moe1.put("op", "moe_layer");
+        moe16.put("op", "moe_layer");
+        moe512.put("op", "moe_layer");
+        step.put("op", "decode_step");
+        shortStep.put("op", "decode_step");
+        List<IssueTargets.Result> t = IssueTargets.evaluate("demo", List.of(moe1, moe16, moe512, step, shortStep));
+        assertFalse(t.get(0).met(), "T = 16 is 1.9x");
+        assertEquals("1 of 2 rows (1.88–4.38×)", t.get(0).measured());
+        assertTrue(t.get(1).met());
+        assertEquals("1 of 1 rows (3.06–3.06×)", t.get(1).measured());
+        assertEquals(8, IssueTargets.issue("demo"));
+    }
+
     @Test void depthwiseTakesF16AndBf16OneByOne() {
         List<Map<String, Object>> rows = new ArrayList<>();
         rows.add(row("F16", shape("N", 32, "C", 256, "H", 56, "W", 56), 200.0, 50.0, 50.0, 34.0, 51_400_000, Map.of()));
