@@ -12,6 +12,9 @@
 #                                        the tools (GpuTriesHook), and fixed grids that the tools cannot get through
 #                                        keep a subset reaching every kernel variant (Int8MmGpuTest: 12 of 72 shapes);
 #                                        unset, every try and case runs
+#                     SANITIZER_ARGS     extra compute-sanitizer options for every tool, e.g. a kernel-name filter so
+#                                        that only Gapfill's kernels are instrumented (check the spelling with
+#                                        `compute-sanitizer --help` on the device); named in the record's scope
 #                     SANITIZER_PARALLEL 1 (default): the tools run at the same time as separate processes on the
 #                                        one GPU (each process is instrumented on its own); 0: one after another
 #          stress     gapfill stress (STRESS_SECONDS per phase, default 300; STRESS_TIMEOUT) into <out-dir>/stress.json
@@ -66,7 +69,7 @@ san_setup() {
       san_modules=${SANITIZER_SCOPE:-core ops verify}
       san_timeout=${SANITIZER_TIMEOUT:-300}
       san_scope=$(for m in $san_modules; do printf '%s:' "$here/tests/$m"; done); san_scope=${san_scope%:}
-      san_label="$(echo $san_modules | tr ' ' '+')${SANITIZER_CLASSES:+, classes $SANITIZER_CLASSES}${SANITIZER_TRIES_SCALE:+, jqwik tries x$SANITIZER_TRIES_SCALE}"
+      san_label="$(echo $san_modules | tr ' ' '+')${SANITIZER_CLASSES:+, classes $SANITIZER_CLASSES}${SANITIZER_TRIES_SCALE:+, jqwik tries x$SANITIZER_TRIES_SCALE}${SANITIZER_ARGS:+, options $SANITIZER_ARGS}"
 }
 # One process per tool; initcheck's JVM runs with -Dgapfill.debug.initcheck=true (core's InitcheckAid: vendor GEMM
 # outputs zeroed first, since the tool cannot see cuBLAS's stores). --error-exitcode makes a run with sanitizer errors exit 86, whatever the tests did.
@@ -74,7 +77,7 @@ san_one() {
   local tool=$1 t0; t0=$(date +%s)
   rm -rf "$out/reports-sanitizer-$tool"
   timeout -k 15 "$san_timeout" compute-sanitizer --tool "$tool" --error-exitcode 86 --log-file "$out/sanitizer-$tool.log" \
-    --print-limit 50 "$java" $jopts ${SANITIZER_TRIES_SCALE:+-Dgapfill.test.gpuTriesScale=$SANITIZER_TRIES_SCALE} $( [ "$tool" = initcheck ] && echo -Dgapfill.debug.initcheck=true -Dorg.slf4j.simpleLogger.log.dev.gapfill.core.InitcheckAid=info ) -jar "$launcher" execute --class-path "$cp_libs$cp_tests" --scan-class-path "$san_scope" \
+    --print-limit 50 ${SANITIZER_ARGS:-} "$java" $jopts ${SANITIZER_TRIES_SCALE:+-Dgapfill.test.gpuTriesScale=$SANITIZER_TRIES_SCALE} $( [ "$tool" = initcheck ] && echo -Dgapfill.debug.initcheck=true -Dorg.slf4j.simpleLogger.log.dev.gapfill.core.InitcheckAid=info ) -jar "$launcher" execute --class-path "$cp_libs$cp_tests" --scan-class-path "$san_scope" \
     --config=junit.jupiter.execution.timeout.default=180s --include-classname "${SANITIZER_CLASSES:-.*(Test|Tests|Properties)\$}" --include-tag gpu \
     --exclude-tag expected-api-error --reports-dir "$out/reports-sanitizer-$tool" --details=testfeed --disable-banner \
     > "$out/sanitizer-$tool.out" 2>&1
