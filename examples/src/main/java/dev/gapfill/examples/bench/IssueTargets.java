@@ -167,8 +167,26 @@ public final class IssueTargets {
     /** AUTO within 5 % of the faster path (with {@code withPeers}, of the fastest of vendor, custom and the peers). */
     private static Result autoWithin(List<Map<String, Object>> rows, boolean withPeers) {
         List<Map<String, Object>> r = select(rows, x -> num(x, "auto_us") != null && Double.isFinite(best(x, withPeers)));
-        return within("AUTO within 5 % of the " + (withPeers ? "fastest path (peers included)" : "faster path") + " everywhere", r,
+        Result res = within("AUTO within 5 % of the " + (withPeers ? "fastest path (peers included)" : "faster path") + " everywhere", r,
                 x -> num(x, "auto_us") / best(x, withPeers), 1.05);
+        if (withPeers) {
+            return res;  // AUTO's VENDOR names do not say which of the vendor paths it ran
+        }
+        // A miss whose AUTO ran the backend that measured faster is the same work timed twice: noise, not a wrong choice.
+        // The verdict stays strict; the count is added so a reader can tell the two apart.
+        int sameBackend = 0;
+        for (Map<String, Object> x : r) {
+            if (num(x, "auto_us") > 1.05 * best(x, false)) {
+                Double v = num(x, "vendor_us");
+                Double c = num(x, "custom_us");
+                String faster = c == null || (v != null && v <= c) ? "VENDOR" : "CUSTOM";
+                if (String.valueOf(x.get("auto_backend")).startsWith(faster + "/")) {
+                    sameBackend++;
+                }
+            }
+        }
+        return sameBackend == 0 ? res : new Result(res.target(), res.measured() + "; " + sameBackend
+                + " of the misses ran the backend that measured faster (timing noise, not a wrong choice)", res.met());
     }
 
     private static double best(Map<String, Object> r, boolean withPeers) {
