@@ -78,6 +78,16 @@ class IssueTargetsTest {
                 auto.measured());
     }
 
+    @Test void aPerRowSpeedupTargetCountsTheRowsWhereItWouldBeatTheFloor() {
+        List<Map<String, Object>> rows = new ArrayList<>();
+        rows.add(row("I8->I32", shape("m", 1, "k", 8192, "n", 28672), 85.3, 82.0, 82.0, 77.0));  // 85.3 / 1.3 = 65.6 < 77: unreachable
+        rows.add(row("I8->I32", shape("m", 1, "k", 4096, "n", 4096), 14.0, 12.3, 12.3, 5.5));   // reachable, missed
+        IssueTargets.Result r = IssueTargets.evaluate("int8_mm", rows).get(1);
+        assertFalse(r.met());
+        assertEquals("0 of 2 rows (1.04–1.14×); out of any kernel's reach in 1 of them (the vendor is within 1.30× of the floor there)",
+                r.measured());
+    }
+
     @Test void int8CountsOnlyTheSkinnyLargeRowsAndThePeer() {
         List<Map<String, Object>> rows = new ArrayList<>();
         rows.add(row("I8->I32", shape("m", 1, "k", 4096, "n", 4096), 14.0, 10.0, 10.0, 8.0, 0, Map.of("f16_cublas", 21.0)));
