@@ -33,11 +33,16 @@ public final class GpuTriesHook implements AroundPropertyHook {
      */
     public static boolean reduced() {
         String scale = System.getProperty(PROPERTY);
-        return scale != null && !scale.isBlank() && scaledTries(1_000_000, scale) < 1_000_000;
+        return scale != null && !scale.isBlank() && parse(scale) < 1;
     }
 
     /** {@code ceil(tries · scale)}, at least 1; a scale outside (0, 1] is an error naming the property. */
     static int scaledTries(int tries, String scale) {
+        return Math.max(1, (int) Math.ceil(tries * parse(scale)));
+    }
+
+    /** The scale, a number in (0, 1]; anything else is an error naming the property. */
+    private static double parse(String scale) {
         double s;
         try {
             s = Double.parseDouble(scale.trim());
@@ -47,6 +52,6 @@ public final class GpuTriesHook implements AroundPropertyHook {
         if (!(s > 0 && s <= 1)) {
             throw new IllegalArgumentException(PROPERTY + ": expected a number in (0, 1], got " + scale);
         }
-        return Math.max(1, (int) Math.ceil(tries * s));
+        return s;
     }
 }
