@@ -27,8 +27,11 @@ import dev.gapfill.core.DeviceInfo;
  *   13.8 / 15.0; 2048 100³ 81.1 / 95.3; everything ≥ 96.</li>
  *   <li>F32: CUSTOM when neither operand is transposed and max(m,n,k) ≤ 48. Wins: 8192 8³ 36.4 / 8.0;
  *   8192 48³ 134.3 / 104.6; 2048 17×33×9 15.4 / 13.6. Losses: 2048 64³ 52.4 / 55.2; 2048 128³ 250 / 408;
- *   transposed 2048 32³ (A^T, B^T) 18.8 / 24.9. (8192 96³ 574 / 542 is the one F32 row where AUTO is 6 %
- *   off the faster path.)</li>
+ *   transposed 2048 32³ (A^T, B^T) 18.8 / 24.9.</li>
+ *   <li>(4c) F32, neither operand transposed, batch ≥ 8192, 64 < m, n, k ≤ 96: CUSTOM (bmm_small). Sweep at
+ *   a930cb5: 8192 96³ vendor 575.6, custom 542.7 (AUTO then ran the vendor, 6 % off the faster path); at 2048 a
+ *   tie (151.2 / 147.8) and at 512 a loss (43.2 / 51.1), so the rule starts at 8192; at 8192 64³ the vendor
+ *   still wins (171.7 / 188.5), hence the strict lower bound.</li>
  *   <li>(4b) F32, neither operand transposed, m = 1, n, k ≤ 64, batch ≥ 2048, rows in 16-byte multiples:
  *   CUSTOM with bmm_team (2048 1×64×64: vendor 21.73, team 17.89, bmm_small 28.48; run 4de5ecd).</li>
  * </ol>
@@ -56,6 +59,10 @@ public final class BmmHeuristics {
     public static final long HALF_MID_BATCH_MAX = 1024;
     /** F32: AUTO's custom bound on max(m,n,k) (rule 4). */
     public static final int F32_CUSTOM_MAX_DIM = 48;
+    /** F32 rule 4c: from this batch on, m, n and k all in (64, 96] go custom (8192 96³: vendor 575.6, custom 542.7). */
+    public static final long F32_LARGE_BATCH_MIN = 8192;
+    /** F32 rule 4c: the largest m, n, k it takes (128³ loses: 8192 940 / 1523). */
+    public static final int F32_LARGE_BATCH_MAX_DIM = 96;
     /** Shared memory a block may use when it holds more than one matrix (keeps several blocks per SM). */
     static final int MULTI_MATRIX_SMEM_BUDGET = 48 * 1024;
 
@@ -126,6 +133,11 @@ public final class BmmHeuristics {
             if (aligned16 && s.m() == 1 && maxDim <= F32_ROW_TEAM_MAX_DIM && useTeam(s, info)) {
                 return custom(s, info, "F32 with m=1, n, k <= " + F32_ROW_TEAM_MAX_DIM + ", batch " + s.batch()
                         + " (measured f32 2048 1x64x64: vendor 21.73 us, team 17.89 us, small 28.48 us)", true);
+            }
+            long minDim = Math.min(s.m(), Math.min(s.n(), s.k()));
+            if (s.batch() >= F32_LARGE_BATCH_MIN && minDim > 64 && maxDim <= F32_LARGE_BATCH_MAX_DIM) {
+                return custom(s, info, "F32 at batch " + s.batch() + " >= " + F32_LARGE_BATCH_MIN + " with 64 < m, n, k <= "
+                        + F32_LARGE_BATCH_MAX_DIM + " (measured f32 8192 96^3: vendor 575.6 us, custom 542.7 us)", aligned16);
             }
             if (maxDim > F32_CUSTOM_MAX_DIM) {
                 return vendor(s, "F32 with max(m,n,k)=" + maxDim + " > " + F32_CUSTOM_MAX_DIM

@@ -46,6 +46,13 @@ class BmmHeuristicsTest {
         assertEquals(Backend.VENDOR, auto(DType.F16, 2048, 32, 128, 64));
         assertEquals(Backend.VENDOR, auto(DType.F32, 2048, 64, 64, 64));
         assertEquals(Backend.VENDOR, auto(DType.F32, 512, 128, 128, 128));
+        // rule 4c: F32 at batch >= 8192 with 64 < m, n, k <= 96 (8192 96^3: vendor 575.6, custom 542.7 us)
+        assertEquals(Backend.CUSTOM, auto(DType.F32, 8192, 96, 96, 96));
+        assertEquals(Backend.CUSTOM, auto(DType.F32, 16384, 80, 72, 96));
+        assertEquals(Backend.VENDOR, auto(DType.F32, 2048, 96, 96, 96));
+        assertEquals(Backend.VENDOR, auto(DType.F32, 8192, 64, 64, 64));
+        assertEquals(Backend.VENDOR, auto(DType.F32, 8192, 128, 128, 128));
+        assertEquals(Backend.VENDOR, auto(DType.F32, 8192, 64, 96, 96));
         BmmShape tt = BmmShape.of(DType.F32, 2048, 32, 32, 32).withTransposes(true, true);
         assertEquals(Backend.VENDOR, BmmHeuristics.decide(tt, H100).backend());
         BmmShape shared = BmmShape.of(DType.F16, 2048, 64, 64, 64).withSharedB(true);
