@@ -43,9 +43,10 @@ void gg_launch_epilogue(bool bf, bool c32, const void* A, const float* scale, vo
 static const double U32 = std::ldexp(1.0, -24);
 
 // rows: BM (mma variants) or BT (decode variants); cols: BN or BNW (W columns of a tile)
-struct Var { const char* name; bool decode; int rows, cols, stages, ctas; };
+struct Var { const char* name; bool decode; int rows, cols, stages, ctas; int threads = 128; };
 static const Var VARS[] = {{"m16", false, 16, 64, 4, 4}, {"m64", false, 64, 128, 3, 2}, {"d16", true, 16, 64, 8, 2},
-                           {"d32", true, 32, 64, 7, 2}, {"d16w", true, 16, 128, 5, 2}};
+                           {"d32", true, 32, 64, 7, 2}, {"d16w", true, 16, 128, 5, 2}, {"m128", false, 128, 128, 3, 2},
+                           {"m64s4", false, 64, 128, 4, 2}, {"m64t8", false, 64, 128, 3, 2, 256}};
 static const int NVARS = sizeof(VARS) / sizeof(VARS[0]);
 
 static size_t smem_bytes(const Var& v, bool nk, int G) {
@@ -86,7 +87,7 @@ static void launch_custom(const Problem& p, Dev& d, const Var& v, cudaStream_t s
     const void* sp = p.scale ? (const void*)d.S : nullptr;
     int G = p.G, T = p.T, Xr = p.Xrows, K = p.K, N = p.N;
     void* args[] = {&d.X, &d.W, &d.Y, &d.off, (void*)&gp, (void*)&sp, &G, &T, &Xr, &K, &N};
-    CK(cudaLaunchKernel(k, dim3(grid), dim3(128), args, sm, st));
+    CK(cudaLaunchKernel(k, dim3(grid), dim3(v.threads), args, sm, st));
     CK(cudaGetLastError());
 }
 
@@ -424,6 +425,23 @@ static void sweep(cublasHandle_t h, cudaStream_t st, bool profile) {
     std::vector<Moe> moes = {{64, 8, 2048, 1024}, {128, 8, 2048, 768}, {160, 6, 5120, 1536}, {8, 2, 4096, 14336}};
     std::vector<int> tokens = {1, 8, 32, 128, 512, 2048, 8192};
     if (profile) { moes = {{64, 8, 2048, 1024}}; tokens = {1, 8}; }
+    // GG_MOES="0,1" (indices into moes) and GG_TOKENS="128,512" narrow the sweep (an A/B of a few rows)
+    auto ints = [](const char* env) {
+        std::vector<int> out;
+        const char* e = std::getenv(env);
+        for (const char* c = e ? e : ""; *c;) {
+            out.push_back(std::atoi(c));
+            while (*c && *c != ',') ++c;
+            if (*c) ++c;
+        }
+        return out;
+    };
+    if (!ints("GG_MOES").empty()) {
+        std::vector<Moe> m;
+        for (int i : ints("GG_MOES")) m.push_back(moes.at(i));
+        moes = m;
+    }
+    if (!ints("GG_TOKENS").empty()) tokens = ints("GG_TOKENS");
     std::mt19937 rng(6);
     std::vector<std::string> table;
     std::string hdr = "case                                ";

@@ -6,11 +6,19 @@
 #include "grouped_gemm/vendor_passes.cu"
 #include <cstring>
 
+// Harness-only mma variants for ~64+ rows per expert (T = 512 at E = 64 runs m64 at 56-64 % of the floor because
+// about half the experts spill into a second, nearly empty 64-row block; see h100-c2335e1-m128.txt):
+//         name   BM   BN  warps  stages CTAs/SM
+GG_CONFIG(m128,  128, 128, 2, 2, 3, 2)   // one row block per expert up to 128 rows; 64x64 warp tiles
+GG_CONFIG(m64s4,  64, 128, 2, 2, 4, 2)   // m64 with a fourth stage
+GG_CONFIG(m64t8,  64, 128, 2, 4, 3, 2)   // m64 with 8 warps (32x32 warp tiles): twice the warps per SM
+
 #define K1(n) if (std::strcmp(name, #n) == 0) return (const void*)n;
 #define KL(cfg, tn) K1(gg_##cfg##_##tn##_kn_plain) K1(gg_##cfg##_##tn##_kn_swiglu) K1(gg_##cfg##_##tn##_nk_plain) K1(gg_##cfg##_##tn##_nk_swiglu)
 const void* gg_kernel(const char* name) {
     KL(m16, f16) KL(m16, bf16) KL(m64, f16) KL(m64, bf16)
     KL(d16, f16) KL(d16, bf16) KL(d32, f16) KL(d32, bf16) KL(d16w, f16) KL(d16w, bf16)
+    KL(m128, f16) KL(m128, bf16) KL(m64s4, f16) KL(m64s4, bf16) KL(m64t8, f16) KL(m64t8, bf16)
     return nullptr;
 }
 
