@@ -118,6 +118,23 @@ class IssueTargetsTest {
         assertEquals("0 of 1 rows (worst +15.0 %)", t.get(4).measured());
     }
 
+    @Test void gqaPagedRowsWhoseDrawnLengthsDifferAreComparedPerFloor() {
+        List<Map<String, Object>> rows = new ArrayList<>();
+        // lengths drawn in [L/2, L]: the paged row read 20 % more bytes (floor 12 vs 10 µs) and took 20 % longer
+        rows.add(row("F16", shape("B", 4, "Hq", 32, "Hkv", 8, "D", 128, "L", 8192, "layout", "BHLD", "page", 0, "lens", "[L/2,L]"),
+                40.0, 20.0, 20.0, 10.0));
+        rows.add(row("F16", shape("B", 4, "Hq", 32, "Hkv", 8, "D", 128, "L", 8192, "layout", "PAGED", "page", 64, "lens", "[L/2,L]"),
+                48.0, 24.0, 24.0, 12.0));
+        // same lengths, same floor: a real 12 % loss stays a loss
+        rows.add(row("F16", shape("B", 4, "Hq", 32, "Hkv", 8, "D", 128, "L", 8192, "layout", "BHLD", "page", 0, "lens", "L"),
+                40.0, 25.0, 25.0, 12.0));
+        rows.add(row("F16", shape("B", 4, "Hq", 32, "Hkv", 8, "D", 128, "L", 8192, "layout", "PAGED", "page", 16, "lens", "L"),
+                48.0, 28.0, 28.0, 12.0));
+        List<IssueTargets.Result> t = IssueTargets.evaluate("gqa_decode", rows);
+        assertFalse(t.get(4).met());
+        assertEquals("1 of 2 rows (worst +12.0 %)", t.get(4).measured());
+    }
+
     @Test void groupedComparesWithTheLoopAndTheGroupedPeer() {
         // the grouped-batched peer is faster than custom here
         Map<String, Object> r = row("BF16", shape("experts", 64, "tokens", 1), 200.0, 35.0, 35.0, 22.0, 0, Map.of("cublas_grouped_batched", 30.0));
