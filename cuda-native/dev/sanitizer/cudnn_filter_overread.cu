@@ -15,7 +15,9 @@
 // H100 run at 666a786 (docs/reliability/cudnn-filter-overread-h100.txt): 0 errors in all three modes for the first
 // three shapes below (C = 1, 3, 8 at 7×17). The a930cb5 initcheck run then died (CUDNN_STATUS_INTERNAL_ERROR, error 700)
 // in the search for BF16 NCHW N=1 C=64 H=97 W=1 without a workspace, so the shapes of verify's odd-size grid
-// (H, W ∈ {1, 17, 97}, C ∈ {1, 3, 13, 64}) and the "nows" mode were added; not yet run.
+// (H, W ∈ {1, 17, 97}, C ∈ {1, 3, 13, 64}) and the "nows" mode were added. H100 run at c2335e1 (appended to the same
+// file): every algorithm of every shape returned status 0 in plain "nows", initcheck "nows" and initcheck with a
+// workspace, 0 sanitizer errors. So the a930cb5 death is not reproduced outside the JVM run either.
 //
 // cuDNN is loaded with dlopen, so no headers are needed (the depthwise harness does the same).
 #include <cuda_runtime.h>

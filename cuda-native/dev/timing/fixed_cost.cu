@@ -14,6 +14,14 @@
 // CUDA events around the timed kernel only; conditions interleaved; median of 31. Prints µs, the effective bandwidth
 // and the intercept c of a least-squares line through (S, t) per condition.
 //   nvcc -std=c++17 -O3 -arch=sm_90 -o fixed_cost fixed_cost.cu && ./fixed_cost
+// H100 80GB HBM3 at c2335e1 (h100-fixed_cost.txt): flushed, t = 3.96 µs + S / 3115 GB/s over 4-256 MiB; the TLB
+// warm-ups change nothing (3.90-3.92 µs), so translations are not the cost. An empty kernel after the flush takes
+// 3.04 µs, so a streaming read pays ~1 µs of DRAM ramp and tail on top of the launch. The 7-9 µs intercepts of the
+// int8Mm and gqaDecode kernels are therefore ~4 µs of their own structure (split merge, short per-CTA work) on top
+// of ~4 µs that any kernel pays after the flush. Consequence for floor targets: floor / t ≤ floor / (3.96 + 0.958 ·
+// floor), so ≥ 60 % of the floor is out of any kernel's reach below a ~5.6 µs floor, ≥ 80 % below ~13.6 µs.
+// ("hot" reads are slower than flushed ones at 1-4 MiB: without the flush kernel in front, the timed kernel's start
+// event sees the GPU idle, so launch latency lands inside the events.)
 #include <cuda_runtime.h>
 
 #include <algorithm>
