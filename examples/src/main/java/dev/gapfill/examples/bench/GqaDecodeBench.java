@@ -192,10 +192,6 @@ public final class GqaDecodeBench implements BenchSuite {
     }
 
     /**
-     * Runs {@code plan} with sequence 0 shortened to min(len_0, CHECK_LEN) and compares sequence 0's output (all heads)
-     * with the fp64 reference; the output is poisoned first.
-     */
-    /**
      * The fp64 reference of sequence 0 for one set of lengths: the same for every path of a row (same q, cache, length
      * and scale), so the paths share it instead of each copying sequence 0 to the host and recomputing it.
      */
@@ -205,6 +201,10 @@ public final class GqaDecodeBench implements BenchSuite {
         private int len = -1;
     }
 
+    /**
+     * Runs {@code plan} with sequence 0 shortened to min(len_0, CHECK_LEN) and compares sequence 0's output (all heads)
+     * with the fp64 reference; the output is poisoned first.
+     */
     static Verdict checkSequence0(GqaDecodePlan plan, Tensor q, KvCache cache, Tensor lens, Tensor out, Tensor lse, int[] lv, Stream s,
                                   Seq0Reference ref) {
         Problem p = plan.problem();
@@ -229,15 +229,13 @@ public final class GqaDecodeBench implements BenchSuite {
                 ref.scale = plan.scale();
             }
         }
-        {
-            GqaDecodeReference.Exact ex = ref.exact;
-            Tensor o0 = out.strided(new long[] {1, hq, d}, Tensor.contiguousStrides(new long[] {1, hq, d}), 0);
-            boolean pRounded = AttentionTolerance.roundsProbabilities(plan.decision().backend());
-            Verdict vo = Verifier.compare(o0, ex.out(), ex.absTerms(), AttentionTolerance.output(p.dtype(), ex, d, pRounded), "reference");
-            Tensor lse0 = lse.strided(new long[] {1, hq}, new long[] {hq, 1}, 0);
-            Verdict vl = AttentionTolerance.compareLse(lse0, ex, d);
-            return vl.pass() ? vo : vl;
-        }
+        GqaDecodeReference.Exact ex = ref.exact;
+        Tensor o0 = out.strided(new long[] {1, hq, d}, Tensor.contiguousStrides(new long[] {1, hq, d}), 0);
+        boolean pRounded = AttentionTolerance.roundsProbabilities(plan.decision().backend());
+        Verdict vo = Verifier.compare(o0, ex.out(), ex.absTerms(), AttentionTolerance.output(p.dtype(), ex, d, pRounded), "reference");
+        Tensor lse0 = lse.strided(new long[] {1, hq}, new long[] {hq, 1}, 0);
+        Verdict vl = AttentionTolerance.compareLse(lse0, ex, d);
+        return vl.pass() ? vo : vl;
     }
 
     /** K and V rows [0, len) of sequence 0, in BHLD order, into host tensors. */
