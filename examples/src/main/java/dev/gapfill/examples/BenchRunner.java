@@ -55,6 +55,10 @@ public final class BenchRunner {
         Map<String, Object> ceil = new LinkedHashMap<>();
         ceil.put("copy_GBps", ctx.ceilings().copyGBps());
         ceil.put("bf16_gemm_TFLOPs", ctx.ceilings().bf16GemmTflops());
+        if (ctx.readLine() != null) {  // a plain read of S bytes after the flush: intercept + S / bandwidth (BenchContext.ReadLine)
+            ceil.put("read_after_flush_us", ctx.readLine().interceptUs());
+            ceil.put("read_after_flush_GBps", ctx.readLine().gbps());
+        }
         doc.put("ceilings", ceil);
         doc.put("method", "CUDA events on one stream; L2 flushed (a read of 4x L2, leaving clean lines) before every repetition; paths interleaved; "
                 + ctx.reps() + " repetitions after the warm-up rounds (the first cases of each suite warm up for at least "

@@ -34,6 +34,15 @@ public final class BenchContext implements AutoCloseable {
     /** Measured ceilings of the device. */
     public record Ceilings(double copyGBps, double bf16GemmTflops) {}
 
+    /**
+     * The time of a plain streaming read of S bytes right after the L2 flush, fitted as {@code interceptUs + S / gbps}: what
+     * any kernel that has to read S bytes pays under this benchmark's method (launch, DRAM ramp and tail included). The
+     * issues' floors (bytes / copy bandwidth) leave the intercept out, so a floor target is out of every kernel's reach on
+     * rows whose floor is small against it; the report counts those rows. H100 at c2335e1
+     * (cuda-native/dev/timing/fixed_cost.cu): 3.96 µs + S / 3115 GB/s, TLB misses ruled out.
+     */
+    public record ReadLine(double interceptUs, double gbps) {}
+
     private final Device device;
     private final CudaDevice cuda;
     private final DeviceInfo info;
@@ -46,6 +55,8 @@ public final class BenchContext implements AutoCloseable {
     private final boolean quick;
     private final Consumer<String> progress;
     private Ceilings ceilings;
+    private ReadLine readLine;
+    private boolean readLineTried;
     private BiConsumer<String, List<BenchRow>> checkpoint = (op, rows) -> { };
     private final ResumedRows resumed = new ResumedRows();
     private long checkpointIntervalNanos = 15_000_000_000L;
@@ -222,8 +233,68 @@ public final class BenchContext implements AutoCloseable {
         if (ceilings == null) {
             ceilings = new Ceilings(measureCopyGBps(), measureBf16Tflops());
             progress(String.format("ceilings: copy %.0f GB/s, bf16 GEMM %.0f TFLOP/s", ceilings.copyGBps(), ceilings.bf16GemmTflops()));
+            readLine();
         }
         return ceilings;
+    }
+
+    /**
+     * The read-after-flush line ({@link ReadLine}), measured once per run with the flush kernel itself reading the first
+     * S bytes of the flush buffer (bytes the flush just pushed out of L2) for three sizes; null if it could not be
+     * measured (the run goes on without it).
+     */
+    public ReadLine readLine() {
+        if (!readLineTried) {
+            readLineTried = true;
+            try {
+                readLine = measureReadLine();
+                progress(String.format("read after the L2 flush: %.2f us + bytes / %.0f GB/s", readLine.interceptUs(), readLine.gbps()));
+            } catch (RuntimeException e) {
+                progress("read-after-flush line not measured: " + e.getMessage());
+            }
+        }
+        return readLine;
+    }
+
+    private ReadLine measureReadLine() {
+        // bytes the flush leaves out of L2: everything but its last ~L2 bytes (kept a 2x margin)
+        long cold = flush.byteSize() - 2 * info.l2Bytes();
+        long top = Math.min(128L << 20, cold) / 16 * 16;
+        if (top < (8L << 20)) {
+            throw new IllegalStateException("flush buffer of " + flush.byteSize() + " bytes leaves less than 8 MiB cold");
+        }
+        long[] sizes = {top / 16 / 16 * 16, top / 4 / 16 * 16, top};
+        double[] us = new double[sizes.length];
+        for (int i = 0; i < sizes.length; i++) {
+            long n16 = sizes[i] / 16;
+            LinkedHashMap<String, Runnable> p = new LinkedHashMap<>();
+            p.put("read", () -> flushKernel.launch(stream, 4 * info.smCount(), 1, 1, 512, 1, 1, 0,
+                    KernelArgs.begin().ptr(flush).i64(n16).ptr(sink)));
+            us[i] = timeInterleaved(p).get("read").medianUs();
+        }
+        return fitReadLine(sizes, us);
+    }
+
+    /** Least-squares line t = c + S / bw through (S bytes, t µs); bw in GB/s. */
+    static ReadLine fitReadLine(long[] bytes, double[] us) {
+        int n = bytes.length;
+        double mx = 0;
+        double my = 0;
+        for (int i = 0; i < n; i++) {
+            mx += bytes[i] / 1e3;  // x in kB, so the slope is µs per kB = 1 / (GB/s)
+            my += us[i];
+        }
+        mx /= n;
+        my /= n;
+        double sxy = 0;
+        double sxx = 0;
+        for (int i = 0; i < n; i++) {
+            double dx = bytes[i] / 1e3 - mx;
+            sxy += dx * (us[i] - my);
+            sxx += dx * dx;
+        }
+        double slope = sxy / sxx;
+        return new ReadLine(my - slope * mx, 1.0 / slope);
     }
 
     /** max(bytes / copy bandwidth, flops / rate) in µs; {@code flopRateTflops} is the unit that does the math. */

@@ -46,13 +46,26 @@ public final class IssueTargets {
 
     /** The targets of {@code op}'s issue over {@code rows} (the JSON rows of a benchmark file); empty for other ops. */
     public static List<Result> evaluate(String op, List<Map<String, Object>> rows) {
+        return evaluate(op, rows, Map.of());
+    }
+
+    /**
+     * As {@link #evaluate(String, List)}, with the file's {@code ceilings}: where they hold the read-after-flush line
+     * ({@code read_after_flush_us}, {@code read_after_flush_GBps}), each floor-fraction target also counts the rows
+     * it is out of every kernel's reach on (a plain read of the row's bytes after the flush already takes longer than
+     * the target allows).
+     */
+    public static List<Result> evaluate(String op, List<Map<String, Object>> rows, Map<String, Object> ceilings) {
+        Double c = ceilings == null ? null : num(ceilings, "read_after_flush_us");
+        Double bw = ceilings == null ? null : num(ceilings, "read_after_flush_GBps");
+        double[] line = c != null && bw != null && bw > 0 ? new double[] {c, bw} : null;  // {intercept µs, GB/s}
         List<Result> out = new ArrayList<>();
         switch (op) {
-            case "bmm": bmm(rows, out); break;
-            case "depthwise_conv3x3": depthwise(rows, out); break;
-            case "int8_mm": int8(rows, out); break;
-            case "grouped_gemm": grouped(rows, out); break;
-            case "gqa_decode": gqa(rows, out); break;
+            case "bmm": bmm(rows, out, line); break;
+            case "depthwise_conv3x3": depthwise(rows, out, line); break;
+            case "int8_mm": int8(rows, out, line); break;
+            case "grouped_gemm": grouped(rows, out, line); break;
+            case "gqa_decode": gqa(rows, out, line); break;
             case "demo": demo(rows, out); break;
             default: break;
         }
@@ -61,7 +74,7 @@ public final class IssueTargets {
 
     // ---------------------------------------------------------------- issue 3
 
-    private static void bmm(List<Map<String, Object>> rows, List<Result> out) {
+    private static void bmm(List<Map<String, Object>> rows, List<Result> out, double[] line) {
         Predicate<Map<String, Object>> square = r -> shape(r, "m") == shape(r, "n") && shape(r, "n") == shape(r, "k")
                 && !Boolean.TRUE.equals(shapeMap(r).get("shared_b")) && num(r, "custom_us") != null;
         Predicate<Map<String, Object>> half = r -> "F16".equals(r.get("dtype")) || "BF16".equals(r.get("dtype"));
@@ -71,15 +84,14 @@ public final class IssueTargets {
         out.add(speedupAtEveryRow("… never below 1.5×", tinyHalf, 1.5));
         out.add(geomean("n ≤ 32, F32: custom ≥ 1.5× the vendor (geometric mean)",
                 select(rows, square.and(r -> "F32".equals(r.get("dtype")) && shape(r, "n") <= 32)), IssueTargets::speedup, 1.5));
-        out.add(every("48 ≤ n ≤ 128 at batch ≥ 2048, F16/BF16: floor / custom ≥ 0.8",
-                select(rows, square.and(half).and(r -> shape(r, "n") >= 48 && shape(r, "n") <= 128 && shape(r, "batch") >= 2048)),
-                IssueTargets::floorFraction, 0.8, "%"));
+        out.add(floorAtEveryRow("48 ≤ n ≤ 128 at batch ≥ 2048, F16/BF16: floor / custom ≥ 0.8",
+                select(rows, square.and(half).and(r -> shape(r, "n") >= 48 && shape(r, "n") <= 128 && shape(r, "batch") >= 2048)), 0.8, line));
         out.add(autoWithin(rows, false));
     }
 
     // ---------------------------------------------------------------- issue 4
 
-    private static void depthwise(List<Map<String, Object>> rows, List<Result> out) {
+    private static void depthwise(List<Map<String, Object>> rows, List<Result> out, double[] line) {
         Predicate<Map<String, Object>> timed = r -> num(r, "custom_us") != null && num(r, "vendor_us") != null;
         for (String dt : new String[] {"F16", "BF16"}) {
             out.add(geomean(dt + ": custom ≥ 3.0× the vendor composition (geometric mean; F16 and BF16 taken one by one)",
@@ -87,18 +99,18 @@ public final class IssueTargets {
         }
         out.add(geomean("F32: custom ≥ 2.0× the vendor composition (geometric mean)",
                 select(rows, timed.and(r -> "F32".equals(r.get("dtype")))), IssueTargets::speedup, 2.0));
-        out.add(every("every case moving ≥ 32 MB (10⁶ bytes): floor / custom ≥ 0.75",
-                select(rows, timed.and(r -> num(r, "bytes") != null && num(r, "bytes") >= 32e6)), IssueTargets::floorFraction, 0.75, "%"));
+        out.add(floorAtEveryRow("every case moving ≥ 32 MB (10⁶ bytes): floor / custom ≥ 0.75",
+                select(rows, timed.and(r -> num(r, "bytes") != null && num(r, "bytes") >= 32e6)), 0.75, line));
         out.add(autoWithin(rows, false));
     }
 
     // ---------------------------------------------------------------- issue 5
 
-    private static void int8(List<Map<String, Object>> rows, List<Result> out) {
+    private static void int8(List<Map<String, Object>> rows, List<Result> out, double[] line) {
         Predicate<Map<String, Object>> skinny = r -> num(r, "custom_us") != null && shape(r, "m") <= 16
                 && (double) shape(r, "k") * shape(r, "n") >= 16.0 * (1 << 20);
         List<Map<String, Object>> s = select(rows, skinny);
-        out.add(every("M ≤ 16, K·N ≥ 16Mi: floor / custom ≥ 0.8 (weight-read floor)", s, IssueTargets::floorFraction, 0.8, "%"));
+        out.add(floorAtEveryRow("M ≤ 16, K·N ≥ 16Mi: floor / custom ≥ 0.8 (weight-read floor)", s, 0.8, line));
         out.add(speedupAtEveryRow("… custom ≥ 1.3× the vendor at every point", s, 1.3));
         out.add(every("… custom ≥ 2× the F16 cuBLAS peer", select(s, r -> peer(r, "f16_cublas") != null),
                 r -> peer(r, "f16_cublas") / num(r, "custom_us"), 2.0, "×"));
@@ -109,27 +121,27 @@ public final class IssueTargets {
 
     // ---------------------------------------------------------------- issue 6
 
-    private static void grouped(List<Map<String, Object>> rows, List<Result> out) {
+    private static void grouped(List<Map<String, Object>> rows, List<Result> out, double[] line) {
         // vendor_us is the per-expert loop, the peer cublas_grouped_batched the grouped-batched call (GroupedGemmBench)
         List<Map<String, Object>> fine = select(rows, r -> num(r, "custom_us") != null && shape(r, "experts") >= 64);
         out.add(geomean("E ≥ 64: custom ≥ 5× the per-expert loop (geometric mean)", fine, IssueTargets::speedup, 5.0));
         out.add(geomean("E ≥ 64: custom ≥ 1.3× cublasGemmGroupedBatchedEx (geometric mean)",
                 select(fine, r -> peer(r, "cublas_grouped_batched") != null),
                 r -> peer(r, "cublas_grouped_batched") / num(r, "custom_us"), 1.3));
-        out.add(every("T ≤ 512: floor / custom ≥ 0.75",
-                select(rows, r -> num(r, "custom_us") != null && shape(r, "tokens") <= 512), IssueTargets::floorFraction, 0.75, "%"));
+        out.add(floorAtEveryRow("T ≤ 512: floor / custom ≥ 0.75",
+                select(rows, r -> num(r, "custom_us") != null && shape(r, "tokens") <= 512), 0.75, line));
         out.add(autoWithin(rows, true));
     }
 
     // ---------------------------------------------------------------- issue 7
 
-    private static void gqa(List<Map<String, Object>> rows, List<Result> out) {
+    private static void gqa(List<Map<String, Object>> rows, List<Result> out, double[] line) {
         Predicate<Map<String, Object>> timed = r -> num(r, "custom_us") != null;
         ToDoubleFunction<Map<String, Object>> bl = r -> (double) shape(r, "B") * shape(r, "L");
-        out.add(every("B·L ≥ 65,536: floor / custom ≥ 0.8 (KV-read floor)",
-                select(rows, timed.and(r -> bl.applyAsDouble(r) >= 65536)), IssueTargets::floorFraction, 0.8, "%"));
-        out.add(every("B·L ≥ 8,192: floor / custom ≥ 0.6",
-                select(rows, timed.and(r -> bl.applyAsDouble(r) >= 8192)), IssueTargets::floorFraction, 0.6, "%"));
+        out.add(floorAtEveryRow("B·L ≥ 65,536: floor / custom ≥ 0.8 (KV-read floor)",
+                select(rows, timed.and(r -> bl.applyAsDouble(r) >= 65536)), 0.8, line));
+        out.add(floorAtEveryRow("B·L ≥ 8,192: floor / custom ≥ 0.6",
+                select(rows, timed.and(r -> bl.applyAsDouble(r) >= 8192)), 0.6, line));
         out.add(geomean("B·L ≤ 32,768: custom ≥ 3× the vendor composition (geometric mean)",
                 select(rows, timed.and(r -> num(r, "vendor_us") != null && bl.applyAsDouble(r) <= 32768)), IssueTargets::speedup, 3.0));
         out.add(every("custom never slower than the vendor composition",
@@ -246,6 +258,29 @@ public final class IssueTargets {
         }
         return beyondFloor == 0 ? res : new Result(res.target(), res.measured() + String.format(Locale.ROOT,
                 "; out of any kernel's reach in %d of them (the vendor is within %.2f× of the floor there)", beyondFloor, need), res.met());
+    }
+
+    /**
+     * Every row's floor / custom ≥ {@code need}; with the file's read-after-flush line, also how many rows no kernel could
+     * bring there: a plain read of the row's bytes after the flush (intercept + bytes / bandwidth) already takes longer
+     * than floor / {@code need}.
+     */
+    private static Result floorAtEveryRow(String target, List<Map<String, Object>> rows, double need, double[] line) {
+        Result res = every(target, rows, IssueTargets::floorFraction, need, "%");
+        if (line == null || rows.isEmpty()) {
+            return res;
+        }
+        int outOfReach = 0;
+        for (Map<String, Object> r : rows) {
+            Double fl = num(r, "floor_us");
+            Double bytes = num(r, "bytes");
+            if (fl != null && bytes != null && fl / Math.max(fl, line[0] + bytes / (line[1] * 1e3)) < need) {
+                outOfReach++;
+            }
+        }
+        return new Result(res.target(), res.measured() + String.format(Locale.ROOT,
+                "; out of any kernel's reach in %d of them (a plain read of their bytes after the flush takes %.2f µs + bytes / %.0f GB/s)",
+                outOfReach, line[0], line[1]), res.met());
     }
 
     /** Every row's ratio ≤ {@code limit} (a time over the time it is held to); reports the worst excess. */

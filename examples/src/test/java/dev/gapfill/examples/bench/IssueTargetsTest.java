@@ -118,6 +118,23 @@ class IssueTargetsTest {
         assertEquals("0 of 1 rows (worst +15.0 %)", t.get(4).measured());
     }
 
+    @Test void floorTargetsCountTheRowsAPlainReadAfterTheFlushAlreadyMisses() {
+        List<Map<String, Object>> rows = new ArrayList<>();
+        // read line 4 µs + bytes / 3000 GB/s: 15 MB reads in 9 µs, so a 5 µs floor caps the fraction at 56 % (< 60 %);
+        // 60 MB reads in 24 µs against a 20 µs floor: 83 %, within reach
+        rows.add(row("F16", shape("B", 1, "Hq", 32, "Hkv", 8, "D", 128, "L", 8192, "layout", "BHLD", "page", 0, "lens", "L"), 30.0, 12.0, 12.0,
+                5.0, 15_000_000L, Map.of()));
+        rows.add(row("F16", shape("B", 4, "Hq", 32, "Hkv", 8, "D", 128, "L", 8192, "layout", "BHLD", "page", 0, "lens", "L"), 60.0, 40.0, 40.0,
+                20.0, 60_000_000L, Map.of()));
+        Map<String, Object> ceilings = Map.of("copy_GBps", 3000.0, "read_after_flush_us", 4.0, "read_after_flush_GBps", 3000.0);
+        List<IssueTargets.Result> t = IssueTargets.evaluate("gqa_decode", rows, ceilings);
+        assertEquals("0 of 2 rows (42–50 %); out of any kernel's reach in 1 of them (a plain read of their bytes after the flush takes "
+                + "4.00 µs + bytes / 3000 GB/s)", t.get(1).measured());
+        assertFalse(t.get(1).met(), "the verdict stays strict: an unreachable row is still a miss");
+        // without the line (files measured before it existed) the text is the plain count
+        assertEquals("0 of 2 rows (42–50 %)", IssueTargets.evaluate("gqa_decode", rows).get(1).measured());
+    }
+
     @Test void gqaPagedRowsWhoseDrawnLengthsDifferAreComparedPerFloor() {
         List<Map<String, Object>> rows = new ArrayList<>();
         // lengths drawn in [L/2, L]: the paged row read 20 % more bytes (floor 12 vs 10 µs) and took 20 % longer
