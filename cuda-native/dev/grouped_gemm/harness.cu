@@ -46,7 +46,8 @@ static const double U32 = std::ldexp(1.0, -24);
 struct Var { const char* name; bool decode; int rows, cols, stages, ctas; int threads = 128; };
 static const Var VARS[] = {{"m16", false, 16, 64, 4, 4}, {"m64", false, 64, 128, 3, 2}, {"d16", true, 16, 64, 8, 2},
                            {"d32", true, 32, 64, 7, 2}, {"d16w", true, 16, 128, 5, 2}, {"m128", false, 128, 128, 3, 2},
-                           {"m64s4", false, 64, 128, 4, 2}, {"m64t8", false, 64, 128, 3, 2, 256}};
+                           {"m64s4", false, 64, 128, 4, 2}, {"m64t8", false, 64, 128, 3, 2, 256}, {"m16s6", false, 16, 64, 6, 3},
+                           {"m16s8", false, 16, 64, 8, 2}};
 static const int NVARS = sizeof(VARS) / sizeof(VARS[0]);
 
 static size_t smem_bytes(const Var& v, bool nk, int G) {
@@ -497,7 +498,7 @@ static void sweep(cublasHandle_t h, cudaStream_t st, bool profile) {
                             const Var& v = VARS[i];
                             if (profile && !(std::string(v.name) == "m16" || std::string(v.name) == "m64" || std::string(v.name) == "d16")) continue;
                             if (v.decode && rpa > 64) continue;
-                            if (std::string(v.name) == "m16" && T > 512) continue;
+                            if (std::string(v.name).rfind("m16", 0) == 0 && T > 512) continue;  // m16, m16s6, m16s8
                             vars.push_back(i);
                         }
                         std::vector<std::string> names; std::vector<std::function<void()>> paths;

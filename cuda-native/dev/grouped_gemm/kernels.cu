@@ -12,6 +12,10 @@
 GG_CONFIG(m128,  128, 128, 2, 2, 3, 2)   // one row block per expert up to 128 rows; 64x64 warp tiles
 GG_CONFIG(m64s4,  64, 128, 2, 2, 4, 2)   // m64 with a fourth stage
 GG_CONFIG(m64t8,  64, 128, 2, 4, 3, 2)   // m64 with 8 warps (32x32 warp tiles): twice the warps per SM
+// For T = 1 gate-up (KN, SwiGLU): m16 reads at ~51 % of DRAM peak with ~2 CTAs per SM (256 tiles of 64 columns at E=64,
+// ncu h100-run1-ncu.txt) and ~37 KB in flight per CTA; deeper rings put 2-3x the bytes in flight per SM.
+GG_CONFIG(m16s6,  16,  64, 1, 4, 6, 3)
+GG_CONFIG(m16s8,  16,  64, 1, 4, 8, 2)
 
 #define K1(n) if (std::strcmp(name, #n) == 0) return (const void*)n;
 #define KL(cfg, tn) K1(gg_##cfg##_##tn##_kn_plain) K1(gg_##cfg##_##tn##_kn_swiglu) K1(gg_##cfg##_##tn##_nk_plain) K1(gg_##cfg##_##tn##_nk_swiglu)
@@ -19,6 +23,7 @@ const void* gg_kernel(const char* name) {
     KL(m16, f16) KL(m16, bf16) KL(m64, f16) KL(m64, bf16)
     KL(d16, f16) KL(d16, bf16) KL(d32, f16) KL(d32, bf16) KL(d16w, f16) KL(d16w, bf16)
     KL(m128, f16) KL(m128, bf16) KL(m64s4, f16) KL(m64s4, bf16) KL(m64t8, f16) KL(m64t8, bf16)
+    KL(m16s6, f16) KL(m16s6, bf16) KL(m16s8, f16) KL(m16s8, bf16)
     return nullptr;
 }
 
