@@ -3,10 +3,10 @@
 set -u
 D=${1:?dir}
 F="-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v"
-for v in a b c; do nvcc $F -I "$D/$v" -I "$D" -c "$D/$v.cu" -o /tmp/gqa_ab_$v.o > /tmp/gqa_ab_$v.log 2>&1 & done
+for v in a b c d; do nvcc $F -I "$D/$v" -I "$D" -c "$D/$v.cu" -o /tmp/gqa_ab_$v.o > /tmp/gqa_ab_$v.log 2>&1 & done
 nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I "$D" -c "$D/main.cu" -o /tmp/gqa_ab_main.o || exit 1
 wait
-for v in a b c; do grep -q "error" /tmp/gqa_ab_$v.log && { cat /tmp/gqa_ab_$v.log; exit 1; }
+for v in a b c d; do grep -q "error" /tmp/gqa_ab_$v.log && { cat /tmp/gqa_ab_$v.log; exit 1; }
   echo "$v: $(grep -A1 "f16_d128" /tmp/gqa_ab_$v.log | grep -o "Used [0-9]* registers" | head -1)"; done
 nvcc -gencode=arch=compute_90a,code=sm_90a /tmp/gqa_ab_*.o -o /tmp/gqa_ab || exit 1
 timeout ${AB_TIMEOUT:-150} /tmp/gqa_ab
