@@ -417,7 +417,7 @@ int main(int argc, char** argv) {
             if (use_small) cfgs.push_back(small_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, c.shared, dv));
             if (use_hffma && c.d != F32) {
                 cfgs.push_back(hffma_plan(c.batch, c.m, c.n, c.k, c.ta, c.tb, c.shared, dv));
-                Cfg q = cfgs.back(); q.grid = std::min(q.grid, 2); q.threads = 32; cfgs.push_back(q);  // one warp, the first matrices only
+                Cfg q = cfgs.back(); q.threads = 32; cfgs.push_back(q);  // one warp per block: every thread loops over many tiles
             }
             if (use_stream) {
                 Cfg p = stream_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, c.shared, dv);
