@@ -6,6 +6,7 @@ import dev.gapfill.core.Tensor;
 import dev.gapfill.ops.GqaDecode.KvCache;
 import dev.gapfill.ops.GqaDecode.KvLayout;
 import dev.gapfill.ops.GqaDecode.Problem;
+import dev.gapfill.verify.GqaDecodeProblems;
 import org.junit.jupiter.api.Test;
 
 import java.util.Random;
@@ -15,15 +16,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 /** The host copy of sequence 0 that the gqa_decode benchmark's check compares against (CPU tensors, no GPU needed). */
 class GqaDecodeBenchTest {
     private static Tensor random(Random rnd, long... shape) {
-        long n = 1;
-        for (long s : shape) {
-            n *= s;
-        }
-        float[] f = new float[(int) n];
-        for (int i = 0; i < f.length; i++) {
-            f[i] = rnd.nextFloat() * 2 - 1;
-        }
-        return Tensor.of(Device.CPU, DType.F16, f, shape);
+        return GqaDecodeProblems.uniform(rnd, DType.F16, shape);
     }
 
     @Test void contiguousSequence0IsCopiedHeadByHeadInBhldOrder() {
