@@ -158,16 +158,13 @@ final class ReportCmd implements Callable<Integer> {
         return 0;
     }
 
-    /** The op's issue targets on these rows, as a table (nothing for ops without targets). */
+    /** A benchmark file's {@code ceilings} (empty when absent). */
     @SuppressWarnings("unchecked")
     private static Map<String, Object> ceilingsOf(Map<String, Object> doc) {
         return doc.get("ceilings") instanceof Map<?, ?> m ? (Map<String, Object>) m : Map.of();
     }
 
-    static void targets(StringBuilder sb, String op, List<Map<String, Object>> rows, boolean fullSweep) {
-        targets(sb, op, rows, fullSweep, Map.of());
-    }
-
+    /** The op's issue targets on these rows, as a table (nothing for ops without targets); {@code ceilings} as the file holds them. */
     static void targets(StringBuilder sb, String op, List<Map<String, Object>> rows, boolean fullSweep, Map<String, Object> ceilings) {
         List<dev.gapfill.examples.bench.IssueTargets.Result> t = dev.gapfill.examples.bench.IssueTargets.evaluate(op, rows, ceilings);
         if (t.isEmpty()) {
