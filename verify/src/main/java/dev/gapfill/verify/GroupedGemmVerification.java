@@ -61,11 +61,19 @@ public final class GroupedGemmVerification {
                 }
             }
             GroupedGemmReference.Result ref = GroupedGemmReference.compute(hx, hw, off, o.layout(), gather, o.swiglu(), scale);
-            // the path that ran (AUTO may pick the grouped-batched call, whose GEMM result is rounded before the epilogue)
-            boolean rounded = GroupedGemm.decide(x, w, offsets, o).variant().equals("cublas_grouped") && (o.swiglu() || o.rowScale() != null);
+            boolean rounded = roundsBeforeEpilogue(x, w, offsets, o);
             Tolerance tol = Tolerance.accumulation(out.dtype(), hx.dim(1), 2);
             return Verifier.compare(out, ref.value(), ref.errorScale(tol.accTerm(), out.dtype(), rounded), tol, "reference");
         }
+    }
+
+    /**
+     * Whether the path {@code GroupedGemm.decide} names for these arguments rounds the GEMM result to the dtype before
+     * its epilogue: the grouped-batched vendor call with SwiGLU or a row scale (AUTO and VENDOR may pick it). The
+     * reference's error scale then takes the extra rounding ({@link GroupedGemmReference.Result#errorScale}).
+     */
+    public static boolean roundsBeforeEpilogue(Tensor x, Tensor w, Tensor offsets, GroupedGemm.Options o) {
+        return GroupedGemm.decide(x, w, offsets, o).variant().equals("cublas_grouped") && (o.swiglu() || o.rowScale() != null);
     }
 
     private static int[] ints(Tensor t) {

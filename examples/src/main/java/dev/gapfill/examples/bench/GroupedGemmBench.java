@@ -13,6 +13,7 @@ import dev.gapfill.ops.GroupedGemm.Options;
 import dev.gapfill.ops.GroupedGemm.VendorPath;
 import dev.gapfill.ops.GroupedGemm.WeightLayout;
 import dev.gapfill.ops.reference.GroupedGemmReference;
+import dev.gapfill.verify.GroupedGemmVerification;
 import dev.gapfill.verify.Tolerance;
 import dev.gapfill.verify.Verdict;
 import dev.gapfill.verify.Verifier;
@@ -136,15 +137,15 @@ public final class GroupedGemmBench implements BenchSuite {
              Tensor scale = gateUp ? null : Tensor.of(dev, DType.F32, rt.weight(), tTotal);
              Tensor out = Tensor.empty(dev, dt, ctx.stream(), tTotal, nOut)) {
             Options base = Options.builder().layout(WeightLayout.KN).gather(gather).swiglu(gateUp).rowScale(scale).build();
-            Options vendor = base.withBackend(Backend.VENDOR);
-            Options grouped = Options.builder().layout(WeightLayout.KN).gather(gather).swiglu(gateUp).rowScale(scale)
-                    .backend(Backend.VENDOR).vendorPath(VendorPath.GROUPED_BATCHED).build();
-            Options custom = base.withBackend(Backend.CUSTOM);
+            // the paths in timing order, each with the options it runs
+            LinkedHashMap<String, Options> options = new LinkedHashMap<>();
+            options.put("vendor", base.withBackend(Backend.VENDOR));
+            options.put("cublas_grouped_batched", Options.builder().layout(WeightLayout.KN).gather(gather).swiglu(gateUp).rowScale(scale)
+                    .backend(Backend.VENDOR).vendorPath(VendorPath.GROUPED_BATCHED).build());
+            options.put("custom", base.withBackend(Backend.CUSTOM));
+            options.put("auto", base);
             LinkedHashMap<String, Runnable> paths = new LinkedHashMap<>();
-            paths.put("vendor", () -> GroupedGemm.run(x, w, off, vendor, out, ctx.stream()));
-            paths.put("cublas_grouped_batched", () -> GroupedGemm.run(x, w, off, grouped, out, ctx.stream()));
-            paths.put("custom", () -> GroupedGemm.run(x, w, off, custom, out, ctx.stream()));
-            paths.put("auto", () -> GroupedGemm.run(x, w, off, base, out, ctx.stream()));
+            options.forEach((name, o) -> paths.put(name, () -> GroupedGemm.run(x, w, off, o, out, ctx.stream())));
             // correctness of every path before timing
             List<Slice> slices = reference(m, dt, gateUp, rt, hostX, w, k, n);
             Verdict customVerdict = null;
@@ -153,16 +154,8 @@ public final class GroupedGemmBench implements BenchSuite {
                 out.fillBytes(0xff, ctx.stream());
                 p.getValue().run();
                 ctx.stream().synchronize();
-                // the grouped-batched vendor path rounds C to the input dtype before its epilogue pass; AUTO (and a
-                // forced VENDOR) may pick it too, so the bound follows the path each of them actually runs
-                Options opts = switch (p.getKey()) {
-                    case "vendor" -> vendor;
-                    case "cublas_grouped_batched" -> grouped;
-                    case "custom" -> custom;
-                    default -> base;
-                };
-                boolean rounded = GroupedGemm.decide(x, w, off, opts).variant().equals("cublas_grouped");
-                Verdict v = check(slices, dt, out, k, nOut, rounded);
+                // the bound follows the path each option actually runs (AUTO and VENDOR may pick the grouped-batched call)
+                Verdict v = check(slices, dt, out, k, nOut, GroupedGemmVerification.roundsBeforeEpilogue(x, w, off, options.get(p.getKey())));
                 allPass &= v.pass();
                 if (!v.pass()) {
                     ctx.progress("grouped_gemm CHECK FAILED " + p.getKey() + ": " + v);
