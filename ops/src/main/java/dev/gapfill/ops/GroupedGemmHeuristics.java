@@ -43,6 +43,15 @@ public final class GroupedGemmHeuristics {
     static final double LOOP_ROWS_PER_GROUP = 300;
 
     /**
+     * ...and only when each group's GEMM (2 · rows per group · K · N) is at least this many FLOP; below it the per-expert
+     * GEMMs are too small for the loop and cublasGemmGroupedBatchedEx keeps them. Java sweep at c2335e1
+     * (docs/benchmarks/h100/grouped_gemm.json, loop / grouped µs, F16 and BF16): E=64 gate-up T=8192 (8.6 GFLOP per
+     * group) 1833 / 2428 and 1828 / 2444; E=160 gate-up T=8192 (9.7) 5630 / 6497 and 5480 / 8180; E=160 down T=8192
+     * (4.8) 3455 / 4325 and 3405 / 4098; E=128 gate-up T=8192 (3.2) 1970 / 1953 and 2269 / 1954.
+     */
+    static final double LOOP_MIN_FLOP_PER_GROUP = 4e9;
+
+    /**
      * Coarse MoE (G ≤ this): above {@link #VENDOR_ROWS_PER_GROUP} rows per group the per-expert loop wins: E=8 top-2
      * T=512 (128 rows/group) gate-up loop 1000 vs m64 1483 vs grouped 1559 µs, down 451 vs 890 vs 584. Coarse decode is
      * no longer sent to the loop: E=8 T=1 down d16 113 vs loop 116, gate-up m64 194 vs loop 200.
@@ -158,16 +167,21 @@ public final class GroupedGemmHeuristics {
         boolean coarse = s.groups() <= COARSE_GROUPS;
         boolean bigGemm = s.swiglu() || (long) s.k() * s.n() >= VENDOR_MIN_KN;
         if (rows > VENDOR_ROWS_PER_GROUP && (bigGemm || coarse)) {
-            if (!coarse && rows < LOOP_ROWS_PER_GROUP) {
+            double flopPerGroup = 2.0 * rows * s.k() * s.n();
+            if (!coarse && (rows < LOOP_ROWS_PER_GROUP || flopPerGroup < LOOP_MIN_FLOP_PER_GROUP)) {
                 return new Decision(Backend.VENDOR, "cublas_grouped", String.format(
-                        "%.0f rows per group in (%.0f, %.0f) on G=%d > %d groups, %s: cublasGemmGroupedBatchedEx wins; its GEMM result is "
-                                + "rounded to the dtype before the epilogue (%s: E=64 gate-up T=2048 grouped 688 us vs m64 836 vs loop 840)",
-                        rows, VENDOR_ROWS_PER_GROUP, LOOP_ROWS_PER_GROUP, s.groups(), COARSE_GROUPS, s.swiglu() ? "SwiGLU" : "K*N >= 4M",
+                        "%.0f rows per group > %.0f on G=%d > %d groups, %s, and %s: cublasGemmGroupedBatchedEx wins; its GEMM result is "
+                                + "rounded to the dtype before the epilogue (%s: E=64 gate-up T=2048 grouped 688 us vs m64 836 vs loop 840; "
+                                + "Java sweep c2335e1: E=128 gate-up T=8192, 3.2 GFLOP per group, grouped 1954 us vs loop 2269)",
+                        rows, VENDOR_ROWS_PER_GROUP, s.groups(), COARSE_GROUPS, s.swiglu() ? "SwiGLU" : "K*N >= 4M",
+                        rows < LOOP_ROWS_PER_GROUP
+                                ? String.format("fewer than %.0f rows per group", LOOP_ROWS_PER_GROUP)
+                                : String.format("%.1f GFLOP per group < %.0f", flopPerGroup / 1e9, LOOP_MIN_FLOP_PER_GROUP / 1e9),
                         SOURCE));
             }
             return new Decision(Backend.VENDOR, "cublas_loop", String.format(
                     "%.0f rows per group > %.0f on %s: large per-expert GEMMs, the cuBLAS loop wins (%s: E=8 T=512 gate-up loop 1000 us "
-                            + "vs m64 1483; E=64 T=8192 loop 1819 vs grouped 2429)", rows, VENDOR_ROWS_PER_GROUP,
+                            + "vs m64 1483; E=64 T=8192, 8.6 GFLOP per group, loop 1819 vs grouped 2429)", rows, VENDOR_ROWS_PER_GROUP,
                     coarse ? "coarse MoE (G <= " + COARSE_GROUPS + ")" : "big per-expert GEMMs", SOURCE));
         }
         Variant v = variant(s, info);

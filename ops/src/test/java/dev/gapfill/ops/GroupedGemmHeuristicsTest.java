@@ -69,6 +69,11 @@ class GroupedGemmHeuristicsTest {
         assertEquals("cublas_grouped", auto(moe(160, 6, 5120, 1536, 2048, false))); // grouped 1510, m64 1812
         assertEquals("cublas_loop", auto(moe(64, 8, 2048, 1024, 8192, true)));      // loop 1819, grouped 2429
         assertEquals("cublas_loop", auto(moe(160, 6, 5120, 1536, 8192, true)));     // loop 5570, grouped 6809
+        assertEquals("cublas_loop", auto(moe(160, 6, 5120, 1536, 8192, false)));    // down, 4.8 GFLOP per group: loop 3405, grouped 4098
+        // 512 rows per group but 3.2 GFLOP per group: grouped 1954 vs loop 2269 (BF16, Java sweep at c2335e1)
+        Decision small = GroupedGemmHeuristics.decide(moe(128, 8, 2048, 768, 8192, true), H100, Backend.AUTO);
+        assertEquals("cublas_grouped", small.variant());
+        assertTrue(small.reason().contains("GFLOP per group"), small.reason());
         assertEquals("cublas_loop", auto(moe(8, 2, 4096, 14336, 512, true)));       // loop 1000, m64 1483
         assertEquals("cublas_loop", auto(moe(8, 2, 4096, 14336, 512, false)));      // loop 451, m64 890
         Decision d = GroupedGemmHeuristics.decide(moe(64, 8, 2048, 1024, 2048, true), H100, Backend.AUTO);
