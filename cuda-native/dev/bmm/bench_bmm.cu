@@ -18,6 +18,7 @@
 //      ./bench sweep  (the issue's sweep; BMM_SKIP=stream or small leaves a kernel out)
 #include "bmm_small.cu"
 #include "bmm_small_hffma.cu"  // experiment: F16/BF16 widened to fp32 in shared memory, FFMA tiles (kind 4)
+#include "bmm_frag.cu"         // experiment: m, n, k <= 16 loaded straight into mma fragments (kind 5)
 #include "bmm_stream.cu"
 #include "bmm_team.cu"
 
@@ -50,7 +51,7 @@ static long operand_elems(Dt d, int rows, int cols) {
     int stride = cp + (((cp / V) % 2 == 0) ? V : 0);
     return (long)rp * stride;
 }
-struct Cfg { int kind; int mats, threads, grid, stages; long smem; int W = 1, direct = 0, tpb = 1; };  // kind 0 vendor, 1 small, 2 stream, 3 team, 4 hffma
+struct Cfg { int kind; int mats, threads, grid, stages; long smem; int W = 1, direct = 0, tpb = 1; };  // kind 0 vendor, 1 small, 2 stream, 3 team, 4 hffma, 5 frag
 // BmmHeuristics.plan (bmm_small)
 static Cfg small_plan(Dt d, int batch, int m, int n, int k, bool ta, bool tb, bool shared, const Dev& dv) {
     long a = operand_elems(d, ta ? k : m, ta ? m : k) * dtbytes(d);
@@ -72,6 +73,18 @@ static Cfg hffma_plan(int batch, int m, int n, int k, bool ta, bool tb, bool sha
     Cfg p = small_plan(F32, batch, m, n, k, ta, tb, shared, dv);
     p.kind = 4;
     return p;
+}
+// bmm_frag: `mpw` matrices per warp, `threads` per block, a grid covering the batch once (no dynamic shared memory).
+static bool frag_ok(Dt d, int m, int n, int k) { return d != F32 && m <= 16 && n <= 16 && k <= 16; }
+static Cfg frag_plan(int batch, int mpw, int threads) {
+    Cfg p{5, mpw, threads, 0, 1, 0};
+    p.grid = (int)cdiv(cdiv(batch, mpw), threads / 32);
+    return p;
+}
+// The default: one matrix per warp below 16 warps per SM, else two, else four; 128 threads.
+static Cfg frag_default(int batch, const Dev& dv) {
+    long warps_per_sm = cdiv(batch, dv.sms);
+    return frag_plan(batch, warps_per_sm >= 64 ? 4 : warps_per_sm >= 32 ? 2 : 1, 128);
 }
 // BmmHeuristics.streamPlan (bmm_stream); g_force / s_force > 0 override mats / stages (alternatives).
 static const long STREAM_REGS = 128;  // __launch_bounds__(256, 2): at most 128 registers per thread
@@ -122,6 +135,12 @@ static KernS kern_hffma(Dt d, bool ta, bool tb) {
     static KernS ks[2][4] = {
         {(KernS)bmm_hffma_f16_nn, (KernS)bmm_hffma_f16_nt, (KernS)bmm_hffma_f16_tn, (KernS)bmm_hffma_f16_tt},
         {(KernS)bmm_hffma_bf16_nn, (KernS)bmm_hffma_bf16_nt, (KernS)bmm_hffma_bf16_tn, (KernS)bmm_hffma_bf16_tt}};
+    return ks[d == BF16 ? 1 : 0][(ta ? 2 : 0) + (tb ? 1 : 0)];
+}
+static KernS kern_frag(Dt d, bool ta, bool tb) {
+    static KernS ks[2][4] = {
+        {(KernS)bmm_frag_f16_nn, (KernS)bmm_frag_f16_nt, (KernS)bmm_frag_f16_tn, (KernS)bmm_frag_f16_tt},
+        {(KernS)bmm_frag_bf16_nn, (KernS)bmm_frag_bf16_nt, (KernS)bmm_frag_bf16_tn, (KernS)bmm_frag_bf16_tt}};
     return ks[d == BF16 ? 1 : 0][(ta ? 2 : 0) + (tb ? 1 : 0)];
 }
 static KernP kern_stream(Dt d, bool ta, bool tb) {
@@ -196,6 +215,7 @@ static void launch(const Cfg& p, const Case& c, const void* A, const void* B, vo
     if (p.kind == 0) vendor(h, c, A, B, C);
     else if (p.kind == 1) kern_small(c.d, c.ta, c.tb)<<<p.grid, p.threads, p.smem, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, c.shared);
     else if (p.kind == 4) kern_hffma(c.d, c.ta, c.tb)<<<p.grid, p.threads, p.smem, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, c.shared);
+    else if (p.kind == 5) kern_frag(c.d, c.ta, c.tb)<<<p.grid, p.threads, 0, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, c.shared);
     else if (p.kind == 2) kern_stream(c.d, c.ta, c.tb)<<<p.grid, p.threads, p.smem, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, p.stages, c.shared);
     else kern_team(c.d, c.ta, c.tb)<<<p.grid, p.threads, p.smem, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, p.stages, p.W, p.direct);
 }
@@ -344,6 +364,7 @@ static std::string cfgname(const Cfg& p) {
     if (p.kind == 0) return "cublas";
     if (p.kind == 1) snprintf(b, sizeof b, "small g%d t%d", p.mats, p.threads);
     else if (p.kind == 4) snprintf(b, sizeof b, "hffma g%d t%d", p.mats, p.threads);
+    else if (p.kind == 5) snprintf(b, sizeof b, "frag w%d t%d", p.mats, p.threads);
     else if (p.kind == 3) snprintf(b, sizeof b, "team w%d g%d s%d %s t%d x%d", p.W, p.mats, p.stages, p.direct ? "dc" : "sc", p.threads, p.grid);
     else snprintf(b, sizeof b, "stream g%d s%d t%d x%d", p.mats, p.stages, p.threads, p.grid);
     return b;
@@ -354,6 +375,7 @@ int main(int argc, char** argv) {
     const char* skip = getenv("BMM_SKIP");
     bool use_small = !(skip && strstr(skip, "small")), use_stream = !(skip && strstr(skip, "stream")), use_team = !(skip && strstr(skip, "team"));
     bool use_hffma = !(skip && strstr(skip, "hffma"));
+    bool use_frag = !(skip && strstr(skip, "frag"));
     const int max_n = getenv("BMM_MAXN") ? atoi(getenv("BMM_MAXN")) : 1 << 30;  // sweep: only cases with max(m, n, k) <= BMM_MAXN
     Dev dv; int v;
     if (mode == "plans") {  // no device needed: the plans for the H100 (132 SMs, 228/227 KiB)
@@ -395,7 +417,9 @@ int main(int argc, char** argv) {
         int shapes[][3] = {{17, 33, 9}, {97, 7, 128}, {1, 1, 1}, {128, 128, 97}, {16, 8, 24}, {100, 100, 100}, {64, 1, 64},
                            {1, 64, 64}, {128, 128, 128}, {8, 8, 8}, {48, 48, 48}, {33, 17, 40}, {2, 3, 5},
                            // bmm_team shapes (16-byte rows): k not a multiple of 16, m, n not multiples of 16 or 32
-                           {24, 40, 8}, {40, 24, 56}, {96, 32, 64}, {8, 128, 8}, {120, 8, 72}, {32, 32, 32}, {64, 64, 64}};
+                           {24, 40, 8}, {40, 24, 56}, {96, 32, 64}, {8, 128, 8}, {120, 8, 72}, {32, 32, 32}, {64, 64, 64},
+                           // bmm_frag shapes (m, n, k <= 16): each 8-block present or absent, odd edges, odd row lengths
+                           {16, 16, 16}, {9, 15, 7}, {16, 8, 16}, {8, 16, 9}, {3, 11, 16}, {13, 1, 2}, {1, 16, 1}};
         for (int d = 0; d < 3; ++d)
             for (int t = 0; t < 8; ++t)
                 for (auto& s : shapes) cs.push_back({(Dt)d, (s[0] * s[1] * s[2] > 100000) ? 23 : 301, s[0], s[1], s[2], (bool)(t & 2), (bool)(t & 1), (bool)(t & 4)});
@@ -418,6 +442,10 @@ int main(int argc, char** argv) {
             if (use_hffma && c.d != F32) {
                 cfgs.push_back(hffma_plan(c.batch, c.m, c.n, c.k, c.ta, c.tb, c.shared, dv));
                 Cfg q = cfgs.back(); q.threads = 32; cfgs.push_back(q);  // one warp per block: every thread loops over many tiles
+            }
+            if (use_frag && frag_ok(c.d, c.m, c.n, c.k)) {  // every matrices-per-warp count, with a partial last warp and block
+                cfgs.push_back(frag_default(c.batch, dv));
+                for (int w : {1, 2, 4}) cfgs.push_back(frag_plan(c.batch, w, w == 2 ? 256 : 128));
             }
             if (use_stream) {
                 Cfg p = stream_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, c.shared, dv);
@@ -504,11 +532,18 @@ int main(int argc, char** argv) {
         cases.push_back({d, 2048, 32, 32, 32, false, false, true});
         cases.push_back({d, 2048, 32, 32, 32, true, true, false});
         cases.push_back({d, 8192, 64, 64, 64, false, false, true});
+        if (d != F32) {  // frag-eligible (m, n, k <= 16) layouts, shared B and odd sizes
+            cases.push_back({d, 2048, 16, 16, 16, true, true, false});
+            cases.push_back({d, 8192, 8, 8, 8, true, false, false});
+            cases.push_back({d, 2048, 16, 16, 16, false, false, true});
+            cases.push_back({d, 2048, 12, 12, 12, false, false, false});
+            cases.push_back({d, 8192, 9, 15, 7, false, false, false});
+        }
     }
     cases.erase(std::remove_if(cases.begin(), cases.end(), [&](const Case& c) { return std::max({c.m, c.n, c.k}) > max_n; }), cases.end());
     printf("%-4s %5s %3s %3s %3s %-3s | %8s %8s %8s %8s %8s %8s | %6s %6s %6s | %s\n", "dt", "batch", "m", "n", "k", "lay", "floor", "cublas", "small",
            "stream", "team", "tbest", "v/sm", "v/tm", "fl/tb", "configs (us) and checks");
-    struct Row { Case c; double floor_us, tv, ts, tp, tt, ttb, tbest; std::string best, tbname; bool ok; double th = NAN; };
+    struct Row { Case c; double floor_us, tv, ts, tp, tt, ttb, tbest; std::string best, tbname; bool ok; double th = NAN, tf = NAN, tfb = NAN; std::string tfbname; };
     std::vector<Row> rows;
     unsigned seed = 1000;
     for (auto& c : cases) {
@@ -519,6 +554,14 @@ int main(int argc, char** argv) {
         if (custom_ok && use_small) { i_small = (int)cfgs.size(); cfgs.push_back(small_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, c.shared, dv)); }
         int i_hffma = -1;
         if (custom_ok && use_hffma && c.d != F32) { i_hffma = (int)cfgs.size(); cfgs.push_back(hffma_plan(c.batch, c.m, c.n, c.k, c.ta, c.tb, c.shared, dv)); }
+        int i_frag = -1, i_frag0 = (int)cfgs.size(), i_frag1 = i_frag0;
+        if (use_frag && frag_ok(c.d, c.m, c.n, c.k)) {
+            i_frag = (int)cfgs.size(); Cfg f0 = frag_default(c.batch, dv); cfgs.push_back(f0);
+            for (int w : {1, 2, 4})
+                for (int th : {64, 128, 256})
+                    if (!(w == f0.mats && th == f0.threads)) cfgs.push_back(frag_plan(c.batch, w, th));
+            i_frag1 = (int)cfgs.size();
+        }
         Cfg p = stream_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, c.shared, dv);
         if (custom_ok && use_stream && p.kind == 2) {
             i_stream = (int)cfgs.size(); cfgs.push_back(p);
@@ -582,6 +625,9 @@ int main(int argc, char** argv) {
                 tbest >= 0 ? med[tbest] : NAN, best >= 0 ? med[best] : NAN, best >= 0 ? cfgname(cfgs[best]) : "-",
                 tbest >= 0 ? cfgname(cfgs[tbest]) : "-", allok};
         if (i_hffma >= 0 && pass[i_hffma]) row.th = med[i_hffma];
+        if (i_frag >= 0 && pass[i_frag]) row.tf = med[i_frag];
+        for (int i = i_frag0; i < i_frag1; ++i)
+            if (pass[i] && (std::isnan(row.tfb) || med[i] < row.tfb)) { row.tfb = med[i]; row.tfbname = cfgname(cfgs[i]); }
         rows.push_back(row);
         char lay[4] = {c.ta ? 'T' : 'N', c.tb ? 'T' : 'N', c.shared ? 'S' : '-', 0};
         printf("%-4s %5d %3d %3d %3d %-3s | %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f | %5.2fx %5.2fx %5.0f%% |", dtname[c.d], c.batch, c.m, c.n, c.k, lay,
@@ -620,6 +666,23 @@ int main(int argc, char** argv) {
                 l0 += std::log(r.tv / r.ts); l1 += std::log(r.tv / std::min(r.ts, r.th)); cn++;
             }
         if (cn) printf("n<=32 square F16/BF16 (%d rows) geomean vendor/custom: small %.2fx, min(small, hffma) %.2fx\n", cn, std::exp(l0 / cn), std::exp(l1 / cn));
+    }
+    {  // the frag experiment: F16/BF16 square n <= 16 rows (8^3, 16^3), and the n <= 32 geomean with frag where it applies
+        double l0 = 0, l1 = 0, l2 = 0; int cn = 0;
+        for (auto& r : rows)
+            if (r.c.d != F32 && r.c.m == r.c.n && r.c.n == r.c.k && r.c.n <= 32 && !r.c.ta && !r.c.tb && !r.c.shared) {
+                const double f = std::isnan(r.tf) ? r.ts : std::min(r.ts, r.tf), fb = std::isnan(r.tfb) ? r.ts : std::min(r.ts, r.tfb);
+                if (!std::isnan(r.tf))
+                    printf("frag %-4s %5d %3d: cublas %8.2f small %8.2f frag %8.2f best frag %8.2f (%s) (frag/small %.2f)\n", dtname[r.c.d], r.c.batch,
+                           r.c.n, r.tv, r.ts, r.tf, r.tfb, r.tfbname.c_str(), r.tf / r.ts);
+                l0 += std::log(r.tv / r.ts); l1 += std::log(r.tv / f); l2 += std::log(r.tv / fb); cn++;
+            }
+        if (cn) printf("n<=32 square F16/BF16 (%d rows) geomean vendor/custom: small %.2fx, min(small, frag) %.2fx, min(small, best frag) %.2fx\n", cn,
+                       std::exp(l0 / cn), std::exp(l1 / cn), std::exp(l2 / cn));
+        for (auto& r : rows)  // other frag-eligible rows (odd shapes, layouts, shared B)
+            if (!std::isnan(r.tf) && !(r.c.m == r.c.n && r.c.n == r.c.k && !r.c.ta && !r.c.tb && !r.c.shared))
+                printf("frag %-4s %5d %dx%dx%d %c%c%c: cublas %8.2f small %8.2f frag %8.2f best frag %8.2f (%s)\n", dtname[r.c.d], r.c.batch, r.c.m,
+                       r.c.n, r.c.k, r.c.ta ? 'T' : 'N', r.c.tb ? 'T' : 'N', r.c.shared ? 'S' : '-', r.tv, r.ts, r.tf, r.tfb, r.tfbname.c_str());
     }
     double lo[3] = {1e9, 1e9, 1e9}, hi[3] = {0, 0, 0};  // floor% of F16/BF16 48..128 square at batch >= 2048: stream, team, team best
     for (auto& r : rows)

@@ -1,0 +1,149 @@
+// Experiment (dev only, not in the jar): F16/BF16 batched matmul for m, n, k <= 16 with the operands
+// loaded from global memory straight into mma.sync fragments: no shared memory, no barrier.
+//
+// Why: at 8^3 bmm_small stages each matrix into a 16x16 shared-memory tile, so three of every four
+// 16-byte chunks it writes are zero padding and each warp load instruction fetches 128 bytes; the
+// H100 sweep at 8828290 has 8^3 batch 8192 at 9.2 us against a 4.9 us plain read of its bytes
+// (16^3 batch 2048, the same 3.1 MB, takes 5.8 us). See docs/ops/bmm.md.
+//
+// Design. One warp per matrix, MPW consecutive matrices per warp, all of a warp's loads issued before
+// its first mma. Lane (g = lane / 4, t = lane % 4) of an 8x8 block of a row-major stored operand
+// loads the pair (row g, columns 2t and 2t + 1) as one 32-bit load: a warp reads the block's 8 rows
+// with one instruction (128 contiguous bytes when the block is a whole 8x8 matrix). That pair is the
+// row-major A fragment of mma.m16n8k16 directly; where the fragment needs the other major (B stored
+// [k][n], or A stored transposed) movmatrix.trans turns the block around in registers. Blocks past
+// m, n or k are zero registers (warp-uniform), elements past the matrix edge are zero (per lane).
+// C: lane stores (row g [+ 8], columns 2t, 2t + 1) of each 16x8 accumulator as one 32-bit store.
+// Odd row lengths or 2-byte-aligned views take element loads and stores in the same code.
+#include "gapfill_types.cuh"
+#include "bmm_mma.cuh"
+
+using namespace gapfill;
+
+namespace {
+
+__device__ __forceinline__ uint32_t trans8x8(uint32_t x) {
+    uint32_t y;
+    asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;\n" : "=r"(y) : "r"(x));
+    return y;
+}
+
+template <typename T> __device__ __forceinline__ uint32_t bits16(T v) {
+    return static_cast<uint32_t>(*reinterpret_cast<const unsigned short*>(&v));
+}
+
+// Elements (r, c) and (r, c + 1) of a row-major rows x cols matrix M, packed low first; zero outside.
+// vec: cols is even and M is 4-byte aligned, so (c even) the pair is one aligned 32-bit word.
+template <typename T>
+__device__ __forceinline__ uint32_t ld_pair(const T* __restrict__ M, int rows, int cols, int r, int c, bool vec) {
+    if (r >= rows || c >= cols) return 0u;
+    const T* p = M + (size_t)r * cols + c;
+    if (vec) return __ldg(reinterpret_cast<const unsigned int*>(p));
+    const uint32_t lo = bits16(p[0]);
+    const uint32_t hi = c + 1 < cols ? bits16(p[1]) : 0u;
+    return lo | (hi << 16);
+}
+
+template <typename T>
+__device__ __forceinline__ void st_pair(T* __restrict__ M, int rows, int cols, int r, int c, float x, float y, bool vec) {
+    if (r >= rows || c >= cols) return;
+    T* p = M + (size_t)r * cols + c;
+    if (vec) {
+        *reinterpret_cast<uint32_t*>(p) = pack2<T>(x, y);
+    } else {
+        p[0] = from_float<T>(x);
+        if (c + 1 < cols) p[1] = from_float<T>(y);
+    }
+}
+
+// Raw loads of one matrix: A blocks (mb, kb) -> ra[mb + 2 kb], B blocks (kb, nb) -> rb[kb + 2 nb], in
+// stored orientation (the transposes happen after all loads are in flight).
+template <typename T, bool TA, bool TB>
+__device__ __forceinline__ void load_raw(const T* __restrict__ A, const T* __restrict__ B, int m, int n, int k, bool va, bool vb,
+                                         int g, int t, uint32_t (&ra)[4], uint32_t (&rb)[4]) {
+#pragma unroll
+    for (int kb = 0; kb < 2; ++kb) {
+#pragma unroll
+        for (int mb = 0; mb < 2; ++mb) {
+            // !TA: A [m][k], pair (mb*8+g, kb*8+2t). TA: At [k][m], pair (kb*8+g, mb*8+2t), transposed later.
+            ra[mb + 2 * kb] = !TA ? ld_pair(A, m, k, mb * 8 + g, kb * 8 + 2 * t, va) : ld_pair(A, k, m, kb * 8 + g, mb * 8 + 2 * t, va);
+        }
+#pragma unroll
+        for (int nb = 0; nb < 2; ++nb) {
+            // TB: Bt [n][k], pair (nb*8+g, kb*8+2t). !TB: B [k][n], pair (kb*8+g, nb*8+2t), transposed later.
+            rb[kb + 2 * nb] = TB ? ld_pair(B, n, k, nb * 8 + g, kb * 8 + 2 * t, vb) : ld_pair(B, k, n, kb * 8 + g, nb * 8 + 2 * t, vb);
+        }
+    }
+}
+
+template <typename T, bool TA, bool TB, int MPW>
+__device__ __forceinline__ void bmm_frag_body(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int batch, int m, int n,
+                                              int k, int b_shared) {
+    const int lane = threadIdx.x & 31;
+    const int g = lane >> 2, t = lane & 3;
+    const long long warp = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    const long long b0 = warp * MPW;
+    if (b0 >= batch) return;  // warp-uniform
+    const long long sa = (long long)m * k, sb = b_shared ? 0LL : (long long)k * n, sc = (long long)m * n;
+    const bool va = ((TA ? m : k) % 2 == 0) && ((reinterpret_cast<uintptr_t>(A) & 3) == 0);
+    const bool vb = ((TB ? k : n) % 2 == 0) && ((reinterpret_cast<uintptr_t>(B) & 3) == 0);
+    const bool vc = (n % 2 == 0) && ((reinterpret_cast<uintptr_t>(C) & 3) == 0);
+    const bool m1 = m > 8, n1 = n > 8;  // second row / column half (warp-uniform)
+
+    uint32_t ra[MPW][4], rb[MPW][4];
+#pragma unroll
+    for (int i = 0; i < MPW; ++i) {
+        const long long b = b0 + i;
+        if (b < batch) {
+            load_raw<T, TA, TB>(A + b * sa, B + b * sb, m, n, k, va, vb, g, t, ra[i], rb[i]);
+        } else {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) ra[i][e] = rb[i][e] = 0u;
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < MPW; ++i) {
+        const long long b = b0 + i;
+        if (b >= batch) break;  // warp-uniform
+        uint32_t af[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) af[e] = TA ? trans8x8(ra[i][e]) : ra[i][e];
+        T* Cb = C + b * sc;
+#pragma unroll
+        for (int nb = 0; nb < 2; ++nb) {
+            if (nb == 1 && !n1) break;
+            const uint32_t b0r = TB ? rb[i][2 * nb] : trans8x8(rb[i][2 * nb]);
+            const uint32_t b1r = TB ? rb[i][2 * nb + 1] : trans8x8(rb[i][2 * nb + 1]);
+            float acc[4] = {0.f, 0.f, 0.f, 0.f};
+            MmaOp<T>::run(acc, af, b0r, b1r);
+            st_pair<T>(Cb, m, n, g, nb * 8 + 2 * t, acc[0], acc[1], vc);
+            if (m1) st_pair<T>(Cb, m, n, g + 8, nb * 8 + 2 * t, acc[2], acc[3], vc);
+        }
+    }
+}
+
+template <typename T, bool TA, bool TB>
+__device__ __forceinline__ void bmm_frag(const T* A, const T* B, T* C, int batch, int m, int n, int k, int mpw, int b_shared) {
+    if (mpw >= 4) bmm_frag_body<T, TA, TB, 4>(A, B, C, batch, m, n, k, b_shared);
+    else if (mpw == 2) bmm_frag_body<T, TA, TB, 2>(A, B, C, batch, m, n, k, b_shared);
+    else bmm_frag_body<T, TA, TB, 1>(A, B, C, batch, m, n, k, b_shared);
+}
+
+}  // namespace
+
+// Entry points bmm_frag_<dtype>_<a><b>: same arguments as bmm_small, `mats` = matrices per warp (1, 2 or 4).
+// Grid: ceil(batch / (mats * warps per block)) blocks; no dynamic shared memory. Needs m, n, k <= 16.
+#define GAPFILL_BMM_FRAG(NAME, T, TA, TB)                                                                     \
+    extern "C" __global__ void NAME(const T* A, const T* B, T* C, int batch, int m, int n, int k, int mats,  \
+                                    int b_shared) {                                                           \
+        bmm_frag<T, TA, TB>(A, B, C, batch, m, n, k, mats, b_shared);                                         \
+    }
+
+GAPFILL_BMM_FRAG(bmm_frag_f16_nn, __half, false, false)
+GAPFILL_BMM_FRAG(bmm_frag_f16_nt, __half, false, true)
+GAPFILL_BMM_FRAG(bmm_frag_f16_tn, __half, true, false)
+GAPFILL_BMM_FRAG(bmm_frag_f16_tt, __half, true, true)
+GAPFILL_BMM_FRAG(bmm_frag_bf16_nn, __nv_bfloat16, false, false)
+GAPFILL_BMM_FRAG(bmm_frag_bf16_nt, __nv_bfloat16, false, true)
+GAPFILL_BMM_FRAG(bmm_frag_bf16_tn, __nv_bfloat16, true, false)
+GAPFILL_BMM_FRAG(bmm_frag_bf16_tt, __nv_bfloat16, true, true)

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# One device call for the frag experiment (bmm_frag.cu: m, n, k <= 16 loaded straight into mma fragments): build
+# the harness, check every kernel on every corr case (frag on each shape with m, n, k <= 16: every layout, shared B,
+# unaligned views, each matrices-per-warp count), then the n <= 32 part of the issue's sweep plus frag-eligible
+# layouts and odd shapes (cuBLAS, bmm_small and nine frag configurations interleaved), and the geomeans.
+# Run from the repo root on the device: OUT=$OUT bash cuda-native/dev/bmm/run_frag.sh  (about 2 minutes)
+set -o pipefail
+OUT=${OUT:-.}; here=$(cd "$(dirname "$0")" && pwd); src=$here/../../src/main/cuda
+nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -I"$here" -I"$src/common" -I"$src/bmm" "$here/bench_bmm.cu" -lcublas \
+  -o /tmp/bench_bmm >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+grep -A2 "bmm_frag_f16_nn\|bmm_small_f16_nn" "$OUT/build.log" | grep -o "Used [0-9]* registers.*" | head -2
+BMM_SKIP=stream,team,hffma timeout 120 /tmp/bench_bmm corr >"$OUT/corr.txt" 2>&1; echo "corr rc=$?"
+grep -m 20 -E "FAIL|MISMATCH|CUDA" "$OUT/corr.txt"; tail -1 "$OUT/corr.txt"
+BMM_MAXN=32 BMM_SKIP=stream,team,hffma timeout 240 /tmp/bench_bmm sweep >"$OUT/sweep.txt" 2>&1; echo "sweep rc=$?"
+grep -E "^frag|geomean|empty launch" "$OUT/sweep.txt"
