@@ -24,22 +24,13 @@
 // event sees the GPU idle, so launch latency lands inside the events.)
 #include <cuda_runtime.h>
 
+#include "stream_read.cuh"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
-    std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); std::exit(2); } } while (0)
-
-__global__ void stream_read(const uint4* __restrict__ p, long long n16, unsigned* __restrict__ sink) {
-    unsigned acc = 0;
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n16; i += (long long)gridDim.x * blockDim.x) {
-        const uint4 v = __ldcg(p + i);
-        acc ^= v.x ^ v.y ^ v.z ^ v.w;
-    }
-    if (acc == 0x9e3779b9u) sink[0] = acc;  // practically never: keeps the loads
-}
 
 // One 16-byte load every `step16` words: brings back the translations (and a few lines) of the buffer.
 __global__ void touch(const uint4* __restrict__ p, long long n16, long long step16, unsigned* __restrict__ sink) {
@@ -60,14 +51,10 @@ int main() {
     const int sms = prop.multiProcessorCount;
     std::printf("GPU %s, %d SMs, L2 %d MiB\n", prop.name, sms, prop.l2CacheSize >> 20);
     const size_t maxBytes = 256u << 20, flushBytes = 256u << 20;
-    void *buf, *flush;
-    unsigned* sink;
-    CK(cudaMalloc(&buf, maxBytes)); CK(cudaMalloc(&flush, flushBytes)); CK(cudaMalloc(&sink, 4));
-    CK(cudaMemset(buf, 1, maxBytes)); CK(cudaMemset(flush, 2, flushBytes));
-    cudaStream_t st; CK(cudaStreamCreate(&st));
-    cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
+    const Probe pr = probe_setup(maxBytes, flushBytes);  // (named copies: lambdas below capture them, C++17)
+    void *buf = pr.buf, *flush = pr.flush; unsigned* sink = pr.sink; cudaStream_t st = pr.st; cudaEvent_t e0 = pr.e0, e1 = pr.e1;
     const dim3 grid(4 * sms), block(512);
-    auto doFlush = [&] { stream_read<<<grid, block, 0, st>>>((const uint4*)flush, flushBytes / 16, sink); };
+    auto doFlush = [&] { stream_read<0><<<grid, block, 0, st>>>((const uint4*)flush, flushBytes / 16, sink); };
     {   // copy bandwidth, the floors' reference (1 GiB device to device, bytes read + written)
         void *a, *b; size_t nb = 1u << 30; CK(cudaMalloc(&a, nb)); CK(cudaMalloc(&b, nb));
         std::vector<float> t;
@@ -89,12 +76,12 @@ int main() {
         std::vector<float> t[4];
         for (int r = 0; r < reps + 2; ++r) {
             for (int c = 0; c < 4; ++c) {
-                if (c == 0) stream_read<<<grid, block, 0, st>>>((const uint4*)buf, s / 16, sink);  // make it hot
+                if (c == 0) stream_read<0><<<grid, block, 0, st>>>((const uint4*)buf, s / 16, sink);  // make it hot
                 else doFlush();
                 if (c == 2) touch<<<grid, block, 0, st>>>((const uint4*)buf, s / 16, (64 << 10) / 16, sink);
                 if (c == 3) touch<<<grid, block, 0, st>>>((const uint4*)buf, s / 16, (2 << 20) / 16, sink);
                 CK(cudaEventRecord(e0, st));
-                stream_read<<<grid, block, 0, st>>>((const uint4*)buf, s / 16, sink);
+                stream_read<0><<<grid, block, 0, st>>>((const uint4*)buf, s / 16, sink);
                 CK(cudaEventRecord(e1, st));
                 CK(cudaEventSynchronize(e1));
                 float ms; CK(cudaEventElapsedTime(&ms, e0, e1));
