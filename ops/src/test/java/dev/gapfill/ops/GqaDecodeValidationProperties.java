@@ -167,6 +167,27 @@ class GqaDecodeValidationProperties {
         }
     }
 
+    /** The reference runs its (sequence, KV head) pairs in parallel: a range of sequences is the same bits as its slice of the batch. */
+    @Test void aRangeOfSequencesIsItsSliceOfTheWholeBatch() {
+        Random rnd = new Random(12);
+        int b = 3, hq = 8, hkv = 2, d = 16, cap = 13;
+        int[] lens = {11, 0, 13};
+        try (Tensor q = Poison.random(CPU, DType.F16, rnd, b, hq, d); Tensor k = Poison.random(CPU, DType.F16, rnd, b, hkv, cap, d);
+             Tensor v = Poison.random(CPU, DType.F16, rnd, b, hkv, cap, d)) {
+            GqaDecodeReference.Exact whole = GqaDecodeReference.exact(q, KvCache.bhld(k, v), lens, cap, 0.25);
+            for (int i = 0; i < b; i++) {
+                GqaDecodeReference.Exact one = GqaDecodeReference.exact(q, KvCache.bhld(k, v), lens, cap, 0.25, i, i + 1);
+                int o = i * hq * d;
+                assertTrue(java.util.Arrays.equals(one.out(), java.util.Arrays.copyOfRange(whole.out(), o, o + hq * d)), "out of " + i);
+                assertTrue(java.util.Arrays.equals(one.absTerms(), java.util.Arrays.copyOfRange(whole.absTerms(), o, o + hq * d)));
+                assertTrue(java.util.Arrays.equals(one.lse(), java.util.Arrays.copyOfRange(whole.lse(), i * hq, i * hq + hq)));
+                assertTrue(java.util.Arrays.equals(one.sigma(), java.util.Arrays.copyOfRange(whole.sigma(), i * hq, i * hq + hq)));
+                assertEquals(lens[i], one.lens()[0]);
+            }
+            assertEquals(Double.NEGATIVE_INFINITY, whole.lse()[hq]);  // the empty sequence
+        }
+    }
+
     @Test void allocatingDecodeEqualsTheReference() {
         Random rnd = new Random(9);
         try (Tensor q = Poison.random(CPU, DType.F16, rnd, 2, 4, 64); Tensor k = Poison.random(CPU, DType.F16, rnd, 2, 17, 2, 64);

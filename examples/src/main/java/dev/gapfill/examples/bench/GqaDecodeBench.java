@@ -227,7 +227,7 @@ public final class GqaDecodeBench implements BenchSuite {
                  Tensor hk = Tensor.empty(Device.CPU, p.dtype(), 1, hkv, Math.max(l[0], 1), d);
                  Tensor hv = Tensor.empty(Device.CPU, p.dtype(), 1, hkv, Math.max(l[0], 1), d)) {
                 copySequence0(cache, p, l[0], hk, hv);
-                ref.exact = exactByKvHead(hq0, hk, hv, l[0], plan.scale());
+                ref.exact = GqaDecodeReference.exact(hq0, KvCache.bhld(hk, hv), new int[] {l[0]}, l[0], plan.scale());
                 ref.len = l[0];
                 ref.scale = plan.scale();
             }
@@ -239,45 +239,6 @@ public final class GqaDecodeBench implements BenchSuite {
         Tensor lse0 = lse.strided(new long[] {1, hq}, new long[] {hq, 1}, 0);
         Verdict vl = AttentionTolerance.compareLse(lse0, ex, d);
         return vl.pass() ? vo : vl;
-    }
-
-    /**
-     * {@link GqaDecodeReference#exact} of one sequence (q [1, Hq, D], K and V [1, Hkv, len, D] on the host), one KV head
-     * per task in parallel. Every KV head's query group is computed exactly as the whole call computes it (the heads
-     * are independent), so the result is the same to the bit; the benchmark's check spent most of its time here.
-     */
-    static GqaDecodeReference.Exact exactByKvHead(Tensor q, Tensor k, Tensor v, int len, double scale) {
-        int hq = (int) q.dim(1);
-        int d = (int) q.dim(2);
-        int hkv = (int) k.dim(1);
-        int rows = (int) k.dim(2);
-        int g = hq / hkv;
-        double[] out = new double[hq * d];
-        double[] abs = new double[hq * d];
-        double[] lse = new double[hq];
-        double[] sigma = new double[hq];
-        int eb = q.dtype().bytes();
-        java.util.stream.IntStream.range(0, hkv).parallel().forEach(h -> {
-            try (Tensor qh = Tensor.empty(Device.CPU, q.dtype(), 1, g, d); Tensor kh = Tensor.empty(Device.CPU, k.dtype(), 1, 1, rows, d);
-                 Tensor vh = Tensor.empty(Device.CPU, v.dtype(), 1, 1, rows, d)) {
-                copyBytes(q, (long) h * g * d * eb, qh, (long) g * d * eb);
-                copyBytes(k, (long) h * rows * d * eb, kh, (long) rows * d * eb);
-                copyBytes(v, (long) h * rows * d * eb, vh, (long) rows * d * eb);
-                GqaDecodeReference.Exact e = GqaDecodeReference.exact(qh, KvCache.bhld(kh, vh), new int[] {len}, len, scale);
-                System.arraycopy(e.out(), 0, out, h * g * d, g * d);
-                System.arraycopy(e.absTerms(), 0, abs, h * g * d, g * d);
-                System.arraycopy(e.lse(), 0, lse, h * g, g);
-                System.arraycopy(e.sigma(), 0, sigma, h * g, g);
-            }
-        });
-        return new GqaDecodeReference.Exact(out, abs, lse, sigma, new int[] {Math.max(len, 0)});
-    }
-
-    /** {@code bytes} bytes of a host tensor from byte {@code from} into the start of another host tensor. */
-    private static void copyBytes(Tensor src, long from, Tensor dst, long bytes) {
-        java.nio.ByteBuffer b = src.hostBuffer();
-        b.limit((int) (from + bytes)).position((int) from);
-        dst.hostBuffer().put(b);
     }
 
     /** K and V rows [0, len) of sequence 0, in BHLD order, into host tensors. */

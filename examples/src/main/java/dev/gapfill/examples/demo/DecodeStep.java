@@ -169,42 +169,9 @@ public final class DecodeStep implements AutoCloseable {
         };
     }
 
-    /** The fp64 reference of step {@code s} (computed once, sequences in parallel). */
+    /** The fp64 reference of step {@code s} (computed once; the reference runs its (sequence, KV head) pairs in parallel). */
     public GqaDecodeReference.Exact reference(int s, double scale) {
-        return references.computeIfAbsent(s, x -> {
-            int[] l = steps[s];
-            GqaDecodeReference.Exact[] parts = IntStream.range(0, config.batch()).parallel()
-                    .mapToObj(b -> GqaDecodeReference.exact(hostQ, hostCache, l, config.capacity(), scale, b, b + 1))
-                    .toArray(GqaDecodeReference.Exact[]::new);
-            return concat(parts);
-        });
-    }
-
-    private static GqaDecodeReference.Exact concat(GqaDecodeReference.Exact[] parts) {
-        int nOut = 0;
-        int nHead = 0;
-        for (GqaDecodeReference.Exact p : parts) {
-            nOut += p.out().length;
-            nHead += p.lse().length;
-        }
-        double[] out = new double[nOut];
-        double[] abs = new double[nOut];
-        double[] lse = new double[nHead];
-        double[] sigma = new double[nHead];
-        int[] lens = new int[parts.length];
-        int o = 0;
-        int h = 0;
-        for (int b = 0; b < parts.length; b++) {
-            GqaDecodeReference.Exact p = parts[b];
-            System.arraycopy(p.out(), 0, out, o, p.out().length);
-            System.arraycopy(p.absTerms(), 0, abs, o, p.out().length);
-            System.arraycopy(p.lse(), 0, lse, h, p.lse().length);
-            System.arraycopy(p.sigma(), 0, sigma, h, p.lse().length);
-            lens[b] = p.lens()[0];
-            o += p.out().length;
-            h += p.lse().length;
-        }
-        return new GqaDecodeReference.Exact(out, abs, lse, sigma, lens);
+        return references.computeIfAbsent(s, x -> GqaDecodeReference.exact(hostQ, hostCache, steps[s], config.capacity(), scale));
     }
 
     /**

@@ -62,66 +62,70 @@ public final class GqaDecodeReference {
         double[] lse = new double[nb * hq];
         double[] sigma = new double[nb * hq];
         int[] clamped = new int[nb];
-        double[] krow = new double[d];
-        double[] vrow = new double[d];
         for (int b = b0; b < b1; b++) {
-            int len = Math.min(Math.max(lens[b], 0), maxLen);
-            clamped[b - b0] = len;
-            for (int h = 0; h < hkv; h++) {
-                double[][] qs = new double[g][d];
-                for (int i = 0; i < g; i++) {
-                    for (int e = 0; e < d; e++) {
-                        qs[i][e] = q.getDouble(((long) b * hq + (long) h * g + i) * d + e);
-                    }
-                }
-                double[][] s = new double[g][len];
-                double[] mx = new double[g];
-                java.util.Arrays.fill(mx, Double.NEGATIVE_INFINITY);
-                for (int j = 0; j < len; j++) {
-                    long row = rowOffset(cache, b, h, j, hkv, cap, d);
-                    for (int e = 0; e < d; e++) {
-                        krow[e] = k.getDouble(row + e);
-                    }
-                    for (int i = 0; i < g; i++) {
-                        double acc = 0;
-                        double aacc = 0;
-                        for (int e = 0; e < d; e++) {
-                            double x = qs[i][e] * krow[e];
-                            acc += x;
-                            aacc += Math.abs(x);
-                        }
-                        s[i][j] = acc * scale;
-                        mx[i] = Math.max(mx[i], s[i][j]);
-                        int bh = (b - b0) * hq + h * g + i;
-                        sigma[bh] = Math.max(sigma[bh], aacc * Math.abs(scale));
-                    }
-                }
-                double[] sum = new double[g];
-                for (int i = 0; i < g; i++) {
-                    for (int j = 0; j < len; j++) {
-                        s[i][j] = Math.exp(s[i][j] - mx[i]);
-                        sum[i] += s[i][j];
-                    }
-                }
-                for (int j = 0; j < len; j++) {
-                    long row = rowOffset(cache, b, h, j, hkv, cap, d);
-                    for (int e = 0; e < d; e++) {
-                        vrow[e] = v.getDouble(row + e);
-                    }
-                    for (int i = 0; i < g; i++) {
-                        double p = s[i][j] / sum[i];
-                        int base = ((b - b0) * hq + h * g + i) * d;
-                        for (int e = 0; e < d; e++) {
-                            out[base + e] += p * vrow[e];
-                            abs[base + e] += p * Math.abs(vrow[e]);
-                        }
-                    }
-                }
-                for (int i = 0; i < g; i++) {
-                    lse[(b - b0) * hq + h * g + i] = len == 0 ? Double.NEGATIVE_INFINITY : mx[i] + Math.log(sum[i]);
+            clamped[b - b0] = Math.min(Math.max(lens[b], 0), maxLen);
+        }
+        // one task per (sequence, KV head): each writes only its own query group's entries, in the same order as a
+        // sequential loop, so the result does not depend on the parallelism
+        java.util.stream.IntStream.range(0, nb * hkv).parallel().forEach(t -> {
+            int b = b0 + t / hkv;
+            int h = t % hkv;
+            int len = clamped[b - b0];
+            double[] krow = new double[d];
+            double[] vrow = new double[d];
+            double[][] qs = new double[g][d];
+            for (int i = 0; i < g; i++) {
+                for (int e = 0; e < d; e++) {
+                    qs[i][e] = q.getDouble(((long) b * hq + (long) h * g + i) * d + e);
                 }
             }
-        }
+            double[][] s = new double[g][len];
+            double[] mx = new double[g];
+            java.util.Arrays.fill(mx, Double.NEGATIVE_INFINITY);
+            for (int j = 0; j < len; j++) {
+                long row = rowOffset(cache, b, h, j, hkv, cap, d);
+                for (int e = 0; e < d; e++) {
+                    krow[e] = k.getDouble(row + e);
+                }
+                for (int i = 0; i < g; i++) {
+                    double acc = 0;
+                    double aacc = 0;
+                    for (int e = 0; e < d; e++) {
+                        double x = qs[i][e] * krow[e];
+                        acc += x;
+                        aacc += Math.abs(x);
+                    }
+                    s[i][j] = acc * scale;
+                    mx[i] = Math.max(mx[i], s[i][j]);
+                    int bh = (b - b0) * hq + h * g + i;
+                    sigma[bh] = Math.max(sigma[bh], aacc * Math.abs(scale));
+                }
+            }
+            double[] sum = new double[g];
+            for (int i = 0; i < g; i++) {
+                for (int j = 0; j < len; j++) {
+                    s[i][j] = Math.exp(s[i][j] - mx[i]);
+                    sum[i] += s[i][j];
+                }
+            }
+            for (int j = 0; j < len; j++) {
+                long row = rowOffset(cache, b, h, j, hkv, cap, d);
+                for (int e = 0; e < d; e++) {
+                    vrow[e] = v.getDouble(row + e);
+                }
+                for (int i = 0; i < g; i++) {
+                    double p = s[i][j] / sum[i];
+                    int base = ((b - b0) * hq + h * g + i) * d;
+                    for (int e = 0; e < d; e++) {
+                        out[base + e] += p * vrow[e];
+                        abs[base + e] += p * Math.abs(vrow[e]);
+                    }
+                }
+            }
+            for (int i = 0; i < g; i++) {
+                lse[(b - b0) * hq + h * g + i] = len == 0 ? Double.NEGATIVE_INFINITY : mx[i] + Math.log(sum[i]);
+            }
+        });
         return new Exact(out, abs, lse, sigma, clamped);
     }
 
