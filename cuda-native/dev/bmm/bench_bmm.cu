@@ -17,7 +17,6 @@
 // Run: ./bench corr   (odd shapes, layouts, offsets, forced small grids; exit 1 on any failure)
 //      ./bench sweep  (the issue's sweep; BMM_SKIP=stream or small leaves a kernel out)
 #include "bmm_small.cu"
-#include "bmm_small_hffma.cu"  // experiment: F16/BF16 widened to fp32 in shared memory, FFMA tiles (kind 4)
 #include "bmm_frag.cu"         // experiment: m, n, k <= 16 loaded straight into mma fragments (kind 5)
 #include "bmm_stream.cu"
 #include "bmm_team.cu"
@@ -51,7 +50,7 @@ static long operand_elems(Dt d, int rows, int cols) {
     int stride = cp + (((cp / V) % 2 == 0) ? V : 0);
     return (long)rp * stride;
 }
-struct Cfg { int kind; int mats, threads, grid, stages; long smem; int W = 1, direct = 0, tpb = 1; };  // kind 0 vendor, 1 small, 2 stream, 3 team, 4 hffma, 5 frag
+struct Cfg { int kind; int mats, threads, grid, stages; long smem; int W = 1, direct = 0, tpb = 1; };  // kind 0 vendor, 1 small, 2 stream, 3 team, 5 frag (4 was the widened-FFMA experiment, results-h100-c9ae2e4-hffma.txt)
 // BmmHeuristics.plan (bmm_small)
 static Cfg small_plan(Dt d, int batch, int m, int n, int k, bool ta, bool tb, bool shared, const Dev& dv) {
     long a = operand_elems(d, ta ? k : m, ta ? m : k) * dtbytes(d);
@@ -66,12 +65,6 @@ static Cfg small_plan(Dt d, int batch, int m, int n, int k, bool ta, bool tb, bo
     p.threads = d == F32 ? (int)std::min(256L, std::max(32L, (work + 31) / 32 * 32)) : (int)(32 * std::min(8L, work));
     p.grid = (int)cdiv(batch, g);
     p.smem = g * a + (shared ? 1 : g) * b;
-    return p;
-}
-// bmm_hffma (F16/BF16 operands widened to fp32): bmm_small's F32 plan, the shared memory holding fp32 operands.
-static Cfg hffma_plan(int batch, int m, int n, int k, bool ta, bool tb, bool shared, const Dev& dv) {
-    Cfg p = small_plan(F32, batch, m, n, k, ta, tb, shared, dv);
-    p.kind = 4;
     return p;
 }
 // bmm_frag: `mpw` matrices per warp, `threads` per block, a grid covering the batch once (no dynamic shared memory).
@@ -130,12 +123,6 @@ static KernS kern_small(Dt d, bool ta, bool tb) {
         {(KernS)bmm_small_bf16_nn, (KernS)bmm_small_bf16_nt, (KernS)bmm_small_bf16_tn, (KernS)bmm_small_bf16_tt},
         {(KernS)bmm_small_f32_nn, (KernS)bmm_small_f32_nt, (KernS)bmm_small_f32_tn, (KernS)bmm_small_f32_tt}};
     return ks[d][(ta ? 2 : 0) + (tb ? 1 : 0)];
-}
-static KernS kern_hffma(Dt d, bool ta, bool tb) {
-    static KernS ks[2][4] = {
-        {(KernS)bmm_hffma_f16_nn, (KernS)bmm_hffma_f16_nt, (KernS)bmm_hffma_f16_tn, (KernS)bmm_hffma_f16_tt},
-        {(KernS)bmm_hffma_bf16_nn, (KernS)bmm_hffma_bf16_nt, (KernS)bmm_hffma_bf16_tn, (KernS)bmm_hffma_bf16_tt}};
-    return ks[d == BF16 ? 1 : 0][(ta ? 2 : 0) + (tb ? 1 : 0)];
 }
 static KernS kern_frag(Dt d, bool ta, bool tb) {
     static KernS ks[2][4] = {
@@ -214,7 +201,6 @@ static void vendor(cublasHandle_t h, const Case& c, const void* A, const void* B
 static void launch(const Cfg& p, const Case& c, const void* A, const void* B, void* C, cublasHandle_t h, cudaStream_t st) {
     if (p.kind == 0) vendor(h, c, A, B, C);
     else if (p.kind == 1) kern_small(c.d, c.ta, c.tb)<<<p.grid, p.threads, p.smem, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, c.shared);
-    else if (p.kind == 4) kern_hffma(c.d, c.ta, c.tb)<<<p.grid, p.threads, p.smem, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, c.shared);
     else if (p.kind == 5) kern_frag(c.d, c.ta, c.tb)<<<p.grid, p.threads, 0, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, c.shared);
     else if (p.kind == 2) kern_stream(c.d, c.ta, c.tb)<<<p.grid, p.threads, p.smem, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, p.stages, c.shared);
     else kern_team(c.d, c.ta, c.tb)<<<p.grid, p.threads, p.smem, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, p.stages, p.W, p.direct);
@@ -363,7 +349,6 @@ static std::string cfgname(const Cfg& p) {
     char b[64];
     if (p.kind == 0) return "cublas";
     if (p.kind == 1) snprintf(b, sizeof b, "small g%d t%d", p.mats, p.threads);
-    else if (p.kind == 4) snprintf(b, sizeof b, "hffma g%d t%d", p.mats, p.threads);
     else if (p.kind == 5) snprintf(b, sizeof b, "frag w%d t%d", p.mats, p.threads);
     else if (p.kind == 3) snprintf(b, sizeof b, "team w%d g%d s%d %s t%d x%d", p.W, p.mats, p.stages, p.direct ? "dc" : "sc", p.threads, p.grid);
     else snprintf(b, sizeof b, "stream g%d s%d t%d x%d", p.mats, p.stages, p.threads, p.grid);
@@ -374,7 +359,6 @@ int main(int argc, char** argv) {
     std::string mode = argc > 1 ? argv[1] : "sweep";
     const char* skip = getenv("BMM_SKIP");
     bool use_small = !(skip && strstr(skip, "small")), use_stream = !(skip && strstr(skip, "stream")), use_team = !(skip && strstr(skip, "team"));
-    bool use_hffma = !(skip && strstr(skip, "hffma"));
     bool use_frag = !(skip && strstr(skip, "frag"));
     const int max_n = getenv("BMM_MAXN") ? atoi(getenv("BMM_MAXN")) : 1 << 30;  // sweep: only cases with max(m, n, k) <= BMM_MAXN
     Dev dv; int v;
@@ -398,7 +382,6 @@ int main(int argc, char** argv) {
             CK(cudaFuncSetAttribute(kern_small((Dt)d, t & 2, t & 1), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dv.smem_optin));
             CK(cudaFuncSetAttribute(kern_stream((Dt)d, t & 2, t & 1), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dv.smem_optin));
             CK(cudaFuncSetAttribute(kern_team((Dt)d, t & 2, t & 1), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dv.smem_optin));
-            if (d != F32) CK(cudaFuncSetAttribute(kern_hffma((Dt)d, t & 2, t & 1), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dv.smem_optin));
         }
     {
         cudaFuncAttributes fa; CK(cudaFuncGetAttributes(&fa, (const void*)bmm_stream_f16_nn));
@@ -439,10 +422,6 @@ int main(int argc, char** argv) {
             Bufs u; prepare(c, u, seed += 2, st);
             std::vector<Cfg> cfgs{{0, 0, 0, 0, 0, 0}};
             if (use_small) cfgs.push_back(small_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, c.shared, dv));
-            if (use_hffma && c.d != F32) {
-                cfgs.push_back(hffma_plan(c.batch, c.m, c.n, c.k, c.ta, c.tb, c.shared, dv));
-                Cfg q = cfgs.back(); q.threads = 32; cfgs.push_back(q);  // one warp per block: every thread loops over many tiles
-            }
             if (use_frag && frag_ok(c.d, c.m, c.n, c.k)) {  // every matrices-per-warp count, with a partial last warp and block
                 cfgs.push_back(frag_default(c.batch, dv));
                 for (int w : {1, 2, 4}) cfgs.push_back(frag_plan(c.batch, w, w == 2 ? 256 : 128));
@@ -543,7 +522,7 @@ int main(int argc, char** argv) {
     cases.erase(std::remove_if(cases.begin(), cases.end(), [&](const Case& c) { return std::max({c.m, c.n, c.k}) > max_n; }), cases.end());
     printf("%-4s %5s %3s %3s %3s %-3s | %8s %8s %8s %8s %8s %8s | %6s %6s %6s | %s\n", "dt", "batch", "m", "n", "k", "lay", "floor", "cublas", "small",
            "stream", "team", "tbest", "v/sm", "v/tm", "fl/tb", "configs (us) and checks");
-    struct Row { Case c; double floor_us, tv, ts, tp, tt, ttb, tbest; std::string best, tbname; bool ok; double th = NAN, tf = NAN, tfb = NAN; std::string tfbname; };
+    struct Row { Case c; double floor_us, tv, ts, tp, tt, ttb, tbest; std::string best, tbname; bool ok; double tf = NAN, tfb = NAN; std::string tfbname; };
     std::vector<Row> rows;
     unsigned seed = 1000;
     for (auto& c : cases) {
@@ -552,8 +531,6 @@ int main(int argc, char** argv) {
         std::vector<Cfg> cfgs{{0, 0, 0, 0, 0, 0}};
         int i_small = -1, i_stream = -1;
         if (custom_ok && use_small) { i_small = (int)cfgs.size(); cfgs.push_back(small_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, c.shared, dv)); }
-        int i_hffma = -1;
-        if (custom_ok && use_hffma && c.d != F32) { i_hffma = (int)cfgs.size(); cfgs.push_back(hffma_plan(c.batch, c.m, c.n, c.k, c.ta, c.tb, c.shared, dv)); }
         int i_frag = -1, i_frag0 = (int)cfgs.size(), i_frag1 = i_frag0;
         if (use_frag && frag_ok(c.d, c.m, c.n, c.k)) {
             i_frag = (int)cfgs.size(); Cfg f0 = frag_default(c.batch, dv); cfgs.push_back(f0);
@@ -624,7 +601,6 @@ int main(int argc, char** argv) {
         Row row{c, floor_us, med[0], i_small >= 0 ? med[i_small] : NAN, i_stream >= 0 ? med[i_stream] : NAN, i_team >= 0 ? med[i_team] : NAN,
                 tbest >= 0 ? med[tbest] : NAN, best >= 0 ? med[best] : NAN, best >= 0 ? cfgname(cfgs[best]) : "-",
                 tbest >= 0 ? cfgname(cfgs[tbest]) : "-", allok};
-        if (i_hffma >= 0 && pass[i_hffma]) row.th = med[i_hffma];
         if (i_frag >= 0 && pass[i_frag]) row.tf = med[i_frag];
         for (int i = i_frag0; i < i_frag1; ++i)
             if (pass[i] && (std::isnan(row.tfb) || med[i] < row.tfb)) { row.tfb = med[i]; row.tfbname = cfgname(cfgs[i]); }
@@ -656,16 +632,6 @@ int main(int argc, char** argv) {
             for (int q = 0; q < 6; ++q) lg[cl][q] += std::log(r.tv / v[q]);
             cnt[cl]++;
         }
-    }
-    {  // the experiment: F16/BF16 n <= 32 square rows, vendor / min(small, hffma) against vendor / small
-        double l0 = 0, l1 = 0; int cn = 0;
-        for (auto& r : rows)
-            if (r.c.d != F32 && r.c.m == r.c.n && r.c.n == r.c.k && r.c.n <= 32 && !r.c.ta && !r.c.tb && !r.c.shared && !std::isnan(r.th)) {
-                printf("hffma %-4s %5d %3d: cublas %8.2f small %8.2f hffma %8.2f (hffma/small %.2f)\n", dtname[r.c.d], r.c.batch, r.c.n, r.tv, r.ts, r.th,
-                       r.th / r.ts);
-                l0 += std::log(r.tv / r.ts); l1 += std::log(r.tv / std::min(r.ts, r.th)); cn++;
-            }
-        if (cn) printf("n<=32 square F16/BF16 (%d rows) geomean vendor/custom: small %.2fx, min(small, hffma) %.2fx\n", cn, std::exp(l0 / cn), std::exp(l1 / cn));
     }
     {  // the frag experiment: F16/BF16 square n <= 16 rows (8^3, 16^3), and the n <= 32 geomean with frag where it applies
         double l0 = 0, l1 = 0, l2 = 0; int cn = 0;
