@@ -17,7 +17,7 @@
 // Run: ./bench corr   (odd shapes, layouts, offsets, forced small grids; exit 1 on any failure)
 //      ./bench sweep  (the issue's sweep; BMM_SKIP=stream or small leaves a kernel out)
 #include "bmm_small.cu"
-#include "bmm_frag.cu"         // experiment: m, n, k <= 16 loaded straight into mma fragments (kind 5)
+#include "bmm_frag.cu"         // m, n, k <= 16 loaded straight into mma fragments (kind 5; src/main/cuda/bmm on this branch)
 #include "bmm_stream.cu"
 #include "bmm_team.cu"
 

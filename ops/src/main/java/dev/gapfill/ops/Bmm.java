@@ -42,7 +42,8 @@ import java.util.Set;
  * with A not transposed is one {@code cublasGemmEx} with m' = batch·m); CUSTOM = {@code bmm/bmm_small}
  * for m, n, k ≤ 128 (several matrices per block, tensor-core mma.sync for F16/BF16, FFMA in a fixed
  * k order for F32), or {@code bmm/bmm_team} (persistent warp teams streaming groups of matrices; the
- * same arithmetic) where {@link BmmHeuristics#useTeam} says it is faster and A, B, C start on 16 bytes.
+ * same arithmetic) where {@link BmmHeuristics#useTeam} says it is faster and A, B, C start on 16 bytes, or
+ * {@code bmm/bmm_frag} for F16/BF16 with m, n, k ≤ 16 (operands loaded straight into mma fragments; any alignment).
  * AUTO asks {@link BmmHeuristics}.
  *
  * @throws ArgumentException          on invalid arguments (named), before anything is launched
@@ -52,6 +53,7 @@ public final class Bmm {
     private static final Set<DType> DTYPES = EnumSet.of(DType.F32, DType.F16, DType.BF16);
     private static final KernelModule MODULE = KernelModule.of("bmm/bmm_small");
     private static final KernelModule TEAM_MODULE = KernelModule.of("bmm/bmm_team");
+    private static final KernelModule FRAG_MODULE = KernelModule.of("bmm/bmm_frag");
     // Host scalars for cuBLAS (pointer mode host), allocated once and never written after.
     private static final FloatPointer ONE = new FloatPointer(1f);
     private static final FloatPointer ZERO = new FloatPointer(0f);
@@ -230,7 +232,9 @@ public final class Bmm {
         Stream st = OpStreams.pick(a.device(), stream);
         CudaDevice dev = st.cudaDevice();
         Decision d = decide(s, dev.info(), options.backend(), aligned16(a.address(), b.address(), out.address()));
-        if (d.backend() == Backend.CUSTOM && d.variant().startsWith("team_")) {
+        if (d.backend() == Backend.CUSTOM && d.variant().startsWith("frag_")) {
+            runFrag(s, a, b, out, st, dev.info());
+        } else if (d.backend() == Backend.CUSTOM && d.variant().startsWith("team_")) {
             runTeam(s, a, b, out, st, dev.info());
         } else if (d.backend() == Backend.CUSTOM) {
             runCustom(s, a, b, out, st, dev.info());
@@ -246,6 +250,14 @@ public final class Bmm {
         MODULE.function(st.cudaDevice(), symbol).launch(st, p.grid(), 1, 1, p.threads(), 1, 1, p.smemBytes(),
                 KernelArgs.begin().ptr(a).ptr(b).ptr(out).i32((int) s.batch()).i32((int) s.m()).i32((int) s.n()).i32((int) s.k())
                         .i32(p.mats()).i32(s.sharedB() ? 1 : 0));
+    }
+
+    private static void runFrag(BmmShape s, Tensor a, Tensor b, Tensor out, Stream st, DeviceInfo info) {
+        BmmHeuristics.FragPlan p = BmmHeuristics.fragPlan(s, info);
+        String symbol = "bmm_frag_" + s.dtype().name().toLowerCase(Locale.ROOT) + "_" + (s.transA() ? "t" : "n") + (s.transB() ? "t" : "n");
+        FRAG_MODULE.function(st.cudaDevice(), symbol).launch(st, p.grid(), 1, 1, p.threads(), 1, 1, 0,
+                KernelArgs.begin().ptr(a).ptr(b).ptr(out).i32((int) s.batch()).i32((int) s.m()).i32((int) s.n()).i32((int) s.k())
+                        .i32(p.matsPerWarp()).i32(s.sharedB() ? 1 : 0));
     }
 
     private static void runTeam(BmmShape s, Tensor a, Tensor b, Tensor out, Stream st, DeviceInfo info) {

@@ -35,6 +35,9 @@ import dev.gapfill.core.DeviceInfo;
  *   <li>(4b) F32, neither operand transposed, m = 1, n, k ≤ 64, batch ≥ 2048, rows in 16-byte multiples:
  *   CUSTOM with bmm_team (2048 1×64×64: vendor 21.73, team 17.89, bmm_small 28.48; run 4de5ecd).</li>
  * </ol>
+ * Where the custom path runs, F16/BF16 with m, n, k ≤ {@link #FRAG_MAX_DIM} takes {@code bmm/bmm_frag} (operands loaded
+ * straight into mma fragments, no shared memory; {@link #fragPlan}). Not yet timed on a GPU: its harness A/B
+ * ({@code cuda-native/dev/bmm/run_frag.sh}) decides whether it stays, and for which batches.
  */
 public final class BmmHeuristics {
     /** bmm_team is chosen from this batch on (f16 2048 32³: team 8.90 / small 9.09; at 512: 6.24 / 5.54). */
@@ -63,6 +66,10 @@ public final class BmmHeuristics {
     public static final long F32_LARGE_BATCH_MIN = 8192;
     /** F32 rule 4c: the largest m, n, k it takes (128³ loses: 8192 940 / 1523). */
     public static final int F32_LARGE_BATCH_MAX_DIM = 96;
+    /** F16/BF16 custom calls with m, n and k all at most this run bmm_frag. */
+    public static final int FRAG_MAX_DIM = 16;
+    /** Threads per block of bmm_frag (one matrix, or a few, per warp). */
+    static final int FRAG_THREADS = 128;
     /** Shared memory a block may use when it holds more than one matrix (keeps several blocks per SM). */
     static final int MULTI_MATRIX_SMEM_BUDGET = 48 * 1024;
 
@@ -87,6 +94,12 @@ public final class BmmHeuristics {
      * @param smemBytes dynamic shared memory per block
      */
     public record TeamPlan(int mats, int teamWarps, int teamsPerBlock, int stages, boolean directC, int threads, int grid, int smemBytes) {}
+
+    /**
+     * Launch plan of {@code bmm/bmm_frag}: {@code matsPerWarp} consecutive matrices per warp (all their loads in flight
+     * before the first mma), {@code threads} per block, a grid that covers the batch once.
+     */
+    public record FragPlan(int matsPerWarp, int threads, int grid) {}
 
     /** Null if the custom kernels take the problem, otherwise why not. */
     public static String customUnsupportedReason(BmmShape s, DeviceInfo info) {
@@ -172,9 +185,16 @@ public final class BmmHeuristics {
         return custom(s, info, reason, true);
     }
 
-    /** The decision when the custom kernel runs: bmm_team where {@link #useTeam} and aligned16, bmm_small otherwise. */
+    /**
+     * The decision when the custom kernel runs: bmm_frag where {@link #useFrag}, else bmm_team where {@link #useTeam} and
+     * aligned16, bmm_small otherwise.
+     */
     public static Decision custom(BmmShape s, DeviceInfo info, String reason, boolean aligned16) {
         String kind = s.dtype() == DType.F32 ? "ffma" : "mma";
+        if (useFrag(s)) {
+            FragPlan f = fragPlan(s, info);
+            return new Decision(Backend.CUSTOM, "frag_" + kind + "_w" + f.matsPerWarp() + "_t" + f.threads(), reason);
+        }
         if (aligned16 && useTeam(s, info)) {
             TeamPlan t = teamPlan(s, info);
             return new Decision(Backend.CUSTOM, "team_" + kind + "_w" + t.teamWarps() + "_g" + t.mats() + "_s" + t.stages()
@@ -182,6 +202,23 @@ public final class BmmHeuristics {
         }
         Plan p = plan(s, info);
         return new Decision(Backend.CUSTOM, "small_" + kind + "_g" + p.mats() + "_t" + p.threads(), reason);
+    }
+
+    /** Whether the custom path runs bmm_frag: F16/BF16 with m, n, k ≤ {@link #FRAG_MAX_DIM}, any layout or alignment. */
+    public static boolean useFrag(BmmShape s) {
+        return s.dtype() != DType.F32 && Math.max(s.m(), Math.max(s.n(), s.k())) <= FRAG_MAX_DIM;
+    }
+
+    /**
+     * bmm_frag's plan: one matrix per warp while the batch gives fewer than 32 warps per SM, two up to 64, then four
+     * (more loads in flight per warp once the GPU is full). Example, 132 SMs: batch 2048 → 1 per warp, 512 blocks of
+     * 4 warps; batch 8192 → 2 per warp (63 warps per SM), 1024 blocks.
+     */
+    public static FragPlan fragPlan(BmmShape s, DeviceInfo info) {
+        long warpsPerSm = ceilDiv(s.batch(), info.smCount());
+        int mpw = warpsPerSm >= 64 ? 4 : warpsPerSm >= 32 ? 2 : 1;
+        long grid = ceilDiv(ceilDiv(s.batch(), mpw), FRAG_THREADS / 32);
+        return new FragPlan(mpw, FRAG_THREADS, (int) Math.min(grid, Integer.MAX_VALUE));
     }
 
     /** bmm_team's layout needs: every stored row of A, B and C a multiple of 16 bytes, B per matrix. */

@@ -77,15 +77,39 @@ class BmmHeuristicsTest {
     }
 
     @Test void smallWhereTeamWasNotFaster() {
-        assertTrue(variant(BmmShape.of(DType.F16, 8192, 16, 16, 16)).startsWith("small_"));   // team 11.20, small 9.98
         assertTrue(variant(BmmShape.of(DType.F16, 512, 32, 32, 32)).startsWith("small_"));    // team 6.24, small 5.54
         assertTrue(variant(BmmShape.of(DType.F32, 512, 32, 32, 32)).startsWith("small_"));    // team 7.52, small 7.07
-        assertTrue(variant(BmmShape.of(DType.F16, 8192, 8, 8, 8)).startsWith("small_"));
-        assertTrue(variant(BmmShape.of(DType.F16, 2048, 17, 33, 9)).startsWith("small_"));    // rows not 16-byte multiples
+        assertTrue(variant(BmmShape.of(DType.F32, 8192, 8, 8, 8)).startsWith("small_"));      // F32 never takes bmm_frag
+        assertTrue(variant(BmmShape.of(DType.F16, 2048, 17, 33, 9)).startsWith("small_"));    // rows not 16-byte multiples, n > 16
         assertFalse(BmmHeuristics.useTeam(BmmShape.of(DType.F16, 8192, 32, 32, 32).withSharedB(true), H100));
         assertFalse(BmmHeuristics.useTeam(BmmShape.of(DType.F16, 8192, 32, 36, 32), H100));  // n % 8 != 0
         assertFalse(BmmHeuristics.useTeam(BmmShape.of(DType.F16, 8192, 32, 32, 32), new DeviceInfo(0, "old", 7, 5, 40, 4L << 20,
                 64L << 10, 64L << 10, 16L << 30, 13000, 13000, 130100, -1)));
+    }
+
+    @Test void tiniestHalfMatricesRunTheFragmentKernel() {
+        // every layout, shared B (when forced: AUTO folds it for the vendor), odd sizes, any alignment
+        assertEquals("frag_mma_w2_t128", variant(BmmShape.of(DType.F16, 8192, 8, 8, 8)));
+        assertEquals("frag_mma_w2_t128", variant(BmmShape.of(DType.BF16, 8192, 16, 16, 16)));   // team 11.20, small 9.98 at 4de5ecd
+        assertEquals("frag_mma_w1_t128", variant(BmmShape.of(DType.F16, 2048, 16, 16, 16).withTransposes(true, false)));
+        assertEquals("frag_mma_w1_t128", variant(BmmShape.of(DType.F16, 512, 9, 15, 7)));
+        assertEquals("frag_mma_w4_t128", variant(BmmShape.of(DType.F16, 65536, 8, 8, 8)));
+        BmmShape shared = BmmShape.of(DType.F16, 2048, 16, 16, 16).withSharedB(true);
+        assertEquals(Backend.VENDOR, BmmHeuristics.decide(shared, H100).backend());
+        assertTrue(Bmm.decide(shared, H100, Backend.CUSTOM).variant().startsWith("frag_"));
+        assertTrue(Bmm.decide(BmmShape.of(DType.F16, 2048, 16, 16, 16), H100, Backend.CUSTOM, false).variant().startsWith("frag_"));
+        assertFalse(BmmHeuristics.useFrag(BmmShape.of(DType.F16, 2048, 17, 16, 16)));
+        assertFalse(BmmHeuristics.useFrag(BmmShape.of(DType.F16, 2048, 16, 16, 17)));
+    }
+
+    /** Worked example of the fragPlan javadoc: 132 SMs, four warps per block. */
+    @Test void fragPlanWorkedExample() {
+        BmmHeuristics.FragPlan p = BmmHeuristics.fragPlan(BmmShape.of(DType.F16, 2048, 8, 8, 8), H100);
+        assertEquals(new BmmHeuristics.FragPlan(1, 128, 512), p);
+        p = BmmHeuristics.fragPlan(BmmShape.of(DType.F16, 8192, 8, 8, 8), H100);
+        assertEquals(new BmmHeuristics.FragPlan(2, 128, 1024), p);
+        p = BmmHeuristics.fragPlan(BmmShape.of(DType.F16, 7, 8, 8, 8), H100);   // a partial block still covers the batch
+        assertEquals(new BmmHeuristics.FragPlan(1, 128, 2), p);
     }
 
     @Test void unalignedTensorsNeverGetTheTeamKernel() {

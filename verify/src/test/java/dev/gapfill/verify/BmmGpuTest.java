@@ -164,6 +164,32 @@ class BmmGpuTest {
         }
     }
 
+    /**
+     * bmm_frag (F16/BF16, m, n, k ≤ 16): each 8-block present or absent, odd edges and row lengths, every layout,
+     * shared B, A one element off its allocation (element loads), and batches that give 1, 2 and 4 matrices
+     * per warp with a partial last warp and block.
+     */
+    @Test void fragKernelShapesLayoutsOffsetsAndMatricesPerWarp() {
+        long seed = 500;
+        DeviceInfo info = Gpu.device(GPU).info();
+        int[][] shapes = {{8, 8, 8}, {16, 16, 16}, {9, 15, 7}, {16, 8, 16}, {1, 16, 1}, {13, 1, 2}};
+        long[] batches = {5, 131, 32L * info.smCount() + 37, 64L * info.smCount() + 3};
+        for (DType dt : new DType[] {DType.F16, DType.BF16}) {
+            for (int i = 0; i < shapes.length; i++) {
+                int[] sh = shapes[i];
+                for (int t = 0; t < 8; t++) {
+                    boolean ta = (t & 1) != 0, tb = (t & 2) != 0, shared = (t & 4) != 0;
+                    int b = (int) batches[(i + t) % batches.length];
+                    Decision d = check(dt, b, sh[0], sh[1], sh[2], ta, tb, shared, Backend.CUSTOM, true, t % 3 == 0 ? 1 : 0, seed++);
+                    assertTrue(d.variant().startsWith("frag_"), d.toString());
+                }
+            }
+            for (long b : batches) {  // each matrices-per-warp count on the sweep's shape
+                check(dt, (int) b, 8, 8, 8, false, false, false, Backend.CUSTOM, false, 0, seed++);
+            }
+        }
+    }
+
     @Test void allLayoutsAndSharedBAtOddSizes() {
         long seed = 100;
         for (DType dt : DTYPES) {

@@ -1,10 +1,11 @@
-// Experiment (dev only, not in the jar): F16/BF16 batched matmul for m, n, k <= 16 with the operands
-// loaded from global memory straight into mma.sync fragments: no shared memory, no barrier.
+// Batched matmul for the tiniest matrices, F16/BF16 with m, n, k <= 16: the operands go from global
+// memory straight into mma.sync fragments; no shared memory, no barrier.
 //
-// Why: at 8^3 bmm_small stages each matrix into a 16x16 shared-memory tile, so three of every four
-// 16-byte chunks it writes are zero padding and each warp load instruction fetches 128 bytes; the
-// H100 sweep at 8828290 has 8^3 batch 8192 at 9.2 us against a 4.9 us plain read of its bytes
-// (16^3 batch 2048, the same 3.1 MB, takes 5.8 us). See docs/ops/bmm.md.
+// Regime: bmm_small stages each matrix into 16x16 shared-memory tiles, so at 8^3 three of every four
+// 16-byte chunks it writes are zero padding and each warp load instruction fetches 128 bytes; the H100
+// sweep at 8828290 has 8^3 batch 8192 at 9.2 us against a 4.9 us plain read of its bytes (16^3 batch
+// 2048, the same 3.1 MB, 5.8 us). See docs/ops/bmm.md. The dev harness (cuda-native/dev/bmm,
+// run_frag.sh) times it against bmm_small and cuBLAS.
 //
 // Design. One warp per matrix, MPW consecutive matrices per warp, all of a warp's loads issued before
 // its first mma. Lane (g = lane / 4, t = lane % 4) of an 8x8 block of a row-major stored operand
@@ -15,6 +16,7 @@
 // m, n or k are zero registers (warp-uniform), elements past the matrix edge are zero (per lane).
 // C: lane stores (row g [+ 8], columns 2t, 2t + 1) of each 16x8 accumulator as one 32-bit store.
 // Odd row lengths or 2-byte-aligned views take element loads and stores in the same code.
+// fp32 accumulation of k <= 16 products in the tensor core, one rounding to the output type.
 #include "gapfill_types.cuh"
 #include "bmm_mma.cuh"
 
