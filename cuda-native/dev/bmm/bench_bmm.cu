@@ -74,10 +74,10 @@ static Cfg frag_plan(int batch, int mpw, int threads) {
     p.grid = (int)cdiv(cdiv(batch, mpw), threads / 32);
     return p;
 }
-// The default: one matrix per warp below 16 warps per SM, else two, else four; 128 threads.
+// The default, as BmmHeuristics.fragPlan: one matrix per warp below 32 warps per SM, else four; 128 threads.
 static Cfg frag_default(int batch, const Dev& dv) {
     long warps_per_sm = cdiv(batch, dv.sms);
-    return frag_plan(batch, warps_per_sm >= 64 ? 4 : warps_per_sm >= 32 ? 2 : 1, 128);
+    return frag_plan(batch, warps_per_sm >= 32 ? 4 : 1, 128);  // BmmHeuristics.fragPlan (from results-h100-dcc8ffc-frag.txt)
 }
 // BmmHeuristics.streamPlan (bmm_stream); g_force / s_force > 0 override mats / stages (alternatives).
 static const long STREAM_REGS = 128;  // __launch_bounds__(256, 2): at most 128 registers per thread

@@ -43,7 +43,8 @@ import java.util.Set;
  * for m, n, k ≤ 128 (several matrices per block, tensor-core mma.sync for F16/BF16, FFMA in a fixed
  * k order for F32), or {@code bmm/bmm_team} (persistent warp teams streaming groups of matrices; the
  * same arithmetic) where {@link BmmHeuristics#useTeam} says it is faster and A, B, C start on 16 bytes, or
- * {@code bmm/bmm_frag} for F16/BF16 with m, n, k ≤ 16 (operands loaded straight into mma fragments; any alignment).
+ * {@code bmm/bmm_frag} for F16/BF16 with m, n, k ≤ 16 and even row lengths (operands loaded straight into mma
+ * fragments; any alignment).
  * AUTO asks {@link BmmHeuristics}.
  *
  * @throws ArgumentException          on invalid arguments (named), before anything is launched

@@ -35,9 +35,10 @@ import dev.gapfill.core.DeviceInfo;
  *   <li>(4b) F32, neither operand transposed, m = 1, n, k ≤ 64, batch ≥ 2048, rows in 16-byte multiples:
  *   CUSTOM with bmm_team (2048 1×64×64: vendor 21.73, team 17.89, bmm_small 28.48; run 4de5ecd).</li>
  * </ol>
- * Where the custom path runs, F16/BF16 with m, n, k ≤ {@link #FRAG_MAX_DIM} takes {@code bmm/bmm_frag} (operands loaded
- * straight into mma fragments, no shared memory; {@link #fragPlan}). Not yet timed on a GPU: its harness A/B
- * ({@code cuda-native/dev/bmm/run_frag.sh}) decides whether it stays, and for which batches.
+ * Where the custom path runs, F16/BF16 with m, n, k ≤ {@link #FRAG_MAX_DIM} and even stored row lengths takes
+ * {@code bmm/bmm_frag} (operands loaded straight into mma fragments, no shared memory; {@link #useFrag},
+ * {@link #fragPlan}). H100 harness A/B at dcc8ffc ({@code cuda-native/dev/bmm/results-h100-dcc8ffc-frag.txt}):
+ * frag/bmm_small 0.58–0.93 on every even shape (8³ batch 8192: 5.41 against 9.34 µs), 1.03 at 9×15×7 (element loads).
  */
 public final class BmmHeuristics {
     /** bmm_team is chosen from this batch on (f16 2048 32³: team 8.90 / small 9.09; at 512: 6.24 / 5.54). */
@@ -68,7 +69,9 @@ public final class BmmHeuristics {
     public static final int F32_LARGE_BATCH_MAX_DIM = 96;
     /** F16/BF16 custom calls with m, n and k all at most this run bmm_frag. */
     public static final int FRAG_MAX_DIM = 16;
-    /** Threads per block of bmm_frag (one matrix, or a few, per warp). */
+    /** bmm_frag gives each warp four matrices from this many warps per SM on (one below). */
+    static final int FRAG_W4_MIN_WARPS_PER_SM = 32;
+    /** Threads per block of bmm_frag (one matrix, or four, per warp; 128 and 256 within 4 % on H100). */
     static final int FRAG_THREADS = 128;
     /** Shared memory a block may use when it holds more than one matrix (keeps several blocks per SM). */
     static final int MULTI_MATRIX_SMEM_BUDGET = 48 * 1024;
@@ -204,19 +207,31 @@ public final class BmmHeuristics {
         return new Decision(Backend.CUSTOM, "small_" + kind + "_g" + p.mats() + "_t" + p.threads(), reason);
     }
 
-    /** Whether the custom path runs bmm_frag: F16/BF16 with m, n, k ≤ {@link #FRAG_MAX_DIM}, any layout or alignment. */
+    /**
+     * Whether the custom path runs bmm_frag: F16/BF16 with m, n, k ≤ {@link #FRAG_MAX_DIM} and the stored rows of A, B
+     * and C of even length, so each lane's pair is one 32-bit load (k or m for A, n or k for B, n for C). bmm_frag also
+     * computes odd rows, with element loads, but there bmm_small is as fast or faster (9×15×7 batch 8192: frag 10.05
+     * one matrix per warp, 12.77 four per warp, small 9.73 µs).
+     */
     public static boolean useFrag(BmmShape s) {
-        return s.dtype() != DType.F32 && Math.max(s.m(), Math.max(s.n(), s.k())) <= FRAG_MAX_DIM;
+        if (s.dtype() == DType.F32 || Math.max(s.m(), Math.max(s.n(), s.k())) > FRAG_MAX_DIM) {
+            return false;
+        }
+        long aRow = s.transA() ? s.m() : s.k();
+        long bRow = s.transB() ? s.k() : s.n();
+        return aRow % 2 == 0 && bRow % 2 == 0 && s.n() % 2 == 0;
     }
 
     /**
-     * bmm_frag's plan: one matrix per warp while the batch gives fewer than 32 warps per SM, two up to 64, then four
-     * (more loads in flight per warp once the GPU is full). Example, 132 SMs: batch 2048 → 1 per warp, 512 blocks of
-     * 4 warps; batch 8192 → 2 per warp (63 warps per SM), 1024 blocks.
+     * bmm_frag's plan: one matrix per warp while the batch gives fewer than {@link #FRAG_W4_MIN_WARPS_PER_SM} warps per
+     * SM, then four (more loads in flight per warp once the GPU is full). H100 at dcc8ffc, µs: 8³ batch 8192 (62 warps
+     * per SM) 1 per warp 6.40, 2 per warp 6.24, 4 per warp 5.41; 16³ batch 8192 8.70 / 8.80 / 8.80; 16³ batch 2048
+     * (16 warps per SM) 5.06 / 5.06 / 5.92. Example, 132 SMs: batch 2048 → 1 per warp, 512 blocks of 4 warps;
+     * batch 8192 → 4 per warp, 512 blocks.
      */
     public static FragPlan fragPlan(BmmShape s, DeviceInfo info) {
         long warpsPerSm = ceilDiv(s.batch(), info.smCount());
-        int mpw = warpsPerSm >= 64 ? 4 : warpsPerSm >= 32 ? 2 : 1;
+        int mpw = warpsPerSm >= FRAG_W4_MIN_WARPS_PER_SM ? 4 : 1;
         long grid = ceilDiv(ceilDiv(s.batch(), mpw), FRAG_THREADS / 32);
         return new FragPlan(mpw, FRAG_THREADS, (int) Math.min(grid, Integer.MAX_VALUE));
     }

@@ -88,11 +88,11 @@ class BmmHeuristicsTest {
     }
 
     @Test void tiniestHalfMatricesRunTheFragmentKernel() {
-        // every layout, shared B (when forced: AUTO folds it for the vendor), odd sizes, any alignment
-        assertEquals("frag_mma_w2_t128", variant(BmmShape.of(DType.F16, 8192, 8, 8, 8)));
-        assertEquals("frag_mma_w2_t128", variant(BmmShape.of(DType.BF16, 8192, 16, 16, 16)));   // team 11.20, small 9.98 at 4de5ecd
+        // every layout, shared B (when forced: AUTO folds it for the vendor), odd row counts, any alignment
+        assertEquals("frag_mma_w4_t128", variant(BmmShape.of(DType.F16, 8192, 8, 8, 8)));       // 5.41 µs, small 9.34 at dcc8ffc
+        assertEquals("frag_mma_w4_t128", variant(BmmShape.of(DType.BF16, 8192, 16, 16, 16)));   // 8.80, small 10.05 at dcc8ffc
         assertEquals("frag_mma_w1_t128", variant(BmmShape.of(DType.F16, 2048, 16, 16, 16).withTransposes(true, false)));
-        assertEquals("frag_mma_w1_t128", variant(BmmShape.of(DType.F16, 512, 9, 15, 7)));
+        assertEquals("frag_mma_w1_t128", variant(BmmShape.of(DType.F16, 512, 9, 16, 6)));    // odd m: rows still even
         assertEquals("frag_mma_w4_t128", variant(BmmShape.of(DType.F16, 65536, 8, 8, 8)));
         BmmShape shared = BmmShape.of(DType.F16, 2048, 16, 16, 16).withSharedB(true);
         assertEquals(Backend.VENDOR, BmmHeuristics.decide(shared, H100).backend());
@@ -100,6 +100,14 @@ class BmmHeuristicsTest {
         assertTrue(Bmm.decide(BmmShape.of(DType.F16, 2048, 16, 16, 16), H100, Backend.CUSTOM, false).variant().startsWith("frag_"));
         assertFalse(BmmHeuristics.useFrag(BmmShape.of(DType.F16, 2048, 17, 16, 16)));
         assertFalse(BmmHeuristics.useFrag(BmmShape.of(DType.F16, 2048, 16, 16, 17)));
+        // odd stored row lengths stay on bmm_small (9×15×7 batch 8192: frag 10.05, small 9.73 at dcc8ffc)
+        assertTrue(variant(BmmShape.of(DType.F16, 8192, 9, 15, 7)).startsWith("small_"));
+        assertFalse(BmmHeuristics.useFrag(BmmShape.of(DType.F16, 2048, 8, 8, 7)));                         // A rows k = 7
+        assertTrue(BmmHeuristics.useFrag(BmmShape.of(DType.F16, 2048, 8, 8, 7).withTransposes(true, false)));  // At rows are m
+        assertFalse(BmmHeuristics.useFrag(BmmShape.of(DType.F16, 2048, 7, 8, 8).withTransposes(true, false)));
+        assertFalse(BmmHeuristics.useFrag(BmmShape.of(DType.F16, 2048, 8, 8, 7).withTransposes(true, true)));  // Bt rows are k
+        assertFalse(BmmHeuristics.useFrag(BmmShape.of(DType.F16, 2048, 8, 7, 8).withTransposes(false, true)));  // C rows are n
+        assertFalse(BmmHeuristics.useFrag(BmmShape.of(DType.F32, 2048, 8, 8, 8)));
     }
 
     /** Worked example of the fragPlan javadoc: 132 SMs, four warps per block. */
@@ -107,7 +115,11 @@ class BmmHeuristicsTest {
         BmmHeuristics.FragPlan p = BmmHeuristics.fragPlan(BmmShape.of(DType.F16, 2048, 8, 8, 8), H100);
         assertEquals(new BmmHeuristics.FragPlan(1, 128, 512), p);
         p = BmmHeuristics.fragPlan(BmmShape.of(DType.F16, 8192, 8, 8, 8), H100);
-        assertEquals(new BmmHeuristics.FragPlan(2, 128, 1024), p);
+        assertEquals(new BmmHeuristics.FragPlan(4, 128, 512), p);
+        p = BmmHeuristics.fragPlan(BmmShape.of(DType.F16, 31 * 132, 8, 8, 8), H100);   // 31 warps per SM: still one each
+        assertEquals(new BmmHeuristics.FragPlan(1, 128, 1023), p);
+        p = BmmHeuristics.fragPlan(BmmShape.of(DType.F16, 31 * 132 + 1, 8, 8, 8), H100);
+        assertEquals(new BmmHeuristics.FragPlan(4, 128, 256), p);
         p = BmmHeuristics.fragPlan(BmmShape.of(DType.F16, 7, 8, 8, 8), H100);   // a partial block still covers the batch
         assertEquals(new BmmHeuristics.FragPlan(1, 128, 2), p);
     }

@@ -165,14 +165,14 @@ class BmmGpuTest {
     }
 
     /**
-     * bmm_frag (F16/BF16, m, n, k ≤ 16): each 8-block present or absent, odd edges and row lengths, every layout,
-     * shared B, A one element off its allocation (element loads), and batches that give 1, 2 and 4 matrices
-     * per warp with a partial last warp and block.
+     * bmm_frag (F16/BF16, m, n, k ≤ 16, even row lengths): each 8-block present or absent, edges inside a block, every
+     * layout, shared B, A one element off its allocation (element loads), and batches that give 1 and 4 matrices per
+     * warp with a partial last warp and block; odd row lengths go to bmm_small.
      */
     @Test void fragKernelShapesLayoutsOffsetsAndMatricesPerWarp() {
         long seed = 500;
         DeviceInfo info = Gpu.device(GPU).info();
-        int[][] shapes = {{8, 8, 8}, {16, 16, 16}, {9, 15, 7}, {16, 8, 16}, {1, 16, 1}, {13, 1, 2}};
+        int[][] shapes = {{8, 8, 8}, {16, 16, 16}, {10, 14, 6}, {16, 8, 16}, {2, 16, 2}, {14, 2, 4}};
         long[] batches = {5, 131, 32L * info.smCount() + 37, 64L * info.smCount() + 3};
         for (DType dt : new DType[] {DType.F16, DType.BF16}) {
             for (int i = 0; i < shapes.length; i++) {
@@ -187,6 +187,8 @@ class BmmGpuTest {
             for (long b : batches) {  // each matrices-per-warp count on the sweep's shape
                 check(dt, (int) b, 8, 8, 8, false, false, false, Backend.CUSTOM, false, 0, seed++);
             }
+            Decision odd = check(dt, 131, 9, 15, 7, false, false, false, Backend.CUSTOM, true, 0, seed++);
+            assertTrue(odd.variant().startsWith("small_"), odd.toString());
         }
     }
 
