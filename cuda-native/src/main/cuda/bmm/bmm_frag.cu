@@ -4,8 +4,16 @@
 // Regime: bmm_small stages each matrix into 16x16 shared-memory tiles, so at 8^3 three of every four
 // 16-byte chunks it writes are zero padding and each warp load instruction fetches 128 bytes; the H100
 // sweep at 8828290 has 8^3 batch 8192 at 9.2 us against a 4.9 us plain read of its bytes (16^3 batch
-// 2048, the same 3.1 MB, 5.8 us). See docs/ops/bmm.md. The dev harness (cuda-native/dev/bmm,
-// run_frag.sh) times it against bmm_small and cuBLAS.
+// 2048, the same 3.1 MB, 5.8 us). Chosen by BmmHeuristics.useFrag: F16/BF16, m, n, k <= 16, every
+// stored row of even length (odd rows take element loads and lose to bmm_small: 9x15x7 batch 8192
+// 10.05 against 9.73 us).
+// Floor: batch·(m·k + k·n + m·n)·sizeof(T) / copy bandwidth (shared B counts k·n once); the math is
+//   negligible at these sizes.
+// Measured (H100 80GB HBM3; harness cuda-native/dev/bmm/results-h100-dcc8ffc-frag.txt, Java sweep
+//   docs/benchmarks/h100/bmm.json at 6d84317, cuBLAS strided batched interleaved, L2 flushed): F16 batch
+//   8192 8^3 5.54 us = 5.75x cuBLAS (bmm_small 9.34 in the harness), 16^3 8.77 us = 3.55x; batch 2048
+//   8^3 4.26 us = 2.89x, 16^3 4.86 us = 2.56x; batch 512 8^3 4.06 us = 1.89x. BF16 the same within 0.1 us.
+// Limits: m, n, k <= 16; batch < 2^31 (offsets are 64-bit); sm_80+ (mma.sync m16n8k16 with BF16, movmatrix).
 //
 // Design. One warp per matrix, MPW consecutive matrices per warp, all of a warp's loads issued before
 // its first mma. Lane (g = lane / 4, t = lane % 4) of an 8x8 block of a row-major stored operand
