@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# The dev experiments prepared and not yet run, in one device call (about 3 minutes; no bundle needed):
-#   1. bmm_frag against bmm_small and cuBLAS (bmm/run_frag.sh): corr on every frag shape, then the n <= 32 sweep
-#   2. the shared-memory carveout probe (timing/carveout.cu): does a flush kernel with no shared memory cost the
-#      kernels with large shared memory that follow it?
-# Run from the repo root on the device: OUT=$OUT bash cuda-native/dev/run_pending.sh
+# The dev experiments prepared and not yet run, in one device call (no bundle needed). Run from the repo root on the
+# device: OUT=$OUT bash cuda-native/dev/run_pending.sh
+#   1. the NHWC row-ring depthwise variant (depthwise_conv3x3/run_variant.sh, README there): every element against
+#      the shipped kernel on odd sizes and the sweep's stride-1 shapes, then shipped vs variant timed interleaved
+#      (~1-3 minutes)
+# Done and recorded: bmm_frag A/B and the carveout probe (dcc8ffc: bmm/results-h100-dcc8ffc-frag.txt,
+# timing/h100-carveout-dcc8ffc.txt).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-OUT=${OUT:-.}; mkdir -p "$OUT/frag"
+OUT=${OUT:-.}; mkdir -p "$OUT/depthwise"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
-nvcc -std=c++17 -O3 -arch=sm_90 -o /tmp/carveout "$here/timing/carveout.cu" && timeout 60 /tmp/carveout > "$OUT/carveout.txt" 2>&1
-echo "carveout rc=$?"; cat "$OUT/carveout.txt"
-OUT=$OUT/frag timeout 420 bash "$here/bmm/run_frag.sh"; echo "frag rc=$?"
+OUT=$OUT/depthwise timeout 400 bash "$here/depthwise_conv3x3/run_variant.sh"; echo "depthwise variant rc=$?"
+grep -E "^SUMMARY|ODD" "$OUT/depthwise/variant.txt" 2>/dev/null

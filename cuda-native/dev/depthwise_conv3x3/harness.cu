@@ -165,13 +165,6 @@ static Cmp compare(DT dt, const std::vector<uint32_t>& got, const std::vector<ui
 
 // ---------------------------------------------------------------- launch parameters (mirror DepthwiseConv3x3.java)
 static bool al(const void* p, int bytes) { return p == nullptr || ((uintptr_t)p % bytes) == 0; }
-// Strip rows: balanced over ceil(Ho/TH) strips; halved (≥ 2) while the grid has fewer than 1024
-// threads per SM.
-static int pickRps(int ho, int th, long long threadsPerRowStrip /* threads per strip of rows */) {
-    int strips = (ho + th - 1) / th, rps = (ho + strips - 1) / strips;
-    while (rps > 2 && threadsPerRowStrip * ((ho + rps - 1) / rps) < 1024LL * numSMs) rps = (rps + 1) / 2;
-    return rps;
-}
 // strip-row targets of the shipped choice (DepthwiseConv3x3Heuristics.NCHW_ROWS, NCHW_ROWS_F32_S2, NHWC_ROWS)
 static const int kRowsNchw = 8, kRowsNchwF32S2 = 16, kRowsNhwc = 16;
 struct NchwCfg { int vw, rps; };
@@ -188,20 +181,15 @@ static NchwCfg pickNchw(const Prob& p, const void* x, const void* y, const void*
     while (vw > 1 && !(al(x, vw * esz) && al(y, vw * esz) && al(r, vw * esz))) vw /= 2;
     if (th == 0) th = f32s2 ? kRowsNchwF32S2 : kRowsNchw;
     long long perStrip = (long long)p.n * p.c * ((wo + vw - 1) / vw);
-    return {vw, pickRps(ho, th, perStrip)};
+    return {vw, dw_pick_rps(ho, th, perStrip, numSMs)};
 }
 struct NhwcCfg { int rps, cb, vec; };
-static int pickCb(int groups) {
-    if (groups <= 64) return groups;
-    for (int d = 64; d >= 16; --d) if (groups % d == 0) return d;
-    return 32;
-}
 static NhwcCfg pickNhwc(const Prob& p, int cfg, const void* x, const void* y, const void* r) {
     int esz = dtBytes[p.dt], cpt = nhwc_cpt(p.dt, p.s, cfg), wc = nhwc_wc(p.dt, p.s, cfg), ho = outH(p), wo = outW(p);
-    int groups = (p.c + cpt - 1) / cpt, cb = pickCb(groups);
+    int groups = (p.c + cpt - 1) / cpt, cb = dw_pick_cb(groups);
     int vec = p.c % cpt == 0 && al(x, cpt * esz) && al(y, cpt * esz) && al(r, cpt * esz);
     long long perStrip = (long long)p.n * ((groups + cb - 1) / cb) * cb * ((wo + wc - 1) / wc);
-    return {pickRps(ho, kRowsNhwc, perStrip), cb, vec};
+    return {dw_pick_rps(ho, kRowsNhwc, perStrip, numSMs), cb, vec};
 }
 
 // ---------------------------------------------------------------- variants timed

@@ -16,3 +16,17 @@ void nhwc_launch(int dt, int s, int cfg, const void* x, const void* w, const voi
                  int wd, int c, int ho, int wo, int rps, int cb, int act, int vec, cudaStream_t st);
 int nhwc_cpt(int dt, int s, int cfg);
 int nhwc_wc(int dt, int s, int cfg);
+
+// Shipped launch geometry (DepthwiseConv3x3Heuristics), shared by every program here.
+// Strip rows: balanced over ceil(Ho/TH) strips; halved (>= 2) while the grid has fewer than 1024 threads per SM.
+inline int dw_pick_rps(int ho, int th, long long threadsPerRowStrip, int sms) {
+    int strips = (ho + th - 1) / th, rps = (ho + strips - 1) / strips;
+    while (rps > 2 && threadsPerRowStrip * ((ho + rps - 1) / rps) < 1024LL * sms) rps = (rps + 1) / 2;
+    return rps;
+}
+// NHWC channel groups per block: all of them up to 64, else the largest divisor in [16, 64], else 32.
+inline int dw_pick_cb(int groups) {
+    if (groups <= 64) return groups;
+    for (int d = 64; d >= 16; --d) if (groups % d == 0) return d;
+    return 32;
+}

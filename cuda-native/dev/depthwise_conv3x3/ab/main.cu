@@ -22,16 +22,6 @@ void a_nhwc_launch(int dt, int s, int cfg, const void* x, const void* w, const v
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("CUDA %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); exit(1); } } while (0)
 
 static int numSMs;
-static int pickRps(int ho, int th, long long perStrip) {
-    int strips = (ho + th - 1) / th, rps = (ho + strips - 1) / strips;
-    while (rps > 2 && perStrip * ((ho + rps - 1) / rps) < 1024LL * numSMs) rps = (rps + 1) / 2;
-    return rps;
-}
-static int pickCb(int groups) {
-    if (groups <= 64) return groups;
-    for (int d = 64; d >= 16; --d) if (groups % d == 0) return d;
-    return 32;
-}
 
 __global__ void flush_read(const uint4* p, size_t n, int* sink) {
     uint32_t acc = 0;
@@ -47,12 +37,12 @@ static void launch(bool a, int dt, bool nhwc, int n, int c, int h, int w, int ac
     if (!nhwc) {
         int vw = 1;
         for (int v = 8; v >= 2; v /= 2) if (w % v == 0) { vw = v; break; }
-        int rps = pickRps(h, 8, (long long)n * c * ((w + vw - 1) / vw));
+        int rps = dw_pick_rps(h, 8, (long long)n * c * ((w + vw - 1) / vw), numSMs);
         (a ? a_nchw_launch : nchw_launch)(dt, 1, vw, x, wt, b, nullptr, y, n * c, c, h, w, h, w, rps, act, st);
     } else {
-        int cpt = 4, wc = 2, groups = (c + cpt - 1) / cpt, cb = pickCb(groups);
+        int cpt = 4, wc = 2, groups = (c + cpt - 1) / cpt, cb = dw_pick_cb(groups);
         long long perStrip = (long long)n * ((groups + cb - 1) / cb) * cb * ((w + wc - 1) / wc);
-        int rps = pickRps(h, 16, perStrip);
+        int rps = dw_pick_rps(h, 16, perStrip, numSMs);
         (a ? a_nhwc_launch : nhwc_launch)(dt, 1, 0, x, wt, b, nullptr, y, n, h, w, c, h, w, rps, cb, act, c % cpt == 0, st);
     }
 }
