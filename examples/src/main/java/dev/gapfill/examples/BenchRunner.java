@@ -60,7 +60,7 @@ public final class BenchRunner {
             ceil.put("read_after_flush_GBps", ctx.readLine().gbps());
         }
         doc.put("ceilings", ceil);
-        doc.put("method", "CUDA events on one stream; L2 flushed (a read of 4x L2, leaving clean lines) before every repetition; paths interleaved; "
+        doc.put("method", "CUDA events on one stream; L2 flushed (a read of 4x L2, leaving clean lines) before every repetition; paths interleaved in a balanced order that changes every repetition (Williams design: each path follows every other equally often); "
                 + ctx.reps() + " repetitions after the warm-up rounds (the first cases of each suite warm up for at least "
                 + dev.gapfill.examples.bench.BenchContext.COLD_WARMUP_MS + " ms); medians, p10/p90 in spread_p10_p90_us");
         List<Object> jr = new ArrayList<>();

@@ -27,7 +27,8 @@ import java.util.function.Consumer;
 /**
  * The measuring side of every benchmark: CUDA-event timing on one stream, the L2 cache flushed before
  * every repetition (a read of 4× the L2 size, which also gives the host time to enqueue the op),
- * paths interleaved A B A B ..., medians with p10/p90 spread; and the device's measured ceilings
+ * paths interleaved in a balanced order that changes every repetition ({@link #pathAt}), medians with p10/p90 spread; and the
+ * device's measured ceilings
  * (device-to-device copy bandwidth, a large bf16 GEMM) from which each case's floor is computed.
  */
 public final class BenchContext implements AutoCloseable {
@@ -173,8 +174,17 @@ public final class BenchContext implements AutoCloseable {
     }
 
     /**
-     * Times each path {@code reps} times, interleaved (for each repetition: flush, A; flush, B; ...),
-     * after {@code warmup} untimed rounds. Every path must enqueue its work on {@link #stream()}.
+     * Times each path {@code reps} times, interleaved (for each repetition: flush, a path, flush, the next path, ...), in
+     * an order that changes every repetition ({@link #pathAt}), after {@code warmup} untimed rounds. Every path must
+     * enqueue its work on {@link #stream()}.
+     *
+     * <p>Why the rotation: with a fixed order (vendor, peers, custom, AUTO) a path's time depended on the one before it.
+     * In the grouped_gemm sweep at 6d84317 (H100), on all 16 rows where AUTO ran the per-expert loop, the very path of
+     * the vendor column, AUTO measured 0.6-8.1 % slower than that column (it always followed the custom kernel, the
+     * heaviest path on those rows), and on the rows where AUTO ran the custom kernel it measured 0-2.3 % faster than the
+     * custom column (which always followed the grouped-batched call). The flush between paths does not reset whatever
+     * state a heavy kernel leaves behind (clocks and power are the likely part). The order now follows a Williams design
+     * ({@link #pathAt}): every path takes every position and follows every other path equally often.
      */
     public Map<String, Timing> timeInterleaved(LinkedHashMap<String, Runnable> paths) {
         List<String> names = new ArrayList<>(paths.keySet());
@@ -201,7 +211,8 @@ public final class BenchContext implements AutoCloseable {
                 end[i] = new Event(device);
             }
             for (int r = 0; r < reps; r++) {
-                for (int i = 0; i < p; i++) {
+                for (int slot = 0; slot < p; slot++) {
+                    int i = pathAt(r, slot, p);
                     flushL2();
                     start[i].record(stream);
                     paths.get(names.get(i)).run();
@@ -226,6 +237,21 @@ public final class BenchContext implements AutoCloseable {
             out.put(names.get(i), Timing.of(us[i]));
         }
         return out;
+    }
+
+    /**
+     * The path that runs in position {@code slot} of repetition {@code rep}: the rows of a Williams design, so that over
+     * one period ({@code paths} repetitions for an even count, twice that for an odd one) every path takes every position
+     * equally often and, within the repetitions, follows every other path equally often (once per period for an even
+     * count, twice for an odd one) and never itself. Row 0 is 0, p−1, 1, p−2, 2, ...; row r adds r (mod p); the rows
+     * of the second half of an odd period are reversed.
+     */
+    static int pathAt(int rep, int slot, int paths) {
+        int period = paths % 2 == 0 ? paths : 2 * paths;
+        int row = rep % period;
+        int j = row < paths ? slot : paths - 1 - slot;
+        int base = j % 2 == 0 ? j / 2 : paths - (j + 1) / 2;
+        return (base + row) % paths;
     }
 
     /** The device's ceilings, measured once per run. */

@@ -2,7 +2,9 @@ package dev.gapfill.examples.bench;
 
 import org.junit.jupiter.api.Test;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 
 /** The host-side arithmetic of BenchContext (no GPU). */
 class BenchContextTest {
@@ -15,6 +17,43 @@ class BenchContextTest {
         BenchContext.ReadLine line = BenchContext.fitReadLine(bytes, us);
         assertEquals(3.96, line.interceptUs(), 1e-9);
         assertEquals(3115.0, line.gbps(), 1e-6);
+    }
+
+    @Test void everyPathTakesEveryPositionAndFollowsEveryOtherPathEquallyOftenOverAPeriod() {
+        for (int p = 1; p <= 7; p++) {
+            int period = p % 2 == 0 ? p : 2 * p;
+            int[][] inSlot = new int[p][p];
+            int[][] follows = new int[p][p];
+            for (int rep = 0; rep < period; rep++) {
+                boolean[] seen = new boolean[p];
+                for (int slot = 0; slot < p; slot++) {
+                    int i = BenchContext.pathAt(rep, slot, p);
+                    assertFalse(seen[i], "path " + i + " twice in repetition " + rep + " of " + p);
+                    seen[i] = true;
+                    inSlot[i][slot]++;
+                    if (slot > 0) {
+                        follows[i][BenchContext.pathAt(rep, slot - 1, p)]++;
+                    }
+                }
+            }
+            for (int i = 0; i < p; i++) {
+                for (int k = 0; k < p; k++) {
+                    assertEquals(period / p, inSlot[i][k], "path " + i + " in slot " + k + " of " + p);
+                    assertEquals(i == k ? 0 : period / p, follows[i][k], "path " + i + " after path " + k + " of " + p);
+                }
+            }
+            for (int slot = 0; slot < p; slot++) {  // the pattern repeats with its period
+                assertEquals(BenchContext.pathAt(1, slot, p), BenchContext.pathAt(1 + period, slot, p));
+            }
+        }
+        int[] row0 = new int[4];
+        int[] row1 = new int[4];
+        for (int slot = 0; slot < 4; slot++) {
+            row0[slot] = BenchContext.pathAt(0, slot, 4);
+            row1[slot] = BenchContext.pathAt(1, slot, 4);
+        }
+        assertArrayEquals(new int[] {0, 3, 1, 2}, row0);
+        assertArrayEquals(new int[] {1, 0, 2, 3}, row1);
     }
 
     @Test void readLineFitIsTheLeastSquaresLineOfNoisyPoints() {
