@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Instruction counts of the row loops (sass_spec.cu specialisations: NONE=0, SILU=3, GELU_ERF=4; F16 stride 1)
+# Instruction counts of the row loops (sass_spec.cu specialisations: NONE=0, SILU=3, GELU_ERF=4, GELU_TANH=5; F16 stride 1)
 # of the shipped NHWC and NCHW kernels and of the ring variant, from cuobjdump's SASS (sass_loops.py), plus
 # ptxas registers. Needs nvcc and cuobjdump (CUOBJDUMP=/path if it is not on PATH); no GPU.
 #   bash cuda-native/dev/depthwise_conv3x3/sass_count.sh

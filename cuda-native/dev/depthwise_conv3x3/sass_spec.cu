@@ -1,6 +1,8 @@
-// Specialisations for sass_count.sh: the F16 stride-1 kernels with the activation, the vector path and "no
-// residual" as compile-time constants, so the SASS of a row loop is (nearly) the path that activation runs.
-// One of SPEC_NHWC (shipped nhwc.cu), SPEC_NCHW (shipped nchw.cu, VW 8 and 2) or SPEC_RING (the variant).
+// Specialisations for sass_count.sh and ab/run_fastact.sh sass: the F16 stride-1 kernels with the activation, the
+// vector path and "no residual" as compile-time constants, so the SASS of a row loop is (nearly) the path that
+// activation runs. One of SPEC_NHWC (nhwc.cu), SPEC_NCHW (nchw.cu, VW 8 and 2) or SPEC_RING (the variant); nhwc.cu and
+// nchw.cu come from the include path: the shipped ones, or a staged A/B copy (-I <stage>/a, b or c). The kernels have
+// their own launch bounds (256, 1 for the shipped ones), so a register cap of a staged variant does not apply here.
 #if defined(SPEC_NHWC)
 #include "nhwc.cu"
 template <int A> __global__ void __launch_bounds__(256, 1) spec_nhwc(const __half* x, const __half* w, const __half* b,
@@ -29,3 +31,4 @@ template <int A> __global__ void __launch_bounds__(256, 2) spec_ring(const __hal
 SPEC(0)  // NONE
 SPEC(3)  // SILU
 SPEC(4)  // GELU_ERF
+SPEC(5)  // GELU_TANH
