@@ -74,7 +74,7 @@ class IssueTargetsTest {
         noise.put("auto_backend", "VENDOR/cublas_strided_batched");
         IssueTargets.Result auto = IssueTargets.evaluate("bmm", List.of(wrongChoice, noise)).get(4);
         assertFalse(auto.met());
-        assertEquals("0 of 2 rows (worst +5.9 %); 1 of the misses ran the backend that measured faster (timing noise, not a wrong choice)",
+        assertEquals("0 of 2 rows (worst +5.9 %); 1 of the misses ran the backend that measured faster (the same work timed twice: a measurement effect, not a wrong choice)",
                 auto.measured());
     }
 
@@ -177,7 +177,7 @@ class IssueTargetsTest {
         choice.put("auto_backend", "VENDOR/cublas_grouped");
         IssueTargets.Result auto = IssueTargets.evaluate("grouped_gemm", List.of(noise, loop, choice)).get(3);
         assertFalse(auto.met());
-        assertEquals("0 of 3 rows (worst +9.4 %); 2 of the misses ran the path that measured fastest (timing noise, not a wrong choice)",
+        assertEquals("0 of 3 rows (worst +9.4 %); 2 of the misses ran the path that measured fastest (the same work timed twice: a measurement effect, not a wrong choice)",
                 auto.measured());
     }
 
