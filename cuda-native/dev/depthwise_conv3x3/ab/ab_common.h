@@ -34,6 +34,29 @@ __global__ void flush_read(const uint4* p, size_t n, int* sink) {
     if (acc == 0x9e3779b9u) *sink = 1;  // never (the buffer is zero): keeps the loads
 }
 
+// The timing setup both programs use: one stream, a 256 MiB zero buffer whose read flushes the L2 before every timed
+// launch, two events. time_us(f): flush, then f() between the events, in µs.
+struct Timer {
+    cudaStream_t st;
+    void* flush;
+    size_t bytes = 256u << 20;
+    int* sink;
+    cudaEvent_t e0, e1;
+    Timer() {
+        CK(cudaStreamCreate(&st));
+        CK(cudaMalloc(&flush, bytes)); CK(cudaMemset(flush, 0, bytes)); CK(cudaMalloc(&sink, 4));
+        CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
+    }
+    template <typename F> float time_us(F&& f) {
+        flush_read<<<numSMs * 4, 512, 0, st>>>((const uint4*)flush, bytes / 16, sink);
+        CK(cudaEventRecord(e0, st));
+        f();
+        CK(cudaEventRecord(e1, st)); CK(cudaEventSynchronize(e1));
+        float ms; CK(cudaEventElapsedTime(&ms, e0, e1));
+        return ms * 1000.f;
+    }
+};
+
 // One build's kernels with the shipped geometry (DepthwiseConv3x3Heuristics): NCHW the widest access dividing W and
 // strips of <= 8 rows; NHWC CPT 4 x WC 2, strips of <= 16 rows, channel chunks. Stride 1, no residual.
 static void launch_shipped(NchwLaunch nchwFn, NhwcLaunch nhwcFn, int dt, bool nhwc, int n, int c, int h, int w, int act,

@@ -25,9 +25,8 @@ static double ulps(uint16_t p, uint16_t q, int dt) {
 int main() {
     cudaDeviceProp prop; CK(cudaGetDeviceProperties(&prop, 0)); numSMs = prop.multiProcessorCount;
     printf("GPU %s, %d SMs\n", prop.name, numSMs);
-    cudaStream_t st; CK(cudaStreamCreate(&st));
-    size_t fb = 256u << 20; void* flush; int* sink; CK(cudaMalloc(&flush, fb)); CK(cudaMemset(flush, 0, fb)); CK(cudaMalloc(&sink, 4));
-    cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
+    Timer timer;
+    cudaStream_t st = timer.st;
     std::mt19937 g(7);
     printf("%-6s %-5s %-15s %-9s %9s %9s %7s %9s %7s\n", "dtype", "lay", "NxCxHxW", "act", "A us", "B us", "A/B", "identical", "maxulp");
     for (auto& sh : kShapes) {
@@ -57,12 +56,8 @@ int main() {
                     for (int rep = 0; rep < 27; ++rep) {
                         for (int v = 0; v < 2; ++v) {
                             bool a = (v == 0) ^ (rep & 1);
-                            flush_read<<<numSMs * 4, 512, 0, st>>>((const uint4*)flush, fb / 16, sink);
-                            CK(cudaEventRecord(e0, st));
-                            launch(a, dt, nhwc, n, c, h, w, act, x, wt, b, a ? ya : yb, st);
-                            CK(cudaEventRecord(e1, st)); CK(cudaEventSynchronize(e1));
-                            float ms; CK(cudaEventElapsedTime(&ms, e0, e1));
-                            if (rep >= 2) (a ? ta : tb).push_back(ms * 1000.f);
+                            const float us = timer.time_us([&] { launch(a, dt, nhwc, n, c, h, w, act, x, wt, b, a ? ya : yb, st); });
+                            if (rep >= 2) (a ? ta : tb).push_back(us);
                         }
                     }
                     std::sort(ta.begin(), ta.end()); std::sort(tb.begin(), tb.end());

@@ -94,9 +94,8 @@ static Check check(int dt, int act, const std::vector<uint16_t>& got, const std:
 int main() {
     cudaDeviceProp prop; CK(cudaGetDeviceProperties(&prop, 0)); numSMs = prop.multiProcessorCount;
     printf("GPU %s, %d SMs; A = shipped header, B = variant_fastact.sed, B2 = variant_fastact_cap.sed\n", prop.name, numSMs);
-    cudaStream_t st; CK(cudaStreamCreate(&st));
-    size_t fb = 256u << 20; void* flush; int* sink; CK(cudaMalloc(&flush, fb)); CK(cudaMemset(flush, 0, fb)); CK(cudaMalloc(&sink, 4));
-    cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
+    Timer timer;
+    cudaStream_t st = timer.st;
     std::mt19937 g(7);
     long failures = 0;
     printf("%-5s %-4s %-15s %-9s %8s %8s %6s %8s %6s | ulp vs exact (max/n at 1): %-16s %-16s %-16s\n", "dtype", "lay", "NxCxHxW", "act",
@@ -135,12 +134,8 @@ int main() {
                     for (int rep = 0; rep < 27; ++rep)
                         for (int k = 0; k < NV; ++k) {
                             const int v = (k + rep) % NV;
-                            flush_read<<<numSMs * 4, 512, 0, st>>>((const uint4*)flush, fb / 16, sink);
-                            CK(cudaEventRecord(e0, st));
-                            launch(v, dt, nhwc, n, c, h, w, act, x, wt, b, y[v], st);
-                            CK(cudaEventRecord(e1, st)); CK(cudaEventSynchronize(e1));
-                            float ms; CK(cudaEventElapsedTime(&ms, e0, e1));
-                            if (rep >= 2) t[v].push_back(ms * 1000.f);
+                            const float us = timer.time_us([&] { launch(v, dt, nhwc, n, c, h, w, act, x, wt, b, y[v], st); });
+                            if (rep >= 2) t[v].push_back(us);
                         }
                     float med[NV];
                     for (int v = 0; v < NV; ++v) { std::sort(t[v].begin(), t[v].end()); med[v] = t[v][t[v].size() / 2]; }
