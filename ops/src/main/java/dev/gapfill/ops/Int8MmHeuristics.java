@@ -97,7 +97,11 @@ public final class Int8MmHeuristics {
      *   <li>M ≤ 8: CUSTOM — 0.97–1.32× the vendor on the 68 rows it takes (e.g. 1/14336/4096/f16
      *   28.4 vs 37.3 µs; worst 8/8192/8192/i32 32.4 vs 31.4 µs, +3.2 %), except I32 output with
      *   K·N &lt; 16 Mi, where the vendor's single kernel was faster or tied (rows 1,2,4,8/2048/5632/i32:
-     *   custom 11.2/11.3/11.8/12.2 vs vendor 10.7/11.6/10.6/11.7 µs).</li>
+     *   custom 11.2/11.3/11.8/12.2 vs vendor 10.7/11.6/10.6/11.7 µs), and I32 output with 4 &lt; M ≤ 8 and
+     *   K·N ≥ 64 Mi: the benchmark at 6d84317 (interleaved, L2 flushed) had custom at 1.075× the vendor's time at
+     *   8/8192/8192 (31.5 vs 29.3 µs) and 1.049× at 8/8192/28672 (93.2 vs 88.8 µs), while at K·N = 56 Mi
+     *   (8/4096/14336, 8/14336/4096) custom stayed ahead (0.98×, 0.90×) and at M = 4 within 2 % (4/8192/8192
+     *   1.018×). The dequantized outputs keep CUSTOM there: the vendor's extra scaling pass costs more.</li>
      *   <li>9 ≤ M ≤ 16: VENDOR. Run 1 (memset flush) had custom ahead at 16/4096/14336, 16/8192/8192 and
      *   16/14336/4096; run 2 has the vendor ahead at 16/14336/4096/i32 (27.7 vs 31.9 µs) and
      *   16/8192/8192/i32 (31.5 vs 34.5 µs), and custom ahead by at most 3.1 % anywhere (16/4096/14336/bf16
@@ -141,6 +145,11 @@ public final class Int8MmHeuristics {
             if (out == DType.I32 && kn < (16L << 20)) {
                 return new Decision(Backend.VENDOR, vendorVariant,
                         "M<=8, I32, K*N<16Mi: cuBLASLt faster or tied on rows M/2048/5632/i32 (H100 harness run 2)");
+            }
+            if (out == DType.I32 && m > 4 && kn >= (64L << 20)) {
+                return new Decision(Backend.VENDOR, vendorVariant,
+                        "4<M<=8, I32, K*N>=64Mi: cuBLASLt faster at 8/8192/8192 (custom 1.075x its time) and 8/8192/28672 (1.049x),"
+                                + " H100 benchmark at 6d84317");
             }
             return new Decision(Backend.CUSTOM, variant(p), "M<=8, K*N>=16Mi or float output: custom 0.97-1.32x cuBLASLt (H100 harness run 2)");
         }

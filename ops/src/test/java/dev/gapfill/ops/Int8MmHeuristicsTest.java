@@ -62,6 +62,13 @@ class Int8MmHeuristicsTest {
         assertEquals(Backend.CUSTOM, decide(1, 4096, 4096, DType.I32).backend());
         assertEquals(Backend.CUSTOM, decide(8, 14336, 4096, DType.F16).backend());
         assertEquals(Backend.VENDOR, decide(4, 5632, 2048, DType.I32).backend());
+        // 4 < M <= 8, I32, K*N >= 64Mi: cuBLASLt (benchmark at 6d84317); the boundaries on each side stay custom
+        assertEquals(Backend.VENDOR, decide(8, 8192, 8192, DType.I32).backend());
+        assertEquals(Backend.VENDOR, decide(5, 28672, 8192, DType.I32).backend());
+        assertEquals(Backend.CUSTOM, decide(4, 8192, 8192, DType.I32).backend());
+        assertEquals(Backend.CUSTOM, decide(8, 14336, 4096, DType.I32).backend());
+        assertEquals(Backend.CUSTOM, decide(8, 8192, 8192, DType.F16).backend());
+        assertEquals(Backend.CUSTOM, decide(8, 28672, 8192, DType.BF16).backend());
         assertEquals(Backend.CUSTOM, decide(4, 5632, 2048, DType.BF16).backend());
         // 9..16: vendor (run 2: vendor ahead at 16/14336/4096/i32 and 16/8192/8192/i32, custom ahead by <= 3.1 % elsewhere)
         assertEquals(Backend.VENDOR, decide(16, 4096, 14336, DType.I32).backend());
