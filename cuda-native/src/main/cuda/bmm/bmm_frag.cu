@@ -134,14 +134,14 @@ __device__ __forceinline__ void bmm_frag_body(const T* __restrict__ A, const T* 
 
 template <typename T, bool TA, bool TB>
 __device__ __forceinline__ void bmm_frag(const T* A, const T* B, T* C, int batch, int m, int n, int k, int mpw, int b_shared) {
-    if (mpw >= 4) bmm_frag_body<T, TA, TB, 4>(A, B, C, batch, m, n, k, b_shared);
-    else if (mpw == 2) bmm_frag_body<T, TA, TB, 2>(A, B, C, batch, m, n, k, b_shared);
+    if (mpw == 4) bmm_frag_body<T, TA, TB, 4>(A, B, C, batch, m, n, k, b_shared);
     else bmm_frag_body<T, TA, TB, 1>(A, B, C, batch, m, n, k, b_shared);
 }
 
 }  // namespace
 
-// Entry points bmm_frag_<dtype>_<a><b>: same arguments as bmm_small, `mats` = matrices per warp (1, 2 or 4).
+// Entry points bmm_frag_<dtype>_<a><b>: same arguments as bmm_small, `mats` = matrices per warp, 1 or 4 (the
+// two BmmHeuristics.fragPlan picks; 2 was measured and never wins there, so it is not compiled).
 // Grid: ceil(batch / (mats * warps per block)) blocks; no dynamic shared memory. Needs m, n, k <= 16.
 #define GAPFILL_BMM_FRAG(NAME, T, TA, TB)                                                                     \
     extern "C" __global__ void NAME(const T* A, const T* B, T* C, int batch, int m, int n, int k, int mats,  \
