@@ -1,12 +1,11 @@
 // The NHWC "row ring" variant (variant_nhwc_ring.cu, README.md): F16/BF16, stride 1 only. Configurations:
-//   0 "ring4":  CPT 4 channels × WC 2 columns per thread, a ring of 4 input rows (3 in flight)
-//   1 "ring8":  the same with a ring of 8 rows (7 in flight): tells whether bytes in flight still limit
-//   2 "ring4f": ring4 with the logistic's division approximated (__fdividef, as nchw.cu ships it;
-//               variant_nhwc_ring_fdiv.cu): SILU/GELU_TANH may differ from the shipped kernel by 1 ulp
+//   0 "ring4":  CPT 4 channels × WC 2 columns per thread, a ring of 4 input rows (3 in flight): the shipped
+//               src/main/cuda/depthwise_conv3x3/nhwc_ring.cu entry points
+//   1 "ring8":  the same template with a ring of 8 rows (7 in flight): tells whether bytes in flight still limit
 #pragma once
 #include <cuda_runtime.h>
 
-const int kRingConfigs = 3;
+const int kRingConfigs = 2;
 const char* ring_name(int cfg);
 // Launch geometry: cgs channel groups × tws column groups per block (threads = cgs·tws), colTiles × chunks ×
 // strips × N blocks, rps output rows per strip, smem bytes of ring; vec = 16-byte copies and CPT-wide stores.

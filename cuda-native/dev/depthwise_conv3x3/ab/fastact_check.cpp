@@ -1,4 +1,4 @@
-// CPU check of the fast smooth activations (dwconv_fastact.cuh, README "Cheaper smooth activations"): every
+// CPU check of the fast smooth activations (src/main/cuda/common/fast_smooth_act.cuh (was ab/dwconv_fastact.cuh), README "Cheaper smooth activations"): every
 // fp32 operation is IEEE here as on the GPU (the same source, compiled with -ffp-contract=off), and the two
 // hardware approximations are replaced by the correctly rounded value moved by kE ulps (ex2.approx.ftz,
 // documented ≤ 2 ulp from it) and kR ulps (rcp.approx.ftz, ≤ 1 ulp), for every (kE, kR) in {−2, 0, 2} × {−1, 0, 1},
@@ -51,7 +51,8 @@ static float fa_rcp(float x) {
     return ftz(r);
 }
 #define GAPFILL_FASTACT_HOST_EMULATION 1
-#include "dwconv_fastact.cuh"
+#include "fast_smooth_act.cuh"  // the shipped forms, src/main/cuda/common
+using namespace gapfill::dwconv;
 
 static float fast(float v, int act) {
     return act == 3 ? fast_silu_f32(v) : act == 4 ? fast_gelu_erf_f32(v) : fast_gelu_tanh_f32(v);

@@ -1,4 +1,4 @@
-# The GELU_ERF fit of dwconv_fastact.cuh (README "Cheaper smooth activations"): with s = |v|, x = s/√2,
+# The GELU_ERF fit of src/main/cuda/common/fast_smooth_act.cuh (was ab/dwconv_fastact.cuh) (README "Cheaper smooth activations"): with s = |v|, x = s/√2,
 # t = 1/(1 + q·s), the exact half-erfc is ½·erfc(x) = t·2^(2h), h = −s²·log2(e)/4 + p(t),
 # p(t) = ½·log2(½·erfc(x)·e^(x²)·(1 + q·s)), smooth on t ∈ [0, 1] (t → 0: p → ½·log2(q/√(2π))).
 # P is the degree-7 minimax polynomial of p (linear program on 1500 Chebyshev nodes), its coefficients rounded to

@@ -4,8 +4,9 @@
 //
 // Numerics contract (defined by ops/reference/DepthwiseConv3x3Reference.java):
 //  - NONE, RELU, RELU6 are exact in fp32, so the result is bit-exact with the reference.
-//  - SILU, GELU_ERF, GELU_TANH: F16/BF16 outputs evaluate the function in fp32 (expf, erfcf) then
-//    round once to the output (≤ 1 ulp of the output format); F32 outputs evaluate it in fp64
+//  - SILU, GELU_ERF, GELU_TANH: F16/BF16 outputs evaluate the function in fp32 (the custom kernels with
+//    ex2/rcp approximations and an erfc fit, the vendor composition's pass with expf, erfcf; both below)
+//    then round once to the output (≤ 1 ulp of the output format); F32 outputs evaluate it in fp64
 //    (exp, erfc) from the fp32 pre-activation and round once to fp32 (≤ 1 ulp of fp32).
 //  - The forms are the cancellation-free ones the reference uses:
 //      silu(v)      = v / (1 + e^-v)            (v·e^v / (1 + e^v) for v < 0: no overflow)
@@ -13,6 +14,7 @@
 //      gelu_tanh(v) = v / (1 + e^(−2t)), t = √(2/π)(v + 0.044715 v³)   (= ½v(1+tanh t))
 #pragma once
 #include "gapfill_types.cuh"
+#include "fast_smooth_act.cuh"
 
 namespace gapfill {
 namespace dwconv {
@@ -30,18 +32,13 @@ __device__ __forceinline__ float relu6(float v) { return v < 0.f ? 0.f : (v > 6.
 __device__ __forceinline__ float logistic_times(float v, float a) {
     const float e = expf(-fabsf(a));
     const float num = a >= 0.f ? v : __fmul_rn(v, e);
-#if defined(GAPFILL_DWCONV_APPROX_LOGISTIC_DIV)
-    // __fdividef: ≤ 2 ulps (the divisor 1 + e lies in [1, 2]); with expf's ≤ 2 ulps the product stays
-    // within a few fp32 ulps of the exact value, so the 16-bit output keeps its ≤ 1 ulp. Chosen per
-    // translation unit (nchw.cu defines it; see there for the measurement).
-    return __fdividef(num, __fadd_rn(1.f, e));
-#else
     return __fdiv_rn(num, __fadd_rn(1.f, e));
-#endif
 }
 
-// Transcendental activations in fp32 (for F16/BF16 outputs).
-__device__ __forceinline__ float smooth_act_f32(float v, int act) {
+// Transcendental activations in fp32 (for F16/BF16 outputs), the exact forms: expf, erfcf, IEEE division.
+// The vendor composition's elementwise pass (vendor_gelu.cu) uses them; the custom kernels use the fast
+// forms below, which round to the same 16-bit output within the same 1 ulp.
+__device__ __forceinline__ float smooth_act_exact_f32(float v, int act) {
     if (act == ACT_SILU) {
         return logistic_times(v, v);
     }
@@ -51,6 +48,30 @@ __device__ __forceinline__ float smooth_act_f32(float v, int act) {
     // GELU_TANH
     const float t = __fmul_rn(0.7978845608028654f, __fmaf_rn(__fmul_rn(0.044715f, v), __fmul_rn(v, v), v));
     return logistic_times(v, __fmul_rn(2.f, t));
+}
+
+// ---- Smooth activations of the custom kernels: fast_smooth_act.cuh's forms ----
+// Out of range (|v| ≥ 2^64, ±inf, NaN) the fast forms give the exact forms' results too (e, E → 0; NaN
+// propagates); a translation unit that defines GAPFILL_DWCONV_FASTACT_GUARD still sends those v through a
+// call to the exact forms: nhwc.cu does, because the call keeps ptxas at 128 registers for the F16/BF16 s1
+// kernels (with no call it allocates 130/134: one block of 256 threads per SM instead of two).
+
+#if defined(GAPFILL_DWCONV_FASTACT_GUARD)
+static __device__ __noinline__ float smooth_act_exact_call(float v, int act) { return smooth_act_exact_f32(v, act); }
+#endif
+
+// The smooth activations of the F16/BF16 epilogue: the fast forms, or the exact ones where a translation
+// unit defines GAPFILL_DWCONV_EXACT_SMOOTH_ACT (vendor_gelu.cu: the vendor composition's pass).
+__device__ __forceinline__ float smooth_act_f32(float v, int act) {
+#if defined(GAPFILL_DWCONV_EXACT_SMOOTH_ACT)
+    return smooth_act_exact_f32(v, act);
+#else
+    float r = act == ACT_SILU ? fast_silu_f32(v) : act == ACT_GELU_ERF ? fast_gelu_erf_f32(v) : fast_gelu_tanh_f32(v);
+#if defined(GAPFILL_DWCONV_FASTACT_GUARD)
+    if (!(fabsf(v) < 0x1p64f)) r = smooth_act_exact_call(v, act);
+#endif
+    return r;
+#endif
 }
 
 // Transcendental activations in fp64 (for F32 outputs), from the fp32 pre-activation.
@@ -80,6 +101,23 @@ template <> __device__ __forceinline__ float finish<float>(float v, int act) {
     return __double2float_rn(smooth_act_f64(v, act));
 }
 
+
+// One input row's taps for WC neighbouring output columns: acc[k][e] (+)= Σ_q w[p][q][e]·in[S·k+q][e] in q
+// order (the reference's order within a row, p-major overall), each one fp32 fma; fresh starts from +0 like the
+// reference. in holds the S·(WC−1)+3 input columns the outputs need, widened to fp32.
+template <int S, int CPT, int WC, int KC>
+__device__ __forceinline__ void accumulate_tap_row(const float (&wr)[9][CPT], int p, const float (&in)[KC][CPT],
+                                                   float (&acc)[WC][CPT], bool fresh) {
+#pragma unroll
+    for (int k = 0; k < WC; ++k)
+#pragma unroll
+        for (int e = 0; e < CPT; ++e) {
+            float a = fresh ? 0.f : acc[k][e];
+#pragma unroll
+            for (int q = 0; q < 3; ++q) a = __fmaf_rn(wr[p * 3 + q][e], in[S * k + q][e], a);
+            acc[k][e] = a;
+        }
+}
 
 // ---- N-element accesses (N·sizeof(T) ∈ {2, 4, 8, 16} bytes) used by both layouts ----
 template <int B> struct RawBits;

@@ -27,10 +27,9 @@
 // activation, one rounding, one VW-wide streaming store (common/depthwise_conv3x3.cuh).
 // Limits: N·C·H·W < 2^31 (validated in Java); weights and bias in x's dtype; shuffles need every lane
 // of a warp to run the row loop (its trip count depends only on rps), so no thread returns early.
-// The logistic of SiLU/GELU_TANH (F16/BF16 outputs) divides with __fdividef here: A/B on the H100
-// (dev/depthwise_conv3x3/ab/h100-a930cb5-fdividef.txt, same kernels, only the division changed) 1.02-1.10x
-// faster than the IEEE division on NCHW; the NHWC kernels got 0.70-0.75x with it, so nhwc.cu keeps __fdiv_rn.
-#define GAPFILL_DWCONV_APPROX_LOGISTIC_DIV 1
+// SiLU/GELU for F16/BF16 outputs use the fast forms of common/depthwise_conv3x3.cuh (ex2/rcp approximations,
+// ≤ 1 ulp of the output): A/B on the H100 (dev/depthwise_conv3x3/ab/h100-a91ff10-fastact.txt) 0.70-0.85x the
+// time of the previous expf/erfcf/__fdividef forms here, no registers added (52-80).
 #include "depthwise_conv3x3.cuh"
 
 using namespace gapfill;

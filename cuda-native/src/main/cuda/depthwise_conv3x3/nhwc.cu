@@ -23,6 +23,7 @@
 // block of 256 threads covers 256/cb column groups of cb·CPT channels, so the column halo stays inside
 // the block; cb is chosen by the launcher (all groups when C/CPT ≤ 64).
 // Limits: N·H·W·C < 2^31 (validated in Java); weights and bias in x's dtype.
+#define GAPFILL_DWCONV_FASTACT_GUARD 1  // keeps the F16/BF16 s1 kernels at 128 registers (common/depthwise_conv3x3.cuh)
 #include "depthwise_conv3x3.cuh"
 
 using namespace gapfill;
@@ -72,15 +73,7 @@ __device__ __forceinline__ void taps(const float (&wr)[9][CPT], int p, const Row
     for (int k = 0; k < KC; ++k)
 #pragma unroll
         for (int e = 0; e < CPT; ++e) in[k][e] = to_float(b.px[k].v[e]);
-#pragma unroll
-    for (int k = 0; k < WC; ++k)
-#pragma unroll
-        for (int e = 0; e < CPT; ++e) {
-            float a = fresh ? 0.f : acc[k][e];
-#pragma unroll
-            for (int q = 0; q < 3; ++q) a = __fmaf_rn(wr[p * 3 + q][e], in[S * k + q][e], a);
-            acc[k][e] = a;
-        }
+    accumulate_tap_row<S, CPT, WC, KC>(wr, p, in, acc, fresh);
 }
 
 // bias, residual, activation, one rounding, one store per output column of the row.

@@ -7,6 +7,7 @@
 // Floor: 2·n·sizeof(T) bytes over copy bandwidth. Measured: only inside the vendor composition rows of
 // dev/depthwise_conv3x3/h100-results.txt (not timed alone).
 // Limits: n < 2^31 (validated in Java).
+#define GAPFILL_DWCONV_EXACT_SMOOTH_ACT 1  // the vendor composition keeps expf/erfcf/IEEE division
 #include "depthwise_conv3x3.cuh"
 
 using namespace gapfill;

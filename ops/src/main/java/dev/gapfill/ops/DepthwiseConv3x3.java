@@ -43,6 +43,7 @@ public final class DepthwiseConv3x3 {
     private static final Set<DType> DTYPES = EnumSet.of(DType.F32, DType.F16, DType.BF16);
     private static final KernelModule NCHW = KernelModule.of("depthwise_conv3x3/nchw");
     private static final KernelModule NHWC = KernelModule.of("depthwise_conv3x3/nhwc");
+    private static final KernelModule NHWC_RING = KernelModule.of("depthwise_conv3x3/nhwc_ring");
 
     private DepthwiseConv3x3() {}
 
@@ -390,7 +391,15 @@ public final class DepthwiseConv3x3 {
         String prefix = "dwconv3x3_" + p.layout().name().toLowerCase(Locale.ROOT) + "_" + p.dtype().name().toLowerCase(Locale.ROOT)
                 + "_s" + p.stride();
         KernelArgs args = KernelArgs.begin().ptr(x).ptr(w).ptr(bias).ptr(residual).ptr(out);
-        if (p.layout() == Layout.NHWC) {
+        if (DepthwiseConv3x3Heuristics.useRing(p)) {
+            DepthwiseConv3x3Heuristics.RingGrid g = DepthwiseConv3x3Heuristics.ringGrid(p, Gpu.device(x.device()).info());
+            // cp.async copies 16 bytes (8 channels) per access; the epilogue reads res and writes y 4 channels at a time
+            int vec = p.c() % 8 == 0 && aligned(x, 16) && aligned(out, 8) && aligned(residual, 8) ? 1 : 0;
+            args.i32(p.h()).i32(p.w()).i32(p.c()).i32(g.cgs()).i32(g.tws()).i32(g.colTiles()).i32(g.chunks()).i32(g.strips())
+                    .i32(g.rowsPerStrip()).i32(p.act().ordinal()).i32(vec);
+            NHWC_RING.function(s.cudaDevice(), "dwconv3x3_nhwc_ring_" + p.dtype().name().toLowerCase(Locale.ROOT) + "_s1")
+                    .launch(s, (int) g.blocks(), 1, 1, g.threads(), 1, 1, g.smemBytes(), args);
+        } else if (p.layout() == Layout.NHWC) {
             int cpt = DepthwiseConv3x3Heuristics.nhwcChannelsPerThread(p);
             DepthwiseConv3x3Heuristics.Grid g = DepthwiseConv3x3Heuristics.nhwcGrid(p, sms);
             int bytes = cpt * esz;

@@ -63,6 +63,13 @@ public final class DepthwiseConv3x3Heuristics {
         if (info.cc() < MIN_CC) {
             return "needs compute capability >= 8.0, device is " + info.ccMajor() + "." + info.ccMinor();
         }
+        if (useRing(p)) {
+            RingGrid r = ringGrid(p, info);
+            if (r.blocks() > Integer.MAX_VALUE) {
+                return "more than 2^31 blocks (" + r.blocks() + ")";
+            }
+            return null;
+        }
         Grid g = p.layout() == Layout.NHWC ? nhwcGrid(p, info.smCount()) : nchwGrid(p, nchwVectorWidth(p), info.smCount());
         // the kernels index threads with 32-bit unsigned arithmetic; keep a signed margin
         if (g.blocks() * BLOCK > Integer.MAX_VALUE) {
@@ -152,6 +159,103 @@ public final class DepthwiseConv3x3Heuristics {
     }
 
     /**
+     * Geometry of the shared-memory ring kernel ({@code nhwc_ring.cu}): blocks of {@code cgs × tws} threads, each
+     * block one tile of {@code cgs·4} channels × {@code tws·2} output columns × a strip of {@code rowsPerStrip}
+     * output rows of one image; {@code smemBytes} of dynamic shared memory (a ring of {@link #RING_SLOTS} input rows).
+     */
+    public record RingGrid(int cgs, int tws, int colTiles, int chunks, int strips, int rowsPerStrip, long blocks,
+                           int threads, int smemBytes, int blocksPerSm) {}
+
+    /** Ring kernel constants, as compiled in nhwc_ring.cu: channels and columns per thread, ring slots. */
+    static final int RING_CPT = 4;
+    static final int RING_WC = 2;
+    static final int RING_SLOTS = 4;
+    /** Channel groups per tile at most (128 channels: a tile of 256 threads still spans ≥ 16 columns). */
+    static final int RING_MAX_GROUPS = 32;
+
+    /**
+     * Whether {@code p} runs the ring kernel: NHWC, F16/BF16, stride 1 (the H100 A/B against nhwc.cu's
+     * register-pipelined kernel, cuda-native/dev/depthwise_conv3x3/h100-a91ff10-ring.txt: 1.13-1.46× faster on
+     * NONE/RELU over the sweep's stride-1 shapes, bit-identical outputs). F32 and stride 2 keep nhwc.cu.
+     */
+    public static boolean useRing(Problem p) {
+        return p.layout() == Layout.NHWC && p.dtype() != DType.F32 && p.stride() == 1
+                && !"false".equalsIgnoreCase(System.getProperty(RING_PROPERTY, "true"));
+    }
+
+    /**
+     * System property that turns the ring kernel off ({@code false}): F16/BF16 stride-1 NHWC then runs nhwc.cu's
+     * register-pipelined kernel, as before the ring was measured. Read at every call.
+     */
+    public static final String RING_PROPERTY = "gapfill.depthwise.nhwcRing";
+
+    /**
+     * Resident ring blocks per SM, estimated the way the occupancy calculator counts, from above: at most 128
+     * registers per thread (the kernel's launch bounds, 256 threads × 2 blocks), 64 warps per SM (48 on
+     * compute capability 8.6/8.7/8.9), 16 blocks per SM, and the block's shared memory plus 1 KiB reserved.
+     */
+    static int ringBlocksPerSm(int threads, int smemBytes, DeviceInfo info) {
+        int warps = (threads + 31) / 32;
+        int maxWarps = info.cc() == 86 || info.cc() == 87 || info.cc() == 89 ? 48 : 64;
+        long bySmem = info.smemPerSm() / (smemBytes + 1024L);
+        long n = Math.min(Math.min(65536 / (warps * 32 * 128), maxWarps / warps), Math.min(16, bySmem));
+        return (int) Math.max(1, n);
+    }
+
+    /**
+     * Ring kernel geometry for {@code p} on {@code info}. Channels: all groups of 4 channels in one tile up to
+     * 32 groups, else chunks of 32. Columns: the widest tile (≤ 256 threads) that wastes the fewest columns of W,
+     * among widths down to half the widest. Strips: the strip count that minimises the busiest SM's input rows,
+     * ceil(blocks / SMs) × (rows + 2 halo rows + ~4 rows of pipeline fill), among the counts that give every
+     * resident block slot of the GPU a block (when the shape has that many).
+     */
+    public static RingGrid ringGrid(Problem p, DeviceInfo info) {
+        int h = p.h();
+        int wd = p.w();
+        int groups = (p.c() + RING_CPT - 1) / RING_CPT;
+        int cgs = Math.min(groups, RING_MAX_GROUPS);
+        int chunks = (groups + cgs - 1) / cgs;
+        int twsMax = Math.max(1, Math.min(BLOCK / cgs, (wd + RING_WC - 1) / RING_WC));
+        int tws = twsMax;
+        int colTiles = 0;
+        int bestWaste = Integer.MAX_VALUE;
+        for (int t = twsMax; t >= Math.max(1, twsMax / 2); t--) {
+            int tiles = (wd + t * RING_WC - 1) / (t * RING_WC);
+            int waste = tiles * t * RING_WC - wd;
+            if (waste < bestWaste) {
+                bestWaste = waste;
+                tws = t;
+                colTiles = tiles;
+            }
+        }
+        int threads = cgs * tws;
+        int smem = RING_SLOTS * (tws * RING_WC + 2) * cgs * RING_CPT * p.dtype().bytes();
+        int bps = ringBlocksPerSm(threads, smem, info);
+        int sms = info.smCount();
+        long perStrip = (long) colTiles * chunks * p.n();
+        long need = Math.min((long) bps * sms, perStrip * h);
+        // the cost grows with the strip count past the smallest that fills the GPU (more halo rows, more waves)
+        // but for the rounding of waves and rows; a window above that count finds the minimum
+        int sMin = (int) Math.min(h, (need + perStrip - 1) / perStrip);
+        int sMax = (int) Math.min(h, 4L * sMin + 64);
+        int rps = h;
+        long best = -1;
+        for (int st = Math.max(1, sMin); st <= sMax; st++) {
+            int r = (h + st - 1) / st;
+            if ((h + r - 1) / r != st || perStrip * st < need) {
+                continue;  // same rows per strip as a smaller count, or too few blocks
+            }
+            long cost = (perStrip * st + sms - 1) / sms * (r + 6);
+            if (best < 0 || cost < best) {
+                best = cost;
+                rps = r;
+            }
+        }
+        int strips = (h + rps - 1) / rps;
+        return new RingGrid(cgs, tws, colTiles, chunks, strips, rps, perStrip * strips, threads, smem, bps);
+    }
+
+    /**
      * Kernel variant: layout, access width, stride: {@code nchw_v<VW>_s<S>} (VW from the shape; the
      * launch narrows it for unaligned pointers) or {@code nhwc_c<CPT>w<WC>_<vec|scalar>_s<S>} (vector
      * accesses when C % CPT == 0 and the pointers are aligned, which the pool allocator gives).
@@ -159,6 +263,9 @@ public final class DepthwiseConv3x3Heuristics {
     public static String customVariant(Problem p) {
         if (p.layout() == Layout.NCHW) {
             return "nchw_v" + nchwVectorWidth(p) + "_s" + p.stride();
+        }
+        if (useRing(p)) {
+            return "nhwc_ring" + RING_SLOTS + "_c" + RING_CPT + "w" + RING_WC + (p.c() % 8 == 0 ? "_vec" : "_scalar") + "_s1";
         }
         int cpt = nhwcChannelsPerThread(p);
         return "nhwc_c" + cpt + "w" + nhwcColumnsPerThread(p) + (p.c() % cpt == 0 ? "_vec" : "_scalar") + "_s" + p.stride();

@@ -47,12 +47,14 @@ class DepthwiseConv3x3HeuristicsTest {
     }
 
     @Test void variantsNameLayoutAccessWidthAndStride() {
-        // NHWC: 4 channels x 2 columns per thread for F16/BF16 stride 1, 2 x 4 for F16/BF16 stride 2 and F32 stride 1, 2 x 2 for F32 stride 2
-        assertEquals("nhwc_c4w2_vec_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 64, 7, 7, 1)));
+        // NHWC: the ring kernel (4 channels x 2 columns per thread, 4 ring rows) for F16/BF16 stride 1, 16-byte copies
+        // when C % 8 == 0; 2 x 4 for F16/BF16 stride 2 and F32 stride 1, 2 x 2 for F32 stride 2
+        assertEquals("nhwc_ring4_c4w2_vec_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 64, 7, 7, 1)));
+        assertEquals("nhwc_ring4_c4w2_scalar_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 12, 7, 7, 1)));
         assertEquals("nhwc_c2w4_scalar_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 13, 7, 7, 2)));
         assertEquals("nhwc_c2w4_vec_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F32, Layout.NHWC, 1, 4, 7, 7, 1)));
         assertEquals("nhwc_c2w2_vec_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F32, Layout.NHWC, 1, 6, 7, 7, 2)));
-        assertEquals("nhwc_c4w2_scalar_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.BF16, Layout.NHWC, 1, 6, 7, 7, 1)));
+        assertEquals("nhwc_ring4_c4w2_scalar_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.BF16, Layout.NHWC, 1, 6, 7, 7, 1)));
         // NCHW accesses run along W and never cross a row: W = 56 is 7 vectors of 8 halves; W' = 28 at stride 2 takes 4
         assertEquals("nchw_v8_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NCHW, 1, 8, 56, 56, 1)));
         assertEquals("nchw_v4_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NCHW, 1, 8, 56, 56, 2)));
@@ -87,6 +89,71 @@ class DepthwiseConv3x3HeuristicsTest {
                 long groups = (c + 3) / 4;
                 assertTrue(g.threads() >= 2L * groups * ((w + 1) / 2) * ((9 + g.rowsPerStrip() - 1) / g.rowsPerStrip()), pr + " " + g);
                 assertTrue(g.blocks() * DepthwiseConv3x3Heuristics.BLOCK >= g.threads(), pr + " " + g);
+            }
+        }
+    }
+
+    @Test void ringOnlyForHalfTypesNhwcStrideOne() {
+        assertTrue(DepthwiseConv3x3Heuristics.useRing(p(DType.F16, Layout.NHWC, 1, 8, 8, 8, 1)));
+        assertTrue(DepthwiseConv3x3Heuristics.useRing(p(DType.BF16, Layout.NHWC, 1, 3, 1, 1, 1)));
+        assertTrue(!DepthwiseConv3x3Heuristics.useRing(p(DType.F32, Layout.NHWC, 1, 8, 8, 8, 1)));
+        assertTrue(!DepthwiseConv3x3Heuristics.useRing(p(DType.F16, Layout.NHWC, 1, 8, 8, 8, 2)));
+        assertTrue(!DepthwiseConv3x3Heuristics.useRing(p(DType.F16, Layout.NCHW, 1, 8, 8, 8, 1)));
+    }
+
+    @Test void ringGeometryOfTheSweepShapesIsTheMeasuredOne() {
+        // the launches of the H100 A/B (cuda-native/dev/depthwise_conv3x3/h100-a91ff10-ring.txt, occupancy from the
+        // CUDA runtime: 2 blocks per SM): {N, H, W, C} -> cgs, tws, col tiles, chunks, strips, rows per strip, smem
+        int[][] rows = {
+            {1, 64, 64, 384, 32, 8, 4, 3, 22, 3, 18432},
+            {8, 112, 112, 96, 24, 8, 7, 1, 7, 16, 13824},
+            {16, 224, 224, 64, 16, 16, 7, 1, 7, 32, 17408},
+            {32, 56, 56, 256, 32, 7, 4, 2, 2, 28, 16384},
+            {32, 28, 28, 512, 32, 7, 2, 4, 2, 14, 16384},
+            {64, 14, 14, 1024, 32, 7, 1, 8, 1, 14, 16384},
+        };
+        for (DType dt : new DType[] {DType.F16, DType.BF16}) {
+            for (int[] r : rows) {
+                Problem pr = p(dt, Layout.NHWC, r[0], r[3], r[1], r[2], 1);
+                DepthwiseConv3x3Heuristics.RingGrid g = DepthwiseConv3x3Heuristics.ringGrid(pr, DeviceInfo.h100ForTests());
+                String m = pr + " " + g;
+                assertEquals(2, g.blocksPerSm(), m);
+                assertEquals(r[4], g.cgs(), m);
+                assertEquals(r[5], g.tws(), m);
+                assertEquals(r[6], g.colTiles(), m);
+                assertEquals(r[7], g.chunks(), m);
+                assertEquals(r[8], g.strips(), m);
+                assertEquals(r[9], g.rowsPerStrip(), m);
+                assertEquals(r[10], g.smemBytes(), m);
+                assertEquals((long) r[6] * r[7] * r[8] * r[0], g.blocks(), m);
+            }
+        }
+    }
+
+    @Test void ringGridCoversEveryOutputWithinTheLaunchLimits() {
+        for (DeviceInfo info : new DeviceInfo[] {DeviceInfo.h100ForTests(), DeviceInfo.a100ForTests()}) {
+            for (int n : new int[] {1, 3}) {
+                for (int c : new int[] {1, 3, 4, 8, 13, 64, 128, 136, 260, 1024}) {
+                    for (int h : new int[] {1, 2, 5, 17, 64, 1000}) {
+                        for (int w : new int[] {1, 2, 7, 17, 56, 513}) {
+                            Problem pr = p(DType.F16, Layout.NHWC, n, c, h, w, 1);
+                            DepthwiseConv3x3Heuristics.RingGrid g = DepthwiseConv3x3Heuristics.ringGrid(pr, info);
+                            String m = pr + " " + g;
+                            assertTrue(g.cgs() >= 1 && g.cgs() <= 32 && (long) g.cgs() * 4 * g.chunks() >= c
+                                    && (long) g.cgs() * 4 * (g.chunks() - 1) < c, "channels covered, no empty chunk: " + m);
+                            assertTrue((long) g.tws() * 2 * g.colTiles() >= w && (long) g.tws() * 2 * (g.colTiles() - 1) < w,
+                                    "columns covered, no empty tile: " + m);
+                            assertTrue((long) g.strips() * g.rowsPerStrip() >= h && (long) (g.strips() - 1) * g.rowsPerStrip() < h,
+                                    "rows covered, no empty strip: " + m);
+                            assertEquals(g.cgs() * g.tws(), g.threads(), m);
+                            assertTrue(g.threads() >= 1 && g.threads() <= 256, "launch bounds: " + m);
+                            assertEquals(4 * (g.tws() * 2 + 2) * g.cgs() * 4 * 2, g.smemBytes(), m);
+                            assertTrue(g.smemBytes() <= 48 * 1024, "no opt-in shared memory needed: " + m);
+                            assertEquals((long) g.colTiles() * g.chunks() * g.strips() * n, g.blocks(), m);
+                            assertTrue(g.blocksPerSm() >= 1 && g.blocksPerSm() <= 16, m);
+                        }
+                    }
+                }
             }
         }
     }

@@ -9,6 +9,7 @@ import dev.gapfill.core.testing.Poison;
 import dev.gapfill.ops.Backend;
 import dev.gapfill.ops.Decision;
 import dev.gapfill.ops.DepthwiseConv3x3;
+import dev.gapfill.ops.DepthwiseConv3x3Heuristics;
 import dev.gapfill.ops.DepthwiseConv3x3.Activation;
 import dev.gapfill.ops.DepthwiseConv3x3.Layout;
 import dev.gapfill.ops.DepthwiseConv3x3.Options;
@@ -176,22 +177,27 @@ class DepthwiseConv3x3GpuTest {
     }
 
     /**
-     * SILU and GELU_TANH for 16-bit outputs use __expf/__fdividef where the logistic's argument a > -64 and the
-     * accurate fp32 forms below it. Pre-activations (a residual, tiny taps) spread log-uniformly over
-     * ±[1e-3, 100] cross that switch, the sign change and both ends of F16's range; every element must stay within
-     * the reference's 1-ulp rule, in both layouts and both 16-bit dtypes.
+     * SILU, GELU_TANH and GELU_ERF for 16-bit outputs use the fast forms of common/depthwise_conv3x3.cuh (ex2/rcp
+     * approximations, an erfc fit; nhwc.cu's stride-2 kernels send |v| ≥ 2^64 to the exact forms). Pre-activations
+     * (a residual, tiny taps) spread log-uniformly over ±[1e-6, 6e4] for F16 (the tails of every function, the sign
+     * change, F16's largest values) and ±[1e-30, 1e30] for BF16 (past 2^64 into saturation, down to values whose
+     * results are BF16 subnormals); every element must stay within the reference's 1-ulp rule, in both layouts,
+     * both strides and both 16-bit dtypes.
      */
     @Test void smoothActivationsStayWithinOneUlpAcrossTheirRange() {
         Random rnd = new Random(23);
         for (DType dt : new DType[] {DType.F16, DType.BF16}) {
-            for (Activation act : new Activation[] {Activation.SILU, Activation.GELU_TANH}) {
+            for (Activation act : new Activation[] {Activation.SILU, Activation.GELU_TANH, Activation.GELU_ERF}) {
                 for (Layout l : Layout.values()) {
-                    Problem p = new Problem(dt, l, 2, 24, 17, 32, 1, act, false, true);
-                    Options o = Options.builder().layout(l).activation(act).backend(Backend.CUSTOM).build();
+                  for (int stride = 1; stride <= 2; stride++) {
+                    Problem p = new Problem(dt, l, 2, 24, 17, 32, stride, act, false, true);
+                    Options o = Options.builder().layout(l).stride(stride).activation(act).backend(Backend.CUSTOM).build();
                     long[] ys = p.outputShape();
                     float[] r = new float[(int) p.outputElements()];
+                    double lo = dt == DType.F16 ? 1e-6 : 1e-30;
+                    double hi = dt == DType.F16 ? 6e4 : 1e30;
                     for (int i = 0; i < r.length; i++) {
-                        double mag = Math.exp(Math.log(1e-3) + rnd.nextDouble() * (Math.log(100) - Math.log(1e-3)));
+                        double mag = Math.exp(Math.log(lo) + rnd.nextDouble() * (Math.log(hi) - Math.log(lo)));
                         r[i] = (float) (rnd.nextBoolean() ? mag : -mag);
                     }
                     float[] w = new float[p.c() * 9];
@@ -206,9 +212,43 @@ class DepthwiseConv3x3GpuTest {
                         DepthwiseConv3x3.apply(gx, gw, null, gr, y, o, s);
                         s.synchronize();
                         Verdict v = DepthwiseConv3x3Verification.checkCustom(y, hx, hw, null, hr, o);
-                        assertTrue(v.pass(), dt + " " + act + " " + l + ": " + v);
+                        assertTrue(v.pass(), dt + " " + act + " " + l + " stride " + stride + ": " + v);
+                    }
+                  }
+                }
+            }
+        }
+    }
+
+    /**
+     * F16/BF16 stride-1 NHWC runs the ring kernel (nhwc_ring.cu); with {@code gapfill.depthwise.nhwcRing=false} it
+     * runs nhwc.cu's register-pipelined kernel. Both must be bit-exact for RELU6 and within 1 ulp for GELU_ERF on odd
+     * and vectorisable channel counts, with and without bias and residual, and the decision must name the kernel.
+     */
+    @Test void ringSwitchSelectsEitherKernelAndBothMatchTheReference() {
+        Random rnd = new Random(29);
+        String before = System.getProperty(DepthwiseConv3x3Heuristics.RING_PROPERTY);
+        try {
+            for (String ring : new String[] {"true", "false"}) {
+                System.setProperty(DepthwiseConv3x3Heuristics.RING_PROPERTY, ring);
+                int k = 0;
+                for (DType dt : new DType[] {DType.F16, DType.BF16}) {
+                    for (Activation act : new Activation[] {Activation.RELU6, Activation.GELU_ERF}) {
+                        for (int c : new int[] {13, 136}) {
+                            Problem p = new Problem(dt, Layout.NHWC, 2, c, 19, 23, 1, act, (k & 1) == 0, (k & 2) == 0);
+                            k++;
+                            assertEquals(ring.equals("true"), DepthwiseConv3x3Heuristics.customVariant(p).startsWith("nhwc_ring"), p.toString());
+                            Verdict v = runAndCheck(p, Backend.CUSTOM, rnd, 0, false);
+                            assertTrue(v.pass() && (act != Activation.RELU6 || v.bitExact()), "ring=" + ring + " " + p + ": " + v);
+                        }
                     }
                 }
+            }
+        } finally {
+            if (before == null) {
+                System.clearProperty(DepthwiseConv3x3Heuristics.RING_PROPERTY);
+            } else {
+                System.setProperty(DepthwiseConv3x3Heuristics.RING_PROPERTY, before);
             }
         }
     }

@@ -1,0 +1,189 @@
+// depthwise_conv3x3/nhwc_ring: the F16/BF16 stride-1 NHWC kernels, y[n,i,j,c] = act(bias[c] +
+// Σ_{p,q} w[c,p,q]·x[n, i+p−1, j+q−1, c] (+ res[n,i,j,c])) in one pass, zero padding 1.
+//
+// Regime: NHWC, F16/BF16, stride 1, sm_80+ (cp.async). F32 and stride 2 stay in nhwc.cu.
+// Why a second NHWC kernel: nhwc.cu keeps two input rows in flight in registers and is latency-bound at
+// 128 registers (16 warps per SM). Here the input rows go through a shared-memory ring filled by
+// cp.async, so the bytes in flight no longer take registers (120-128, two blocks of ≤ 256 threads per
+// SM) and each value is loaded with one 16-byte access. Measured (H100, cuda-native/dev/depthwise_conv3x3
+// run_variant.sh, dev/depthwise_conv3x3/h100-a91ff10-ring.txt, against nhwc.cu, interleaved, L2 flushed):
+// NONE/RELU 1.13-1.46× faster over the sweep's stride-1 shapes, every output bit-identical.
+// Floor: (|x| + |y| (+ |res|) + |w| + |bias|) bytes / copy bandwidth.
+//
+// Block = one tile: TC = cgs·CPT channels × TW = tws·WC output columns × a strip of rps output rows of one
+// image. Per input row of the strip (rps + 2 of them, top to bottom) the block copies the row's TW + 2
+// pixels × TC channels (runs of TC contiguous channels, 16-byte cp.async, zero-filled outside the image)
+// into one slot of an NS-slot ring, NS − 1 rows ahead of the row it computes. Thread (cg, jg) owns CPT
+// channels × WC columns: it reads the WC + 2 pixels it needs from the slot (one CPT-wide shared load each;
+// the column halo is its neighbours' pixels, already there), converts each value to fp32 once, and adds
+// the row into the output rows that use it (two accumulator sets whose roles alternate with the row
+// parity, so nothing is copied). Taps in the reference's order (p-major, then q), each one fp32 fma from
+// acc = +0; then + bias, + residual, the shared epilogue of common/depthwise_conv3x3.cuh, one rounding.
+// An output row is finished right after its last input row. One __syncthreads per input row: after it,
+// everyone's copies of row k have landed and nobody reads row k − 1 any more, so its slot takes row
+// k + NS − 1.
+// vec = 0 (C % 8 != 0 or x not 16-byte / y, res not 8-byte aligned): the same kernel with per-element
+// copies into the ring and per-element stores (correct, not fast).
+// Geometry (cgs, tws, colTiles, chunks, strips, rps) comes from DepthwiseConv3x3Heuristics.ringGrid; the
+// grid is colTiles·chunks·strips·N blocks of cgs·tws threads with NS·(tws·WC + 2)·cgs·CPT·sizeof(T) bytes
+// of dynamic shared memory. Limits: N·H·W·C < 2^31 (validated in Java); weights and bias in x's dtype.
+#include "depthwise_conv3x3.cuh"
+
+using namespace gapfill;
+using namespace gapfill::dwconv;
+
+namespace {
+
+__device__ __forceinline__ unsigned smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+// 16 bytes global → shared, bypassing L1; src_bytes = 0 writes 16 zero bytes and reads nothing.
+__device__ __forceinline__ void cp16(unsigned dst, const void* src, unsigned src_bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
+}
+__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+
+template <typename T, int CPT, int WC, int NS>
+__device__ __forceinline__ void dw_ring(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
+                                        const T* __restrict__ res, T* __restrict__ y, int H, int W, int C, int cgs, int tws,
+                                        int colTiles, int chunks, int strips, int rps, int act, int vec) {
+    static_assert(NS >= 2, "ring of at least two rows");
+    extern __shared__ __align__(16) unsigned char ring[];
+    constexpr int KC = WC + 2;                               // input pixels a thread reads per row
+    constexpr int EPC = 16 / (int)sizeof(T);                 // elements per 16-byte copy
+    constexpr int MAXCP = ((WC + 2) * CPT + EPC - 1) / EPC;  // copies per thread per row (any tws ≥ 1)
+    using R = typename RawBits<CPT * (int)sizeof(T)>::type;
+    const int nthr = cgs * tws, tid = (int)threadIdx.x;
+    const int TC = cgs * CPT, KP = tws * WC + 2;             // tile channels, tile input pixels per row
+    const unsigned slotBytes = (unsigned)(KP * TC) * sizeof(T);
+    // block → (column tile, channel chunk, strip, image); every quantity here is block-uniform
+    unsigned bid = blockIdx.x;
+    const int ct = (int)(bid % (unsigned)colTiles); bid /= (unsigned)colTiles;
+    const int chk = (int)(bid % (unsigned)chunks); bid /= (unsigned)chunks;
+    const int i0 = (int)(bid % (unsigned)strips) * rps;
+    const int n = (int)(bid / (unsigned)strips);
+    const int nin = min(rps, H - i0) + 2;                    // input rows i0−1 … i0+rows, trip count of the loop
+    const int pxBase = ct * tws * WC - 1, cBase = chk * TC;  // tile's first input column and channel
+    // thread → (channel group, column group)
+    const int cg = tid % cgs, jg = tid / cgs;
+    const int c0 = cBase + cg * CPT, nch = min(CPT, C - c0); // nch ≤ 0: channels past C (compute, never store)
+    const int jt = pxBase + 1 + jg * WC;                     // first output column
+    const size_t rowElems = (size_t)W * C;
+    const T* img = x + (size_t)n * H * rowElems;
+
+    float wr[9][CPT], br[CPT];
+#pragma unroll
+    for (int e = 0; e < CPT; ++e) {
+#pragma unroll
+        for (int t = 0; t < 9; ++t) wr[t][e] = e < nch ? to_float(__ldg(w + (size_t)(c0 + e) * 9 + t)) : 0.f;
+        br[e] = (bias != nullptr && e < nch) ? to_float(__ldg(bias + c0 + e)) : 0.f;
+    }
+
+    // this thread's share of a row copy: chunk i = tid + m·nthr of the KP × TC/EPC chunks (pixel-major),
+    // all row-independent except the row itself (hoisted out of the row loop)
+    const unsigned ringBase = smem_addr(ring);
+    const T* src[MAXCP];      // chunk's first element in image row 0 (the image's first element if zero-filled)
+    unsigned gbytes[MAXCP];   // 16, or 0: pixel outside the image or channels past C (zero-fill)
+    unsigned dst[MAXCP];      // shared address in slot 0; ~0u: this thread has no chunk m
+    const int cpp = vec ? TC / EPC : 1;  // chunks per pixel (TC % EPC == 0 whenever vec)
+#pragma unroll
+    for (int m = 0; m < MAXCP; ++m) {
+        const int i = tid + m * nthr, k = i / cpp, ch = cBase + (i % cpp) * EPC, col = pxBase + k;
+        const bool ok = col >= 0 && col < W && ch < C;
+        src[m] = img + (ok ? (size_t)col * C + ch : 0);
+        gbytes[m] = ok ? 16u : 0u;
+        dst[m] = i < KP * cpp ? ringBase + (unsigned)(k * TC + (i % cpp) * EPC) * (unsigned)sizeof(T) : ~0u;
+    }
+    // input row r of the strip (image row i0 − 1 + r) into slot `slot`
+    auto copy_row = [&](int r, int slot) {
+        const int row = i0 - 1 + r;
+        const bool rowOk = row >= 0 && row < H;
+        if (vec) {
+            const size_t rowOff = rowOk ? (size_t)row * rowElems : 0;
+            const unsigned so = (unsigned)slot * slotBytes;
+#pragma unroll
+            for (int m = 0; m < MAXCP; ++m)
+                if (dst[m] != ~0u) cp16(dst[m] + so, src[m] + rowOff, rowOk ? gbytes[m] : 0u);
+        } else {
+            T* s = reinterpret_cast<T*>(ring + (size_t)slot * slotBytes);
+            for (int i = tid; i < KP * TC; i += nthr) {
+                const int col = pxBase + i / TC, ch = cBase + i % TC;
+                s[i] = (rowOk && col >= 0 && col < W && ch < C) ? img[(size_t)row * rowElems + (size_t)col * C + ch]
+                                                                 : from_float<T>(0.f);
+            }
+        }
+    };
+
+    // prologue: rows 0 … NS−2 in flight, one commit group per row (empty groups keep the count)
+#pragma unroll
+    for (int r = 0; r < NS - 1; ++r) {
+        if (r < nin) copy_row(r, r);
+        cp_commit();
+    }
+    const unsigned rd = (unsigned)(jg * WC * TC + cg * CPT) * sizeof(T);  // thread's first pixel in a slot
+    const unsigned pxBytes = (unsigned)TC * sizeof(T);
+    const size_t o0 = (((size_t)n * H + i0) * W + jt) * C + c0;           // output (i0, jt, c0)
+    T* yo = y + o0;                                                       // output row being finished
+    const T* ro = res != nullptr ? res + o0 : nullptr;
+    const bool hasBias = bias != nullptr;
+    // Accumulators of two consecutive output rows; the roles alternate with the row parity: at iteration k
+    // the set `fin` holds output row i0+k−2 (gets p=2, is finished, then restarts from p=0 as row i0+k) and
+    // `mid` holds row i0+k−1 (gets p=1).
+    float X[WC][CPT], Y[WC][CPT];
+    int slot = 0;  // slot of row k
+    // iteration k consumes input row i0−1+k
+#pragma unroll 1
+    for (int k = 0; k < nin; ++k) {
+        cp_wait<NS - 2>();  // this thread's copies of row k have landed …
+        __syncthreads();    // … everyone's have, and row k−1's slot is free
+        if (k + NS - 1 < nin) copy_row(k + NS - 1, slot == 0 ? NS - 1 : slot - 1);
+        cp_commit();
+        float in[KC][CPT];
+        const unsigned char* sp = ring + (size_t)slot * slotBytes + rd;
+#pragma unroll
+        for (int kk = 0; kk < KC; ++kk) {
+            Pack<T, CPT> q;
+            q.raw = *reinterpret_cast<const R*>(sp + kk * pxBytes);
+#pragma unroll
+            for (int e = 0; e < CPT; ++e) in[kk][e] = to_float(q.v[e]);
+        }
+        float v[WC][CPT];  // output row i0+k−2 before the epilogue: taps + bias
+        auto step = [&](float (&fin)[WC][CPT], float (&mid)[WC][CPT]) {
+            if (k >= 2) {
+                accumulate_tap_row<1, CPT, WC, KC>(wr, 2, in, fin, false);
+#pragma unroll
+                for (int kk = 0; kk < WC; ++kk)
+#pragma unroll
+                    for (int e = 0; e < CPT; ++e) v[kk][e] = hasBias ? __fadd_rn(fin[kk][e], br[e]) : fin[kk][e];
+            }
+            if (k >= 1) accumulate_tap_row<1, CPT, WC, KC>(wr, 1, in, mid, false);
+            accumulate_tap_row<1, CPT, WC, KC>(wr, 0, in, fin, true);
+        };
+        if (k & 1) step(Y, X);
+        else step(X, Y);
+        if (k >= 2) {  // residual, activation, one rounding, CPT-wide store per column
+#pragma unroll
+            for (int kk = 0; kk < WC; ++kk) {
+                if (jt + kk >= W || nch <= 0) break;
+                if (ro != nullptr) add_residual<T, CPT>(ro + kk * C, vec != 0, nch, v[kk]);
+                act_store<T, CPT>(yo + kk * C, act, vec != 0, nch, v[kk]);
+            }
+            yo += rowElems;
+            if (ro != nullptr) ro += rowElems;
+        }
+        slot = slot + 1 == NS ? 0 : slot + 1;
+    }
+}
+
+}  // namespace
+
+// CPT 4 channels × WC 2 columns per thread, a ring of NS 4 rows (8 rows measured within 2 % of 4, with
+// twice the shared memory). The launcher (DepthwiseConv3x3Heuristics.ringGrid) must use the same values.
+#define DW_RING(T, TN)                                                                                                 \
+    extern "C" __global__ void __launch_bounds__(256, 2) dwconv3x3_nhwc_ring_##TN##_s1(                               \
+        const T* x, const T* w, const T* bias, const T* res, T* y, int H, int W, int C, int cgs, int tws,            \
+        int colTiles, int chunks, int strips, int rps, int act, int vec) {                                             \
+        dw_ring<T, 4, 2, 4>(x, w, bias, res, y, H, W, C, cgs, tws, colTiles, chunks, strips, rps, act, vec);           \
+    }
+
+DW_RING(__half, f16)
+DW_RING(__nv_bfloat16, bf16)
