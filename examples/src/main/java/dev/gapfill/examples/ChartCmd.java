@@ -4,6 +4,8 @@ import dev.gapfill.examples.bench.JsonReader;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.CategoryChart;
 import org.knowm.xchart.CategoryChartBuilder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
 import org.knowm.xchart.style.Styler;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -20,7 +22,10 @@ import java.util.stream.Stream;
 
 /**
  * Renders {@code <op>.png} beside each benchmark JSON: speedup of custom over vendor and fraction of
- * the floor reached, for every row of the sweep. Needs no GPU (run it where the JSON was copied).
+ * the floor reached, for every row of the sweep (one bar per row up to {@link #MAX_BAR_ROWS} rows; above
+ * that, each ratio's distribution over the rows, sorted, so a 1068-row sweep stays a readable image of a
+ * few hundred KB instead of a 23,000-pixel strip; the per-row values are in {@code <op>.md}). Needs no GPU
+ * (run it where the JSON was copied).
  */
 @Command(name = "chart", description = "Render <op>.png charts from docs/benchmarks/<gpu>/<op>.json (no GPU needed).")
 final class ChartCmd implements Callable<Integer> {
@@ -69,8 +74,13 @@ final class ChartCmd implements Callable<Integer> {
             Double t = c != null ? c : a;
             floorFrac.add(t != null && fl != null ? fl / t : 0.0);
         }
+        String title = json.getFileName() + " on " + doc.get("gpu") + " @ " + String.valueOf(doc.get("commit")).substring(0, 8);
+        if (rows.size() > MAX_BAR_ROWS) {
+            renderDistribution(title, speedup, floorFrac, png);
+            return;
+        }
         CategoryChart chart = new CategoryChartBuilder().width(Math.max(900, 22 * rows.size())).height(560)
-                .title(json.getFileName() + " on " + doc.get("gpu") + " @ " + String.valueOf(doc.get("commit")).substring(0, 8))
+                .title(title)
                 .xAxisTitle("case").yAxisTitle("ratio").build();
         chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNW);
         chart.getStyler().setXAxisLabelRotation(90);
@@ -78,6 +88,33 @@ final class ChartCmd implements Callable<Integer> {
         chart.addSeries("speedup custom / vendor", labels, speedup);
         chart.addSeries("floor / custom (fraction of floor)", labels, floorFrac);
         BitmapEncoder.saveBitmap(chart, png.toString().replaceAll("\\.png$", ""), BitmapEncoder.BitmapFormat.PNG);
+    }
+
+    /** Rows above which the chart shows distributions instead of one bar pair per row. */
+    static final int MAX_BAR_ROWS = 200;
+
+    /** Each ratio sorted ascending against the fraction of rows (0..1), with the 1.0 line for reference. */
+    private static void renderDistribution(String title, List<Double> speedup, List<Double> floorFrac, Path png) throws Exception {
+        XYChart chart = new XYChartBuilder().width(1400).height(620)
+                .title(title + " (" + speedup.size() + " rows, each ratio sorted, log scale; per-row values in the .md)")
+                .xAxisTitle("fraction of rows at or below the ratio").yAxisTitle("ratio").build();
+        chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNW);
+        chart.getStyler().setMarkerSize(3);
+        chart.getStyler().setYAxisLogarithmic(true);  // speed-ups up to ~30 and floor fractions below 1 on one axis
+        chart.getStyler().setXAxisDecimalPattern("0.0");
+        addSorted(chart, "speedup custom / vendor", speedup);
+        addSorted(chart, "floor / custom (fraction of floor)", floorFrac);
+        chart.addSeries("1.0", new double[] {0, 1}, new double[] {1, 1});
+        BitmapEncoder.saveBitmap(chart, png.toString().replaceAll("\\.png$", ""), BitmapEncoder.BitmapFormat.PNG);
+    }
+
+    private static void addSorted(XYChart chart, String name, List<Double> values) {
+        double[] y = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+        double[] x = new double[y.length];
+        for (int i = 0; i < y.length; i++) {
+            x[i] = y.length == 1 ? 1 : (double) i / (y.length - 1);
+        }
+        chart.addSeries(name, x, y);
     }
 
     private static String fmt(Object x) {
