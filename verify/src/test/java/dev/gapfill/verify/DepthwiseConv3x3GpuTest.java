@@ -277,7 +277,7 @@ class DepthwiseConv3x3GpuTest {
             assertTrue(v.pass(), v.toString());
             Decision d = DepthwiseConv3x3.decide(gx, gw, null, null, y, o);
             assertEquals(Backend.CUSTOM, d.backend(), d.toString());
-            assertEquals("nhwc_c4w2_vec_s1", d.variant());
+            assertEquals("nhwc_ring4_c4w2_vec_s1", d.variant());
             assertEquals(Backend.VENDOR, DepthwiseConv3x3.decide(gx, gw, null, null, y, o.withBackend(Backend.VENDOR)).backend());
         }
     }
