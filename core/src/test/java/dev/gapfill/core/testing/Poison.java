@@ -2,6 +2,7 @@ package dev.gapfill.core.testing;
 
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
+import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 
 import java.util.Random;
@@ -41,6 +42,12 @@ public final class Poison {
     public static Tensor poisoned(Device device, DType dt, long... shape) {
         Tensor t = Tensor.empty(device, dt, shape);
         t.fillBytes(0xff);
+        if (device.isCuda()) {
+            // The fill runs on the per-thread stream; tests launch on streams of their own (non-blocking: no
+            // implicit order with it), so the poison must have landed before the tensor is handed out. Without
+            // this, a late fill overwrote a finished output under compute-sanitizer synccheck (H100, fcc850b).
+            Stream.perThread(device).synchronize();
+        }
         return t;
     }
 }
