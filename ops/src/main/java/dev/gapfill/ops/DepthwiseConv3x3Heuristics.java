@@ -23,6 +23,8 @@ import dev.gapfill.ops.DepthwiseConv3x3.Problem;
  *   that went to cuDNN before (8×96×112×112, 32×512×28×28, 64×1024×14×14 with SILU/GELU) is custom now:
  *   53.4 vs 78.3, 64.3 vs 101.9, 63.6 vs 138.5 µs (SILU rows).</li>
  * </ol>
+ * The Java sweep at {@code fcc850b} (ring kernel and fast activations shipped; docs/benchmarks/h100/depthwise_conv3x3.json)
+ * has custom ahead in all 216 rows again: closest 1.32× (F16), geomean F16 3.18×, BF16 7.83×, F32 4.62×.
  * The rule was measured on an H100 only; on other GPUs it is provisional.
  */
 public final class DepthwiseConv3x3Heuristics {
@@ -54,8 +56,8 @@ public final class DepthwiseConv3x3Heuristics {
             return new Decision(Backend.VENDOR, vendorVariant(p), "custom kernels do not apply: " + why);
         }
         return new Decision(Backend.CUSTOM, customVariant(p),
-                "one fused pass: faster than cuDNN conv + bias/activation in all 216 rows of the H100 harness sweep "
-                        + "(geomean F32 4.4x, F16 2.8x, BF16 6.4x; closest row 1.37x, f16 NHWC 8x96x112x112 GELU)");
+                "one fused pass: faster than cuDNN conv + bias/activation in all 216 rows of the H100 sweeps "
+                        + "(fcc850b: geomean F16 3.18x, BF16 7.83x, F32 4.62x; closest row 1.32x)");
     }
 
     /** Null if the custom kernels run {@code p} on {@code info}, else why not. */
