@@ -154,7 +154,7 @@ public final class DepthwiseConv3x3Heuristics {
         int wc = nhwcColumnsPerThread(p);
         long groups = (p.c() + cpt - 1) / cpt;
         int cb = nhwcChunk(groups);
-        long perStrip = (long) p.n() * ((groups + cb - 1) / cb) * cb * ((p.outW() + wc - 1) / wc);
+        long perStrip = (long) p.n() * ((groups + cb - 1) / cb) * cb * ((p.outW() + (long) wc - 1) / wc);
         int rps = rowsPerStrip(p.outH(), NHWC_ROWS, perStrip, sms);
         long threads = perStrip * ((p.outH() + rps - 1) / rps);
         return new Grid((threads + BLOCK - 1) / BLOCK, rps, cb, threads);
@@ -217,13 +217,13 @@ public final class DepthwiseConv3x3Heuristics {
         int groups = (p.c() + RING_CPT - 1) / RING_CPT;
         int cgs = Math.min(groups, RING_MAX_GROUPS);
         int chunks = (groups + cgs - 1) / cgs;
-        int twsMax = Math.max(1, Math.min(BLOCK / cgs, (wd + RING_WC - 1) / RING_WC));
+        int twsMax = (int) Math.max(1, Math.min(BLOCK / cgs, (wd + (long) RING_WC - 1) / RING_WC));
         int tws = twsMax;
-        int colTiles = 0;
-        int bestWaste = Integer.MAX_VALUE;
+        long colTiles = 0;
+        long bestWaste = Long.MAX_VALUE;
         for (int t = twsMax; t >= Math.max(1, twsMax / 2); t--) {
-            int tiles = (wd + t * RING_WC - 1) / (t * RING_WC);
-            int waste = tiles * t * RING_WC - wd;
+            long tiles = (wd + (long) t * RING_WC - 1) / (t * RING_WC);  // long: W may be up to 2^31 - 1
+            long waste = tiles * t * RING_WC - wd;
             if (waste < bestWaste) {
                 bestWaste = waste;
                 tws = t;
@@ -254,7 +254,7 @@ public final class DepthwiseConv3x3Heuristics {
             }
         }
         int strips = (h + rps - 1) / rps;
-        return new RingGrid(cgs, tws, colTiles, chunks, strips, rps, perStrip * strips, threads, smem, bps);
+        return new RingGrid(cgs, tws, (int) colTiles, chunks, strips, rps, perStrip * strips, threads, smem, bps);
     }
 
     /**

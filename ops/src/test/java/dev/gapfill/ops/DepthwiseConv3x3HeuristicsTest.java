@@ -158,6 +158,18 @@ class DepthwiseConv3x3HeuristicsTest {
         }
     }
 
+    @Test void widestRowsDoNotOverflowTheGridArithmetic() {
+        // one image row of 2^31 - 100 single-channel pixels (N*H*W*C < 2^31 holds): tile counts in long arithmetic
+        int w = Integer.MAX_VALUE - 99;
+        Problem pr = p(DType.F16, Layout.NHWC, 1, 1, 1, w, 1);
+        DepthwiseConv3x3Heuristics.RingGrid g = DepthwiseConv3x3Heuristics.ringGrid(pr, DeviceInfo.h100ForTests());
+        assertTrue(g.colTiles() > 0 && (long) g.tws() * 2 * g.colTiles() >= w && g.blocks() > 0, g.toString());
+        assertNull(DepthwiseConv3x3Heuristics.customUnsupported(pr, DeviceInfo.h100ForTests()));
+        DepthwiseConv3x3Heuristics.Grid n = DepthwiseConv3x3Heuristics.nhwcGrid(p(DType.F32, Layout.NHWC, 1, 1, 1, Integer.MAX_VALUE, 1),
+                DeviceInfo.h100ForTests().smCount());
+        assertTrue(n.threads() > 0 && n.blocks() > 0, n.toString());
+    }
+
     @Test void beyond32BitThreadIndexingGoesToTheVendor() {
         Problem huge = p(DType.F32, Layout.NCHW, 65536, 1024, 64, 64, 1);
         assertNotNull(DepthwiseConv3x3Heuristics.customUnsupported(huge, DeviceInfo.h100ForTests()));
