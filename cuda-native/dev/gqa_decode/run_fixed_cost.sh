@@ -20,7 +20,8 @@ if not rows: print("ncu: no rows"); sys.exit(0)
 h = rows[0]; ki, gi, ui, vi = h.index("Kernel Name"), h.index("Grid Size"), h.index("Metric Unit"), h.index("Metric Value")
 by = collections.defaultdict(list)
 for r in rows[1:]:
-    v = float(r[vi].replace(",", "")); v = v / 1000 if r[ui] == "nsecond" else v * (1000 if r[ui] == "msecond" else 1)
+    v = float(r[vi].replace(",", ""))
+    v *= {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1, "us": 1, "msecond": 1e3, "ms": 1e3}.get(r[ui], float("nan"))  # -> us
     by[(r[ki].split("(")[0], r[gi])].append(v)
 print("ncu gpu__time_duration (us, median per kernel and grid (splits, kv heads x tiles, B)):")
 for (k, g), v in sorted(by.items()): print(f"  {k:28s} grid {g:16s} n={len(v):3d}  {statistics.median(v):8.2f}")
