@@ -158,6 +158,21 @@ class DepthwiseConv3x3HeuristicsTest {
         }
     }
 
+    @Test void ringOccupancyEstimateBoundsByRegistersWarpsBlocksAndSharedMemory() {
+        DeviceInfo h100 = DeviceInfo.h100ForTests();
+        DeviceInfo ga102 = new DeviceInfo(0, "NVIDIA RTX A6000", 8, 6, 84, 6L << 20, 99L << 10, 100L << 10, 48L << 30, 13000, 13000, 130100, 91400);
+        // 128 registers x 256 threads: 2 blocks of 64K registers (what the CUDA runtime reported for the sweep shapes)
+        assertEquals(2, DepthwiseConv3x3Heuristics.ringBlocksPerSm(256, 18432, h100));
+        assertEquals(2, DepthwiseConv3x3Heuristics.ringBlocksPerSm(224, 16384, h100));
+        // small blocks: registers allow 8 of 64 threads, the 16-block cap and shared memory bound the rest
+        assertEquals(8, DepthwiseConv3x3Heuristics.ringBlocksPerSm(64, 4096, h100));
+        assertEquals(16, DepthwiseConv3x3Heuristics.ringBlocksPerSm(2, 256, h100));
+        assertEquals(3, DepthwiseConv3x3Heuristics.ringBlocksPerSm(64, 30000, ga102));  // 100 KiB / (30000 + 1 KiB)
+        // 48 warps per SM on compute capability 8.6: 6 blocks of 8 warps would fit the warps, registers allow 2
+        assertEquals(2, DepthwiseConv3x3Heuristics.ringBlocksPerSm(256, 18432, ga102));
+        assertEquals(1, DepthwiseConv3x3Heuristics.ringBlocksPerSm(256, 200 * 1024, ga102));  // never below 1
+    }
+
     @Test void widestRowsDoNotOverflowTheGridArithmetic() {
         // one image row of 2^31 - 100 single-channel pixels (N*H*W*C < 2^31 holds): tile counts in long arithmetic
         int w = Integer.MAX_VALUE - 99;
