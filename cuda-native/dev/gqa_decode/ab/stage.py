@@ -21,8 +21,9 @@ Usage: python3 cuda-native/dev/gqa_decode/ab/stage.py [dest]   (default .carry/g
 bash <dest>/run.sh <dest>
 """
 import os
-import shutil
 import sys
+
+from staging import write_variants
 
 here = os.path.dirname(os.path.abspath(__file__))
 src = os.path.normpath(os.path.join(here, '..', '..', '..', 'src', 'main', 'cuda'))
@@ -165,21 +166,6 @@ for line in ('GQA_MMA_KERNEL(gqa_decode_mma_f16_d64, __half, 64)', 'GQA_MMA_KERN
              'GQA_MMA_KERNEL(gqa_decode_mma_bf16_d256, __nv_bfloat16, 256)'):
     d = replace(d, line + '\n', '')
 
-if os.path.exists(dst):
-    shutil.rmtree(dst)
-os.makedirs(dst)
-for name, text in (('a', shipped), ('b', b), ('c', c), ('d', d)):
-    text = text.replace('namespace gqa_mma', 'namespace gqa_mma_' + name).replace('gqa_mma::', 'gqa_mma_' + name + '::')
-    text = text.replace('gqa_decode_mma_', name + '_gqa_decode_mma_')
-    os.makedirs(os.path.join(dst, name))
-    open(os.path.join(dst, name, 'decode_mma.cu'), 'w').write(text)
-    shutil.copy(os.path.join(src, 'common', 'gapfill_types.cuh'), os.path.join(dst, name))
-    # one translation unit per variant: its kernel and a host launcher
-    open(os.path.join(dst, name + '.cu'), 'w').write(
-        '#include "decode_mma.cu"\n'
-        '#include "launch.h"\n'
-        'GQA_AB_LAUNCHER(%s_launch, %s_gqa_decode_mma_f16_d128, gqa_mma_%s)\n' % (name, name, name))
-for f in ('launch.h', 'main.cu', 'run.sh'):
-    shutil.copy(os.path.join(here, f), dst)
+write_variants(dst, src, here, (('a', shipped), ('b', b), ('c', c), ('d', d)))
 print('staged A (shipped), B (batched merge), C (B + early ring prime for contiguous caches), D (C with 8 warps, half the splits) into '
       + dst)

@@ -14,7 +14,8 @@
 //     to the 4 warps (so the block walks 64 consecutive keys at a time). Each warp runs its own cp.async ring
 //     (NST−1 tiles in flight while it computes one; only __syncwarp, no block barrier in the loop). Rows past the
 //     split end are zero-filled (src-size 0), never read. Paged caches: the tile start is a multiple of 16, so for
-//     pageSize ≥ 16 one block-table entry serves the whole tile; smaller pages look the entry up per row.
+//     pageSize ≥ 16 one block-table entry serves the whole tile, and each lane advances one source pointer per pass;
+//     smaller pages look the entry up per row.
 //   * Per tile and warp: S[16 heads × 16 keys] = Q·Kᵀ with D/16 × 2 mma.sync m16n8k16 (fp32 accumulate), operands
 //     by ldmatrix from XOR-swizzled rows (16-byte chunk c of row r stored at chunk c ^ (r & 7): conflict-free);
 //     online softmax in fp32, base 2 (scores × scale·log2 e after the mma, so q is not re-rounded), one rescale per
@@ -29,10 +30,11 @@
 // Lengths are clamped to [0, maxLen]; len_b = 0 gives zeros and lse = −inf (split 0 writes them).
 // Page numbers are trusted (not range-checked on the device). Limits: q/o/K/V 16-byte aligned; B ≤ 65535,
 // Hkv·ceil(G/16) ≤ 65535; splits ≤ 256; q/o element counts < 2^31, cache offsets 64-bit.
-// Registers (ptxas, sm_90a): d64 93, d128 154, d256 219-220, no spills; dynamic shared memory 66 / 100 / 136 KiB (H100:
+// Registers (ptxas, sm_90a): d64 96, d128 123, d256 219, no spills; dynamic shared memory 66 / 100 / 136 KiB (H100:
 // 3 / 2 / 1 blocks per SM). The split count (GqaDecodeHeuristics.splits) aims at an even number of keys per SM.
 // Measured (H100 80GB HBM3 SXM, 132 SMs, driver 580.159, copy 3031 GB/s, L2 flushed by a read before every
-// repetition; harness cuda-native/dev/gqa_decode, output h100-decode_mma.txt, code unchanged since, only this comment edited):
+// repetition; harness cuda-native/dev/gqa_decode, output h100-decode_mma.txt; the load addressing
+// changed since, see ab/h100-*-issue.txt, which kept every output bit for bit):
 //   ≥ 90 % of the KV-read floor for 32/8, 64/8, 32/32, 28/4 d128 once the floor is above ~90 µs (B=16 L=8192 32/8:
 //   179 µs, floor 177; B=1 L=131072: 182 µs, 97 %); small problems pay ~9 µs of fixed latency (B=1 L=512: 9.6 µs).
 //   Faster than the cuBLAS composition on all 288 rows (1.07x-14x) and than split_kv.cu (CUDA cores: 1.5-4.1x for G >= 4).
@@ -186,35 +188,53 @@ __device__ __forceinline__ void body(const T* __restrict__ q, const T* __restric
     const int* tab_b = table != nullptr ? table + (size_t)b * a.max_pages : nullptr;
     const int page_mask = (1 << a.page_shift) - 1;
 
+    // Load addressing. A warp-wide pass of 16-byte chunks covers RPI rows of a tile: lane → row r0 + it·RPI, chunk
+    // ch. Contiguous caches and pages of ≥ 16 positions keep a tile in one memory run of stride_l per row, so the
+    // lane's source is one pointer per tile advanced by RPI rows per pass (the 64-bit row offsets and the paged
+    // branch would otherwise cost ~55 instructions per pass: at a91ff10 the 8 passes of a d128 tile were ~450 SASS
+    // instructions against ~250 for its mma and softmax). Smaller pages look the page up per row.
+    constexpr int RPI = 32 / CPR;
+    static_assert(RPI * CPR == 32 && LD_ITERS * RPI == kKeys, "a pass covers whole rows");
+    const int r0 = lane / CPR, ch = lane % CPR;
+    const bool uniform_page = tab_b == nullptr || a.page_shift >= 4;
+    const long long lane_off = (long long)r0 * a.stride_l + ch * 8;
+    const long long pass_step = (long long)RPI * a.stride_l;
+
     auto issue = [&](int i) {  // tile i of this warp into slot i % NST
         const int base = start + (warp + i * kWarps) * kKeys;
         const uint32_t kdst = ring_base + (i % NST) * C::STAGE_BYTES;
         const uint32_t vdst = kdst + C::TILE_BYTES;
-        long long tile_off = 0;
-        const bool uniform_page = tab_b == nullptr || a.page_shift >= 4;
-        if (tab_b == nullptr) {
-            tile_off = seq_off + (long long)base * a.stride_l;
-        } else if (uniform_page) {
-            tile_off = (long long)__ldg(tab_b + (base >> a.page_shift)) * a.page_stride + head_off +
-                       (long long)(base & page_mask) * a.stride_l;
-        }
-#pragma unroll
-        for (int it = 0; it < LD_ITERS; ++it) {
-            const int idx = it * 32 + lane;
-            const int r = idx / CPR, ch = idx % CPR;
-            const int pos = base + r;
-            const bool ok = pos < end;
-            long long off;
-            if (uniform_page) {
-                off = tile_off + (long long)r * a.stride_l;
+        if (uniform_page) {
+            long long off = lane_off;
+            if (tab_b == nullptr) {
+                off += seq_off + (long long)base * a.stride_l;
             } else {
-                const int page = ok ? __ldg(tab_b + (pos >> a.page_shift)) : 0;
-                off = (long long)page * a.page_stride + head_off + (long long)(pos & page_mask) * a.stride_l;
+                off += (long long)__ldg(tab_b + (base >> a.page_shift)) * a.page_stride + head_off +
+                       (long long)(base & page_mask) * a.stride_l;
             }
-            const T* ks = ok ? k + off + ch * 8 : k;
-            const T* vs = ok ? v + off + ch * 8 : v;
-            cp_async16(kdst + swz<D>(r, ch), ks, ok);
-            cp_async16(vdst + swz<D>(r, ch), vs, ok);
+            const T* ks = k + off;
+            const T* vs = v + off;
+#pragma unroll
+            for (int it = 0; it < LD_ITERS; ++it) {
+                const int r = it * RPI + r0;
+                const bool ok = base + r < end;
+                cp_async16(kdst + swz<D>(r, ch), ok ? ks : k, ok);
+                cp_async16(vdst + swz<D>(r, ch), ok ? vs : v, ok);
+                ks += pass_step;
+                vs += pass_step;
+            }
+        } else {
+#pragma unroll
+            for (int it = 0; it < LD_ITERS; ++it) {
+                const int r = it * RPI + r0;
+                const int pos = base + r;
+                const bool ok = pos < end;
+                const int page = ok ? __ldg(tab_b + (pos >> a.page_shift)) : 0;
+                const long long off =
+                    (long long)page * a.page_stride + head_off + (long long)(pos & page_mask) * a.stride_l + ch * 8;
+                cp_async16(kdst + swz<D>(r, ch), ok ? k + off : k, ok);
+                cp_async16(vdst + swz<D>(r, ch), ok ? v + off : v, ok);
+            }
         }
     };
 
