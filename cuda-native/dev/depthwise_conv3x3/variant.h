@@ -5,11 +5,11 @@
 #pragma once
 #include <cuda_runtime.h>
 
-const int kRingConfigs = 2;
+const int kRingConfigs = 4;
 const char* ring_name(int cfg);
 // Launch geometry: cgs channel groups × tws column groups per block (threads = cgs·tws), colTiles × chunks ×
 // strips × N blocks, rps output rows per strip, smem bytes of ring; vec = 16-byte copies and CPT-wide stores.
-struct RingGeo { int cgs, tws, colTiles, chunks, strips, rps, threads, blocksPerSM; long long blocks; size_t smem; bool vec; };
+struct RingGeo { int cpt, wc, cgs, tws, colTiles, chunks, strips, rps, threads, blocksPerSM; long long blocks; size_t smem; bool vec; };
 // The launcher's choice for (N, H, W, C) and these pointers; rpsOverride > 0 forces the strip height.
 RingGeo ring_geometry(int cfg, int dt, const void* x, const void* y, const void* r, int n, int h, int wd, int c, int rpsOverride);
 // Launches configuration cfg on an F16/BF16 stride-1 problem with the geometry g from ring_geometry.

@@ -206,7 +206,7 @@ int main() {
                 const RingGeo g = ring_geometry(v, dt, d.x, d.yv, nullptr, n, h, w, c, 0);
                 char buf[256];
                 snprintf(buf, sizeof buf, "%s: %dx%d threads (TC %d, TW %d), %d col tiles x %d chunks x %d strips of %d rows = %lld blocks, %d/SM, %zu B smem%s; ",
-                         ring_name(v), g.cgs, g.tws, g.cgs * 4, g.tws * 2, g.colTiles, g.chunks, g.strips, g.rps, g.blocks, g.blocksPerSM, g.smem, g.vec ? "" : " SCALAR");
+                         ring_name(v), g.cgs, g.tws, g.cgs * g.cpt, g.tws * g.wc, g.colTiles, g.chunks, g.strips, g.rps, g.blocks, g.blocksPerSM, g.smem, g.vec ? "" : " SCALAR");
                 geo += buf;
             }
             printf("# %s %dx%dx%dx%d %s\n", dt == F16 ? "F16" : "BF16", n, h, w, c, geo.c_str());

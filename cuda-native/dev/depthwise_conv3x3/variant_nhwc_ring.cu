@@ -13,17 +13,24 @@
 
 // ---------------------------------------------------------------- host: geometry (pure but for the occupancy)
 namespace {
-constexpr int kCpt = 4, kWc = 2, kMaxThreads = 256, kMaxGroupsPerBlock = 32;
+constexpr int kMaxThreads = 256;
 int ringSlots(int cfg) { return cfg == 1 ? 8 : 4; }
+// channels and columns per thread, channel groups per tile (≤ 128 channels): ring4/ring8 4×2 (shipped),
+// c2w4 2×4 and c2w2 2×2 (fewer registers: more blocks per SM)
+int cptOf(int cfg) { return cfg >= 2 ? 2 : 4; }
+int wcOf(int cfg) { return cfg == 3 ? 2 : cfg == 2 ? 4 : 2; }
 bool aligned(const void* p, int bytes) { return p == nullptr || (uintptr_t)p % bytes == 0; }
 int blocksPerSM(int cfg, int dt, int threads, size_t smem);  // cudaOccupancyMaxActiveBlocksPerMultiprocessor (below)
 int smCount();                                               // (below; stubs in variant_emu.cpp)
 }  // namespace
 
-const char* ring_name(int cfg) { return cfg == 0 ? "ring4" : "ring8"; }
+const char* ring_name(int cfg) { return cfg == 0 ? "ring4" : cfg == 1 ? "ring8" : cfg == 2 ? "c2w4" : "c2w2"; }
 
 RingGeo ring_geometry(int cfg, int dt, const void* x, const void* y, const void* r, int n, int h, int wd, int c, int rpsOverride) {
     RingGeo g{};
+    const int kCpt = cptOf(cfg), kWc = wcOf(cfg), kMaxGroupsPerBlock = 128 / kCpt;
+    g.cpt = kCpt;
+    g.wc = kWc;
     const int groups = (c + kCpt - 1) / kCpt;
     g.cgs = std::min(groups, kMaxGroupsPerBlock);  // ≤ 128 channels per tile: TW ≥ 16 columns, halo ≤ 2/16
     g.chunks = (groups + g.cgs - 1) / g.cgs;
@@ -66,13 +73,30 @@ extern "C" __global__ void __launch_bounds__(256, 2) ring8_bf16(const __nv_bfloa
         int colTiles, int chunks, int strips, int rps, int act, int vec) {
     dw_ring<__nv_bfloat16, 4, 2, 8>(x, w, bias, res, y, H, W, C, cgs, tws, colTiles, chunks, strips, rps, act, vec);
 }
+#define RING_VARIANT(NAME, CPT, WC, MINB)                                                                        \
+    extern "C" __global__ void __launch_bounds__(256, MINB) NAME##_f16(const __half* x, const __half* w,          \
+            const __half* bias, const __half* res, __half* y, int H, int W, int C, int cgs, int tws, int colTiles,   \
+            int chunks, int strips, int rps, int act, int vec) {                                                   \
+        dw_ring<__half, CPT, WC, 4>(x, w, bias, res, y, H, W, C, cgs, tws, colTiles, chunks, strips, rps, act, vec); \
+    }                                                                                                              \
+    extern "C" __global__ void __launch_bounds__(256, MINB) NAME##_bf16(const __nv_bfloat16* x,                  \
+            const __nv_bfloat16* w, const __nv_bfloat16* bias, const __nv_bfloat16* res, __nv_bfloat16* y, int H,  \
+            int W, int C, int cgs, int tws, int colTiles, int chunks, int strips, int rps, int act, int vec) {      \
+        dw_ring<__nv_bfloat16, CPT, WC, 4>(x, w, bias, res, y, H, W, C, cgs, tws, colTiles, chunks, strips, rps,   \
+                                           act, vec);                                                              \
+    }
+RING_VARIANT(c2w4, 2, 4, 3)
+RING_VARIANT(c2w2, 2, 2, 4)
 #define RING_LAUNCH(T, K) K<<<(unsigned)g.blocks, g.threads, g.smem, st>>>((const T*)x, (const T*)w, (const T*)b,   \
         (const T*)r, (T*)y, h, wd, c, g.cgs, g.tws, g.colTiles, g.chunks, g.strips, g.rps, act, g.vec ? 1 : 0)
 
 namespace {
 const void* kernelOf(int cfg, int dt) {
-    return dt == F16 ? (cfg == 0 ? (const void*)dwconv3x3_nhwc_ring_f16_s1 : (const void*)ring8_f16)
-                     : (cfg == 0 ? (const void*)dwconv3x3_nhwc_ring_bf16_s1 : (const void*)ring8_bf16);
+    const void* f16[] = {(const void*)dwconv3x3_nhwc_ring_f16_s1, (const void*)ring8_f16, (const void*)c2w4_f16,
+                         (const void*)c2w2_f16};
+    const void* bf16[] = {(const void*)dwconv3x3_nhwc_ring_bf16_s1, (const void*)ring8_bf16, (const void*)c2w4_bf16,
+                          (const void*)c2w2_bf16};
+    return dt == F16 ? f16[cfg] : bf16[cfg];
 }
 int blocksPerSM(int cfg, int dt, int threads, size_t smem) {
     int nb = 0;
@@ -89,6 +113,15 @@ int smCount() {
 
 void ring_run(int cfg, int dt, const RingGeo& g, const void* x, const void* w, const void* b, const void* r, void* y, int h,
               int wd, int c, int act, cudaStream_t st) {
-    if (dt == F16) { if (cfg == 0) RING_LAUNCH(__half, dwconv3x3_nhwc_ring_f16_s1); else RING_LAUNCH(__half, ring8_f16); }
-    else { if (cfg == 0) RING_LAUNCH(__nv_bfloat16, dwconv3x3_nhwc_ring_bf16_s1); else RING_LAUNCH(__nv_bfloat16, ring8_bf16); }
+    if (dt == F16) {
+        if (cfg == 0) RING_LAUNCH(__half, dwconv3x3_nhwc_ring_f16_s1);
+        else if (cfg == 1) RING_LAUNCH(__half, ring8_f16);
+        else if (cfg == 2) RING_LAUNCH(__half, c2w4_f16);
+        else RING_LAUNCH(__half, c2w2_f16);
+    } else {
+        if (cfg == 0) RING_LAUNCH(__nv_bfloat16, dwconv3x3_nhwc_ring_bf16_s1);
+        else if (cfg == 1) RING_LAUNCH(__nv_bfloat16, ring8_bf16);
+        else if (cfg == 2) RING_LAUNCH(__nv_bfloat16, c2w4_bf16);
+        else RING_LAUNCH(__nv_bfloat16, c2w2_bf16);
+    }
 }
