@@ -43,16 +43,25 @@ public final class Int8MmHeuristics {
     /**
      * The custom kernel's launch plan for {@code [m, k] × [n, k]ᵀ}.
      *
-     * <p>Split-K: aim at {@link #CTAS_PER_SM} CTAs per SM. Worked example, H100 (132 SMs), M = 1,
-     * K = N = 4096: 64 channel tiles of 64 → ceil(264 / 64) = 5 splits, rounded to whole 256-k steps:
-     * ks = 1024, 4 splits, 256 CTAs. The harness timed 1, 2, 4 and 8 CTAs per SM for every row (18 rows
-     * per M); vendor/custom geometric means for M = 1, 2, 4, 8, 16: 1.19/1.21/1.17/1.07/0.92 at 1 per SM,
-     * 1.21/1.22/1.19/1.11/0.96 at 2, 1.20/1.21/1.18/1.13/0.95 at 4, 1.11/1.12/1.09/1.08/0.82 at 8.
+     * <p>Split-K: the split count with the lowest estimated cost among those whose k range keeps A's slice
+     * within {@link #smemBudget} (and at most {@link #MAX_EXTRA_SPLITS} more than the fewest such), where
+     * cost = waves × (ks + {@link #WAVE_OVERHEAD_K}) + {@link #MERGE_COST_K} × (splits − 1), waves =
+     * ceil(tilesN · splits / (resident CTAs per SM × SMs)), and the resident CTAs come from the kernel's
+     * registers and the slice's shared memory ({@link #ctasPerSm}). A second, nearly empty wave streams its
+     * share of the weights with a fraction of the bytes in flight, so the k per CTA times the wave count is
+     * the time; each extra split adds its partials to the last CTA's merge. Fitted to
+     * {@code cuda-native/dev/int8_mm/h100-e0aa70b-split-sweep.txt} (every distinct split count of the shipped
+     * kernel timed for M ∈ {1, 8, 16, 32} over the sweep's six (K, N)): the chosen counts are within 1.1 % of
+     * the fastest in geometric mean and 7.7 % at worst (16/4096/4096), where the earlier rule (two CTAs per SM
+     * as the target) was 4.1 % and 27 % off; e.g. M = 16, K = 8192, N = 28672: 4 splits, 896 CTAs, 4 per SM
+     * (94.1 µs) instead of 2 splits of 66.5 KiB CTAs, 3 per SM, one full wave and a second of 52 CTAs
+     * (119.5 µs). Worked example, H100 (132 SMs), M = 1, K = N = 4096: 64 tiles of 64 channels; 4 splits of
+     * 1024 k, 256 CTAs in one wave of 5 per SM, cost 1 × (1024 + 256) + 3 × 128 = 1664 (2 splits: 2048 + 256 +
+     * 128 = 2432; 8: 512 + 256 + 896 = 1664, not lower, so the fewer splits stay).
      *
-     * <p>Shared memory: A's slice [M, ks] (+64 bytes a row) must stay under {@link #smemBudget}: 32 KiB for
-     * M ≤ 8, 72 KiB above. Row 8/8192/28672/i32 ran 1 split with 66 KiB per CTA: 448 CTAs did not fit one
-     * wave and took 138.5 µs, against 100.0 µs with 3 splits (what the 32 KiB budget gives); the budget
-     * leaves every other measured M ≤ 8 plan unchanged.
+     * <p>Shared memory: A's slice [M, ks] (+64 bytes a row) stays under {@link #smemBudget}: 32 KiB for
+     * M ≤ 8, 72 KiB above (row 8/8192/28672/i32 once ran 1 split with 66 KiB per CTA: 138.5 µs against
+     * 100.0 µs with 3 splits).
      */
     public static SkinnyPlan skinnyPlan(long m, long n, long k, DeviceInfo info) {
         if (m < 1 || m > CUSTOM_MAX_M) {
@@ -62,13 +71,31 @@ public final class Int8MmHeuristics {
         int blockN = tile == 8 ? 64 : 128;   // 4 warps × 16 channels × RT (1 for m8, 2 otherwise)
         int step = tile == 8 ? 256 : 128;    // 64 k × U (4 for m8, 2 otherwise)
         int tilesN = (int) ((n + blockN - 1) / blockN);
-        long target = (long) CTAS_PER_SM * info.smCount();
-        long splits = Math.max(1, (target + tilesN - 1) / tilesN);
-        splits = Math.min(splits, (k + step - 1) / step);
         long ksMax = Math.max(step, (smemBudget(m) / m - 64) / step * step);
-        splits = Math.max(splits, (k + ksMax - 1) / ksMax);
-        long ks = ((k + splits - 1) / splits + step - 1) / step * step;
-        splits = (k + ks - 1) / ks;
+        long kSteps = (k + step - 1) / step;
+        long sMin = Math.min(kSteps, (k + ksMax - 1) / ksMax);
+        long sMax = Math.min(kSteps, sMin + MAX_EXTRA_SPLITS);
+        long bestCost = Long.MAX_VALUE;
+        long splits = sMin;
+        long ks = 0;
+        long lastSplits = -1;
+        for (long s = sMin; s <= sMax; s++) {
+            long ksS = ((k + s - 1) / s + step - 1) / step * step;
+            long sp = (k + ksS - 1) / ksS;
+            if (sp == lastSplits) {
+                continue;  // the same k range as a smaller count
+            }
+            lastSplits = sp;
+            int bps = ctasPerSm(tile, (int) (m * (ksS + 64)), info);
+            long slots = (long) bps * info.smCount();
+            long waves = ((long) tilesN * sp + slots - 1) / slots;
+            long cost = waves * (ksS + WAVE_OVERHEAD_K) + MERGE_COST_K * (sp - 1);
+            if (cost < bestCost) {
+                bestCost = cost;
+                splits = sp;
+                ks = ksS;
+            }
+        }
         int smem = (int) (m * (ks + 64));
         long ws = 0;
         if (splits > 1) {
@@ -79,8 +106,35 @@ public final class Int8MmHeuristics {
         return new SkinnyPlan(tile, blockN, step, tilesN, (int) splits, (int) ks, smem, ws);
     }
 
-    /** Target CTAs per SM for the split-K choice (measured: see {@link #skinnyPlan}). */
-    public static final int CTAS_PER_SM = 2;
+    /** Split-K cost model (k units): the fixed time of a wave of CTAs, and the merge's cost per extra split. */
+    static final long WAVE_OVERHEAD_K = 256;
+    static final long MERGE_COST_K = 128;
+    /** How many split counts above the fewest that fit the shared-memory budget the plan considers. */
+    static final int MAX_EXTRA_SPLITS = 32;
+
+    /**
+     * Registers per thread of the skinny kernels (ptxas, sm_90a, CUDA 13.0; the most of the four output types):
+     * m8 96, m16 104, m32 124, m64 168.
+     */
+    static int skinnyRegisters(int tile) {
+        return tile == 8 ? 96 : tile == 16 ? 104 : tile == 32 ? 124 : 168;
+    }
+
+    /**
+     * Resident CTAs per SM of a skinny kernel with {@code smemBytes} of dynamic shared memory: the least of the
+     * register file (64 Ki registers, allocated per warp in multiples of 8 per thread), the warp slots (64, 48 on
+     * cc 8.6/8.7/8.9), shared memory (1 KiB reserved per CTA) and 16. On the H100 this matches the occupancy API
+     * for every plan of the split sweep (5 for m8, 4 for m16/m32 while shared memory allows).
+     */
+    static int ctasPerSm(int tile, int smemBytes, DeviceInfo info) {
+        int warps = THREADS / 32;
+        int regsPerWarp = (skinnyRegisters(tile) + 7) / 8 * 8 * 32;
+        int maxWarps = info.cc() == 86 || info.cc() == 87 || info.cc() == 89 ? 48 : 64;
+        long byRegs = 65536 / regsPerWarp / warps;
+        long bySmem = info.smemPerSm() / (smemBytes + 1024L);
+        long n = Math.min(Math.min(byRegs, maxWarps / warps), Math.min(16, bySmem));
+        return (int) Math.max(1, n);
+    }
 
     /** Shared-memory budget per CTA for A's slice (see {@link #skinnyPlan}). */
     static long smemBudget(long m) {

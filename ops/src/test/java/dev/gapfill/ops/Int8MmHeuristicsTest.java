@@ -18,7 +18,7 @@ class Int8MmHeuristicsTest {
     private static final DeviceInfo A100 = DeviceInfo.a100ForTests();
 
     @Test void workedExampleOfTheJavadoc() {
-        // M=1, K=N=4096 on 132 SMs: 64 tiles of 64 channels, 4 splits of 1024 k, 256 CTAs.
+        // M=1, K=N=4096 on 132 SMs: 64 tiles of 64 channels, 4 splits of 1024 k, 256 CTAs (one wave).
         Int8MmHeuristics.SkinnyPlan p = Int8MmHeuristics.skinnyPlan(1, 4096, 4096, H100);
         assertEquals(8, p.tokensTile());
         assertEquals(64, p.blockN());
@@ -31,14 +31,30 @@ class Int8MmHeuristicsTest {
         assertEquals(64 * 4 + 64L * 4 * 4 * 32 * 16, p.workspaceBytes());
     }
 
-    @Test void theSharedMemoryBudgetSplitsLargeKForEightTokens() {
-        // Row 8/8192/28672: one split needed 66 KiB per CTA (138.5 us); the 32 KiB budget gives 3 splits (100.0 us).
-        Int8MmHeuristics.SkinnyPlan p = Int8MmHeuristics.skinnyPlan(8, 28672, 8192, H100);
-        assertEquals(3, p.splits());
-        assertEquals(2816, p.ks());
-        assertTrue(p.smemBytes() <= 32 * 1024);
-        // four tokens keep the measured single split
-        assertEquals(1, Int8MmHeuristics.skinnyPlan(2, 28672, 8192, H100).splits());
+    @Test void thePlanAvoidsANearlyEmptySecondWave() {
+        // 16/8192/28672 (split sweep at e0aa70b): 2 splits of 66.5 KiB CTAs fit 3 per SM, 448 CTAs = a full wave and
+        // 52 more (119.5 us); 4 splits of 2048 k fit 4 per SM, 896 CTAs in two full-ish waves (94.1 us)
+        Int8MmHeuristics.SkinnyPlan p = Int8MmHeuristics.skinnyPlan(16, 28672, 8192, H100);
+        assertEquals(4, p.splits());
+        assertEquals(2048, p.ks());
+        // 8/8192/28672: 4 splits (88.3 us) rather than the 3 the old rule gave (92.3 us), within the 32 KiB budget
+        Int8MmHeuristics.SkinnyPlan q = Int8MmHeuristics.skinnyPlan(8, 28672, 8192, H100);
+        assertEquals(4, q.splits());
+        assertTrue(q.smemBytes() <= 32 * 1024);
+        // 32/8192/28672: 7 splits (105.5 us) rather than 4 (113.5 us)
+        assertEquals(7, Int8MmHeuristics.skinnyPlan(32, 28672, 8192, H100).splits());
+    }
+
+    @Test void residentCtasFollowRegistersAndSharedMemory() {
+        // the occupancy API's answers in the H100 split sweep
+        assertEquals(5, Int8MmHeuristics.ctasPerSm(8, 1 * (1024 + 64), H100));
+        assertEquals(3, Int8MmHeuristics.ctasPerSm(8, 8 * (8192 + 64), H100));
+        assertEquals(4, Int8MmHeuristics.ctasPerSm(16, 16 * (2048 + 64), H100));
+        assertEquals(3, Int8MmHeuristics.ctasPerSm(16, 16 * (4096 + 64), H100));
+        assertEquals(4, Int8MmHeuristics.ctasPerSm(32, 32 * (1024 + 64), H100));
+        assertEquals(1, Int8MmHeuristics.ctasPerSm(32, 32 * (4096 + 64), H100));
+        // never zero, even for a slice larger than an SM's shared memory
+        assertEquals(1, Int8MmHeuristics.ctasPerSm(64, 300 * 1024, A100));
     }
 
     @Property(tries = 300)

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# One device call (~1-2 minutes), from the repo root: OUT=$OUT bash cuda-native/dev/int8_mm/run_split_sweep.sh
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+OUT=${OUT:-.}; mkdir -p "$OUT"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
+nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I"$here/../../src/main/cuda/common" -I"$here/../timing" \
+  -o /tmp/i8_split "$here/split_sweep.cu" || exit 1
+timeout 300 /tmp/i8_split | tee "$OUT/split_sweep.txt"

@@ -1,0 +1,154 @@
+// Split-K sweep of the shipped skinny int8 kernel (src/main/cuda/int8_mm/skinny_mma.cu): for each sweep shape, the
+// time at every distinct split count next to the count Int8MmHeuristics.skinnyPlan picks (mirrored below), with
+// the resident CTAs per SM from the occupancy API, so the cost of a partial last wave can be seen.
+//
+// Why: at fcc850b the M = 16 rows run at 0.33-0.64 of the weight-read floor against 0.42-0.91 for M <= 8. At
+// M = 16, K = 8192, N = 28672 the plan gives 2 splits of 4096 k: 448 CTAs of 66.5 KiB shared memory, 3 per SM,
+// 396 slots, so a second wave of 52 CTAs streams a seventh of the weights with an eighth of the bytes in flight.
+//
+// Every timed launch's I32 output is compared bit for bit with the 1-split launch (integer sums are exact in any
+// order; outputs poisoned first). Inputs: int8 in [-128, 127], never all zero. L2 flushed by a read of 4x its size
+// before every launch, CUDA events, medians of 15, split counts interleaved.
+//   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I../../src/main/cuda/common -I../timing \
+//        -o /tmp/i8_split split_sweep.cu && /tmp/i8_split
+#include "../../src/main/cuda/int8_mm/skinny_mma.cu"
+#include "stream_read.cuh"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+__global__ void fill_i8(int8_t* p, long long n, unsigned seed) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        unsigned x = (unsigned)i * 2654435761u ^ seed;
+        x ^= x >> 15; x *= 2246822519u; x ^= x >> 13;
+        p[i] = (int8_t)(x & 0xff);
+    }
+}
+
+struct Plan { int tile, bn, step, tilesN, splits, ks; size_t smem, ws; };
+
+// Int8MmHeuristics.skinnyPlan with a forced split count (0: the heuristic's).
+static Plan plan(int m, int n, int k, int sms, int forced) {
+    Plan p{};
+    p.tile = m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64;
+    p.bn = p.tile == 8 ? 64 : 128;
+    p.step = p.tile == 8 ? 256 : 128;
+    p.tilesN = (n + p.bn - 1) / p.bn;
+    long splits;
+    if (forced > 0) {
+        splits = forced;
+    } else {
+        const long target = 2L * sms;
+        splits = std::max(1L, (target + p.tilesN - 1) / p.tilesN);
+        splits = std::min(splits, (long)(k + p.step - 1) / p.step);
+        const long budget = m <= 8 ? 32 * 1024 : 72 * 1024;
+        const long ksMax = std::max((long)p.step, (budget / m - 64) / p.step * p.step);
+        splits = std::max(splits, (k + ksMax - 1) / ksMax);
+    }
+    const long ks = ((k + splits - 1) / splits + p.step - 1) / p.step * p.step;
+    p.ks = (int)ks;
+    p.splits = (int)((k + ks - 1) / ks);
+    p.smem = (size_t)m * (ks + 64);
+    p.ws = p.splits > 1 ? (size_t)(p.tilesN + 63) / 64 * 64 * 4 + (size_t)p.tilesN * p.splits * 4 * (p.bn / 64) * (p.tile / 8) * 32 * 16 : 0;
+    return p;
+}
+
+typedef void (*Kernel)(const int8_t*, const int8_t*, int*, const float*, int, const float*, int, const float*, int*, int, int,
+                       int, int);
+static Kernel kernel_for(int tile) {
+    return tile == 8 ? int8_mm_skinny_m8_i32 : tile == 16 ? int8_mm_skinny_m16_i32 : tile == 32 ? int8_mm_skinny_m32_i32
+                                                                                                : int8_mm_skinny_m64_i32;
+}
+
+int main() {
+    cudaDeviceProp prop; CK(cudaGetDeviceProperties(&prop, 0));
+    const int sms = prop.multiProcessorCount;
+    const size_t flushBytes = 4 * (size_t)prop.l2CacheSize;
+    const Probe pr = probe_setup(16, flushBytes);
+    cudaStream_t st = pr.st;
+    for (int tile : {8, 16, 32, 64})
+        CK(cudaFuncSetAttribute((const void*)kernel_for(tile), cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
+    std::printf("GPU %s, %d SMs\n", prop.name, sms);
+    const int shapes[][2] = {{4096, 4096}, {4096, 14336}, {14336, 4096}, {8192, 8192}, {8192, 28672}, {2048, 5632}};
+    const int ms[] = {1, 8, 16, 32};
+    const size_t maxW = (size_t)8192 * 28672;
+    int8_t *a, *w; int *out, *ref, *ws;
+    CK(cudaMalloc(&a, 64 * 14336)); CK(cudaMalloc(&w, maxW));
+    CK(cudaMalloc(&out, (size_t)64 * 28672 * 4)); CK(cudaMalloc(&ref, (size_t)64 * 28672 * 4));
+    const size_t maxWs = 64u << 20;
+    CK(cudaMalloc(&ws, maxWs));
+    fill_i8<<<4 * sms, 256, 0, st>>>(a, 64 * 14336, 7u);
+    fill_i8<<<4 * sms, 256, 0, st>>>(w, (long long)maxW, 11u);
+    CK(cudaStreamSynchronize(st));
+    int bad = 0;
+    std::printf("%-4s %6s %6s %5s | %-40s | %s\n", "M", "K", "N", "floor", "heuristic: splits CTAs /SM waves us",
+                "forced splits: splits(CTAs, /SM, waves) us, best marked *");
+    for (auto& sh : shapes)
+        for (int m : ms) {
+            const int K = sh[0], N = sh[1];
+            const double floorUs = ((double)K * N + (double)m * K + (double)m * N * 4) / 3.0e6;
+            const Plan hp = plan(m, N, K, sms, 0);
+            std::vector<Plan> cands;
+            int last = -1;
+            for (int s = 1; s <= 24; ++s) {
+                const Plan p = plan(m, N, K, sms, s);
+                if (p.splits == last || p.smem > 200 * 1024 || p.ws > maxWs) continue;
+                last = p.splits;
+                cands.push_back(p);
+            }
+            // reference: 1 split (or the fewest that fit)
+            std::vector<int> hostRef((size_t)m * N), hostOut((size_t)m * N);
+            auto launch = [&](const Plan& p, int* o) {
+                kernel_for(p.tile)<<<dim3(p.tilesN, p.splits), 128, p.smem, st>>>(a, w, o, nullptr, 0, nullptr, 0, nullptr, ws, m,
+                                                                                    N, K, p.ks);
+            };
+            CK(cudaMemset(ws, 0, maxWs));
+            CK(cudaMemset(ref, 0xff, (size_t)m * N * 4));
+            launch(cands[0], ref);
+            CK(cudaStreamSynchronize(st)); CK(cudaGetLastError());
+            CK(cudaMemcpy(hostRef.data(), ref, hostRef.size() * 4, cudaMemcpyDeviceToHost));
+            std::vector<int> occ(cands.size());
+            std::vector<std::vector<float>> t(cands.size());
+            for (size_t c = 0; c < cands.size(); ++c) {
+                CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ[c], kernel_for(cands[c].tile), 128, cands[c].smem));
+                CK(cudaMemset(out, 0xff, (size_t)m * N * 4));
+                launch(cands[c], out);
+                CK(cudaStreamSynchronize(st)); CK(cudaGetLastError());
+                CK(cudaMemcpy(hostOut.data(), out, hostOut.size() * 4, cudaMemcpyDeviceToHost));
+                if (std::memcmp(hostOut.data(), hostRef.data(), hostOut.size() * 4) != 0) {
+                    ++bad;
+                    std::printf("MISMATCH M=%d K=%d N=%d splits=%d\n", m, K, N, cands[c].splits);
+                }
+            }
+            for (int r = 0; r < 17; ++r)
+                for (size_t c = 0; c < cands.size(); ++c) {
+                    stream_read<0><<<4 * sms, 512, 0, st>>>((const uint4*)pr.flush, (long long)(flushBytes / 16), pr.sink);
+                    CK(cudaEventRecord(pr.e0, st));
+                    launch(cands[c], out);
+                    CK(cudaEventRecord(pr.e1, st));
+                    CK(cudaEventSynchronize(pr.e1));
+                    float ms; CK(cudaEventElapsedTime(&ms, pr.e0, pr.e1));
+                    if (r >= 2) t[c].push_back(ms * 1000.f);
+                }
+            std::vector<float> med(cands.size());
+            size_t best = 0, hi = 0;
+            for (size_t c = 0; c < cands.size(); ++c) {
+                std::sort(t[c].begin(), t[c].end());
+                med[c] = t[c][t[c].size() / 2];
+                if (med[c] < med[best]) best = c;
+                if (cands[c].splits == hp.splits) hi = c;
+            }
+            auto waves = [&](size_t c) { return (double)cands[c].tilesN * cands[c].splits / std::max(1, occ[c] * sms); };
+            std::printf("M=%-2d %6d %6d %5.1f | heuristic %2d %5d %d %4.2f %7.2f (%.2f of floor) |", m, K, N, floorUs, hp.splits,
+                        hp.tilesN * hp.splits, occ[hi], waves(hi), med[hi], floorUs / med[hi]);
+            for (size_t c = 0; c < cands.size(); ++c)
+                std::printf(" %d(%d,%d,%.2f)%s%.2f", cands[c].splits, cands[c].tilesN * cands[c].splits, occ[c], waves(c),
+                            c == best ? "*" : " ", med[c]);
+            std::printf(" | best/heuristic %.3f\n", med[best] / med[hi]);
+            std::fflush(stdout);
+        }
+    std::printf("checks: %s\n", bad ? "FAILED" : "every split count's I32 output equals the first's, bit for bit");
+    return bad ? 1 : 0;
+}
