@@ -21,7 +21,7 @@ echo "build $(( $(date +%s) - t0 )) s"
 # registers / spills: the variant's kernels and the shipped F16/BF16 stride-1 NHWC kernels
 cat "$B/ring.log" "$B/k_nhwc.log" | awk -v q="'" '/Compiling entry function/ { split($0, a, q); k = a[2] }
   /spill stores/ { sp = $5 "/" $9 } /Used [0-9]+ registers/ { print k, "regs=" $5, "spill stores/loads=" sp }' \
-  | grep -E "^(ring|c2w|dwconv3x3_nhwc_(ring_)?(f16|bf16)_s1 )" | tee "$OUTD/regs.txt"
+  | grep -E "^(ring|dwconv3x3_nhwc_(ring_(c2w[24]_)?)?(f16|bf16)_s1 )" | tee "$OUTD/regs.txt"
 [ "${1:-}" = build ] && exit 0
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv,noheader 2>/dev/null
 timeout ${VARIANT_TIMEOUT:-200} "$B/dw_variant" 2>&1 | tee "$OUTD/variant.txt"

@@ -1,8 +1,9 @@
 // The NHWC row-ring kernel against the register-pipelined nhwc.cu (variant_main.cu, README.md "NHWC row ring").
 // It was an experiment here until the H100 run at a91ff10 (h100-a91ff10-ring.txt: 1.13-1.46x on NONE/RELU,
 // bit-identical); since then the kernel is src/main/cuda/depthwise_conv3x3/nhwc_ring.cu, included below, so the
-// harness times the shipped code. Configurations (variant.h): 0 "ring4" = the shipped entry points, 1 "ring8" =
-// the shipped template with a ring of 8 rows. The host emulation of the kernel body (variant_emu.cpp) checked
+// harness times the shipped code. Configurations (variant.h): 0 "ring4" = the shipped 4-channel entry points, 1 "ring8"
+// = the shipped template with a ring of 8 rows, 2 "c2w4" and 3 "c2w2" = the shipped 2-channel entry points (measured
+// here first: h100-241f285-ring-cpt2.txt). The host emulation of the kernel body (variant_emu.cpp) checked
 // the ring protocol before any GPU was lent; it retired with the GPU check (git history keeps it).
 #include "nhwc_ring.cu"
 #include "harness.h"
@@ -15,8 +16,8 @@
 namespace {
 constexpr int kMaxThreads = 256;
 int ringSlots(int cfg) { return cfg == 1 ? 8 : 4; }
-// channels and columns per thread, channel groups per tile (≤ 128 channels): ring4/ring8 4×2 (shipped),
-// c2w4 2×4 and c2w2 2×2 (fewer registers: more blocks per SM)
+// channels and columns per thread, channel groups per tile (≤ 128 channels): ring4/ring8 4×2, c2w4 2×4 and c2w2 2×2
+// (the shipped entry points of nhwc_ring.cu; DepthwiseConv3x3Heuristics.ringConfig picks among ring4, c2w4, c2w2)
 int cptOf(int cfg) { return cfg >= 2 ? 2 : 4; }
 int wcOf(int cfg) { return cfg == 3 ? 2 : cfg == 2 ? 4 : 2; }
 bool aligned(const void* p, int bytes) { return p == nullptr || (uintptr_t)p % bytes == 0; }
@@ -73,29 +74,15 @@ extern "C" __global__ void __launch_bounds__(256, 2) ring8_bf16(const __nv_bfloa
         int colTiles, int chunks, int strips, int rps, int act, int vec) {
     dw_ring<__nv_bfloat16, 4, 2, 8>(x, w, bias, res, y, H, W, C, cgs, tws, colTiles, chunks, strips, rps, act, vec);
 }
-#define RING_VARIANT(NAME, CPT, WC, MINB)                                                                        \
-    extern "C" __global__ void __launch_bounds__(256, MINB) NAME##_f16(const __half* x, const __half* w,          \
-            const __half* bias, const __half* res, __half* y, int H, int W, int C, int cgs, int tws, int colTiles,   \
-            int chunks, int strips, int rps, int act, int vec) {                                                   \
-        dw_ring<__half, CPT, WC, 4>(x, w, bias, res, y, H, W, C, cgs, tws, colTiles, chunks, strips, rps, act, vec); \
-    }                                                                                                              \
-    extern "C" __global__ void __launch_bounds__(256, MINB) NAME##_bf16(const __nv_bfloat16* x,                  \
-            const __nv_bfloat16* w, const __nv_bfloat16* bias, const __nv_bfloat16* res, __nv_bfloat16* y, int H,  \
-            int W, int C, int cgs, int tws, int colTiles, int chunks, int strips, int rps, int act, int vec) {      \
-        dw_ring<__nv_bfloat16, CPT, WC, 4>(x, w, bias, res, y, H, W, C, cgs, tws, colTiles, chunks, strips, rps,   \
-                                           act, vec);                                                              \
-    }
-RING_VARIANT(c2w4, 2, 4, 3)
-RING_VARIANT(c2w2, 2, 2, 4)
 #define RING_LAUNCH(T, K) K<<<(unsigned)g.blocks, g.threads, g.smem, st>>>((const T*)x, (const T*)w, (const T*)b,   \
         (const T*)r, (T*)y, h, wd, c, g.cgs, g.tws, g.colTiles, g.chunks, g.strips, g.rps, act, g.vec ? 1 : 0)
 
 namespace {
 const void* kernelOf(int cfg, int dt) {
-    const void* f16[] = {(const void*)dwconv3x3_nhwc_ring_f16_s1, (const void*)ring8_f16, (const void*)c2w4_f16,
-                         (const void*)c2w2_f16};
-    const void* bf16[] = {(const void*)dwconv3x3_nhwc_ring_bf16_s1, (const void*)ring8_bf16, (const void*)c2w4_bf16,
-                          (const void*)c2w2_bf16};
+    const void* f16[] = {(const void*)dwconv3x3_nhwc_ring_f16_s1, (const void*)ring8_f16, (const void*)dwconv3x3_nhwc_ring_c2w4_f16_s1,
+                         (const void*)dwconv3x3_nhwc_ring_c2w2_f16_s1};
+    const void* bf16[] = {(const void*)dwconv3x3_nhwc_ring_bf16_s1, (const void*)ring8_bf16, (const void*)dwconv3x3_nhwc_ring_c2w4_bf16_s1,
+                          (const void*)dwconv3x3_nhwc_ring_c2w2_bf16_s1};
     return dt == F16 ? f16[cfg] : bf16[cfg];
 }
 int blocksPerSM(int cfg, int dt, int threads, size_t smem) {
@@ -116,12 +103,12 @@ void ring_run(int cfg, int dt, const RingGeo& g, const void* x, const void* w, c
     if (dt == F16) {
         if (cfg == 0) RING_LAUNCH(__half, dwconv3x3_nhwc_ring_f16_s1);
         else if (cfg == 1) RING_LAUNCH(__half, ring8_f16);
-        else if (cfg == 2) RING_LAUNCH(__half, c2w4_f16);
-        else RING_LAUNCH(__half, c2w2_f16);
+        else if (cfg == 2) RING_LAUNCH(__half, dwconv3x3_nhwc_ring_c2w4_f16_s1);
+        else RING_LAUNCH(__half, dwconv3x3_nhwc_ring_c2w2_f16_s1);
     } else {
         if (cfg == 0) RING_LAUNCH(__nv_bfloat16, dwconv3x3_nhwc_ring_bf16_s1);
         else if (cfg == 1) RING_LAUNCH(__nv_bfloat16, ring8_bf16);
-        else if (cfg == 2) RING_LAUNCH(__nv_bfloat16, c2w4_bf16);
-        else RING_LAUNCH(__nv_bfloat16, c2w2_bf16);
+        else if (cfg == 2) RING_LAUNCH(__nv_bfloat16, dwconv3x3_nhwc_ring_c2w4_bf16_s1);
+        else RING_LAUNCH(__nv_bfloat16, dwconv3x3_nhwc_ring_c2w2_bf16_s1);
     }
 }

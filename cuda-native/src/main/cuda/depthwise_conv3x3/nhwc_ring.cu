@@ -1,7 +1,8 @@
 // depthwise_conv3x3/nhwc_ring: the F16/BF16 stride-1 NHWC kernels, y[n,i,j,c] = act(bias[c] +
 // Σ_{p,q} w[c,p,q]·x[n, i+p−1, j+q−1, c] (+ res[n,i,j,c])) in one pass, zero padding 1.
 //
-// Regime: NHWC, F16/BF16, stride 1, sm_80+ (cp.async). F32 and stride 2 stay in nhwc.cu.
+// Regime: NHWC, F16/BF16, stride 1, sm_80+ (cp.async). F32 and stride 2 stay in nhwc.cu. Three thread geometries
+// (channels × columns per thread; entry points at the end of the file).
 // Why a second NHWC kernel: nhwc.cu keeps two input rows in flight in registers and is latency-bound at
 // 128 registers (16 warps per SM). Here the input rows go through a shared-memory ring filled by
 // cp.async, so the bytes in flight no longer take registers (120-128, two blocks of ≤ 256 threads per
@@ -176,14 +177,34 @@ __device__ __forceinline__ void dw_ring(const T* __restrict__ x, const T* __rest
 
 }  // namespace
 
-// CPT 4 channels × WC 2 columns per thread, a ring of NS 4 rows (8 rows measured within 2 % of 4, with
-// twice the shared memory). The launcher (DepthwiseConv3x3Heuristics.ringGrid) must use the same values.
-#define DW_RING(T, TN)                                                                                                 \
-    extern "C" __global__ void __launch_bounds__(256, 2) dwconv3x3_nhwc_ring_##TN##_s1(                               \
+// Three geometries of the same template, a ring of NS 4 rows each (8 rows measured within 2 % of 4, with twice the
+// shared memory); DepthwiseConv3x3Heuristics.ringConfig picks one and ringGrid must use the same CPT and WC:
+//   c4w2: CPT 4 channels × WC 2 columns per thread, ≤ 128 registers (2 blocks of 256 threads per SM): C > 128 with
+//         NONE/RELU/RELU6
+//   c2w4: 2 × 4, ≤ 85 registers on sm_90 (3 per SM; 80 used): C ≤ 128
+//   c2w2: 2 × 2, ≤ 64 registers on sm_90 (4 per SM): C > 128 with SILU/GELU
+// H100, cuda-native/dev/depthwise_conv3x3/h100-241f285-ring-cpt2.txt (interleaved, L2 flushed, every element
+// bit-identical across the three): c2w4 against c4w2 on 8x112x112x96 F16 NONE 24.5 vs 30.5 µs, SILU 30.3 vs
+// 43.7 µs; c2w2 on 32x56x56x256 SILU 65.2 vs 76.2 µs; c4w2 stays ahead on 64x14x14x1024 NONE (31.1 vs 34.3 µs).
+// Blocks per SM the 2-channel geometries are compiled for: on sm_80/86/89 ptxas needs a few more registers than
+// 85 (c2w4) and 64 (c2w2) and would spill, so those get one block per SM less (at most 128 and 85 registers).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define DW_RING_MINB_C2W4 2
+#define DW_RING_MINB_C2W2 3
+#else
+#define DW_RING_MINB_C2W4 3
+#define DW_RING_MINB_C2W2 4
+#endif
+#define DW_RING(T, NAME, CPT, WC, MINB)                                                                                \
+    extern "C" __global__ void __launch_bounds__(256, MINB) NAME(                                                      \
         const T* x, const T* w, const T* bias, const T* res, T* y, int H, int W, int C, int cgs, int tws,            \
         int colTiles, int chunks, int strips, int rps, int act, int vec) {                                             \
-        dw_ring<T, 4, 2, 4>(x, w, bias, res, y, H, W, C, cgs, tws, colTiles, chunks, strips, rps, act, vec);           \
+        dw_ring<T, CPT, WC, 4>(x, w, bias, res, y, H, W, C, cgs, tws, colTiles, chunks, strips, rps, act, vec);       \
     }
 
-DW_RING(__half, f16)
-DW_RING(__nv_bfloat16, bf16)
+DW_RING(__half, dwconv3x3_nhwc_ring_f16_s1, 4, 2, 2)
+DW_RING(__nv_bfloat16, dwconv3x3_nhwc_ring_bf16_s1, 4, 2, 2)
+DW_RING(__half, dwconv3x3_nhwc_ring_c2w4_f16_s1, 2, 4, DW_RING_MINB_C2W4)
+DW_RING(__nv_bfloat16, dwconv3x3_nhwc_ring_c2w4_bf16_s1, 2, 4, DW_RING_MINB_C2W4)
+DW_RING(__half, dwconv3x3_nhwc_ring_c2w2_f16_s1, 2, 2, DW_RING_MINB_C2W2)
+DW_RING(__nv_bfloat16, dwconv3x3_nhwc_ring_c2w2_bf16_s1, 2, 2, DW_RING_MINB_C2W2)

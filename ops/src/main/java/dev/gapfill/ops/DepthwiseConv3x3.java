@@ -393,11 +393,12 @@ public final class DepthwiseConv3x3 {
         KernelArgs args = KernelArgs.begin().ptr(x).ptr(w).ptr(bias).ptr(residual).ptr(out);
         if (DepthwiseConv3x3Heuristics.useRing(p)) {
             DepthwiseConv3x3Heuristics.RingGrid g = DepthwiseConv3x3Heuristics.ringGrid(p, Gpu.device(x.device()).info());
-            // cp.async copies 16 bytes (8 channels) per access; the epilogue reads res and writes y 4 channels at a time
-            int vec = p.c() % 8 == 0 && aligned(x, 16) && aligned(out, 8) && aligned(residual, 8) ? 1 : 0;
+            // cp.async copies 16 bytes (8 channels) per access; the epilogue reads res and writes y cpt channels at a time
+            int cptBytes = g.config().channelsPerThread() * esz;
+            int vec = p.c() % 8 == 0 && aligned(x, 16) && aligned(out, cptBytes) && aligned(residual, cptBytes) ? 1 : 0;
             args.i32(p.h()).i32(p.w()).i32(p.c()).i32(g.cgs()).i32(g.tws()).i32(g.colTiles()).i32(g.chunks()).i32(g.strips())
                     .i32(g.rowsPerStrip()).i32(p.act().ordinal()).i32(vec);
-            NHWC_RING.function(s.cudaDevice(), "dwconv3x3_nhwc_ring_" + p.dtype().name().toLowerCase(Locale.ROOT) + "_s1")
+            NHWC_RING.function(s.cudaDevice(), g.config().symbol(p.dtype()))
                     .launch(s, (int) g.blocks(), 1, 1, g.threads(), 1, 1, g.smemBytes(), args);
         } else if (p.layout() == Layout.NHWC) {
             int cpt = DepthwiseConv3x3Heuristics.nhwcChannelsPerThread(p);

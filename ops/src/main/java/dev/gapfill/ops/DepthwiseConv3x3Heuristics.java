@@ -162,18 +162,72 @@ public final class DepthwiseConv3x3Heuristics {
 
     /**
      * Geometry of the shared-memory ring kernel ({@code nhwc_ring.cu}): blocks of {@code cgs × tws} threads, each
-     * block one tile of {@code cgs·4} channels × {@code tws·2} output columns × a strip of {@code rowsPerStrip}
-     * output rows of one image; {@code smemBytes} of dynamic shared memory (a ring of {@link #RING_SLOTS} input rows).
+     * block one tile of {@code cgs·cpt} channels × {@code tws·wc} output columns ({@link #config}) × a strip of
+     * {@code rowsPerStrip} output rows of one image; {@code smemBytes} of dynamic shared memory (a ring of
+     * {@link #RING_SLOTS} input rows).
      */
-    public record RingGrid(int cgs, int tws, int colTiles, int chunks, int strips, int rowsPerStrip, long blocks,
-                           int threads, int smemBytes, int blocksPerSm) {}
+    public record RingGrid(RingConfig config, int cgs, int tws, int colTiles, int chunks, int strips, int rowsPerStrip,
+                           long blocks, int threads, int smemBytes, int blocksPerSm) {}
 
-    /** Ring kernel constants, as compiled in nhwc_ring.cu: channels and columns per thread, ring slots. */
-    static final int RING_CPT = 4;
-    static final int RING_WC = 2;
+    /**
+     * The ring kernel's thread geometries, as compiled in nhwc_ring.cu: channels and columns per thread, channel
+     * groups per tile at most (128 channels: a tile of 256 threads still spans ≥ 8 columns), the register bound of
+     * the entry point's launch bounds, and the symbol's infix.
+     */
+    public enum RingConfig {
+        /** 4 channels × 2 columns, ≤ 128 registers (121-122 used): C > 128 with NONE, RELU, RELU6. */
+        C4W2(4, 2, 128, 128, ""),
+        /** 2 channels × 4 columns, ≤ 85 registers on sm_90 (80 used: 3 blocks of 256 per SM), ≤ 128 before: C ≤ 128. */
+        C2W4(2, 4, 80, 128, "c2w4_"),
+        /** 2 channels × 2 columns, 64 registers on sm_90 (4 blocks per SM), ≤ 85 before: C > 128 with SILU, GELU. */
+        C2W2(2, 2, 64, 85, "c2w2_");
+
+        final int cpt;
+        final int wc;
+        final int registersSm90;
+        final int registersBefore;
+        final String infix;
+
+        RingConfig(int cpt, int wc, int registersSm90, int registersBefore, String infix) {
+            this.cpt = cpt;
+            this.wc = wc;
+            this.registersSm90 = registersSm90;
+            this.registersBefore = registersBefore;
+            this.infix = infix;
+        }
+
+        /** Registers per thread on a device (sm_90: ptxas's count; earlier: the launch bounds' ceiling). */
+        int registers(DeviceInfo info) { return info.cc() >= 90 ? registersSm90 : registersBefore; }
+
+        /** Channels per thread. */
+        public int channelsPerThread() { return cpt; }
+
+        /** Output columns per thread. */
+        public int columnsPerThread() { return wc; }
+
+        int maxGroups() { return 128 / cpt; }
+
+        /** The kernel symbol for a dtype, e.g. {@code dwconv3x3_nhwc_ring_c2w4_f16_s1}. */
+        public String symbol(DType t) {
+            return "dwconv3x3_nhwc_ring_" + infix + t.name().toLowerCase(java.util.Locale.ROOT) + "_s1";
+        }
+    }
+
     static final int RING_SLOTS = 4;
-    /** Channel groups per tile at most (128 channels: a tile of 256 threads still spans ≥ 16 columns). */
-    static final int RING_MAX_GROUPS = 32;
+
+    /**
+     * The ring geometry for {@code p} (H100, cuda-native/dev/depthwise_conv3x3/h100-241f285-ring-cpt2.txt, the
+     * sweep's F16/BF16 stride-1 NHWC shapes, all three interleaved, every element bit-identical): C ≤ 128 → C2W4
+     * (8x112x112x96 F16 NONE 24.5 vs 30.5 µs, SILU 30.3 vs 43.7; 16x224x224x64 SILU 112.7 vs 127.6, NONE 86.7 vs
+     * 89.5); larger C with a smooth activation → C2W2 (32x56x56x256 SILU 65.2 vs 76.2 µs, 32x28x28x512 GELU 40.5 vs
+     * 48.1); larger C with NONE/RELU/RELU6 → C4W2 (64x14x14x1024 NONE 31.1 against 34.3 for C2W2 and 33.3 for C2W4).
+     */
+    public static RingConfig ringConfig(Problem p) {
+        if (p.c() <= 128) {
+            return RingConfig.C2W4;
+        }
+        return p.act().isExact() ? RingConfig.C4W2 : RingConfig.C2W2;  // exact: NONE, RELU, RELU6; else SILU/GELU
+    }
 
     /**
      * Whether {@code p} runs the ring kernel: NHWC, F16/BF16, stride 1 (the H100 A/B against nhwc.cu's
@@ -192,38 +246,41 @@ public final class DepthwiseConv3x3Heuristics {
     public static final String RING_PROPERTY = "gapfill.depthwise.nhwcRing";
 
     /**
-     * Resident ring blocks per SM, estimated the way the occupancy calculator counts, from above: at most 128
-     * registers per thread (the kernel's launch bounds, 256 threads × 2 blocks), 64 warps per SM (48 on
-     * compute capability 8.6/8.7/8.9), 16 blocks per SM, and the block's shared memory plus 1 KiB reserved.
+     * Resident ring blocks per SM, estimated the way the occupancy calculator counts, from above: the configuration's
+     * registers per thread (its launch bounds), 64 warps per SM (48 on compute capability 8.6/8.7/8.9), 16 blocks
+     * per SM, and the block's shared memory plus 1 KiB reserved.
      */
-    static int ringBlocksPerSm(int threads, int smemBytes, DeviceInfo info) {
+    static int ringBlocksPerSm(int threads, int smemBytes, int registers, DeviceInfo info) {
         int warps = (threads + 31) / 32;
         int maxWarps = info.cc() == 86 || info.cc() == 87 || info.cc() == 89 ? 48 : 64;
         long bySmem = info.smemPerSm() / (smemBytes + 1024L);
-        long n = Math.min(Math.min(65536 / (warps * 32 * 128), maxWarps / warps), Math.min(16, bySmem));
+        long n = Math.min(Math.min(65536 / (warps * 32 * ((registers + 7) / 8 * 8)), maxWarps / warps), Math.min(16, bySmem));
         return (int) Math.max(1, n);
     }
 
     /**
-     * Ring kernel geometry for {@code p} on {@code info}. Channels: all groups of 4 channels in one tile up to
-     * 32 groups, else chunks of 32. Columns: the widest tile (≤ 256 threads) that wastes the fewest columns of W,
+     * Ring kernel geometry for {@code p} on {@code info}, in the {@link #ringConfig} geometry. Channels: all groups
+     * of cpt channels in one tile up to 128 channels, else chunks of 128. Columns: the widest tile (≤ 256 threads) that wastes the fewest columns of W,
      * among widths down to half the widest. Strips: the strip count that minimises the busiest SM's input rows,
      * ceil(blocks / SMs) × (rows + 2 halo rows + ~4 rows of pipeline fill), among the counts that give every
      * resident block slot of the GPU a block (when the shape has that many).
      */
     public static RingGrid ringGrid(Problem p, DeviceInfo info) {
+        RingConfig cfg = ringConfig(p);
+        int cpt = cfg.cpt;
+        int wcol = cfg.wc;
         int h = p.h();
         int wd = p.w();
-        int groups = (p.c() + RING_CPT - 1) / RING_CPT;
-        int cgs = Math.min(groups, RING_MAX_GROUPS);
+        int groups = (p.c() + cpt - 1) / cpt;
+        int cgs = Math.min(groups, cfg.maxGroups());
         int chunks = (groups + cgs - 1) / cgs;
-        int twsMax = (int) Math.max(1, Math.min(BLOCK / cgs, (wd + (long) RING_WC - 1) / RING_WC));
+        int twsMax = (int) Math.max(1, Math.min(BLOCK / cgs, (wd + (long) wcol - 1) / wcol));
         int tws = twsMax;
         long colTiles = 0;
         long bestWaste = Long.MAX_VALUE;
         for (int t = twsMax; t >= Math.max(1, twsMax / 2); t--) {
-            long tiles = (wd + (long) t * RING_WC - 1) / (t * RING_WC);  // long: W may be up to 2^31 - 1
-            long waste = tiles * t * RING_WC - wd;
+            long tiles = (wd + (long) t * wcol - 1) / (t * wcol);  // long: W may be up to 2^31 - 1
+            long waste = tiles * t * wcol - wd;
             if (waste < bestWaste) {
                 bestWaste = waste;
                 tws = t;
@@ -231,8 +288,8 @@ public final class DepthwiseConv3x3Heuristics {
             }
         }
         int threads = cgs * tws;
-        int smem = RING_SLOTS * (tws * RING_WC + 2) * cgs * RING_CPT * p.dtype().bytes();
-        int bps = ringBlocksPerSm(threads, smem, info);
+        int smem = RING_SLOTS * (tws * wcol + 2) * cgs * cpt * p.dtype().bytes();
+        int bps = ringBlocksPerSm(threads, smem, cfg.registers(info), info);
         int sms = info.smCount();
         long perStrip = (long) colTiles * chunks * p.n();
         long need = Math.min((long) bps * sms, perStrip * h);
@@ -254,7 +311,7 @@ public final class DepthwiseConv3x3Heuristics {
             }
         }
         int strips = (h + rps - 1) / rps;
-        return new RingGrid(cgs, tws, (int) colTiles, chunks, strips, rps, perStrip * strips, threads, smem, bps);
+        return new RingGrid(cfg, cgs, tws, (int) colTiles, chunks, strips, rps, perStrip * strips, threads, smem, bps);
     }
 
     /**
@@ -267,7 +324,8 @@ public final class DepthwiseConv3x3Heuristics {
             return "nchw_v" + nchwVectorWidth(p) + "_s" + p.stride();
         }
         if (useRing(p)) {
-            return "nhwc_ring" + RING_SLOTS + "_c" + RING_CPT + "w" + RING_WC + (p.c() % 8 == 0 ? "_vec" : "_scalar") + "_s1";
+            RingConfig cfg = ringConfig(p);
+            return "nhwc_ring" + RING_SLOTS + "_c" + cfg.cpt + "w" + cfg.wc + (p.c() % 8 == 0 ? "_vec" : "_scalar") + "_s1";
         }
         int cpt = nhwcChannelsPerThread(p);
         return "nhwc_c" + cpt + "w" + nhwcColumnsPerThread(p) + (p.c() % cpt == 0 ? "_vec" : "_scalar") + "_s" + p.stride();

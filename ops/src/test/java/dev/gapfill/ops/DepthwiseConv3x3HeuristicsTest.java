@@ -47,14 +47,16 @@ class DepthwiseConv3x3HeuristicsTest {
     }
 
     @Test void variantsNameLayoutAccessWidthAndStride() {
-        // NHWC: the ring kernel (4 channels x 2 columns per thread, 4 ring rows) for F16/BF16 stride 1, 16-byte copies
-        // when C % 8 == 0; 2 x 4 for F16/BF16 stride 2 and F32 stride 1, 2 x 2 for F32 stride 2
-        assertEquals("nhwc_ring4_c4w2_vec_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 64, 7, 7, 1)));
-        assertEquals("nhwc_ring4_c4w2_scalar_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 12, 7, 7, 1)));
+        // NHWC: the ring kernel (4 ring rows; 2 channels x 4 columns per thread for C <= 128, with SILU 2 x 2 above) for
+        // F16/BF16 stride 1, 16-byte copies when C % 8 == 0; 2 x 4 for F16/BF16 stride 2 and F32 stride 1, 2 x 2 for F32
+        // stride 2
+        assertEquals("nhwc_ring4_c2w4_vec_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 64, 7, 7, 1)));
+        assertEquals("nhwc_ring4_c2w4_scalar_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 12, 7, 7, 1)));
+        assertEquals("nhwc_ring4_c2w2_vec_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 256, 7, 7, 1)));
         assertEquals("nhwc_c2w4_scalar_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 13, 7, 7, 2)));
         assertEquals("nhwc_c2w4_vec_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F32, Layout.NHWC, 1, 4, 7, 7, 1)));
         assertEquals("nhwc_c2w2_vec_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F32, Layout.NHWC, 1, 6, 7, 7, 2)));
-        assertEquals("nhwc_ring4_c4w2_scalar_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.BF16, Layout.NHWC, 1, 6, 7, 7, 1)));
+        assertEquals("nhwc_ring4_c2w4_scalar_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.BF16, Layout.NHWC, 1, 6, 7, 7, 1)));
         // NCHW accesses run along W and never cross a row: W = 56 is 7 vectors of 8 halves; W' = 28 at stride 2 takes 4
         assertEquals("nchw_v8_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NCHW, 1, 8, 56, 56, 1)));
         assertEquals("nchw_v4_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NCHW, 1, 8, 56, 56, 2)));
@@ -102,32 +104,55 @@ class DepthwiseConv3x3HeuristicsTest {
     }
 
     @Test void ringGeometryOfTheSweepShapesIsTheMeasuredOne() {
-        // the launches of the H100 A/B (cuda-native/dev/depthwise_conv3x3/h100-a91ff10-ring.txt, occupancy from the
-        // CUDA runtime: 2 blocks per SM): {N, H, W, C} -> cgs, tws, col tiles, chunks, strips, rows per strip, smem
+        // the launches of the H100 A/B (cuda-native/dev/depthwise_conv3x3/h100-241f285-ring-cpt2.txt, blocks per SM from
+        // the CUDA runtime's occupancy API): {N, H, W, C, act (0 NONE, 1 SILU)} -> config (0 C4W2, 1 C2W4, 2 C2W2),
+        // cgs, tws, col tiles, chunks, strips, rows per strip, smem, blocks per SM
         int[][] rows = {
-            {1, 64, 64, 384, 32, 8, 4, 3, 22, 3, 18432},
-            {8, 112, 112, 96, 24, 8, 7, 1, 7, 16, 13824},
-            {16, 224, 224, 64, 16, 16, 7, 1, 7, 32, 17408},
-            {32, 56, 56, 256, 32, 7, 4, 2, 2, 28, 16384},
-            {32, 28, 28, 512, 32, 7, 2, 4, 2, 14, 16384},
-            {64, 14, 14, 1024, 32, 7, 1, 8, 1, 14, 16384},
+            {1, 64, 64, 384, 0, 0, 32, 8, 4, 3, 22, 3, 18432, 2},
+            {32, 56, 56, 256, 0, 0, 32, 7, 4, 2, 2, 28, 16384, 2},
+            {32, 28, 28, 512, 0, 0, 32, 7, 2, 4, 2, 14, 16384, 2},
+            {64, 14, 14, 1024, 0, 0, 32, 7, 1, 8, 1, 14, 16384, 2},
+            {8, 112, 112, 96, 0, 1, 48, 4, 7, 1, 14, 8, 13824, 4},
+            {8, 112, 112, 96, 1, 1, 48, 4, 7, 1, 14, 8, 13824, 4},
+            {16, 224, 224, 64, 1, 1, 32, 8, 7, 1, 7, 32, 17408, 3},
+            {1, 64, 64, 384, 1, 2, 64, 4, 8, 3, 22, 3, 10240, 4},
+            {32, 56, 56, 256, 1, 2, 64, 4, 7, 2, 2, 28, 10240, 4},
+            {32, 28, 28, 512, 1, 2, 64, 2, 7, 4, 2, 14, 6144, 8},
+            {64, 14, 14, 1024, 1, 2, 64, 4, 2, 8, 1, 14, 10240, 4},
         };
+        DepthwiseConv3x3Heuristics.RingConfig[] cfgs = DepthwiseConv3x3Heuristics.RingConfig.values();
         for (DType dt : new DType[] {DType.F16, DType.BF16}) {
             for (int[] r : rows) {
-                Problem pr = p(dt, Layout.NHWC, r[0], r[3], r[1], r[2], 1);
+                Problem pr = new Problem(dt, Layout.NHWC, r[0], r[3], r[1], r[2], 1, r[4] == 0 ? Activation.NONE : Activation.SILU,
+                        true, false);
                 DepthwiseConv3x3Heuristics.RingGrid g = DepthwiseConv3x3Heuristics.ringGrid(pr, DeviceInfo.h100ForTests());
                 String m = pr + " " + g;
-                assertEquals(2, g.blocksPerSm(), m);
-                assertEquals(r[4], g.cgs(), m);
-                assertEquals(r[5], g.tws(), m);
-                assertEquals(r[6], g.colTiles(), m);
-                assertEquals(r[7], g.chunks(), m);
-                assertEquals(r[8], g.strips(), m);
-                assertEquals(r[9], g.rowsPerStrip(), m);
-                assertEquals(r[10], g.smemBytes(), m);
-                assertEquals((long) r[6] * r[7] * r[8] * r[0], g.blocks(), m);
+                assertEquals(cfgs[r[5]], g.config(), m);
+                assertEquals(r[6], g.cgs(), m);
+                assertEquals(r[7], g.tws(), m);
+                assertEquals(r[8], g.colTiles(), m);
+                assertEquals(r[9], g.chunks(), m);
+                assertEquals(r[10], g.strips(), m);
+                assertEquals(r[11], g.rowsPerStrip(), m);
+                assertEquals(r[12] * dt.bytes() / 2, g.smemBytes(), m);
+                assertEquals(r[13], g.blocksPerSm(), m);
+                assertEquals((long) r[8] * r[9] * r[10] * r[0], g.blocks(), m);
             }
         }
+    }
+
+    @Test void ringConfigByChannelsAndActivation() {
+        // C <= 128: 2 x 4 for every activation; above, 2 x 2 for the smooth activations and 4 x 2 for the exact ones
+        for (Activation a : Activation.values()) {
+            assertEquals(DepthwiseConv3x3Heuristics.RingConfig.C2W4, DepthwiseConv3x3Heuristics.ringConfig(
+                    new Problem(DType.F16, Layout.NHWC, 1, 128, 8, 8, 1, a, false, false)), a.name());
+            assertEquals(a.isExact() ? DepthwiseConv3x3Heuristics.RingConfig.C4W2 : DepthwiseConv3x3Heuristics.RingConfig.C2W2,
+                    DepthwiseConv3x3Heuristics.ringConfig(new Problem(DType.BF16, Layout.NHWC, 1, 136, 8, 8, 1, a, false, false)),
+                    a.name());
+        }
+        assertEquals("dwconv3x3_nhwc_ring_f16_s1", DepthwiseConv3x3Heuristics.RingConfig.C4W2.symbol(DType.F16));
+        assertEquals("dwconv3x3_nhwc_ring_c2w4_bf16_s1", DepthwiseConv3x3Heuristics.RingConfig.C2W4.symbol(DType.BF16));
+        assertEquals("dwconv3x3_nhwc_ring_c2w2_f16_s1", DepthwiseConv3x3Heuristics.RingConfig.C2W2.symbol(DType.F16));
     }
 
     @Test void ringGridCoversEveryOutputWithinTheLaunchLimits() {
@@ -136,21 +161,25 @@ class DepthwiseConv3x3HeuristicsTest {
                 for (int c : new int[] {1, 3, 4, 8, 13, 64, 128, 136, 260, 1024}) {
                     for (int h : new int[] {1, 2, 5, 17, 64, 1000}) {
                         for (int w : new int[] {1, 2, 7, 17, 56, 513}) {
-                            Problem pr = p(DType.F16, Layout.NHWC, n, c, h, w, 1);
+                          for (Activation a : new Activation[] {Activation.NONE, Activation.GELU_TANH}) {
+                            Problem pr = new Problem(DType.F16, Layout.NHWC, n, c, h, w, 1, a, true, false);
                             DepthwiseConv3x3Heuristics.RingGrid g = DepthwiseConv3x3Heuristics.ringGrid(pr, info);
                             String m = pr + " " + g;
-                            assertTrue(g.cgs() >= 1 && g.cgs() <= 32 && (long) g.cgs() * 4 * g.chunks() >= c
-                                    && (long) g.cgs() * 4 * (g.chunks() - 1) < c, "channels covered, no empty chunk: " + m);
-                            assertTrue((long) g.tws() * 2 * g.colTiles() >= w && (long) g.tws() * 2 * (g.colTiles() - 1) < w,
+                            int cpt = g.config().channelsPerThread();
+                            int wc = g.config().columnsPerThread();
+                            assertTrue(g.cgs() >= 1 && g.cgs() * cpt <= 128 && (long) g.cgs() * cpt * g.chunks() >= c
+                                    && (long) g.cgs() * cpt * (g.chunks() - 1) < c, "channels covered, no empty chunk: " + m);
+                            assertTrue((long) g.tws() * wc * g.colTiles() >= w && (long) g.tws() * wc * (g.colTiles() - 1) < w,
                                     "columns covered, no empty tile: " + m);
                             assertTrue((long) g.strips() * g.rowsPerStrip() >= h && (long) (g.strips() - 1) * g.rowsPerStrip() < h,
                                     "rows covered, no empty strip: " + m);
                             assertEquals(g.cgs() * g.tws(), g.threads(), m);
                             assertTrue(g.threads() >= 1 && g.threads() <= 256, "launch bounds: " + m);
-                            assertEquals(4 * (g.tws() * 2 + 2) * g.cgs() * 4 * 2, g.smemBytes(), m);
+                            assertEquals(4 * (g.tws() * wc + 2) * g.cgs() * cpt * 2, g.smemBytes(), m);
                             assertTrue(g.smemBytes() <= 48 * 1024, "no opt-in shared memory needed: " + m);
                             assertEquals((long) g.colTiles() * g.chunks() * g.strips() * n, g.blocks(), m);
                             assertTrue(g.blocksPerSm() >= 1 && g.blocksPerSm() <= 16, m);
+                          }
                         }
                     }
                 }
@@ -162,15 +191,20 @@ class DepthwiseConv3x3HeuristicsTest {
         DeviceInfo h100 = DeviceInfo.h100ForTests();
         DeviceInfo ga102 = new DeviceInfo(0, "NVIDIA RTX A6000", 8, 6, 84, 6L << 20, 99L << 10, 100L << 10, 48L << 30, 13000, 13000, 130100, 91400);
         // 128 registers x 256 threads: 2 blocks of 64K registers (what the CUDA runtime reported for the sweep shapes)
-        assertEquals(2, DepthwiseConv3x3Heuristics.ringBlocksPerSm(256, 18432, h100));
-        assertEquals(2, DepthwiseConv3x3Heuristics.ringBlocksPerSm(224, 16384, h100));
+        assertEquals(2, DepthwiseConv3x3Heuristics.ringBlocksPerSm(256, 18432, 128, h100));
+        assertEquals(2, DepthwiseConv3x3Heuristics.ringBlocksPerSm(224, 16384, 128, h100));
+        // the 2-channel geometries (runtime, same file): 80 registers x 256 threads 3, x 128 threads 6; 64 x 128: 8
+        assertEquals(3, DepthwiseConv3x3Heuristics.ringBlocksPerSm(256, 18432, 80, h100));
+        assertEquals(6, DepthwiseConv3x3Heuristics.ringBlocksPerSm(128, 10240, 80, h100));
+        assertEquals(8, DepthwiseConv3x3Heuristics.ringBlocksPerSm(128, 6144, 64, h100));
+        assertEquals(5, DepthwiseConv3x3Heuristics.ringBlocksPerSm(192, 7680, 64, h100));
         // small blocks: registers allow 8 of 64 threads, the 16-block cap and shared memory bound the rest
-        assertEquals(8, DepthwiseConv3x3Heuristics.ringBlocksPerSm(64, 4096, h100));
-        assertEquals(16, DepthwiseConv3x3Heuristics.ringBlocksPerSm(2, 256, h100));
-        assertEquals(3, DepthwiseConv3x3Heuristics.ringBlocksPerSm(64, 30000, ga102));  // 100 KiB / (30000 + 1 KiB)
+        assertEquals(8, DepthwiseConv3x3Heuristics.ringBlocksPerSm(64, 4096, 128, h100));
+        assertEquals(16, DepthwiseConv3x3Heuristics.ringBlocksPerSm(2, 256, 128, h100));
+        assertEquals(3, DepthwiseConv3x3Heuristics.ringBlocksPerSm(64, 30000, 128, ga102));  // 100 KiB / (30000 + 1 KiB)
         // 48 warps per SM on compute capability 8.6: 6 blocks of 8 warps would fit the warps, registers allow 2
-        assertEquals(2, DepthwiseConv3x3Heuristics.ringBlocksPerSm(256, 18432, ga102));
-        assertEquals(1, DepthwiseConv3x3Heuristics.ringBlocksPerSm(256, 200 * 1024, ga102));  // never below 1
+        assertEquals(2, DepthwiseConv3x3Heuristics.ringBlocksPerSm(256, 18432, 128, ga102));
+        assertEquals(1, DepthwiseConv3x3Heuristics.ringBlocksPerSm(256, 200 * 1024, 128, ga102));  // never below 1
     }
 
     @Test void widestRowsDoNotOverflowTheGridArithmetic() {
@@ -178,7 +212,7 @@ class DepthwiseConv3x3HeuristicsTest {
         int w = Integer.MAX_VALUE - 99;
         Problem pr = p(DType.F16, Layout.NHWC, 1, 1, 1, w, 1);
         DepthwiseConv3x3Heuristics.RingGrid g = DepthwiseConv3x3Heuristics.ringGrid(pr, DeviceInfo.h100ForTests());
-        assertTrue(g.colTiles() > 0 && (long) g.tws() * 2 * g.colTiles() >= w && g.blocks() > 0, g.toString());
+        assertTrue(g.colTiles() > 0 && (long) g.tws() * g.config().columnsPerThread() * g.colTiles() >= w && g.blocks() > 0, g.toString());
         assertNull(DepthwiseConv3x3Heuristics.customUnsupported(pr, DeviceInfo.h100ForTests()));
         DepthwiseConv3x3Heuristics.Grid n = DepthwiseConv3x3Heuristics.nhwcGrid(p(DType.F32, Layout.NHWC, 1, 1, 1, Integer.MAX_VALUE, 1),
                 DeviceInfo.h100ForTests().smCount());
