@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The dev measurements prepared for the next GPU session, in one device call (no bundle, ~2-3 minutes), from the
-# repo root: OUT=$OUT bash cuda-native/dev/run_next.sh
-#   1. depthwise_conv3x3/profile_ring.sh: ncu of the shipped NHWC ring kernel (why 0.55 of the floor with NONE when
-#      the instruction count leaves room for 0.75)
-#   2. gqa_decode/profile_small.sh: ncu stall profile of the decode kernel on the smallest problems (where the
-#      7-8 us of dependent steps go)
+# Two ncu profiles in one device call (no bundle, under a minute), from the repo root: OUT=$OUT bash cuda-native/dev/run_next.sh
+#   1. depthwise_conv3x3/profile_ring.sh: ncu of the shipped NHWC ring kernel
+#   2. gqa_decode/profile_small.sh: ncu of the decode kernel on the smallest problems
+# Ran at af8bb1d (eighth session): depthwise_conv3x3/h100-af8bb1d-ring-ncu.txt (issue-bound at 2 blocks per SM, 0.52
+# issue efficiency) and gqa_decode/h100-af8bb1d-small-ncu.txt (one warp per scheduler, a dependent chain); what
+# followed is in docs/ops/depthwise_conv3x3.md and docs/ops/gqa_decode.md (eighth-session sections).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 OUT=${OUT:-.}; mkdir -p "$OUT/depthwise" "$OUT/gqa"
