@@ -83,6 +83,8 @@ int main() {
     unsigned* sink; CK(cudaMalloc(&sink, 4));
     cudaEvent_t ev0, ev1; CK(cudaEventCreate(&ev0)); CK(cudaEventCreate(&ev1));
 
+    const char* d_env = getenv("GQA_AB_D_SPLITS");
+    const bool d_same_splits = d_env != nullptr && strcmp(d_env, "same") == 0;
     std::vector<Shape> shapes;
     const int base[][5] = {{1, 8192, 32, 8, 16}, {4, 2048, 32, 8, 4}, {16, 512, 32, 8, 1}, {1, 2048, 32, 8, 16}, {1, 512, 32, 8, 8},
                            {1, 8192, 64, 8, 16}, {1, 8192, 28, 4, 32}, {4, 2048, 28, 4, 8}, {1, 8192, 32, 32, 4},
@@ -131,7 +133,7 @@ int main() {
         std::vector<unsigned char> host_o[NV], host_l[NV];
         for (int i = 0; i < NV; ++i) {
             xs[i] = x;
-            if (i == 3) {  // D: half the splits
+            if (i == 3 && !d_same_splits) {  // D: half the splits (GQA_AB_D_SPLITS=same keeps A's)
                 xs[i].splits = std::max(1, sh.splits / 2);
                 xs[i].chunk = ((sh.l + xs[i].splits - 1) / xs[i].splits + 63) / 64 * 64;
             }
