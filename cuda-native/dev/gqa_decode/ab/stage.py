@@ -20,23 +20,10 @@ about 16 dependent L2 round trips at 16 splits.
 Usage: python3 cuda-native/dev/gqa_decode/ab/stage.py [dest]   (default .carry/gqa-ab); then on the GPU host:
 bash <dest>/run.sh <dest>
 """
-import os
-import sys
+from staging import HERE as here, SRC as src, destination, replace, shipped_kernel, write_variants
 
-from staging import write_variants
-
-here = os.path.dirname(os.path.abspath(__file__))
-src = os.path.normpath(os.path.join(here, '..', '..', '..', 'src', 'main', 'cuda'))
-root = os.path.normpath(os.path.join(here, '..', '..', '..', '..'))
-dst = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, '.carry', 'gqa-ab')
-
-shipped = open(os.path.join(src, 'gqa_decode', 'decode_mma.cu')).read()
-
-
-def replace(text, old, new):
-    if text.count(old) != 1:
-        raise SystemExit('stage.py: expected exactly one match of:\n' + old)
-    return text.replace(old, new)
+dst = destination(1, 'gqa-ab')
+shipped = shipped_kernel()
 
 
 MERGE_OLD = """        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);

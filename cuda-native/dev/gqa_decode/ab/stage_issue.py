@@ -20,13 +20,10 @@ import os
 import subprocess
 import sys
 
-from staging import write_variants
+from staging import HERE as here, ROOT as root, SRC as src, destination, write_variants
 
-here = os.path.dirname(os.path.abspath(__file__))
-src = os.path.normpath(os.path.join(here, '..', '..', '..', 'src', 'main', 'cuda'))
-root = os.path.normpath(os.path.join(here, '..', '..', '..', '..'))
 rev = sys.argv[1] if len(sys.argv) > 1 else 'HEAD'
-dst = sys.argv[2] if len(sys.argv) > 2 else os.path.join(root, '.carry', 'gqa-issue')
+dst = destination(2, 'gqa-issue')
 
 rel = 'cuda-native/src/main/cuda/gqa_decode/decode_mma.cu'
 old = subprocess.run(['git', '-C', root, 'show', rev + ':' + rel], check=True, capture_output=True, text=True).stdout

@@ -17,22 +17,10 @@ A - C; this measures whether that is worth building.
 Usage: python3 cuda-native/dev/gqa_decode/ab/stage_merge_cost.py [dest]   (default .carry/gqa-merge); then on
 the GPU host: GQA_AB_D_SPLITS=same bash <dest>/run.sh <dest>
 """
-import os
-import sys
+from staging import HERE as here, SRC as src, destination, replace, shipped_kernel, write_variants
 
-from staging import write_variants
-
-here = os.path.dirname(os.path.abspath(__file__))
-src = os.path.normpath(os.path.join(here, '..', '..', '..', 'src', 'main', 'cuda'))
-root = os.path.normpath(os.path.join(here, '..', '..', '..', '..'))
-dst = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, '.carry', 'gqa-merge')
-shipped = open(os.path.join(src, 'gqa_decode', 'decode_mma.cu')).read()
-
-
-def replace(text, old, new):
-    if text.count(old) != 1:
-        raise SystemExit('stage_merge_cost.py: expected exactly one match of:\n' + old)
-    return text.replace(old, new)
+dst = destination(1, 'gqa-merge')
+shipped = shipped_kernel()
 
 
 NO_MERGE_OLD = """    if (active == 1) {

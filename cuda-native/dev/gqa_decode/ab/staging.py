@@ -1,6 +1,28 @@
-"""Writes staged variants of decode_mma.cu for ab/main.cu (shared by stage.py and stage_issue.py)."""
+"""Paths, text surgery and the writing of staged decode_mma.cu variants for ab/main.cu (shared by the stage_*.py)."""
 import os
 import shutil
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.normpath(os.path.join(HERE, '..', '..', '..', 'src', 'main', 'cuda'))
+ROOT = os.path.normpath(os.path.join(HERE, '..', '..', '..', '..'))
+
+
+def shipped_kernel():
+    """decode_mma.cu as in the working tree."""
+    return open(os.path.join(SRC, 'gqa_decode', 'decode_mma.cu')).read()
+
+
+def destination(arg_index, default_name):
+    """sys.argv[arg_index] if given, else .carry/<default_name> under the repository root."""
+    return sys.argv[arg_index] if len(sys.argv) > arg_index else os.path.join(ROOT, '.carry', default_name)
+
+
+def replace(text, old, new):
+    """text with its one occurrence of old replaced (stops the staging if there is not exactly one)."""
+    if text.count(old) != 1:
+        raise SystemExit('staging: expected exactly one match of:\n' + old)
+    return text.replace(old, new)
 
 
 def write_variants(dst, src, here, variants):
