@@ -23,3 +23,39 @@ struct GqaAbArgs {
             x.part_o, x.part_lse, x.counters, x.hq, x.hkv, x.g, x.head_tiles, x.splits, x.chunk, x.max_len,         \
             x.max_pages, x.page_shift, x.stride_b, x.stride_h, x.stride_l, x.page_stride, x.scale_log2);            \
     }
+
+// The same launch with a thread-block cluster of all `splits` blocks of a (KV head, head tile, sequence) along x,
+// when 2 ≤ splits ≤ 16 and the GPU can co-schedule such a cluster (cudaOccupancyMaxActiveClusters > 0); otherwise a
+// plain launch (cluster of one block). For kernels that merge their splits through distributed shared memory.
+#define GQA_AB_CLUSTER_LAUNCHER(FN, KERNEL, NS)                                                                     \
+    void FN(const GqaAbArgs& x, cudaStream_t st) {                                                                 \
+        constexpr int smem = NS::Cfg<128>::SMEM;                                                                   \
+        static bool init = false;                                                                                  \
+        if (!init) {                                                                                               \
+            cudaFuncSetAttribute(KERNEL, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);                       \
+            cudaFuncSetAttribute(KERNEL, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);                       \
+            init = true;                                                                                           \
+        }                                                                                                          \
+        cudaLaunchConfig_t cfg = {};                                                                               \
+        cfg.gridDim = dim3(x.splits, x.hkv * x.head_tiles, x.batch);                                               \
+        cfg.blockDim = dim3(NS::kThreads, 1, 1);                                                                   \
+        cfg.dynamicSmemBytes = smem;                                                                               \
+        cfg.stream = st;                                                                                           \
+        cudaLaunchAttribute attr[1];                                                                               \
+        attr[0].id = cudaLaunchAttributeClusterDimension;                                                          \
+        attr[0].val.clusterDim.x = x.splits;                                                                       \
+        attr[0].val.clusterDim.y = 1;                                                                              \
+        attr[0].val.clusterDim.z = 1;                                                                              \
+        cfg.attrs = attr;                                                                                          \
+        cfg.numAttrs = 1;                                                                                          \
+        int clusters = 0;                                                                                          \
+        if (x.splits < 2 || x.splits > 16 ||                                                                       \
+            cudaOccupancyMaxActiveClusters(&clusters, (void*)KERNEL, &cfg) != cudaSuccess || clusters == 0) {       \
+            cudaGetLastError();                                                                                    \
+            cfg.numAttrs = 0;                                                                                      \
+        }                                                                                                          \
+        cudaLaunchKernelEx(&cfg, KERNEL, (const __half*)x.q, (const __half*)x.k, (const __half*)x.v, x.table,       \
+                           x.lens, (__half*)x.out, x.lse, x.part_o, x.part_lse, x.counters, x.hq, x.hkv, x.g,       \
+                           x.head_tiles, x.splits, x.chunk, x.max_len, x.max_pages, x.page_shift, x.stride_b,      \
+                           x.stride_h, x.stride_l, x.page_stride, x.scale_log2);                                  \
+    }

@@ -25,9 +25,11 @@ def replace(text, old, new):
     return text.replace(old, new)
 
 
-def write_variants(dst, src, here, variants):
+def write_variants(dst, src, here, variants, launchers=None):
     """variants: (name, decode_mma.cu text) for a, b, c, d. Each gets its own namespace, kernel names and
-    translation unit with a host launcher of its F16 D=128 kernel; launch.h, main.cu and run.sh go beside them."""
+    translation unit with a host launcher of its F16 D=128 kernel (launch.h's GQA_AB_LAUNCHER, or the macro that
+    launchers maps its name to); launch.h, main.cu and run.sh go beside them."""
+    launchers = launchers or {}
     if os.path.exists(dst):
         shutil.rmtree(dst)
     os.makedirs(dst)
@@ -40,6 +42,6 @@ def write_variants(dst, src, here, variants):
         open(os.path.join(dst, name + '.cu'), 'w').write(
             '#include "decode_mma.cu"\n'
             '#include "launch.h"\n'
-            'GQA_AB_LAUNCHER(%s_launch, %s_gqa_decode_mma_f16_d128, gqa_mma_%s)\n' % (name, name, name))
+            '%s(%s_launch, %s_gqa_decode_mma_f16_d128, gqa_mma_%s)\n' % (launchers.get(name, 'GQA_AB_LAUNCHER'), name, name, name))
     for f in ('launch.h', 'main.cu', 'run.sh'):
         shutil.copy(os.path.join(here, f), dst)
