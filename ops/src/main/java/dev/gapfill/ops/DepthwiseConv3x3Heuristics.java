@@ -260,8 +260,8 @@ public final class DepthwiseConv3x3Heuristics {
 
     /**
      * Ring kernel geometry for {@code p} on {@code info}, in the {@link #ringConfig} geometry. Channels: all groups
-     * of cpt channels in one tile up to 128 channels, else chunks of 128. Columns: the widest tile (≤ 256 threads) that wastes the fewest columns of W,
-     * among widths down to half the widest. Strips: the strip count that minimises the busiest SM's input rows,
+     * of cpt channels in one tile up to 128 channels, else chunks of 128. Columns: the widest tile (≤ 256 threads)
+     * that wastes the fewest columns of W, among widths down to half the widest. Strips: the strip count that minimises the busiest SM's input rows,
      * ceil(blocks / SMs) × (rows + 2 halo rows + ~4 rows of pipeline fill), among the counts that give every
      * resident block slot of the GPU a block (when the shape has that many).
      */
