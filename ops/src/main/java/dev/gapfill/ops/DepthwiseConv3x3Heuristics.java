@@ -254,7 +254,8 @@ public final class DepthwiseConv3x3Heuristics {
         int warps = (threads + 31) / 32;
         int maxWarps = info.cc() == 86 || info.cc() == 87 || info.cc() == 89 ? 48 : 64;
         long bySmem = info.smemPerSm() / (smemBytes + 1024L);
-        long n = Math.min(Math.min(65536 / (warps * 32 * ((registers + 7) / 8 * 8)), maxWarps / warps), Math.min(16, bySmem));
+        long byRegs = 65536 / (warps * 32 * ((registers + 7) / 8 * 8));  // allocated per warp, 8 per thread at a time
+        long n = Math.min(Math.min(byRegs, maxWarps / warps), Math.min(16, bySmem));
         return (int) Math.max(1, n);
     }
 
