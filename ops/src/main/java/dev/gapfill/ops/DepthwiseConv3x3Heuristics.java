@@ -66,11 +66,7 @@ public final class DepthwiseConv3x3Heuristics {
             return "needs compute capability >= 8.0, device is " + info.ccMajor() + "." + info.ccMinor();
         }
         if (useRing(p)) {
-            RingGrid r = ringGrid(p, info);
-            if (r.blocks() > Integer.MAX_VALUE) {
-                return "more than 2^31 blocks (" + r.blocks() + ")";
-            }
-            return null;
+            return null;  // blocks ≤ N·H·W·C < 2^31 (validated): no launch limit to check
         }
         Grid g = p.layout() == Layout.NHWC ? nhwcGrid(p, info.smCount()) : nchwGrid(p, nchwVectorWidth(p), info.smCount());
         // the kernels index threads with 32-bit unsigned arithmetic; keep a signed margin
@@ -246,20 +242,6 @@ public final class DepthwiseConv3x3Heuristics {
     public static final String RING_PROPERTY = "gapfill.depthwise.nhwcRing";
 
     /**
-     * Resident ring blocks per SM, estimated the way the occupancy calculator counts, from above: the configuration's
-     * registers per thread (its launch bounds), 64 warps per SM (48 on compute capability 8.6/8.7/8.9), 16 blocks
-     * per SM, and the block's shared memory plus 1 KiB reserved.
-     */
-    static int ringBlocksPerSm(int threads, int smemBytes, int registers, DeviceInfo info) {
-        int warps = (threads + 31) / 32;
-        int maxWarps = info.cc() == 86 || info.cc() == 87 || info.cc() == 89 ? 48 : 64;
-        long bySmem = info.smemPerSm() / (smemBytes + 1024L);
-        long byRegs = 65536 / (warps * 32 * ((registers + 7) / 8 * 8));  // allocated per warp, 8 per thread at a time
-        long n = Math.min(Math.min(byRegs, maxWarps / warps), Math.min(16, bySmem));
-        return (int) Math.max(1, n);
-    }
-
-    /**
      * Ring kernel geometry for {@code p} on {@code info}, in the {@link #ringConfig} geometry. Channels: all groups
      * of cpt channels in one tile up to 128 channels, else chunks of 128. Columns: the widest tile (≤ 256 threads)
      * that wastes the fewest columns of W, among widths down to half the widest. Strips: the strip count that minimises the busiest SM's input rows,
@@ -290,7 +272,7 @@ public final class DepthwiseConv3x3Heuristics {
         }
         int threads = cgs * tws;
         int smem = RING_SLOTS * (tws * wcol + 2) * cgs * cpt * p.dtype().bytes();
-        int bps = ringBlocksPerSm(threads, smem, cfg.registers(info), info);
+        int bps = Occupancy.blocksPerSm(threads, cfg.registers(info), smem, info);
         int sms = info.smCount();
         long perStrip = (long) colTiles * chunks * p.n();
         long need = Math.min((long) bps * sms, perStrip * h);

@@ -245,8 +245,7 @@ public final class GroupedGemmHeuristics {
 
     /** CTAs resident per SM for the variant: its register-derived cap, then shared memory. */
     public static int ctasPerSm(Variant v, int smemBytes, DeviceInfo info) {
-        long bySmem = info.smemPerSm() / (smemBytes + 1024L);  // 1 KiB reserved per CTA by the hardware
-        return (int) Math.max(1, Math.min(v.maxCtasPerSm, bySmem));
+        return (int) Math.max(1, Math.min(v.maxCtasPerSm, Occupancy.bySharedMemory(smemBytes, info)));
     }
 
     /**

@@ -121,19 +121,12 @@ public final class Int8MmHeuristics {
     }
 
     /**
-     * Resident CTAs per SM of a skinny kernel with {@code smemBytes} of dynamic shared memory: the least of the
-     * register file (64 Ki registers, allocated per warp in multiples of 8 per thread), the warp slots (64, 48 on
-     * cc 8.6/8.7/8.9), shared memory (1 KiB reserved per CTA) and 16. On the H100 this matches the occupancy API
-     * for every plan of the split sweep (5 for m8, 4 for m16/m32 while shared memory allows).
+     * Resident CTAs per SM of a skinny kernel with {@code smemBytes} of dynamic shared memory ({@link Occupancy}): on
+     * the H100 this matches the occupancy API on all 236 plans of the split sweep (5 for m8, 4 for m16/m32 while
+     * shared memory allows).
      */
     static int ctasPerSm(int tile, int smemBytes, DeviceInfo info) {
-        int warps = THREADS / 32;
-        int regsPerWarp = (skinnyRegisters(tile) + 7) / 8 * 8 * 32;
-        int maxWarps = info.cc() == 86 || info.cc() == 87 || info.cc() == 89 ? 48 : 64;
-        long byRegs = 65536 / regsPerWarp / warps;
-        long bySmem = info.smemPerSm() / (smemBytes + 1024L);
-        long n = Math.min(Math.min(byRegs, maxWarps / warps), Math.min(16, bySmem));
-        return (int) Math.max(1, n);
+        return Occupancy.blocksPerSm(THREADS, skinnyRegisters(tile), smemBytes, info);
     }
 
     /** Shared-memory budget per CTA for A's slice (see {@link #skinnyPlan}). */

@@ -191,20 +191,20 @@ class DepthwiseConv3x3HeuristicsTest {
         DeviceInfo h100 = DeviceInfo.h100ForTests();
         DeviceInfo ga102 = new DeviceInfo(0, "NVIDIA RTX A6000", 8, 6, 84, 6L << 20, 99L << 10, 100L << 10, 48L << 30, 13000, 13000, 130100, 91400);
         // 128 registers x 256 threads: 2 blocks of 64K registers (what the CUDA runtime reported for the sweep shapes)
-        assertEquals(2, DepthwiseConv3x3Heuristics.ringBlocksPerSm(256, 18432, 128, h100));
-        assertEquals(2, DepthwiseConv3x3Heuristics.ringBlocksPerSm(224, 16384, 128, h100));
+        assertEquals(2, Occupancy.blocksPerSm(256, 128, 18432, h100));
+        assertEquals(2, Occupancy.blocksPerSm(224, 128, 16384, h100));
         // the 2-channel geometries (runtime, same file): 80 registers x 256 threads 3, x 128 threads 6; 64 x 128: 8
-        assertEquals(3, DepthwiseConv3x3Heuristics.ringBlocksPerSm(256, 18432, 80, h100));
-        assertEquals(6, DepthwiseConv3x3Heuristics.ringBlocksPerSm(128, 10240, 80, h100));
-        assertEquals(8, DepthwiseConv3x3Heuristics.ringBlocksPerSm(128, 6144, 64, h100));
-        assertEquals(5, DepthwiseConv3x3Heuristics.ringBlocksPerSm(192, 7680, 64, h100));
+        assertEquals(3, Occupancy.blocksPerSm(256, 80, 18432, h100));
+        assertEquals(6, Occupancy.blocksPerSm(128, 80, 10240, h100));
+        assertEquals(8, Occupancy.blocksPerSm(128, 64, 6144, h100));
+        assertEquals(5, Occupancy.blocksPerSm(192, 64, 7680, h100));
         // small blocks: registers allow 8 of 64 threads, the 16-block cap and shared memory bound the rest
-        assertEquals(8, DepthwiseConv3x3Heuristics.ringBlocksPerSm(64, 4096, 128, h100));
-        assertEquals(16, DepthwiseConv3x3Heuristics.ringBlocksPerSm(2, 256, 128, h100));
-        assertEquals(3, DepthwiseConv3x3Heuristics.ringBlocksPerSm(64, 30000, 128, ga102));  // 100 KiB / (30000 + 1 KiB)
+        assertEquals(8, Occupancy.blocksPerSm(64, 128, 4096, h100));
+        assertEquals(16, Occupancy.blocksPerSm(2, 128, 256, h100));
+        assertEquals(3, Occupancy.blocksPerSm(64, 128, 30000, ga102));  // (100 KiB - 1 KiB) / (30000 + 1 KiB)
         // 48 warps per SM on compute capability 8.6: 6 blocks of 8 warps would fit the warps, registers allow 2
-        assertEquals(2, DepthwiseConv3x3Heuristics.ringBlocksPerSm(256, 18432, 128, ga102));
-        assertEquals(1, DepthwiseConv3x3Heuristics.ringBlocksPerSm(256, 200 * 1024, 128, ga102));  // never below 1
+        assertEquals(2, Occupancy.blocksPerSm(256, 128, 18432, ga102));
+        assertEquals(1, Occupancy.blocksPerSm(256, 128, 200 * 1024, ga102));  // never below 1
     }
 
     @Test void widestRowsDoNotOverflowTheGridArithmetic() {

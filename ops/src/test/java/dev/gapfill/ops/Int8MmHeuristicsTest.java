@@ -53,6 +53,8 @@ class Int8MmHeuristicsTest {
         assertEquals(3, Int8MmHeuristics.ctasPerSm(16, 16 * (4096 + 64), H100));
         assertEquals(4, Int8MmHeuristics.ctasPerSm(32, 32 * (1024 + 64), H100));
         assertEquals(1, Int8MmHeuristics.ctasPerSm(32, 32 * (4096 + 64), H100));
+        // two CTAs of 115,712 bytes would fill the SM's 228 KiB exactly with the 1 KiB reserved each; the API said 1
+        assertEquals(1, Int8MmHeuristics.ctasPerSm(16, 16 * (7168 + 64), H100));
         // never zero, even for a slice larger than an SM's shared memory
         assertEquals(1, Int8MmHeuristics.ctasPerSm(64, 300 * 1024, A100));
     }
