@@ -17,6 +17,12 @@
 #                                        `compute-sanitizer --help` on the device); named in the record's scope
 #                     SANITIZER_PARALLEL 1 (default): the tools run at the same time as separate processes on the
 #                                        one GPU (each process is instrumented on its own); 0: one after another
+#                     Shards: an entry "tool/name" of SANITIZER_TOOLS is one more process of that tool, over the
+#                                        classes SANITIZER_SHARDS gives it ("name=<regex> ..."); the record keeps it
+#                                        under "tool/name". So racecheck over verify can run as two processes at once.
+#                     SANITIZER_GPUS     "entry=<CUDA_VISIBLE_DEVICES> ...": on a host of several GPUs, the device order
+#                                        of one tool process, e.g. "racecheck=1,0" (its tests then run on GPU 1 and the
+#                                        two-GPU tests still see both); entries not named keep the default order
 #          stress     gapfill stress (STRESS_SECONDS per phase, default 300; STRESS_TIMEOUT) into <out-dir>/stress.json
 #          checks     tests, sanitizer and stress at the same time (all three check correctness, none is timed), one
 #                     record; SANITIZER_* and STRESS_* as above, STRESS_SECONDS=0 leaves the stress out
@@ -28,8 +34,8 @@
 #          demo       gapfill demo (DEMO_ARGS, DEMO_TIMEOUT): the MoE layer and the decode step, into <out-dir>/demo/
 #   default: info tests sanitizer bench
 # REPORTS_FROM=<earlier out-dir>: the validation record also takes that run's JUnit reports (modules this run did not
-# test) and validation-rules summary, but only if that run tested this same commit (its reports/COMMIT); so the tests
-# of one call and the sanitizer of the next make one record.
+# test), validation-rules summary and sanitizer results (tool entries this run did not run), but only if that run
+# tested this same commit (its reports/COMMIT); so the tests of one call and the sanitizer of the next make one record.
 # CUDA libraries are found in $GAPFILL_CUDA_LIBS, /usr/local/cuda/lib64 and the system library path.
 # Writes <out-dir>/validation/<gpu>.json, benchmarks/<gpu>/*.json|md, reports/, logs.
 set -uo pipefail
@@ -73,15 +79,27 @@ san_setup() {
 }
 # One process per tool; initcheck's JVM runs with -Dgapfill.debug.initcheck=true (core's InitcheckAid: vendor GEMM
 # outputs zeroed first, since the tool cannot see cuBLAS's stores). --error-exitcode makes a run with sanitizer errors exit 86, whatever the tests did.
+# The value of key in a "key=value key=value" list (empty when absent).
+map_get() { local kv; for kv in $1; do [ "${kv%%=*}" = "$2" ] && { printf '%s' "${kv#*=}"; return; }; done; }
+# An entry of SANITIZER_TOOLS: "tool" or "tool/shard"; files are named by the entry with / as -.
+san_file() { printf '%s' "${1//\//-}"; }
+san_classes() {
+  local shard
+  if [ "${1#*/}" != "$1" ]; then shard=${1#*/}; map_get "${SANITIZER_SHARDS:-}" "$shard"
+  else printf '%s' "${SANITIZER_CLASSES:-.*(Test|Tests|Properties)\$}"; fi
+}
 san_one() {
-  local tool=$1 t0; t0=$(date +%s)
-  rm -rf "$out/reports-sanitizer-$tool"
-  timeout -k 15 "$san_timeout" compute-sanitizer --tool "$tool" --error-exitcode 86 --log-file "$out/sanitizer-$tool.log" \
+  local entry=$1 tool=${1%%/*} f t0 classes gpus; t0=$(date +%s); f=$(san_file "$1")
+  classes=$(san_classes "$entry"); gpus=$(map_get "${SANITIZER_GPUS:-}" "$entry")
+  if [ -z "$classes" ]; then echo "255 0" > "$out/sanitizer-$f.status"; echo "shard $entry: no classes in SANITIZER_SHARDS" > "$out/sanitizer-$f.out"; return; fi
+  rm -rf "$out/reports-sanitizer-$f"
+  ${gpus:+env CUDA_VISIBLE_DEVICES=$gpus} \
+  timeout -k 15 "$san_timeout" compute-sanitizer --tool "$tool" --error-exitcode 86 --log-file "$out/sanitizer-$f.log" \
     --print-limit 50 ${SANITIZER_ARGS:-} "$java" $jopts ${SANITIZER_TRIES_SCALE:+-Dgapfill.test.gpuTriesScale=$SANITIZER_TRIES_SCALE} $( [ "$tool" = initcheck ] && echo -Dgapfill.debug.initcheck=true -Dorg.slf4j.simpleLogger.log.dev.gapfill.core.InitcheckAid=info ) -jar "$launcher" execute --class-path "$cp_libs$cp_tests" --scan-class-path "$san_scope" \
-    --config=junit.jupiter.execution.timeout.default=180s --include-classname "${SANITIZER_CLASSES:-.*(Test|Tests|Properties)\$}" --include-tag gpu \
-    --exclude-tag expected-api-error --reports-dir "$out/reports-sanitizer-$tool" --details=testfeed --disable-banner \
-    > "$out/sanitizer-$tool.out" 2>&1
-  echo "$? $(( $(date +%s) - t0 ))" > "$out/sanitizer-$tool.status"
+    --config=junit.jupiter.execution.timeout.default=180s --include-classname "$classes" --include-tag gpu \
+    --exclude-tag expected-api-error --reports-dir "$out/reports-sanitizer-$f" --details=testfeed --disable-banner \
+    > "$out/sanitizer-$f.out" 2>&1
+  echo "$? $(( $(date +%s) - t0 ))" > "$out/sanitizer-$f.status"
 }
 san_run() {
       if [ "${SANITIZER_PARALLEL:-1}" = "1" ]; then
@@ -92,10 +110,11 @@ san_run() {
       fi
 }
 san_summary() {
-      for tool in $san_tools; do
-        log="$out/sanitizer-$tool.log"
+      for entry in $san_tools; do
+        tool=${entry%%/*}; f=$(san_file "$entry")
+        log="$out/sanitizer-$f.log"
         src=255; secs=0
-        [ -f "$out/sanitizer-$tool.status" ] && read -r src secs < "$out/sanitizer-$tool.status"
+        [ -f "$out/sanitizer-$f.status" ] && read -r src secs < "$out/sanitizer-$f.status"
         # Every process the tool followed prints one summary: memcheck/initcheck/synccheck "ERROR SUMMARY: N errors",
         # racecheck "RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)". Sum them all; no summary at all
         # means the run did not finish (errors unknown, never reported as 0).
@@ -109,14 +128,19 @@ san_summary() {
           1) status=tests-failed ;;
           *) status="exit-$src" ;;
         esac
-        tail -3 "$out/sanitizer-$tool.out"
+        tail -3 "$out/sanitizer-$f.out"
         # the tool's own failures, with the launch it names
         grep -A6 "Internal Sanitizer Error" "$log" 2>/dev/null | head -14
         grep -E "^=+ +(at |by thread|Address)" "$log" 2>/dev/null | sed -E 's/\+0x[0-9a-f]+//' | sort | uniq -c | sort -rn | head -8
-        echo "compute-sanitizer $tool: $errs errors, $status (exit $src, ${secs}s, scope $san_label)"
-        sanitizer_args+=(--sanitizer "$tool=errors=$errs;status=$status;exit=$src;seconds=$secs;scope=$san_label;reports=$out/reports-sanitizer-$tool")
+        label=$san_label
+        if [ "$entry" != "$tool" ]; then label="$(echo $san_modules | tr ' ' '+'), classes $(san_classes "$entry")${SANITIZER_TRIES_SCALE:+, jqwik tries x$SANITIZER_TRIES_SCALE}${SANITIZER_ARGS:+, options $SANITIZER_ARGS}"; fi
+        gpus=$(map_get "${SANITIZER_GPUS:-}" "$entry"); label="$label${gpus:+, CUDA_VISIBLE_DEVICES=$gpus}"
+        echo "compute-sanitizer $entry: $errs errors, $status (exit $src, ${secs}s, scope $label)"
+        sanitizer_args+=(--sanitizer "$entry=errors=$errs;status=$status;exit=$src;seconds=$secs;scope=$label;reports=$out/reports-sanitizer-$f")
         { [ "$errs" = "0" ] && [ "$src" = "0" ]; } || rc=1
       done
+      # kept for a later call's REPORTS_FROM (one result a line, as passed to validation-record)
+      for a in "${sanitizer_args[@]}"; do [ "$a" = --sanitizer ] || printf '%s\n' "$a"; done > "$out/sanitizer-args.txt"
 }
 run_stress() {
   GAPFILL_COMMIT=$commit timeout "${STRESS_TIMEOUT:-520}" "$java" $jopts -cp "$cp_libs" dev.gapfill.examples.GapfillCli stress \
@@ -181,6 +205,17 @@ if [ -n "${REPORTS_FROM:-}" ]; then
       m=$(basename "$d"); [ -e "$out/reports/$m" ] || cp -r "$d" "$out/reports/$m"
     done
     for f in "$REPORTS_FROM"/validation-rules-*.json; do [ -e "$out/$(basename "$f")" ] || cp "$f" "$out/"; done
+    # that run's sanitizer results too, for each tool entry this run did not run itself
+    if [ -f "$REPORTS_FROM/sanitizer-args.txt" ]; then
+      while IFS= read -r a; do
+        entry=${a%%=*}; f=$(san_file "$entry"); dup=0
+        for b in "${sanitizer_args[@]}"; do [ "${b%%=*}" = "$entry" ] && dup=1; done
+        [ $dup = 1 ] && continue
+        [ -d "$REPORTS_FROM/reports-sanitizer-$f" ] && [ ! -e "$out/reports-sanitizer-$f" ] && cp -r "$REPORTS_FROM/reports-sanitizer-$f" "$out/"
+        sanitizer_args+=(--sanitizer "$(printf '%s' "$a" | sed -E "s#;reports=[^;]*#;reports=$out/reports-sanitizer-$f#")")
+        echo "validation record: sanitizer $entry from $REPORTS_FROM"
+      done < "$REPORTS_FROM/sanitizer-args.txt"
+    fi
     echo "validation record: JUnit reports of $(ls "$REPORTS_FROM/reports" | grep -v COMMIT | tr '\n' ' ')from $REPORTS_FROM (same commit $commit)"
   else
     echo "REPORTS_FROM=$REPORTS_FROM tested commit '$(cat "$REPORTS_FROM/reports/COMMIT" 2>/dev/null)', not $commit: not merged"
