@@ -45,19 +45,22 @@ public final class Int8MmHeuristics {
      *
      * <p>Split-K: the split count with the lowest estimated cost among those whose k range keeps A's slice
      * within {@link #smemBudget} (and at most {@link #MAX_EXTRA_SPLITS} more than the fewest such), where
-     * cost = waves × (ks + {@link #WAVE_OVERHEAD_K}) + {@link #MERGE_COST_K} × (splits − 1), waves =
+     * cost = waves × (ks + {@link #WAVE_OVERHEAD_K}) + {@link #mergeCostK}(tile) × (splits − 1), waves =
      * ceil(tilesN · splits / (resident CTAs per SM × SMs)), and the resident CTAs come from the kernel's
      * registers and the slice's shared memory ({@link #ctasPerSm}). A second, nearly empty wave streams its
      * share of the weights with a fraction of the bytes in flight, so the k per CTA times the wave count is
-     * the time; each extra split adds its partials to the last CTA's merge. Fitted to
-     * {@code cuda-native/dev/int8_mm/h100-e0aa70b-split-sweep.txt} (every distinct split count of the shipped
-     * kernel timed for M ∈ {1, 8, 16, 32} over the sweep's six (K, N)): the chosen counts are within 1.1 % of
-     * the fastest in geometric mean and 7.7 % at worst (16/4096/4096), where the earlier rule (two CTAs per SM
-     * as the target) was 4.1 % and 27 % off; e.g. M = 16, K = 8192, N = 28672: 4 splits, 896 CTAs, 4 per SM
-     * (94.1 µs) instead of 2 splits of 66.5 KiB CTAs, 3 per SM, one full wave and a second of 52 CTAs
-     * (119.5 µs). Worked example, H100 (132 SMs), M = 1, K = N = 4096: 64 tiles of 64 channels; 4 splits of
-     * 1024 k, 256 CTAs in one wave of 5 per SM, cost 1 × (1024 + 256) + 3 × 128 = 1664 (2 splits: 2048 + 256 +
-     * 128 = 2432; 8: 512 + 256 + 896 = 1664, not lower, so the fewer splits stay).
+     * the time; each extra split adds its partials to the last CTA's merge. Fitted to the H100 split sweeps
+     * (every distinct split count of the shipped kernel timed over the sweep's six (K, N)):
+     * {@code cuda-native/dev/int8_mm/h100-e0aa70b-split-sweep.txt} (M ∈ {1, 8, 16, 32}) and
+     * {@code h100-13a499e-split-sweep.txt} (M ∈ {1, 8, 16, 32, 64}). On the second the chosen counts are within
+     * 0.6 % of the fastest in geometric mean and 4 % at worst (8/8192/8192); one merge cost for every tile
+     * (128 k) was 1.8 % and 16 % off there (M = 64: 4 splits for 64/4096/4096 at 26.8 µs where 8 take 23.2 µs).
+     * The earlier rule (two CTAs per SM as the target) was 4.1 % and 27 % off on the first; e.g. M = 16,
+     * K = 8192, N = 28672: 4 splits, 896 CTAs, 4 per SM (94.1 µs) instead of 2 splits of 66.5 KiB CTAs, 3 per
+     * SM, one full wave and a second of 52 CTAs (119.5 µs). Worked example, H100 (132 SMs), M = 1,
+     * K = N = 4096: 64 tiles of 64 channels; 4 splits of 1024 k, 256 CTAs in one wave of 5 per SM, cost
+     * 1 × (1024 + 256) + 3 × 128 = 1664 (2 splits: 2048 + 256 + 128 = 2432; 8: 512 + 256 + 896 = 1664, not
+     * lower, so the fewer splits stay).
      *
      * <p>Shared memory: A's slice [M, ks] (+64 bytes a row) stays under {@link #smemBudget}: 32 KiB for
      * M ≤ 8, 72 KiB above (row 8/8192/28672/i32 once ran 1 split with 66 KiB per CTA: 138.5 µs against
@@ -89,7 +92,7 @@ public final class Int8MmHeuristics {
             int bps = ctasPerSm(tile, (int) (m * (ksS + 64)), info);
             long slots = (long) bps * info.smCount();
             long waves = ((long) tilesN * sp + slots - 1) / slots;
-            long cost = waves * (ksS + WAVE_OVERHEAD_K) + MERGE_COST_K * (sp - 1);
+            long cost = waves * (ksS + WAVE_OVERHEAD_K) + mergeCostK(tile) * (sp - 1);
             if (cost < bestCost) {
                 bestCost = cost;
                 splits = sp;
@@ -106,9 +109,18 @@ public final class Int8MmHeuristics {
         return new SkinnyPlan(tile, blockN, step, tilesN, (int) splits, (int) ks, smem, ws);
     }
 
-    /** Split-K cost model (k units): the fixed time of a wave of CTAs, and the merge's cost per extra split. */
+    /** Split-K cost model (k units): the fixed time of a wave of CTAs. */
     static final long WAVE_OVERHEAD_K = 256;
-    static final long MERGE_COST_K = 128;
+
+    /**
+     * Split-K cost model (k units): the merge's cost per extra split. A merge costs about the same time for every
+     * tile, but a k of the 16- to 64-row tiles costs more than one of the 8-row tile (twice the MMAs per k or more),
+     * so in k units their merge is cheaper: 128 for m8, 72 above (the middle of the 64–80 range that fits both H100
+     * split sweeps best; see {@link #skinnyPlan}).
+     */
+    static long mergeCostK(int tile) {
+        return tile == 8 ? 128 : 72;
+    }
     /** How many split counts above the fewest that fit the shared-memory budget the plan considers. */
     static final int MAX_EXTRA_SPLITS = 32;
 

@@ -45,6 +45,17 @@ class Int8MmHeuristicsTest {
         assertEquals(7, Int8MmHeuristics.skinnyPlan(32, 28672, 8192, H100).splits());
     }
 
+    @Test void widerTilesMergeMoreSplitsThanTheEightRowTile() {
+        // h100-13a499e-split-sweep.txt: a merge costs fewer k of the 16- to 64-row tiles, whose k is dearer
+        assertEquals(128, Int8MmHeuristics.mergeCostK(8));
+        assertEquals(72, Int8MmHeuristics.mergeCostK(64));
+        // 64/4096/4096: 8 splits (23.2 us) rather than 4 (26.8 us); 64/14336/4096: 19 (54.6 us) rather than 14 (64.1 us)
+        assertEquals(8, Int8MmHeuristics.skinnyPlan(64, 4096, 4096, H100).splits());
+        assertEquals(19, Int8MmHeuristics.skinnyPlan(64, 4096, 14336, H100).splits());
+        // the eight-row tile keeps 4 splits at M = 1, K = N = 4096 (13.98 us; 8 splits 14.50 us)
+        assertEquals(4, Int8MmHeuristics.skinnyPlan(1, 4096, 4096, H100).splits());
+    }
+
     @Test void residentCtasFollowRegistersAndSharedMemory() {
         // the occupancy API's answers in the H100 split sweep
         assertEquals(5, Int8MmHeuristics.ctasPerSm(8, 1 * (1024 + 64), H100));
