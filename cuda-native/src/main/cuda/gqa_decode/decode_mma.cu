@@ -30,7 +30,7 @@
 // Lengths are clamped to [0, maxLen]; len_b = 0 gives zeros and lse = −inf (split 0 writes them).
 // Page numbers are trusted (not range-checked on the device). Limits: q/o/K/V 16-byte aligned; B ≤ 65535,
 // Hkv·ceil(G/16) ≤ 65535; splits ≤ 256; q/o element counts < 2^31, cache offsets 64-bit.
-// Registers (ptxas, sm_90a): d64 96, d128 123, d256 219, no spills; dynamic shared memory 66 / 100 / 136 KiB (H100:
+// Registers (ptxas, sm_90a): d64 96, d128 118, d256 219, no spills; dynamic shared memory 66 / 100 / 136 KiB (H100:
 // 3 / 2 / 1 blocks per SM). The split count (GqaDecodeHeuristics.splits) aims at an even number of keys per SM.
 // Measured (H100 80GB HBM3 SXM, 132 SMs, driver 580.159, copy 3031 GB/s, L2 flushed by a read before every
 // repetition; harness cuda-native/dev/gqa_decode, output h100-decode_mma.txt; the load addressing
@@ -53,6 +53,7 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kRows = 16;      // query heads per tile (mma M)
 constexpr int kKeys = 16;      // keys per warp tile
 constexpr int kMaxSplits = 256;
+constexpr int kMergeChunk = 8;  // partials of one thread's 4 dims in flight at once in the split merge
 constexpr float kLn2 = 0.6931471805599453f;
 
 // Stages of each warp's ring: 4 × 4 KiB (D=64), 3 × 8 KiB (D=128), 2 × 16 KiB (D=256) of K+V per warp.
@@ -406,37 +407,63 @@ __device__ __forceinline__ void body(const T* __restrict__ q, const T* __restric
         return;
     }
     __threadfence();
+    // The merge waits on L2 round trips in a row, so it keeps them few: this thread's first partials (up to
+    // kMergeChunk splits of its first 4 dims) are loaded before the weights are computed, each lse is read once, and
+    // later partials come kMergeChunk splits at a time. The sum runs over the splits in order, as before. (H100 A/B,
+    // cuda-native/dev/gqa_decode/ab/h100-merge-loads-ab.txt: 8 splits 3.0 %, 16 splits 2.4 %, 32 splits 8.3 % faster;
+    // a chunk of 16 was 1.1 / 3.1 / 8.3 %.)
+    const int items = rows * (D / 4);
+    float4 x[kMergeChunk];
+    if (tid < items) {
+        const float* po = part_o + (bh0 + tid / (D / 4)) * a.splits * D + (tid % (D / 4)) * 4;
+#pragma unroll
+        for (int i = 0; i < kMergeChunk; ++i)
+            if (i < active) x[i] = __ldcg(reinterpret_cast<const float4*>(po + (size_t)i * D));
+    }
     for (int r = warp; r < rows; r += kWarps) {  // weights of the active splits, one warp per head
         const float* pl = part_lse + (bh0 + r) * a.splits;
+        float* w = s_w + r * kMaxSplits;
         float mx = -CUDART_INF_F;
-        for (int sp = lane; sp < active; sp += 32) mx = fmaxf(mx, __ldcg(pl + sp));
+        for (int sp = lane; sp < active; sp += 32) {
+            const float v = __ldcg(pl + sp);
+            w[sp] = v;
+            mx = fmaxf(mx, v);
+        }
         mx = warp_max(mx);
         float sum = 0.f;
         for (int sp = lane; sp < active; sp += 32) {
-            const float w = exp2f(__ldcg(pl + sp) - mx);
-            s_w[r * kMaxSplits + sp] = w;
-            sum += w;
+            const float e = exp2f(w[sp] - mx);
+            w[sp] = e;
+            sum += e;
         }
         sum = warp_sum(sum);
         const float inv = 1.f / sum;
-        for (int sp = lane; sp < active; sp += 32) s_w[r * kMaxSplits + sp] *= inv;
+        for (int sp = lane; sp < active; sp += 32) w[sp] *= inv;
         if (lse != nullptr && lane == 0) lse[bh0 + r] = (mx + log2f(sum)) * kLn2;
     }
     __syncthreads();
-    for (int idx = tid; idx < rows * (D / 4); idx += kThreads) {
+    for (int idx = tid; idx < items; idx += kThreads) {
         const int r = idx / (D / 4);
         const int d = (idx % (D / 4)) * 4;
         const float* po = part_o + (bh0 + r) * a.splits * D + d;
         const float* w = s_w + r * kMaxSplits;
         float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll 4
-        for (int sp = 0; sp < active; ++sp) {
-            const float4 x = __ldcg(reinterpret_cast<const float4*>(po + (size_t)sp * D));
-            const float wt = w[sp];
-            acc.x = fmaf(x.x, wt, acc.x);
-            acc.y = fmaf(x.y, wt, acc.y);
-            acc.z = fmaf(x.z, wt, acc.z);
-            acc.w = fmaf(x.w, wt, acc.w);
+        for (int s0 = 0; s0 < active; s0 += kMergeChunk) {
+            if (idx != tid || s0 != 0) {  // the first chunk of the first item is already in x
+#pragma unroll
+                for (int i = 0; i < kMergeChunk; ++i)
+                    if (s0 + i < active) x[i] = __ldcg(reinterpret_cast<const float4*>(po + (size_t)(s0 + i) * D));
+            }
+#pragma unroll
+            for (int i = 0; i < kMergeChunk; ++i) {
+                if (s0 + i < active) {
+                    const float wt = w[s0 + i];
+                    acc.x = fmaf(x[i].x, wt, acc.x);
+                    acc.y = fmaf(x[i].y, wt, acc.y);
+                    acc.z = fmaf(x[i].z, wt, acc.z);
+                    acc.w = fmaf(x[i].w, wt, acc.w);
+                }
+            }
         }
         T* dst = out + (bh0 + r) * D + d;
         dst[0] = from_float<T>(acc.x);
