@@ -79,8 +79,9 @@ san_setup() {
 }
 # One process per tool; initcheck's JVM runs with -Dgapfill.debug.initcheck=true (core's InitcheckAid: vendor GEMM
 # outputs zeroed first, since the tool cannot see cuBLAS's stores). --error-exitcode makes a run with sanitizer errors exit 86, whatever the tests did.
-# The value of key in a "key=value key=value" list (empty when absent).
-map_get() { local kv; for kv in $1; do [ "${kv%%=*}" = "$2" ] && { printf '%s' "${kv#*=}"; return; }; done; }
+# The value of key in a "key=value key=value" list (empty when absent; values may hold regex characters: no globbing,
+# and it runs in a command substitution, so the set -f stays there).
+map_get() { local kv; set -f; for kv in $1; do [ "${kv%%=*}" = "$2" ] && { printf '%s' "${kv#*=}"; return; }; done; }
 # An entry of SANITIZER_TOOLS: "tool" or "tool/shard"; files are named by the entry with / as -.
 san_file() { printf '%s' "${1//\//-}"; }
 san_classes() {
