@@ -23,6 +23,9 @@
 #                     SANITIZER_GPUS     "entry=<CUDA_VISIBLE_DEVICES> ...": on a host of several GPUs, the device order
 #                                        of one tool process, e.g. "racecheck=1,0" (its tests then run on GPU 1 and the
 #                                        two-GPU tests still see both); entries not named keep the default order
+#                     SANITIZER_GAPFILL_ONLY  entries whose tool instruments Gapfill's own kernels only (compute-sanitizer
+#                                        --kernel-name regex=$gapfill_kernels): e.g. "initcheck", since initcheck
+#                                        instruments cuDNN's engine kernels into an illegal address (docs/reliability.md)
 #          stress     gapfill stress (STRESS_SECONDS per phase, default 300; STRESS_TIMEOUT) into <out-dir>/stress.json
 #          checks     tests, sanitizer and stress at the same time (all three check correctness, none is timed), one
 #                     record; SANITIZER_* and STRESS_* as above, STRESS_SECONDS=0 leaves the stress out
@@ -89,14 +92,20 @@ san_classes() {
   if [ "${1#*/}" != "$1" ]; then shard=${1#*/}; map_get "${SANITIZER_SHARDS:-}" "$shard"
   else printf '%s' "${SANITIZER_CLASSES:-.*(Test|Tests|Properties)\$}"; fi
 }
+# Every kernel of cuda-native starts with one of these (extern "C" names, so the mangled name is the name);
+# BundleRunScriptTest checks each __global__ of cuda-native/src/main/cuda against it.
+gapfill_kernels='^(bmm_|dwconv3x3_|gg_|gqa_|grouped_gemm|int8_mm_|moe_|scale_add_|l2_flush_|fault_for_tests)'
+# Is the entry one of SANITIZER_GAPFILL_ONLY?
+san_gapfill_only() { local e; for e in ${SANITIZER_GAPFILL_ONLY:-}; do [ "$e" = "$1" ] && return 0; done; return 1; }
 san_one() {
-  local entry=$1 tool=${1%%/*} f t0 classes gpus; t0=$(date +%s); f=$(san_file "$1")
+  local entry=$1 tool=${1%%/*} f t0 classes gpus filter=(); t0=$(date +%s); f=$(san_file "$1")
   classes=$(san_classes "$entry"); gpus=$(map_get "${SANITIZER_GPUS:-}" "$entry")
+  san_gapfill_only "$entry" && filter=(--kernel-name "regex=$gapfill_kernels")
   if [ -z "$classes" ]; then echo "255 0" > "$out/sanitizer-$f.status"; echo "shard $entry: no classes in SANITIZER_SHARDS" > "$out/sanitizer-$f.out"; return; fi
   rm -rf "$out/reports-sanitizer-$f"
   ${gpus:+env CUDA_VISIBLE_DEVICES=$gpus} \
   timeout -k 15 "$san_timeout" compute-sanitizer --tool "$tool" --error-exitcode 86 --log-file "$out/sanitizer-$f.log" \
-    --print-limit 50 ${SANITIZER_ARGS:-} "$java" $jopts ${SANITIZER_TRIES_SCALE:+-Dgapfill.test.gpuTriesScale=$SANITIZER_TRIES_SCALE} $( [ "$tool" = initcheck ] && echo -Dgapfill.debug.initcheck=true -Dorg.slf4j.simpleLogger.log.dev.gapfill.core.InitcheckAid=info ) -jar "$launcher" execute --class-path "$cp_libs$cp_tests" --scan-class-path "$san_scope" \
+    --print-limit 50 ${SANITIZER_ARGS:-} "${filter[@]}" "$java" $jopts ${SANITIZER_TRIES_SCALE:+-Dgapfill.test.gpuTriesScale=$SANITIZER_TRIES_SCALE} $( [ "$tool" = initcheck ] && echo -Dgapfill.debug.initcheck=true -Dorg.slf4j.simpleLogger.log.dev.gapfill.core.InitcheckAid=info ) -jar "$launcher" execute --class-path "$cp_libs$cp_tests" --scan-class-path "$san_scope" \
     --config=junit.jupiter.execution.timeout.default=180s --include-classname "$classes" --include-tag gpu \
     --exclude-tag expected-api-error --reports-dir "$out/reports-sanitizer-$f" --details=testfeed --disable-banner \
     > "$out/sanitizer-$f.out" 2>&1
@@ -136,6 +145,7 @@ san_summary() {
         label=$san_label
         if [ "$entry" != "$tool" ]; then label="$(echo $san_modules | tr ' ' '+'), classes $(san_classes "$entry")${SANITIZER_TRIES_SCALE:+, jqwik tries x$SANITIZER_TRIES_SCALE}${SANITIZER_ARGS:+, options $SANITIZER_ARGS}"; fi
         gpus=$(map_get "${SANITIZER_GPUS:-}" "$entry"); label="$label${gpus:+, CUDA_VISIBLE_DEVICES=$gpus}"
+        san_gapfill_only "$entry" && label="$label, Gapfill kernels only ($gapfill_kernels)"
         echo "compute-sanitizer $entry: $errs errors, $status (exit $src, ${secs}s, scope $label)"
         sanitizer_args+=(--sanitizer "$entry=errors=$errs;status=$status;exit=$src;seconds=$secs;scope=$label;reports=$out/reports-sanitizer-$f")
         { [ "$errs" = "0" ] && [ "$src" = "0" ]; } || rc=1

@@ -1,0 +1,198 @@
+package dev.gapfill.examples;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * scripts/bundle-run.sh's sanitizer step, run for real on a fake bundle whose {@code java} and
+ * {@code compute-sanitizer} are stand-ins that record what they were asked: the class shards, the device order per
+ * tool process, and the results a later call takes over through REPORTS_FROM.
+ */
+class BundleRunScriptTest {
+    private static final String COMMIT = "0123456789abcdef0123456789abcdef01234567";
+
+    @TempDir Path tmp;
+    private Path bundle;
+    private Path bin;
+    private Path javaLog;
+
+    @BeforeEach
+    void fakeBundle() throws IOException {
+        Path script = Path.of("..", "scripts", "bundle-run.sh").toAbsolutePath().normalize();
+        assumeTrue(Files.isRegularFile(script), "run from the examples module of a checkout");
+        assumeTrue(Files.isExecutable(Path.of("/bin/bash")), "needs bash");
+        bundle = tmp.resolve("bundle");
+        Files.createDirectories(bundle.resolve("lib"));
+        Files.createDirectories(bundle.resolve("tests/core"));
+        Files.createDirectories(bundle.resolve("jre/bin"));
+        Files.copy(script, bundle.resolve("run.sh"));
+        Files.writeString(bundle.resolve("BUNDLE_INFO"), "commit=" + COMMIT + "\ndirty=false\n");
+        Files.writeString(bundle.resolve("lib/junit-platform-console-standalone-1.11.3.jar"), "");
+        Files.writeString(bundle.resolve("lib/gapfill-examples.jar"), "");
+        javaLog = tmp.resolve("java.log");
+        // java: only `cli validation-record` reaches it here; it records its arguments, one a line
+        executable(bundle.resolve("jre/bin/java"), "#!/bin/bash\nprintf '%s\\n' \"$@\" >> '" + javaLog + "'\n");
+        bin = tmp.resolve("bin");
+        Files.createDirectories(bin);
+        // compute-sanitizer: writes the summary line the script sums, and says what it was given
+        executable(bin.resolve("compute-sanitizer"), String.join("\n",
+                "#!/bin/bash",
+                "while [ $# -gt 0 ]; do case $1 in",
+                "  --tool) tool=$2; shift;; --log-file) log=$2; shift;; --include-classname) cls=$2; shift;;",
+                "  --reports-dir) rep=$2; shift;; --kernel-name) filt=$2; shift;; esac; shift; done",
+                "mkdir -p \"$rep\"",
+                "if [ \"$tool\" = racecheck ]; then echo '========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)' > \"$log\";",
+                "else echo '========= ERROR SUMMARY: 0 errors' > \"$log\"; fi",
+                "echo \"tool=$tool devices=${CUDA_VISIBLE_DEVICES:-unset} classes=$cls filter=${filt:-none}\"",
+                "exit 0", ""));
+    }
+
+    private static void executable(Path p, String text) throws IOException {
+        Files.writeString(p, text, StandardCharsets.UTF_8);
+        Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rwxr-xr-x"));
+    }
+
+    private String run(Path out, Map<String, String> env) throws Exception {
+        ProcessBuilder pb = new ProcessBuilder("/bin/bash", bundle.resolve("run.sh").toString(), out.toString(), "sanitizer")
+                .redirectErrorStream(true);
+        pb.environment().put("PATH", bin + ":" + System.getenv("PATH"));
+        pb.environment().remove("CUDA_VISIBLE_DEVICES");
+        pb.environment().putAll(env);
+        // a working directory holding a file that the shard regex of the first test matches as a glob pattern
+        Path cwd = tmp.resolve("cwd");
+        Files.createDirectories(cwd);
+        Files.writeString(cwd.resolve("a=.Xverify.(Bmm|Int8Mm)GpuTest"), "");
+        pb.directory(cwd.toFile());
+        Process p = pb.start();
+        String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "run.sh finished");
+        return text;
+    }
+
+    @Test
+    void shardsAndDeviceOrdersReachTheirOwnToolProcess() throws Exception {
+        Path out = tmp.resolve("out1");
+        String log = run(out, Map.of(
+                "SANITIZER_TOOLS", "memcheck racecheck/a racecheck/b",
+                "SANITIZER_SHARDS", "a=.*verify\\.(Bmm|Int8Mm)GpuTest b=^(?!.*verify\\.(Bmm|Int8Mm)GpuTest$).*(Test|Tests|Properties)$",
+                "SANITIZER_GPUS", "racecheck/b=1,0 memcheck=1,0"));
+        assertEquals("tool=memcheck devices=1,0 classes=.*(Test|Tests|Properties)$ filter=none",
+                Files.readString(out.resolve("sanitizer-memcheck.out")).trim(), log);
+        assertEquals("tool=racecheck devices=unset classes=.*verify\\.(Bmm|Int8Mm)GpuTest filter=none",
+                Files.readString(out.resolve("sanitizer-racecheck-a.out")).trim());
+        // the regex keeps its * and ? (no pathname expansion) and its $
+        assertEquals("tool=racecheck devices=1,0 classes=^(?!.*verify\\.(Bmm|Int8Mm)GpuTest$).*(Test|Tests|Properties)$ filter=none",
+                Files.readString(out.resolve("sanitizer-racecheck-b.out")).trim());
+        List<String> results = Files.readAllLines(out.resolve("sanitizer-args.txt"));
+        assertEquals(3, results.size(), String.join("\n", results));
+        assertTrue(results.get(1).startsWith("racecheck/a=errors=0;status=ok;exit=0;"), results.get(1));
+        assertTrue(results.get(1).contains("classes .*verify\\.(Bmm|Int8Mm)GpuTest"), results.get(1));
+        assertTrue(results.get(2).contains("CUDA_VISIBLE_DEVICES=1,0;reports=" + out.resolve("reports-sanitizer-racecheck-b")), results.get(2));
+        assertTrue(log.contains("compute-sanitizer racecheck/b: 0 errors, ok"), log);
+    }
+
+    @Test
+    void gapfillOnlyEntriesInstrumentOurKernelsAlone() throws Exception {
+        Path out = tmp.resolve("out");
+        String log = run(out, Map.of("SANITIZER_TOOLS", "initcheck memcheck", "SANITIZER_GAPFILL_ONLY", "initcheck"));
+        String regex = kernelRegex();
+        assertEquals("tool=initcheck devices=unset classes=.*(Test|Tests|Properties)$ filter=regex=" + regex,
+                Files.readString(out.resolve("sanitizer-initcheck.out")).trim(), log);
+        assertEquals("tool=memcheck devices=unset classes=.*(Test|Tests|Properties)$ filter=none",
+                Files.readString(out.resolve("sanitizer-memcheck.out")).trim());
+        assertTrue(Files.readAllLines(out.resolve("sanitizer-args.txt")).get(0).contains("Gapfill kernels only (" + regex + ")"));
+    }
+
+    /** The regex bundle-run.sh gives --kernel-name for Gapfill's kernels. */
+    private static String kernelRegex() throws IOException {
+        String line = Files.readAllLines(Path.of("..", "scripts", "bundle-run.sh")).stream()
+                .filter(l -> l.startsWith("gapfill_kernels='")).findFirst().orElseThrow();
+        return line.substring(line.indexOf('\'') + 1, line.lastIndexOf('\''));
+    }
+
+    @Test
+    void everyKernelOfCudaNativeMatchesTheGapfillKernelRegex() throws Exception {
+        // the kernels as built: each entry's code sits in an ELF section named .text.<kernel> inside the fatbins
+        Path built = Path.of("..", "cuda-native", "target", "classes");
+        List<Path> fatbins;
+        try (var files = Files.walk(built)) {
+            fatbins = files.filter(p -> p.toString().endsWith(".fatbin")).toList();
+        } catch (java.nio.file.NoSuchFileException e) {
+            fatbins = List.of();
+        }
+        assumeTrue(!fatbins.isEmpty(), "cuda-native's fatbins are built first in the reactor (nvcc)");
+        java.util.regex.Pattern ours = java.util.regex.Pattern.compile(kernelRegex());
+        java.util.regex.Pattern section = java.util.regex.Pattern.compile("\\.text\\.([A-Za-z_][A-Za-z_0-9]*)");
+        java.util.Set<String> names = new java.util.TreeSet<>();
+        for (Path fatbin : fatbins) {
+            String bytes = new String(Files.readAllBytes(fatbin), StandardCharsets.ISO_8859_1);
+            for (java.util.regex.Matcher m = section.matcher(bytes); m.find(); ) {
+                names.add(m.group(1));
+            }
+        }
+        assertTrue(names.size() > 100, "kernels found: " + names);
+        assertTrue(names.contains("fault_for_tests") && names.contains("l2_flush_read"), "kernels found: " + names);
+        for (String name : names) {
+            assertTrue(ours.matcher(name).find(), "kernel " + name + " is not matched by " + ours);
+        }
+    }
+
+    @Test
+    void aShardWithoutClassesFailsInsteadOfCheckingNothing() throws Exception {
+        Path out = tmp.resolve("out");
+        String log = run(out, Map.of("SANITIZER_TOOLS", "racecheck/missing", "SANITIZER_SHARDS", "a=.*"));
+        assertTrue(log.contains("compute-sanitizer racecheck/missing: ? errors"), log);
+        assertFalse(Files.readString(out.resolve("sanitizer-args.txt")).contains("status=ok"));
+    }
+
+    @Test
+    void aLaterCallOfTheSameCommitTakesOverTheEarlierToolsAndReports() throws Exception {
+        Path first = tmp.resolve("first");
+        run(first, Map.of("SANITIZER_TOOLS", "memcheck initcheck"));
+        // the earlier call also tested: its JUnit reports and commit
+        Files.createDirectories(first.resolve("reports/core"));
+        Files.writeString(first.resolve("reports/core/TEST-x.xml"), "<testsuite/>");
+        Files.writeString(first.resolve("reports/COMMIT"), COMMIT + "\n");
+        Path second = tmp.resolve("second");
+        String log = run(second, Map.of("SANITIZER_TOOLS", "racecheck/a initcheck", "SANITIZER_SHARDS", "a=.*",
+                "REPORTS_FROM", first.toString()));
+        assertTrue(log.contains("validation record: sanitizer memcheck from " + first), log);
+        assertFalse(log.contains("sanitizer initcheck from"), "this call ran initcheck itself: " + log);
+        List<String> args = Files.readAllLines(javaLog);
+        List<String> san = args.stream().filter(a -> a.contains("=errors=")).toList();
+        assertEquals(3, san.size(), String.join("\n", args));
+        assertTrue(san.stream().anyMatch(a -> a.startsWith("racecheck/a=")));
+        String memcheck = san.stream().filter(a -> a.startsWith("memcheck=")).findFirst().orElseThrow();
+        // the earlier call's reports travel into this call's folder, and the entry points at them there
+        assertTrue(memcheck.endsWith(";reports=" + second.resolve("reports-sanitizer-memcheck")), memcheck);
+        assertTrue(Files.isDirectory(second.resolve("reports-sanitizer-memcheck")));
+        assertTrue(args.contains("validation-record"), String.join("\n", args));
+    }
+
+    @Test
+    void anEarlierCallOfAnotherCommitIsNotMerged() throws Exception {
+        Path first = tmp.resolve("first");
+        run(first, Map.of("SANITIZER_TOOLS", "memcheck"));
+        Files.createDirectories(first.resolve("reports/core"));
+        Files.writeString(first.resolve("reports/core/TEST-x.xml"), "<testsuite/>");
+        Files.writeString(first.resolve("reports/COMMIT"), "ffffffffffffffffffffffffffffffffffffffff\n");
+        String log = run(tmp.resolve("second"), Map.of("SANITIZER_TOOLS", "synccheck", "REPORTS_FROM", first.toString()));
+        assertTrue(log.contains("not merged"), log);
+        assertFalse(Files.exists(javaLog), "no record without reports of this commit");
+    }
+}
