@@ -160,14 +160,19 @@ class BundleRunScriptTest {
         assertFalse(Files.readString(out.resolve("sanitizer-args.txt")).contains("status=ok"));
     }
 
-    @Test
-    void aLaterCallOfTheSameCommitTakesOverTheEarlierToolsAndReports() throws Exception {
+    /** An earlier call that ran these tools and also tested (a JUnit report and the commit it tested). */
+    private Path earlierCall(String tools, String testedCommit) throws Exception {
         Path first = tmp.resolve("first");
-        run(first, Map.of("SANITIZER_TOOLS", "memcheck initcheck"));
-        // the earlier call also tested: its JUnit reports and commit
+        run(first, Map.of("SANITIZER_TOOLS", tools));
         Files.createDirectories(first.resolve("reports/core"));
         Files.writeString(first.resolve("reports/core/TEST-x.xml"), "<testsuite/>");
-        Files.writeString(first.resolve("reports/COMMIT"), COMMIT + "\n");
+        Files.writeString(first.resolve("reports/COMMIT"), testedCommit + "\n");
+        return first;
+    }
+
+    @Test
+    void aLaterCallOfTheSameCommitTakesOverTheEarlierToolsAndReports() throws Exception {
+        Path first = earlierCall("memcheck initcheck", COMMIT);
         Path second = tmp.resolve("second");
         String log = run(second, Map.of("SANITIZER_TOOLS", "racecheck/a initcheck", "SANITIZER_SHARDS", "a=.*",
                 "REPORTS_FROM", first.toString()));
@@ -186,11 +191,7 @@ class BundleRunScriptTest {
 
     @Test
     void anEarlierCallOfAnotherCommitIsNotMerged() throws Exception {
-        Path first = tmp.resolve("first");
-        run(first, Map.of("SANITIZER_TOOLS", "memcheck"));
-        Files.createDirectories(first.resolve("reports/core"));
-        Files.writeString(first.resolve("reports/core/TEST-x.xml"), "<testsuite/>");
-        Files.writeString(first.resolve("reports/COMMIT"), "ffffffffffffffffffffffffffffffffffffffff\n");
+        Path first = earlierCall("memcheck", "ffffffffffffffffffffffffffffffffffffffff");
         String log = run(tmp.resolve("second"), Map.of("SANITIZER_TOOLS", "synccheck", "REPORTS_FROM", first.toString()));
         assertTrue(log.contains("not merged"), log);
         assertFalse(Files.exists(javaLog), "no record without reports of this commit");
