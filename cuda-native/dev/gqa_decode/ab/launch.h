@@ -59,3 +59,27 @@ struct GqaAbArgs {
                            x.head_tiles, x.splits, x.chunk, x.max_len, x.max_pages, x.page_shift, x.stride_b,      \
                            x.stride_h, x.stride_l, x.page_stride, x.scale_log2);                                  \
     }
+
+// The split kernel without its ticket and merge, then the merge as a second kernel of grid (KV heads × head tiles,
+// sequences) (stage_pdl.py). PDL: the second launch is a programmatic dependent launch (the first kernel lets it
+// start early with griddepcontrol.launch_dependents; it waits in griddepcontrol.wait for the first grid's memory);
+// otherwise an ordinary second launch on the stream. NS::merge_f16_d128 is the merge kernel of the variant.
+#define GQA_AB_MERGE_LAUNCH_IMPL(FN, KERNEL, NS, PDL)                                                                \
+    GQA_AB_LAUNCHER(FN##_split, KERNEL, NS)                                                                        \
+    void FN(const GqaAbArgs& x, cudaStream_t st) {                                                                 \
+        FN##_split(x, st);                                                                                         \
+        cudaLaunchConfig_t cfg = {};                                                                               \
+        cfg.gridDim = dim3(x.hkv * x.head_tiles, x.batch, 1);                                                      \
+        cfg.blockDim = dim3(NS::kThreads, 1, 1);                                                                   \
+        cfg.stream = st;                                                                                           \
+        cudaLaunchAttribute attr[1];                                                                               \
+        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;                                           \
+        attr[0].val.programmaticStreamSerializationAllowed = 1;                                                    \
+        cfg.attrs = attr;                                                                                          \
+        cfg.numAttrs = (PDL) ? 1 : 0;                                                                              \
+        cudaLaunchKernelEx(&cfg, NS::merge_f16_d128, (const int*)x.lens, (__half*)x.out, x.lse,                     \
+                           (const float*)x.part_o, (const float*)x.part_lse, x.hq, x.hkv, x.g, x.head_tiles,        \
+                           x.splits, x.chunk, x.max_len);                                                          \
+    }
+#define GQA_AB_PDL_LAUNCHER(FN, KERNEL, NS) GQA_AB_MERGE_LAUNCH_IMPL(FN, KERNEL, NS, true)
+#define GQA_AB_TWO_LAUNCHER(FN, KERNEL, NS) GQA_AB_MERGE_LAUNCH_IMPL(FN, KERNEL, NS, false)
