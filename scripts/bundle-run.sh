@@ -78,10 +78,8 @@ san_setup() {
       san_modules=${SANITIZER_SCOPE:-core ops verify}
       san_timeout=${SANITIZER_TIMEOUT:-300}
       san_scope=$(for m in $san_modules; do printf '%s:' "$here/tests/$m"; done); san_scope=${san_scope%:}
-      san_label="$(echo $san_modules | tr ' ' '+')${SANITIZER_CLASSES:+, classes $SANITIZER_CLASSES}${SANITIZER_TRIES_SCALE:+, jqwik tries x$SANITIZER_TRIES_SCALE}${SANITIZER_ARGS:+, options $SANITIZER_ARGS}"
+      san_label=$(san_scope_label)
 }
-# One process per tool; initcheck's JVM runs with -Dgapfill.debug.initcheck=true (core's InitcheckAid: vendor GEMM
-# outputs zeroed first, since the tool cannot see cuBLAS's stores). --error-exitcode makes a run with sanitizer errors exit 86, whatever the tests did.
 # The value of key in a "key=value key=value" list (empty when absent; values may hold regex characters: no globbing,
 # and it runs in a command substitution, so the set -f stays there).
 map_get() { local kv; set -f; for kv in $1; do [ "${kv%%=*}" = "$2" ] && { printf '%s' "${kv#*=}"; return; }; done; }
@@ -97,6 +95,20 @@ san_classes() {
 gapfill_kernels='^(bmm_|dwconv3x3_|gg_|gqa_|grouped_gemm|int8_mm_|moe_|scale_add_|l2_flush_|fault_for_tests)'
 # Is the entry one of SANITIZER_GAPFILL_ONLY?
 san_gapfill_only() { local e; for e in ${SANITIZER_GAPFILL_ONLY:-}; do [ "$e" = "$1" ] && return 0; done; return 1; }
+# The record's scope of an entry: modules, classes (a shard's, else SANITIZER_CLASSES), tries, options, device order
+# and kernel filter; without an entry, what the step's processes share.
+san_scope_label() {
+  local classes=${SANITIZER_CLASSES:-} gpus=
+  if [ -n "${1:-}" ]; then
+    [ "${1#*/}" != "$1" ] && classes=$(san_classes "$1")
+    gpus=$(map_get "${SANITIZER_GPUS:-}" "$1")
+  fi
+  printf '%s' "$(echo $san_modules | tr ' ' '+')${classes:+, classes $classes}${SANITIZER_TRIES_SCALE:+, jqwik tries x$SANITIZER_TRIES_SCALE}${SANITIZER_ARGS:+, options $SANITIZER_ARGS}${gpus:+, CUDA_VISIBLE_DEVICES=$gpus}"
+  if [ -n "${1:-}" ] && san_gapfill_only "$1"; then printf ', Gapfill kernels only (%s)' "$gapfill_kernels"; fi
+}
+# One process per entry of SANITIZER_TOOLS; initcheck's JVM runs with -Dgapfill.debug.initcheck=true (core's
+# InitcheckAid: vendor GEMM outputs zeroed first, since the tool cannot see cuBLAS's stores). --error-exitcode makes a
+# run with sanitizer errors exit 86, whatever the tests did.
 san_one() {
   local entry=$1 tool=${1%%/*} f t0 classes gpus filter=(); t0=$(date +%s); f=$(san_file "$1")
   classes=$(san_classes "$entry"); gpus=$(map_get "${SANITIZER_GPUS:-}" "$entry")
@@ -142,16 +154,11 @@ san_summary() {
         # the tool's own failures, with the launch it names
         grep -A6 "Internal Sanitizer Error" "$log" 2>/dev/null | head -14
         grep -E "^=+ +(at |by thread|Address)" "$log" 2>/dev/null | sed -E 's/\+0x[0-9a-f]+//' | sort | uniq -c | sort -rn | head -8
-        label=$san_label
-        if [ "$entry" != "$tool" ]; then label="$(echo $san_modules | tr ' ' '+'), classes $(san_classes "$entry")${SANITIZER_TRIES_SCALE:+, jqwik tries x$SANITIZER_TRIES_SCALE}${SANITIZER_ARGS:+, options $SANITIZER_ARGS}"; fi
-        gpus=$(map_get "${SANITIZER_GPUS:-}" "$entry"); label="$label${gpus:+, CUDA_VISIBLE_DEVICES=$gpus}"
-        san_gapfill_only "$entry" && label="$label, Gapfill kernels only ($gapfill_kernels)"
+        label=$(san_scope_label "$entry")
         echo "compute-sanitizer $entry: $errs errors, $status (exit $src, ${secs}s, scope $label)"
         sanitizer_args+=(--sanitizer "$entry=errors=$errs;status=$status;exit=$src;seconds=$secs;scope=$label;reports=$out/reports-sanitizer-$f")
         { [ "$errs" = "0" ] && [ "$src" = "0" ]; } || rc=1
       done
-      # kept for a later call's REPORTS_FROM (one result a line, as passed to validation-record)
-      for a in "${sanitizer_args[@]}"; do [ "$a" = --sanitizer ] || printf '%s\n' "$a"; done > "$out/sanitizer-args.txt"
 }
 run_stress() {
   GAPFILL_COMMIT=$commit timeout "${STRESS_TIMEOUT:-520}" "$java" $jopts -cp "$cp_libs" dev.gapfill.examples.GapfillCli stress \
@@ -231,6 +238,11 @@ if [ -n "${REPORTS_FROM:-}" ]; then
   else
     echo "REPORTS_FROM=$REPORTS_FROM tested commit '$(cat "$REPORTS_FROM/reports/COMMIT" 2>/dev/null)', not $commit: not merged"
   fi
+fi
+# every sanitizer result of the record, this run's and those taken over, one a line as passed to validation-record: a
+# later call's REPORTS_FROM takes them all (so three calls chain)
+if [ ${#sanitizer_args[@]} -gt 0 ]; then
+  for a in "${sanitizer_args[@]}"; do [ "$a" = --sanitizer ] || printf '%s\n' "$a"; done > "$out/sanitizer-args.txt"
 fi
 if [ -n "$(find "$out/reports" -name '*.xml' 2>/dev/null | head -1)" ]; then
   vr=(); [ -f "$out/validation-rules-ops.json" ] && vr=(--validation-rules "$out/validation-rules-ops.json")

@@ -187,6 +187,8 @@ class BundleRunScriptTest {
         assertTrue(memcheck.endsWith(";reports=" + second.resolve("reports-sanitizer-memcheck")), memcheck);
         assertTrue(Files.isDirectory(second.resolve("reports-sanitizer-memcheck")));
         assertTrue(args.contains("validation-record"), String.join("\n", args));
+        // and this call's results list them all, so a third call can take over both
+        assertEquals(san, Files.readAllLines(second.resolve("sanitizer-args.txt")));
     }
 
     @Test

@@ -121,6 +121,7 @@ public final class Int8MmHeuristics {
     static long mergeCostK(int tile) {
         return tile == 8 ? 128 : 72;
     }
+
     /** How many split counts above the fewest that fit the shared-memory budget the plan considers. */
     static final int MAX_EXTRA_SPLITS = 32;
 
