@@ -31,7 +31,10 @@ public final class GroupedGemmHeuristics {
     /**
      * Below this K·N the custom m64 tile keeps the down projection at any row count: E=64 down (K·N = 2.1M) T=2048 m64
      * 419 vs grouped 449 vs loop 716, T=8192 m64 1469 vs loop 1417 (4 %); E=128 down (1.6M) T=8192 m64 1176 vs grouped
-     * 1349. E=160 down (7.9M) T=2048: grouped 1510 vs m64 1812.
+     * 1349. E=160 down (7.9M) T=2048: grouped 1510 vs m64 1812. The loop rule below takes precedence: once the groups
+     * are loop-sized (at least {@link #LOOP_ROWS_PER_GROUP} rows and {@link #LOOP_MIN_FLOP_PER_GROUP} FLOP each) the
+     * cuBLAS loop wins whatever K·N is. Java sweep at c7982e3 (docs/benchmarks/h100/grouped_gemm.json, µs): E=64 down
+     * T=8192 (1024 rows, 4.3 GFLOP per group) F16 loop 1385 vs m64 1484, BF16 1448 vs 1476.
      */
     static final long VENDOR_MIN_KN = 4L << 20;
 
@@ -166,9 +169,10 @@ public final class GroupedGemmHeuristics {
         double rows = s.rowsPerGroup();
         boolean coarse = s.groups() <= COARSE_GROUPS;
         boolean bigGemm = s.swiglu() || (long) s.k() * s.n() >= VENDOR_MIN_KN;
-        if (rows > VENDOR_ROWS_PER_GROUP && (bigGemm || coarse)) {
-            double flopPerGroup = 2.0 * rows * s.k() * s.n();
-            if (!coarse && (rows < LOOP_ROWS_PER_GROUP || flopPerGroup < LOOP_MIN_FLOP_PER_GROUP)) {
+        double flopPerGroup = 2.0 * rows * s.k() * s.n();
+        boolean loopSized = rows >= LOOP_ROWS_PER_GROUP && flopPerGroup >= LOOP_MIN_FLOP_PER_GROUP;
+        if (rows > VENDOR_ROWS_PER_GROUP && (bigGemm || coarse || loopSized)) {
+            if (!coarse && !loopSized) {
                 return new Decision(Backend.VENDOR, "cublas_grouped", String.format(
                         "%.0f rows per group > %.0f on G=%d > %d groups, %s, and %s: cublasGemmGroupedBatchedEx wins; its GEMM result is "
                                 + "rounded to the dtype before the epilogue (%s: E=64 gate-up T=2048 grouped 688 us vs m64 836 vs loop 840; "
@@ -181,8 +185,10 @@ public final class GroupedGemmHeuristics {
             }
             return new Decision(Backend.VENDOR, "cublas_loop", String.format(
                     "%.0f rows per group > %.0f on %s: large per-expert GEMMs, the cuBLAS loop wins (%s: E=8 T=512 gate-up loop 1000 us "
-                            + "vs m64 1483; E=64 T=8192, 8.6 GFLOP per group, loop 1819 vs grouped 2429)", rows, VENDOR_ROWS_PER_GROUP,
-                    coarse ? "coarse MoE (G <= " + COARSE_GROUPS + ")" : "big per-expert GEMMs", SOURCE));
+                            + "vs m64 1483; E=64 T=8192, 8.6 GFLOP per group, loop 1819 vs grouped 2429; Java sweep c7982e3: E=64 down "
+                            + "T=8192, 4.3 GFLOP per group, loop 1385 vs m64 1484)", rows, VENDOR_ROWS_PER_GROUP,
+                    coarse ? "coarse MoE (G <= " + COARSE_GROUPS + ")"
+                            : String.format("%.1f GFLOP per group >= %.0f", flopPerGroup / 1e9, LOOP_MIN_FLOP_PER_GROUP / 1e9), SOURCE));
         }
         Variant v = variant(s, info);
         return new Decision(Backend.CUSTOM, v.id(), variantReason(s, info, v));

@@ -70,6 +70,10 @@ class GroupedGemmHeuristicsTest {
         assertEquals("cublas_loop", auto(moe(64, 8, 2048, 1024, 8192, true)));      // loop 1819, grouped 2429
         assertEquals("cublas_loop", auto(moe(160, 6, 5120, 1536, 8192, true)));     // loop 5570, grouped 6809
         assertEquals("cublas_loop", auto(moe(160, 6, 5120, 1536, 8192, false)));    // down, 4.8 GFLOP per group: loop 3405, grouped 4098
+        // K*N = 2M is below VENDOR_MIN_KN, but 1024 rows and 4.3 GFLOP per group are loop-sized: loop 1385 vs m64 1484 (F16, c7982e3)
+        Decision loopSized = GroupedGemmHeuristics.decide(moe(64, 8, 2048, 1024, 8192, false), H100, Backend.AUTO);
+        assertEquals("cublas_loop", loopSized.variant());
+        assertTrue(loopSized.reason().contains("4.3 GFLOP per group >= 4"), loopSized.reason());
         // 512 rows per group but 3.2 GFLOP per group: grouped 1954 vs loop 2269 (BF16, Java sweep at c2335e1)
         Decision small = GroupedGemmHeuristics.decide(moe(128, 8, 2048, 768, 8192, true), H100, Backend.AUTO);
         assertEquals("cublas_grouped", small.variant());
