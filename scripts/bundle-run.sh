@@ -23,6 +23,10 @@
 #                     SANITIZER_GPUS     "entry=<CUDA_VISIBLE_DEVICES> ...": on a host of several GPUs, the device order
 #                                        of one tool process, e.g. "racecheck=1,0" (its tests then run on GPU 1 and the
 #                                        two-GPU tests still see both); entries not named keep the default order
+#                     SANITIZER_JOPTS    "entry=<-Dname=value>[,<-Dname=value>...] ...": JVM options of one tool process,
+#                                        e.g. "racecheck/i0=-Dgapfill.test.slice=0/3" (core's GpuTestSlice: that process
+#                                        runs every third case of the grids that honour it); named in the record's scope
+#                     SANITIZER_TEST_TIMEOUT  JUnit's per-test time limit under the tools (default 180s)
 #                     SANITIZER_GAPFILL_ONLY  entries whose tool instruments Gapfill's own kernels only (compute-sanitizer
 #                                        --kernel-name regex=$gapfill_kernels): e.g. "initcheck", since initcheck
 #                                        instruments cuDNN's engine kernels into an illegal address (docs/reliability.md)
@@ -93,17 +97,19 @@ san_classes() {
 # Every kernel of cuda-native starts with one of these (extern "C" names, so the mangled name is the name);
 # BundleRunScriptTest checks each __global__ of cuda-native/src/main/cuda against it.
 gapfill_kernels='^(bmm_|dwconv3x3_|gg_|gqa_|grouped_gemm|int8_mm_|moe_|scale_add_|l2_flush_|fault_for_tests)'
+# The entry's own JVM options (SANITIZER_JOPTS, commas between options), space-separated.
+san_jopts() { map_get "${SANITIZER_JOPTS:-}" "$1" | tr ',' ' '; }
 # Is the entry one of SANITIZER_GAPFILL_ONLY?
 san_gapfill_only() { local e; for e in ${SANITIZER_GAPFILL_ONLY:-}; do [ "$e" = "$1" ] && return 0; done; return 1; }
 # The record's scope of an entry: modules, classes (a shard's, else SANITIZER_CLASSES), tries, options, device order
 # and kernel filter; without an entry, what the step's processes share.
 san_scope_label() {
-  local classes=${SANITIZER_CLASSES:-} gpus=
+  local classes=${SANITIZER_CLASSES:-} gpus= jvm=
   if [ -n "${1:-}" ]; then
     [ "${1#*/}" != "$1" ] && classes=$(san_classes "$1")
-    gpus=$(map_get "${SANITIZER_GPUS:-}" "$1")
+    gpus=$(map_get "${SANITIZER_GPUS:-}" "$1"); jvm=$(san_jopts "$1")
   fi
-  printf '%s' "$(echo $san_modules | tr ' ' '+')${classes:+, classes $classes}${SANITIZER_TRIES_SCALE:+, jqwik tries x$SANITIZER_TRIES_SCALE}${SANITIZER_ARGS:+, options $SANITIZER_ARGS}${gpus:+, CUDA_VISIBLE_DEVICES=$gpus}"
+  printf '%s' "$(echo $san_modules | tr ' ' '+')${classes:+, classes $classes}${SANITIZER_TRIES_SCALE:+, jqwik tries x$SANITIZER_TRIES_SCALE}${jvm:+, JVM $jvm}${SANITIZER_ARGS:+, options $SANITIZER_ARGS}${gpus:+, CUDA_VISIBLE_DEVICES=$gpus}"
   if [ -n "${1:-}" ] && san_gapfill_only "$1"; then printf ', Gapfill kernels only (%s)' "$gapfill_kernels"; fi
 }
 # One process per entry of SANITIZER_TOOLS; initcheck's JVM runs with -Dgapfill.debug.initcheck=true (core's
@@ -117,8 +123,8 @@ san_one() {
   rm -rf "$out/reports-sanitizer-$f"
   ${gpus:+env CUDA_VISIBLE_DEVICES=$gpus} \
   timeout -k 15 "$san_timeout" compute-sanitizer --tool "$tool" --error-exitcode 86 --log-file "$out/sanitizer-$f.log" \
-    --print-limit 50 ${SANITIZER_ARGS:-} "${filter[@]}" "$java" $jopts ${SANITIZER_TRIES_SCALE:+-Dgapfill.test.gpuTriesScale=$SANITIZER_TRIES_SCALE} $( [ "$tool" = initcheck ] && echo -Dgapfill.debug.initcheck=true -Dorg.slf4j.simpleLogger.log.dev.gapfill.core.InitcheckAid=info ) -jar "$launcher" execute --class-path "$cp_libs$cp_tests" --scan-class-path "$san_scope" \
-    --config=junit.jupiter.execution.timeout.default=180s --include-classname "$classes" --include-tag gpu \
+    --print-limit 50 ${SANITIZER_ARGS:-} "${filter[@]}" "$java" $jopts $(san_jopts "$entry") ${SANITIZER_TRIES_SCALE:+-Dgapfill.test.gpuTriesScale=$SANITIZER_TRIES_SCALE} $( [ "$tool" = initcheck ] && echo -Dgapfill.debug.initcheck=true -Dorg.slf4j.simpleLogger.log.dev.gapfill.core.InitcheckAid=info ) -jar "$launcher" execute --class-path "$cp_libs$cp_tests" --scan-class-path "$san_scope" \
+    --config=junit.jupiter.execution.timeout.default=${SANITIZER_TEST_TIMEOUT:-180s} --include-classname "$classes" --include-tag gpu \
     --exclude-tag expected-api-error --reports-dir "$out/reports-sanitizer-$f" --details=testfeed --disable-banner \
     > "$out/sanitizer-$f.out" 2>&1
   echo "$? $(( $(date +%s) - t0 ))" > "$out/sanitizer-$f.status"

@@ -54,11 +54,13 @@ class BundleRunScriptTest {
                 "#!/bin/bash",
                 "while [ $# -gt 0 ]; do case $1 in",
                 "  --tool) tool=$2; shift;; --log-file) log=$2; shift;; --include-classname) cls=$2; shift;;",
-                "  --reports-dir) rep=$2; shift;; --kernel-name) filt=$2; shift;; esac; shift; done",
+                "  --reports-dir) rep=$2; shift;; --kernel-name) filt=$2; shift;; -Dgapfill.test.*) jvm=\"${jvm:+$jvm }$1\";;",
+                "  --config=junit.jupiter.execution.timeout.default=*) limit=${1##*=};; esac; shift; done",
                 "mkdir -p \"$rep\"",
                 "if [ \"$tool\" = racecheck ]; then echo '========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)' > \"$log\";",
                 "else echo '========= ERROR SUMMARY: 0 errors' > \"$log\"; fi",
                 "echo \"tool=$tool devices=${CUDA_VISIBLE_DEVICES:-unset} classes=$cls filter=${filt:-none}\"",
+                "echo \"jvm=${jvm:-none} limit=$limit\" > \"$rep/../jvm-$(basename \"$rep\")\"",
                 "exit 0", ""));
     }
 
@@ -116,6 +118,25 @@ class BundleRunScriptTest {
         assertEquals("tool=memcheck devices=unset classes=.*(Test|Tests|Properties)$ filter=none",
                 Files.readString(out.resolve("sanitizer-memcheck.out")).trim());
         assertTrue(Files.readAllLines(out.resolve("sanitizer-args.txt")).get(0).contains("Gapfill kernels only (" + regex + ")"));
+    }
+
+    @Test
+    void jvmOptionsAndTheTestTimeLimitReachTheirOwnToolProcess() throws Exception {
+        Path out = tmp.resolve("out");
+        String log = run(out, Map.of(
+                "SANITIZER_TOOLS", "racecheck/i0 racecheck/i1 memcheck",
+                "SANITIZER_SHARDS", "i0=.*Int8MmGpuTest i1=.*Int8MmGpuTest",
+                "SANITIZER_JOPTS", "racecheck/i0=-Dgapfill.test.slice=0/2 racecheck/i1=-Dgapfill.test.slice=1/2,-Dgapfill.test.x=y",
+                "SANITIZER_TEST_TIMEOUT", "540s"));
+        assertEquals("jvm=-Dgapfill.test.slice=0/2 limit=540s", Files.readString(out.resolve("jvm-reports-sanitizer-racecheck-i0")).trim(), log);
+        assertEquals("jvm=-Dgapfill.test.slice=1/2 -Dgapfill.test.x=y limit=540s",
+                Files.readString(out.resolve("jvm-reports-sanitizer-racecheck-i1")).trim());
+        assertEquals("jvm=none limit=540s", Files.readString(out.resolve("jvm-reports-sanitizer-memcheck")).trim());
+        List<String> results = Files.readAllLines(out.resolve("sanitizer-args.txt"));
+        assertTrue(results.get(1).contains("JVM -Dgapfill.test.slice=1/2 -Dgapfill.test.x=y"), results.get(1));
+        assertFalse(results.get(2).contains("JVM"), results.get(2));
+        String defaults = run(tmp.resolve("out2"), Map.of("SANITIZER_TOOLS", "synccheck"));
+        assertEquals("jvm=none limit=180s", Files.readString(tmp.resolve("out2/jvm-reports-sanitizer-synccheck")).trim(), defaults);
     }
 
     /** The regex bundle-run.sh gives --kernel-name for Gapfill's kernels. */

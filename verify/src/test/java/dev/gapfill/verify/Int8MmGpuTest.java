@@ -7,6 +7,8 @@ import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.core.UnsupportedShapeException;
 import dev.gapfill.core.testing.GpuTest;
+import dev.gapfill.core.testing.GpuTestSlice;
+import dev.gapfill.core.testing.GpuTriesHook;
 import dev.gapfill.core.testing.Poison;
 import dev.gapfill.ops.Backend;
 import dev.gapfill.ops.Int8Mm;
@@ -40,23 +42,31 @@ class Int8MmGpuTest {
      * racecheck and synccheck runs, which did not get through the full grid in 320 s on the H100 at a930cb5) every M
      * (so every token-tile variant, and M > 64's refusal) stays, with N, K ∈ {(7, 48), (257, 4096)}: one channel tile
      * without split-K, and 3-5 channel tiles (the last one partial) with 16-32 splits (plans of Int8MmHeuristics for
-     * the H100); the 4099-channel and K = 16 cases are left out.
+     * the H100); the 4099-channel and K = 16 cases are left out. With {@code -Dgapfill.test.slice=i/n}
+     * ({@link GpuTestSlice}) the grid keeps every n-th shape from the i-th, so that n sanitizer
+     * processes share the full grid; the costly K = 4096 shapes come last and spread across the slices.
      */
     static java.util.stream.Stream<Arguments> shapes() {
-        Builder<Arguments> b = java.util.stream.Stream.builder();
-        if (dev.gapfill.core.testing.GpuTriesHook.reduced()) {
+        List<int[]> grid = new ArrayList<>();
+        if (GpuTriesHook.reduced()) {
             for (int[] nk : new int[][] {{7, 48}, {257, 4096}}) {
                 for (int m : new int[] {1, 7, 17, 64, 65, 128}) {
-                    b.add(Arguments.of(m, nk[0], nk[1]));
+                    grid.add(new int[] {m, nk[0], nk[1]});
                 }
             }
-            return b.build();
-        }
-        for (int k : new int[] {16, 48, 4096}) {
-            for (int n : new int[] {1, 7, 97, 4096 + 3}) {
-                for (int m : new int[] {1, 7, 17, 64, 65, 128}) {
-                    b.add(Arguments.of(m, n, k));
+        } else {
+            for (int k : new int[] {16, 48, 4096}) {
+                for (int n : new int[] {1, 7, 97, 4096 + 3}) {
+                    for (int m : new int[] {1, 7, 17, 64, 65, 128}) {
+                        grid.add(new int[] {m, n, k});
+                    }
                 }
+            }
+        }
+        Builder<Arguments> b = java.util.stream.Stream.builder();
+        for (int i = 0; i < grid.size(); i++) {
+            if (GpuTestSlice.keeps(i)) {
+                b.add(Arguments.of(grid.get(i)[0], grid.get(i)[1], grid.get(i)[2]));
             }
         }
         return b.build();
