@@ -11,12 +11,15 @@ import java.lang.annotation.Target;
 
 /**
  * Marks a JUnit test or jqwik property (or a whole class) that needs a usable CUDA GPU. On a machine
- * without one it is reported as skipped, with the reason, in both engines. Tagged {@code gpu}. Its jqwik properties
- * honour {@code -Dgapfill.test.gpuTriesScale} ({@link GpuTriesHook}).
+ * without one it is reported as skipped, with the reason, in both engines. Tagged {@code gpu} in both engines: Jupiter
+ * reads {@code org.junit.jupiter.api.Tag} and jqwik only its own {@code net.jqwik.api.Tag}, so without the second a tag
+ * filter such as the sanitizer step's {@code --include-tag gpu} leaves every jqwik property out ({@link GpuTestTagTest}).
+ * Its jqwik properties honour {@code -Dgapfill.test.gpuTriesScale} ({@link GpuTriesHook}).
  */
 @Target({ElementType.TYPE, ElementType.METHOD})
 @Retention(RetentionPolicy.RUNTIME)
 @Tag("gpu")
+@net.jqwik.api.Tag("gpu")
 @ExtendWith(RequiresGpu.class)
 @AddLifecycleHook(RequiresGpuHook.class)
 @AddLifecycleHook(GpuTriesHook.class)
