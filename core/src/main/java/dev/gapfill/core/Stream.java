@@ -16,6 +16,8 @@ public final class Stream implements AutoCloseable {
     private final CUstream_st handle;
     private final boolean owned;
     private volatile boolean closed;
+    /** Held by close() and by the library's own uses of an owned stream from other threads, so none sees it destroyed. */
+    private final Object lifecycle = new Object();
 
     private Stream(CudaDevice device, CUstream_st handle, boolean owned) {
         this.device = device;
@@ -76,18 +78,48 @@ public final class Stream implements AutoCloseable {
         device.check(cudart.cudaStreamWaitEvent(handle(), event.handle(), 0), "cudaStreamWaitEvent");
     }
 
-    /** Synchronizes, then destroys an owned stream; a per-thread stream is only marked closed for this object. */
+    /**
+     * Synchronizes, then destroys an owned stream; a per-thread stream is only marked closed for this object. Holds the
+     * stream's lifecycle lock, so the library's calls from other threads ({@link #freeIfOpen}, {@link #synchronizeIfOpen})
+     * either finish before the stream is destroyed or find it closed.
+     */
     @Override public void close() {
-        if (closed) {
-            return;
-        }
-        try {
-            if (owned && device.stickyCause() == null) {
-                synchronize();
-                device.check(cudart.cudaStreamDestroy(handle), "cudaStreamDestroy");
+        synchronized (lifecycle) {
+            if (closed) {
+                return;
             }
-        } finally {
-            closed = true;
+            try {
+                if (owned && device.stickyCause() == null) {
+                    synchronize();
+                    device.check(cudart.cudaStreamDestroy(handle), "cudaStreamDestroy");
+                }
+            } finally {
+                closed = true;
+            }
+        }
+    }
+
+    /**
+     * Returns memory to the pool ordered on this stream, unless it is closed (false: then it was synchronized when it
+     * closed, and the caller frees elsewhere). A tensor freed on one thread while another closes the stream it was last
+     * used on must not reach a destroyed handle: checking {@link #isClosed()} first and then freeing would race.
+     */
+    boolean freeIfOpen(long address, long bytes) {
+        synchronized (lifecycle) {
+            if (closed) {
+                return false;
+            }
+            device.free(address, bytes, this);
+            return true;
+        }
+    }
+
+    /** {@link #synchronize()} unless the stream is closed (then its work finished when it closed); same lock as close(). */
+    void synchronizeIfOpen() {
+        synchronized (lifecycle) {
+            if (!closed) {
+                synchronize();
+            }
         }
     }
 

@@ -104,15 +104,14 @@ public final class Tensor implements AutoCloseable {
             if (owned && device.isCuda()) {
                 CudaDevice d = Gpu.device(device);
                 Stream s = lastStream;
-                if (!explicitClose && (s == null || s.isPerThread())) {
-                    // Forgotten, and last used on some thread's per-thread stream (not this thread's): free after the
-                    // work of every blocking stream, so that work still in flight cannot see its memory reused.
-                    s = Stream.legacy(device);
-                } else if (s == null || s.isClosed()) {
-                    s = Stream.perThread(device);  // a closed stream was synchronized when it closed
-                }
                 try {
-                    d.free(address, bytes, s);
+                    if (!explicitClose && (s == null || s.isPerThread())) {
+                        // Forgotten, and last used on some thread's per-thread stream (not this thread's): free after the
+                        // work of every blocking stream, so that work still in flight cannot see its memory reused.
+                        d.free(address, bytes, Stream.legacy(device));
+                    } else if (s == null || s.isPerThread() || !s.freeIfOpen(address, bytes)) {
+                        d.free(address, bytes, Stream.perThread(device));  // a closed stream was synchronized when it closed
+                    }
                 } catch (RuntimeException e) {
                     if (!explicitClose) {
                         LOG.error("Cleaner could not free tensor #{}: {}", tensorId, e.getMessage());
@@ -478,8 +477,8 @@ public final class Tensor implements AutoCloseable {
         // Work on other streams that produced this tensor must be complete or ordered by the caller.
         Stream s = Stream.perThread(device);
         Stream last = storage.lastStream;
-        if (last != null && !last.isClosed() && !last.isPerThread()) {
-            last.synchronize();
+        if (last != null && !last.isPerThread()) {
+            last.synchronizeIfOpen();
         }
         try (BytePointer hp = new BytePointer(out)) {
             d.check(cudart.cudaMemcpyAsync(hp, new DevicePointer(address()), n, cudart.cudaMemcpyDefault, s.handle()),

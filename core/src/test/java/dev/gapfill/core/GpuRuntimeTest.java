@@ -133,6 +133,35 @@ class GpuRuntimeTest {
         assertTrue(Tensor.leakCount() >= leaks + 16);
     }
 
+    @Test void tensorsClosedWhileAnotherThreadClosesTheirStreamAreFreedOnce() throws InterruptedException {
+        // Tensor.close() frees on the stream the tensor was last used on; another thread closing (destroying) that
+        // stream at the same moment must never leave the free a destroyed handle. Each free either precedes the
+        // destruction (under the stream's lock) or finds the stream closed and frees on the per-thread stream.
+        CudaDevice d = Gpu.device(gpu);
+        d.synchronize();
+        long before = d.bytesInUse();
+        for (int round = 0; round < 40; round++) {
+            Stream s = Stream.create(gpu);
+            Tensor[] ts = new Tensor[32];
+            for (int i = 0; i < ts.length; i++) {
+                ts[i] = Tensor.empty(gpu, DType.F32, s, 4096 + i);
+                ts[i].fillBytes(0x5a, s);
+            }
+            Thread closer = new Thread(s::close, "stream-closer");
+            closer.start();
+            for (Tensor t : ts) {
+                t.close();
+            }
+            closer.join();
+            assertTrue(s.isClosed());
+        }
+        d.synchronize();
+        assertEquals(before, d.bytesInUse(), "every tensor freed exactly once");
+        try (Tensor t = Poison.random(gpu, DType.F32, new Random(3), 64)) {
+            assertEquals(64, t.toFloatArray().length);  // the device still works
+        }
+    }
+
     @Test void memoryFreedWhileWorkIsInFlightIsNotReusedEarly() {
         // A long stream-ordered fill on stream a, then the buffer is closed (freed in a's order) and a
         // same-sized buffer is allocated and written on stream b: the pool must not hand the memory to
