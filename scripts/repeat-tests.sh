@@ -4,6 +4,7 @@
 # after its limit gets SIGQUIT: the JVM writes every thread's stack (with the locks held and awaited) into the run's log,
 # and 20 s later it is killed. The logs of failed or hung runs are kept; those of passing runs are removed.
 # Usage: scripts/repeat-tests.sh <bundle-dir> <out-dir> "<class> [<class>...]" <jvms> <seconds> [limit per run, s]
+# REPEAT_JOPTS: extra JVM options of every run (e.g. -Dgapfill.forgottenFree=deferred, to compare two policies).
 # Writes <out-dir>/summary.txt (one line a run: "jvm<j> run<r> exit <rc> <seconds>s") and <out-dir>/jvm<j>-run<r>.log.
 set -u
 b=${1:?bundle dir}; out=${2:?out dir}; classes=${3:?classes}; jvms=${4:?jvms}; secs=${5:?seconds}; limit=${6:-120}
@@ -21,7 +22,7 @@ for j in $(seq 1 "$jvms"); do
     while [ "$(date +%s)" -lt "$end" ]; do
       r=$((r + 1)); log="$out/jvm$j-run$r.log"; t0=$(date +%s)
       timeout -s QUIT -k 20 "$limit" "$java" -Xss4m -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
-        -Dorg.bytedeco.javacpp.cachedir="${TMPDIR:-/tmp}/javacpp-cache" -jar "$launcher" execute \
+        -Dorg.bytedeco.javacpp.cachedir="${TMPDIR:-/tmp}/javacpp-cache" ${REPEAT_JOPTS:-} -jar "$launcher" execute \
         --class-path "$cp_libs$cp_tests" "${select[@]}" --details=testfeed --disable-banner > "$log" 2>&1
       rc=$?
       echo "jvm$j run$r exit $rc $(( $(date +%s) - t0 ))s" >> "$out/summary.txt"

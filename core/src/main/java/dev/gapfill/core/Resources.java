@@ -91,6 +91,7 @@ public final class Resources {
         for (CudaDevice d : devices) {
             if (d.stickyCause() == null) {
                 d.synchronize();
+                d.freeParked();
             }
         }
         int entries = 0;

@@ -107,8 +107,13 @@ public final class Tensor implements AutoCloseable {
                 try {
                     if (!explicitClose && (s == null || s.isPerThread())) {
                         // Forgotten, and last used on some thread's per-thread stream (not this thread's): free after the
-                        // work of every blocking stream, so that work still in flight cannot see its memory reused.
-                        d.free(address, bytes, Stream.legacy(device));
+                        // work of every blocking stream, so that work still in flight cannot see its memory reused;
+                        // or, with -Dgapfill.forgottenFree=deferred, after a later device synchronization.
+                        if (CudaDevice.deferForgotten()) {
+                            d.park(address, bytes);
+                        } else {
+                            d.free(address, bytes, Stream.legacy(device));
+                        }
                     } else if (s == null || s.isPerThread() || !s.freeIfOpen(address, bytes)) {
                         d.free(address, bytes, Stream.perThread(device));  // a closed stream was synchronized when it closed
                     }

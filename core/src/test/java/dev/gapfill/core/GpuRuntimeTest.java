@@ -133,6 +133,41 @@ class GpuRuntimeTest {
         assertTrue(Tensor.leakCount() >= leaks + 16);
     }
 
+    @Test void theDeferredPolicyParksForgottenTensorsUntilARelease() throws InterruptedException {
+        // -Dgapfill.forgottenFree=deferred: forgotten tensors of a thread's per-thread stream are parked (still in
+        // use), not freed on the legacy stream; Resources.release synchronizes and frees them.
+        CudaDevice d = Gpu.device(0);
+        String saved = System.getProperty(CudaDevice.FORGOTTEN_FREE);
+        System.setProperty(CudaDevice.FORGOTTEN_FREE, "deferred");
+        try {
+            Resources.release(gpu);
+            long base = d.bytesInUse();
+            Thread worker = new Thread(() -> {
+                for (int i = 0; i < 8; i++) {
+                    Tensor.empty(gpu, DType.F32, 1 << 18).fillBytes(0x11); // 1 MiB each, used, never closed
+                }
+            }, "forgetting-worker");
+            worker.start();
+            worker.join();
+            for (int i = 0; i < 100 && d.parkedBytes() < 8L << 20; i++) {
+                System.gc();
+                Thread.sleep(20);
+            }
+            long parked = d.parkedBytes();  // an earlier test's straggler may be parked too (already counted in base)
+            assertTrue(parked >= 8L << 20, "the cleaner parked every forgotten allocation: " + parked);
+            assertEquals(base + (8L << 20), d.bytesInUse(), "parked memory is still in use");
+            Resources.release(gpu);
+            assertEquals(0, d.parkedBytes());
+            assertEquals(base - (parked - (8L << 20)), d.bytesInUse(), "release freed the parked allocations");
+        } finally {
+            if (saved == null) {
+                System.clearProperty(CudaDevice.FORGOTTEN_FREE);
+            } else {
+                System.setProperty(CudaDevice.FORGOTTEN_FREE, saved);
+            }
+        }
+    }
+
     @Test void tensorsClosedWhileAnotherThreadClosesTheirStreamAreFreedOnce() throws InterruptedException {
         // Tensor.close() frees on the stream the tensor was last used on; another thread closing (destroying) that
         // stream at the same moment must never leave the free a destroyed handle. Each free either precedes the
