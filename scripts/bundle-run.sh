@@ -4,7 +4,9 @@
 #          sanitizer  the GPU-tagged tests under compute-sanitizer, one process per tool:
 #                     SANITIZER_TOOLS    tools (default "memcheck racecheck initcheck synccheck")
 #                     SANITIZER_SCOPE    test modules (default "core ops verify")
-#                     SANITIZER_TIMEOUT  seconds per tool process (default 300)
+#                     SANITIZER_TIMEOUT  seconds per tool process (default 300); 30 s before it (at 3/4 of limits up to
+#                                        120 s) the process's JVM gets SIGQUIT, so a hang leaves its thread dump in
+#                                        sanitizer-<entry>.out
 #                     SANITIZER_CLASSES  test classes, a regex on the full name (default every *Test|Tests|Properties);
 #                                        racecheck and synccheck over verify take more than one 10-minute call, so
 #                                        shard them: e.g. '.*verify.(Bmm|Int8Mm)GpuTest' in one call, the rest in another
@@ -126,13 +128,21 @@ san_one() {
   san_gapfill_only "$entry" && filter=(--kernel-name "regex=$gapfill_kernels")
   if [ -z "$classes" ]; then echo "255 0" > "$out/sanitizer-$f.status"; echo "shard $entry: no classes in SANITIZER_SHARDS" > "$out/sanitizer-$f.out"; return; fi
   rm -rf "$out/reports-sanitizer-$f"
+  # Shortly before the limit the tool's JVM (marked by -Dgapfill.sanitizer.entry) gets SIGQUIT: a process that hangs
+  # leaves every thread's stack in sanitizer-<entry>.out. The watchdog holds no output of ours, so nothing waits on it.
+  local wait_s=$(( san_timeout > 120 ? san_timeout - 30 : san_timeout * 3 / 4 )) watchdog rc
+  ( sleep "$wait_s" && for p in $(pgrep -f -- "-Dgapfill.sanitizer.entry=$f( |\$)"); do
+      case $(ps -o comm= -p "$p") in timeout|compute-sanit*) ;; *) kill -QUIT "$p" ;; esac; done ) > /dev/null 2>&1 &
+  watchdog=$!
   ${gpus:+env CUDA_VISIBLE_DEVICES=$gpus} \
   timeout -k 15 "$san_timeout" compute-sanitizer --tool "$tool" --error-exitcode 86 --log-file "$out/sanitizer-$f.log" \
-    --print-limit 50 ${SANITIZER_ARGS:-} "${filter[@]}" "$java" $jopts $(san_jopts "$entry") ${SANITIZER_TRIES_SCALE:+-Dgapfill.test.gpuTriesScale=$SANITIZER_TRIES_SCALE} $( [ "$tool" = initcheck ] && echo -Dgapfill.debug.initcheck=true -Dorg.slf4j.simpleLogger.log.dev.gapfill.core.InitcheckAid=info ) -jar "$launcher" execute --class-path "$cp_libs$cp_tests" --scan-class-path "$san_scope" \
+    --print-limit 50 ${SANITIZER_ARGS:-} "${filter[@]}" "$java" -Dgapfill.sanitizer.entry="$f" $jopts $(san_jopts "$entry") ${SANITIZER_TRIES_SCALE:+-Dgapfill.test.gpuTriesScale=$SANITIZER_TRIES_SCALE} $( [ "$tool" = initcheck ] && echo -Dgapfill.debug.initcheck=true -Dorg.slf4j.simpleLogger.log.dev.gapfill.core.InitcheckAid=info ) -jar "$launcher" execute --class-path "$cp_libs$cp_tests" --scan-class-path "$san_scope" \
     --config=junit.jupiter.execution.timeout.default=${SANITIZER_TEST_TIMEOUT:-180s} --include-classname "$classes" --include-tag gpu \
     --exclude-tag expected-api-error --reports-dir "$out/reports-sanitizer-$f" --details=testfeed --disable-banner \
     > "$out/sanitizer-$f.out" 2>&1
-  echo "$? $(( $(date +%s) - t0 ))" > "$out/sanitizer-$f.status"
+  rc=$?
+  kill "$watchdog" 2>/dev/null
+  echo "$rc $(( $(date +%s) - t0 ))" > "$out/sanitizer-$f.status"
 }
 san_run() {
       if [ "${SANITIZER_PARALLEL:-1}" = "1" ]; then

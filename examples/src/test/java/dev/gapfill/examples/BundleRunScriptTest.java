@@ -46,12 +46,21 @@ class BundleRunScriptTest {
         Files.writeString(bundle.resolve("lib/gapfill-examples.jar"), "");
         javaLog = tmp.resolve("java.log");
         // java: only `cli validation-record` reaches it here; it records its arguments, one a line
-        executable(bundle.resolve("jre/bin/java"), "#!/bin/bash\nprintf '%s\\n' \"$@\" >> '" + javaLog + "'\n");
+        // with FAKE_HANG=1 it is a tool's JVM that never ends and answers SIGQUIT with a "thread dump" (python, since
+        // a shell started in the background cannot trap the SIGQUIT it inherits as ignored, and unblocked, since a
+        // process started from this JVM inherits SIGQUIT blocked; a real JVM installs and unblocks its own handler)
+        executable(bundle.resolve("jre/bin/java"), "#!/bin/bash\n"
+                + "if [ \"${FAKE_HANG:-}\" = 1 ]; then exec python3 -c 'import signal, time\n"
+                + "signal.signal(signal.SIGQUIT, lambda *a: print(\"THREAD-DUMP\", flush=True))\n"
+                + "signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGQUIT])\n"
+                + "while True: time.sleep(0.1)' \"$@\"; fi\n"
+                + "printf '%s\\n' \"$@\" >> '" + javaLog + "'\n");
         bin = tmp.resolve("bin");
         Files.createDirectories(bin);
         // compute-sanitizer: writes the summary line the script sums, and says what it was given
         executable(bin.resolve("compute-sanitizer"), String.join("\n",
                 "#!/bin/bash",
+                "if [ \"${FAKE_HANG:-}\" = 1 ]; then while [ \"${1##*/}\" != java ]; do shift; done; exec \"$@\"; fi",
                 "while [ $# -gt 0 ]; do case $1 in",
                 "  --tool) tool=$2; shift;; --log-file) log=$2; shift;; --include-classname) cls=$2; shift;;",
                 "  --reports-dir) rep=$2; shift;; --kernel-name) filt=$2; shift;; -Dgapfill.test.*) jvm=\"${jvm:+$jvm }$1\";;",
@@ -137,6 +146,20 @@ class BundleRunScriptTest {
         assertFalse(results.get(2).contains("JVM"), results.get(2));
         String defaults = run(tmp.resolve("out2"), Map.of("SANITIZER_TOOLS", "synccheck"));
         assertEquals("jvm=none limit=180s", Files.readString(tmp.resolve("out2/jvm-reports-sanitizer-synccheck")).trim(), defaults);
+    }
+
+    @Test
+    void aToolProcessStillRunningNearItsLimitLeavesAThreadDump() throws Exception {
+        assumeTrue(new ProcessBuilder("python3", "-c", "pass").start().waitFor() == 0, "needs python3 for the fake JVM");
+        Path out = tmp.resolve("out");
+        String log = run(out, Map.of("SANITIZER_TOOLS", "memcheck racecheck/a", "SANITIZER_SHARDS", "a=.*",
+                "SANITIZER_TIMEOUT", "4", "FAKE_HANG", "1"));
+        for (String f : new String[] {"memcheck", "racecheck-a"}) {
+            String text = Files.readString(out.resolve("sanitizer-" + f + ".out"));
+            assertEquals(1, text.split("THREAD-DUMP", -1).length - 1, f + ": one dump, from its own watchdog: " + text);
+            assertTrue(Files.readString(out.resolve("sanitizer-" + f + ".status")).startsWith("124 "), f);
+        }
+        assertTrue(log.contains("compute-sanitizer memcheck: ? errors, timeout-4s"), log);
     }
 
     /** The regex bundle-run.sh gives --kernel-name for Gapfill's kernels. */
