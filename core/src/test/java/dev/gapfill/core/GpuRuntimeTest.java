@@ -146,6 +146,8 @@ class GpuRuntimeTest {
                 for (int i = 0; i < 8; i++) {
                     Tensor.empty(gpu, DType.F32, 1 << 18).fillBytes(0x11); // 1 MiB each, used, never closed
                 }
+                // ends with nothing in flight: a thread ending with queued work is a suspect of the open hang
+                Stream.perThread(gpu).synchronize();
             }, "forgetting-worker");
             worker.start();
             worker.join();
