@@ -45,6 +45,11 @@
 #                     commit (bench --resume) instead of starting over
 #          info       gapfill info
 #          demo       gapfill demo (DEMO_ARGS, DEMO_TIMEOUT): the MoE layer and the decode step, into <out-dir>/demo/
+#          repeat     runs test classes over and over in several JVMs at once, to catch a rare hang or failure:
+#                     REPEAT_CLASSES (required, space-separated), REPEAT_JVMS (default 6), REPEAT_SECONDS (default 220),
+#                     REPEAT_LIMIT (seconds per run, default 100: then SIGQUIT, so the run's log gets every thread's
+#                     stack, and SIGKILL 20 s later), REPEAT_JOPTS (JVM options of every run). Into <out-dir>/repeat/:
+#                     summary.txt ("jvm<j> run<r> exit <rc> <s>s" a line) and the logs of the runs that did not pass
 #   default: info tests sanitizer bench
 # REPORTS_FROM=<earlier out-dir>: the validation record also takes that run's JUnit reports (modules this run did not
 # test), validation-rules summary and sanitizer results (tool entries this run did not run), but only if that run
@@ -181,6 +186,29 @@ san_summary() {
         { [ "$errs" = "0" ] && [ "$src" = "0" ]; } || rc=1
       done
 }
+run_repeat() {
+  local classes=${REPEAT_CLASSES:?repeat: REPEAT_CLASSES names the test classes} jvms=${REPEAT_JVMS:-6} select=() c j end
+  local limit=${REPEAT_LIMIT:-100} dir="$out/repeat"
+  for c in $classes; do select+=(--select-class "$c"); done
+  mkdir -p "$dir"; end=$(( $(date +%s) + ${REPEAT_SECONDS:-220} ))
+  for j in $(seq 1 "$jvms"); do
+    (
+      r=0
+      while [ "$(date +%s)" -lt "$end" ]; do
+        r=$((r + 1)); log="$dir/jvm$j-run$r.log"; t0=$(date +%s)
+        timeout -s QUIT -k 20 "$limit" "$java" $jopts ${REPEAT_JOPTS:-} -jar "$launcher" execute \
+          --class-path "$cp_libs$cp_tests" "${select[@]}" --details=testfeed --disable-banner > "$log" 2>&1
+        trc=$?
+        echo "jvm$j run$r exit $trc $(( $(date +%s) - t0 ))s" >> "$dir/summary.txt"
+        [ "$trc" -eq 0 ] && rm -f "$log"
+      done
+    ) &
+  done
+  wait
+  local runs bad; runs=$(wc -l < "$dir/summary.txt"); bad=$(grep -vc " exit 0 " "$dir/summary.txt")
+  echo "repeat: $runs runs of [$classes] in $jvms JVMs${REPEAT_JOPTS:+ ($REPEAT_JOPTS)}, $bad not passing"
+  [ "$bad" -eq 0 ] || rc=1
+}
 run_stress() {
   GAPFILL_COMMIT=$commit timeout "${STRESS_TIMEOUT:-520}" "$java" $jopts -cp "$cp_libs" dev.gapfill.examples.GapfillCli stress \
     --seconds "${STRESS_SECONDS:-300}" --out "$out/stress.json" > "$out/stress.log" 2>&1
@@ -199,6 +227,7 @@ for step in $steps; do
       fi
       san_run
       san_summary ;;
+    repeat) run_repeat ;;
     stress) run_stress | tee "$out/stress-summary.txt"; grep -q "exit 0" "$out/stress-summary.txt" || rc=1 ;;
     checks)
       san_setup

@@ -51,7 +51,11 @@ class BundleRunScriptTest {
         // process started from this JVM inherits SIGQUIT blocked; a real JVM installs and unblocks its own handler)
         executable(bundle.resolve("jre/bin/java"), "#!/bin/bash\n"
                 + "if [ \"${FAKE_HANG:-}\" = 1 ]; then exec python3 -c 'import signal, time\n"
-                + "signal.signal(signal.SIGQUIT, lambda *a: print(\"THREAD-DUMP\", flush=True))\n"
+                + "import os, sys\n"
+                + "def dump(*a):\n"
+                + "    print(\"THREAD-DUMP\", flush=True)\n"
+                + "    if os.environ.get(\"FAKE_HANG_EXIT_ON_QUIT\"): sys.exit(0)\n"
+                + "signal.signal(signal.SIGQUIT, dump)\n"
                 + "signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGQUIT])\n"
                 + "while True: time.sleep(0.1)' \"$@\"; fi\n"
                 + "printf '%s\\n' \"$@\" >> '" + javaLog + "'\n");
@@ -79,7 +83,11 @@ class BundleRunScriptTest {
     }
 
     private String run(Path out, Map<String, String> env) throws Exception {
-        ProcessBuilder pb = new ProcessBuilder("/bin/bash", bundle.resolve("run.sh").toString(), out.toString(), "sanitizer")
+        return run(out, env, "sanitizer");
+    }
+
+    private String run(Path out, Map<String, String> env, String step) throws Exception {
+        ProcessBuilder pb = new ProcessBuilder("/bin/bash", bundle.resolve("run.sh").toString(), out.toString(), step)
                 .redirectErrorStream(true);
         pb.environment().put("PATH", bin + ":" + System.getenv("PATH"));
         pb.environment().remove("CUDA_VISIBLE_DEVICES");
@@ -160,6 +168,31 @@ class BundleRunScriptTest {
             assertTrue(Files.readString(out.resolve("sanitizer-" + f + ".status")).startsWith("124 "), f);
         }
         assertTrue(log.contains("compute-sanitizer memcheck: ? errors, timeout-4s"), log);
+    }
+
+    @Test
+    void theRepeatStepRunsTheClassesUntilItsTimeIsUpAndKeepsTheLogsOfHungRuns() throws Exception {
+        Path out = tmp.resolve("out");
+        String log = run(out, Map.of("REPEAT_CLASSES", "a.B c.D", "REPEAT_JVMS", "2", "REPEAT_SECONDS", "1",
+                "REPEAT_JOPTS", "-Dx=1"), "repeat");
+        List<String> runs = Files.readAllLines(out.resolve("repeat/summary.txt"));
+        assertTrue(runs.size() >= 2 && runs.stream().allMatch(l -> l.matches("jvm[12] run\\d+ exit 0 \\d+s")), runs.toString());
+        assertTrue(log.contains("repeat: " + runs.size() + " runs of [a.B c.D] in 2 JVMs (-Dx=1), 0 not passing"), log);
+        String args = Files.readString(javaLog);
+        assertTrue(args.contains("--select-class\na.B\n--select-class\nc.D\n") && args.contains("-Dx=1\n"), args);
+        try (var logs = Files.list(out.resolve("repeat"))) {
+            assertEquals(1, logs.count(), "a passing run's log is removed");
+        }
+
+        // a run past its limit gets SIGQUIT (the fake JVM dumps, then ends; a real one runs on until SIGKILL, 137): the
+        // run counts as timed out, whatever the JVM returned, and its log stays
+        Path hung = tmp.resolve("hung");
+        String hungLog = run(hung, Map.of("REPEAT_CLASSES", "a.B", "REPEAT_JVMS", "1", "REPEAT_SECONDS", "1",
+                "REPEAT_LIMIT", "2", "FAKE_HANG", "1", "FAKE_HANG_EXIT_ON_QUIT", "1"), "repeat");
+        assertEquals(List.of("jvm1 run1 exit 124"), Files.readAllLines(hung.resolve("repeat/summary.txt")).stream()
+                .map(l -> l.replaceAll(" \\d+s$", "")).toList());
+        assertTrue(Files.readString(hung.resolve("repeat/jvm1-run1.log")).contains("THREAD-DUMP"));
+        assertTrue(hungLog.contains("repeat: 1 runs of [a.B] in 1 JVMs, 1 not passing"), hungLog);
     }
 
     /** The regex bundle-run.sh gives --kernel-name for Gapfill's kernels. */
