@@ -1,5 +1,6 @@
 package dev.gapfill.core;
 
+import org.bytedeco.javacpp.IntPointer;
 import org.bytedeco.javacpp.LongPointer;
 import org.bytedeco.javacpp.PointerPointer;
 import org.bytedeco.cuda.cudart.CUmemPoolHandle_st;
@@ -35,6 +36,13 @@ public final class CudaDevice {
      * H100 (docs/reliability.md), the cleaner's legacy-stream frees being one suspect.
      */
     static final String FORGOTTEN_FREE = "gapfill.forgottenFree";
+    /**
+     * Diagnostic switch (default {@code true}, CUDA's default): whether the pool may hand a block freed on one stream to
+     * an allocation on another by making the allocating stream wait for the free. Read once, when the device is first
+     * used. Part of the study of the hang in docs/reliability.md: with it off, blocks move between streams only once
+     * their free has completed, so the allocator adds no cross-stream waits of its own.
+     */
+    static final String POOL_INTERNAL_DEPENDENCIES = "gapfill.poolInternalDependencies";
     /** Parked bytes above which the deferred policy synchronizes and frees from the cleaner thread. */
     static final long PARK_LIMIT_BYTES = 256L << 20;
 
@@ -49,6 +57,13 @@ public final class CudaDevice {
             threshold.put(0, Long.MAX_VALUE);
             CudaErrors.check(cudart.cudaMemPoolSetAttribute(pool, cudart.cudaMemPoolAttrReleaseThreshold, threshold),
                     "cudaMemPoolSetAttribute(ReleaseThreshold)");
+        }
+        if (!Boolean.parseBoolean(System.getProperty(POOL_INTERNAL_DEPENDENCIES, "true"))) {
+            try (IntPointer off = new IntPointer(1)) {
+                off.put(0, 0);
+                CudaErrors.check(cudart.cudaMemPoolSetAttribute(pool, cudart.cudaMemPoolReuseAllowInternalDependencies, off),
+                        "cudaMemPoolSetAttribute(ReuseAllowInternalDependencies)");
+            }
         }
     }
 
