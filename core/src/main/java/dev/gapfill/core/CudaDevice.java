@@ -1,6 +1,5 @@
 package dev.gapfill.core;
 
-import org.bytedeco.javacpp.IntPointer;
 import org.bytedeco.javacpp.LongPointer;
 import org.bytedeco.javacpp.PointerPointer;
 import org.bytedeco.cuda.cudart.CUmemPoolHandle_st;
@@ -23,28 +22,6 @@ public final class CudaDevice {
     private final AtomicLong peakBytes = new AtomicLong();
     private final AtomicLong liveAllocations = new AtomicLong();
     private final CUmemPoolHandle_st pool = new CUmemPoolHandle_st();
-    /** Forgotten allocations waiting for a device synchronization (the deferred policy of {@link #FORGOTTEN_FREE}). */
-    private final java.util.concurrent.ConcurrentLinkedQueue<long[]> parked = new java.util.concurrent.ConcurrentLinkedQueue<>();
-    private final AtomicLong parkedBytes = new AtomicLong();
-
-    /**
-     * How a forgotten tensor last used on some thread's per-thread stream is freed: {@code legacy} (the default)
-     * frees it at once on CUDA's legacy stream, ordered after every blocking stream's work; {@code deferred} parks it
-     * until the next {@link Resources#release}, an out-of-memory retry, or {@link #PARK_LIMIT_BYTES} parked bytes, and
-     * frees it after a device synchronization there, so no foreign thread ever enqueues on the legacy stream. Read at
-     * each free. Under study: a MemoryBaselineGpuTest JVM stopped in cudaDeviceSynchronize in 12 of 31 runs on a busy
-     * H100 (docs/reliability.md), the cleaner's legacy-stream frees being one suspect.
-     */
-    static final String FORGOTTEN_FREE = "gapfill.forgottenFree";
-    /**
-     * Diagnostic switch (default {@code true}, CUDA's default): whether the pool may hand a block freed on one stream to
-     * an allocation on another by making the allocating stream wait for the free. Read once, when the device is first
-     * used. Part of the study of the hang in docs/reliability.md: with it off, blocks move between streams only once
-     * their free has completed, so the allocator adds no cross-stream waits of its own.
-     */
-    static final String POOL_INTERNAL_DEPENDENCIES = "gapfill.poolInternalDependencies";
-    /** Parked bytes above which the deferred policy synchronizes and frees from the cleaner thread. */
-    static final long PARK_LIMIT_BYTES = 256L << 20;
 
     CudaDevice(int ordinal) {
         this.ordinal = ordinal;
@@ -57,13 +34,6 @@ public final class CudaDevice {
             threshold.put(0, Long.MAX_VALUE);
             CudaErrors.check(cudart.cudaMemPoolSetAttribute(pool, cudart.cudaMemPoolAttrReleaseThreshold, threshold),
                     "cudaMemPoolSetAttribute(ReleaseThreshold)");
-        }
-        if (!Boolean.parseBoolean(System.getProperty(POOL_INTERNAL_DEPENDENCIES, "true"))) {
-            try (IntPointer off = new IntPointer(1)) {
-                off.put(0, 0);
-                CudaErrors.check(cudart.cudaMemPoolSetAttribute(pool, cudart.cudaMemPoolReuseAllowInternalDependencies, off),
-                        "cudaMemPoolSetAttribute(ReuseAllowInternalDependencies)");
-            }
         }
     }
 
@@ -152,11 +122,6 @@ public final class CudaDevice {
         long size = Math.max(bytes, 1);
         try (PointerPointer<?> out = new PointerPointer<>(1)) {
             int rc = cudart.cudaMallocAsync(out, size, stream.handle());
-            if (rc == 2 && !parked.isEmpty()) {
-                cudart.cudaGetLastError();
-                freeParked();  // forgotten memory held by the deferred policy goes back first
-                rc = cudart.cudaMallocAsync(out, size, stream.handle());
-            }
             if (rc != 0) {
                 cudart.cudaGetLastError(); // clear the non-sticky OOM so the next call does not see it
                 CudaException e = CudaErrors.runtimeError(rc, "cudaMallocAsync(" + size + " bytes) on cuda:" + ordinal, size);
@@ -188,54 +153,13 @@ public final class CudaDevice {
             cudart.cudaSetDevice(ordinal);
             cur[0] = ordinal;
         }
-        int rc = cudart.cudaFreeAsync(new DevicePointer(address), stream.handle());
+        int rc = cudart.cudaFreeAsync(new DevicePointer(address), stream.rawHandle());
         if (rc != 0) {
             CudaException e = CudaErrors.runtimeError(rc, "cudaFreeAsync on cuda:" + ordinal, -1);
             latch(e);
             throw e;
         }
     }
-
-    /** Whether forgotten per-thread-stream tensors are parked ({@code -Dgapfill.forgottenFree=deferred}). */
-    static boolean deferForgotten() {
-        String v = System.getProperty(FORGOTTEN_FREE, "legacy").trim();
-        if (v.equals("deferred")) {
-            return true;
-        }
-        if (!v.equals("legacy")) {
-            throw new IllegalArgumentException(FORGOTTEN_FREE + ": expected legacy or deferred, got '" + v + "'");
-        }
-        return false;
-    }
-
-    /** Parks a forgotten allocation; past {@link #PARK_LIMIT_BYTES} the parked ones are freed now (a device sync). */
-    void park(long address, long bytes) {
-        parked.add(new long[] {address, bytes});
-        if (parkedBytes.addAndGet(Math.max(bytes, 1)) > PARK_LIMIT_BYTES) {
-            freeParked();
-        }
-    }
-
-    /**
-     * Synchronizes the device and frees every parked allocation (on the calling thread's per-thread stream: the work
-     * that last used them is finished, and nothing new can reach an unreachable tensor). Returns how many it freed.
-     */
-    int freeParked() {
-        if (parked.isEmpty() || stickyCause != null) {
-            return 0;
-        }
-        synchronize();
-        int n = 0;
-        for (long[] p = parked.poll(); p != null; p = parked.poll()) {
-            parkedBytes.addAndGet(-Math.max(p[1], 1));
-            free(p[0], p[1], Stream.perThread(device()));
-            n++;
-        }
-        return n;
-    }
-
-    /** Bytes of forgotten tensors parked by the deferred policy, not yet freed (still counted in {@link #bytesInUse()}). */
-    public long parkedBytes() { return parkedBytes.get(); }
 
     /** Bytes currently allocated through Gapfill on this device. */
     public long bytesInUse() { return bytesInUse.get(); }

@@ -10,13 +10,13 @@ import java.util.ServiceLoader;
 /**
  * Gives back what Gapfill holds beyond the tensors its caller has open: forgotten tensors that the garbage
  * collector found unreachable, per-shape caches of the ops (cuDNN plans, cuBLASLt algorithms), the vendor
- * handles of threads that have ended, the shared cuBLASLt handle, and the pool's unused reserve.
+ * handles and default streams of threads that have ended, the shared cuBLASLt handle, and the pool's unused reserve.
  *
  * <p>What is held, and why: Gapfill keeps device memory only in tensors (open, or forgotten and not yet
  * cleaned) — {@link CudaDevice#bytesInUse()} counts exactly those. cuBLAS and cuDNN keep their own device
  * workspaces per handle (not in that count, and not in the pool); caches keep host-side descriptors.
  * {@link #release} brings {@code bytesInUse} back to what the caller's open tensors hold, destroys the
- * handles of ended threads and empties the caches (they refill on demand).
+ * handles and default streams of ended threads and empties the caches (they refill on demand).
  *
  * <p>Ops modules contribute their caches through {@link ServiceLoader} ({@link Cache}).
  */
@@ -47,9 +47,10 @@ public final class Resources {
      * @param bytesInUseBefore        {@link CudaDevice#bytesInUse()} when called (0 for the CPU)
      * @param bytesInUseAfter         the same after the release and a synchronisation
      * @param poolUsedBytesAfter      {@link CudaDevice#poolUsedBytes()} after (0 for the CPU)
+     * @param endedThreadStreams      default streams of ended threads synchronized and destroyed ({@link Stream#perThread})
      */
     public record Report(int unreachableTensorsFreed, int cacheEntriesReleased, int deadThreadHandles, int cublasLtHandles,
-                         long bytesInUseBefore, long bytesInUseAfter, long poolUsedBytesAfter) {}
+                         long bytesInUseBefore, long bytesInUseAfter, long poolUsedBytesAfter, int endedThreadStreams) {}
 
     /**
      * Runs the garbage collector and frees, on the calling thread, every owned tensor it found unreachable (two
@@ -67,8 +68,8 @@ public final class Resources {
 
     /**
      * Releases everything Gapfill holds for {@code device} (null: every device) beyond the caller's open tensors:
-     * frees unreachable tensors, synchronizes, empties the op caches, destroys the vendor handles of ended threads
-     * and the cuBLASLt handle, and trims the pool. The caller's live threads keep their handles
+     * frees unreachable tensors, synchronizes, empties the op caches, destroys the vendor handles and default streams
+     * of ended threads and the cuBLASLt handle, and trims the pool. The caller's live threads keep their handles
      * ({@link VendorHandles#releaseCurrentThread()} releases the calling thread's).
      *
      * <p>Call it when no other thread is running Gapfill work on the device (between phases, before shutdown):
@@ -91,7 +92,6 @@ public final class Resources {
         for (CudaDevice d : devices) {
             if (d.stickyCause() == null) {
                 d.synchronize();
-                d.freeParked();
             }
         }
         int entries = 0;
@@ -103,6 +103,7 @@ public final class Resources {
             }
         }
         int dead = Gpu.available() ? VendorHandles.releaseDeadThreads() : 0;
+        int streams = Gpu.available() ? Stream.releaseEndedThreads() : 0;  // after their handles, which may be bound to them
         int lt = Gpu.available() ? VendorHandles.releaseCublasLt(device) : 0;
         long after = 0;
         long pool = 0;
@@ -113,7 +114,7 @@ public final class Resources {
             }
             after += d.bytesInUse();
         }
-        return new Report(tensors, entries, dead, lt, before, after, pool);
+        return new Report(tensors, entries, dead, lt, before, after, pool, streams);
     }
 
     /** Entries every registered op cache holds now for {@code device} (null: all), by cache name. */

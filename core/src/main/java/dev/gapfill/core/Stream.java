@@ -3,26 +3,58 @@ package dev.gapfill.core;
 import org.bytedeco.cuda.cudart.CUstream_st;
 import org.bytedeco.cuda.global.cudart;
 
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
 /**
- * A CUDA stream. {@link #create(Device)} makes an owned non-blocking stream that {@link #close()}
- * synchronizes and destroys; {@link #perThread(Device)} is CUDA's per-thread default stream, which
- * every op uses when no stream is given, and which is never destroyed.
+ * A CUDA stream. {@link #create(Device)} makes an owned non-blocking stream that {@link #close()} synchronizes and
+ * destroys. {@link #perThread(Device)} is the calling thread's default stream, which every op uses when no stream is
+ * given.
+ *
+ * <p>The default stream is a stream Gapfill creates for the thread (blocking, so, like CUDA's per-thread default
+ * stream, it is ordered with CUDA's legacy default stream), not CUDA's implicit per-thread stream: a thread that ends
+ * with work still queued on CUDA's per-thread stream stalled every later device synchronization of the process on a
+ * busy H100 (docs/reliability.md), and a Java thread cannot be made to drain its stream when it ends. A thread's
+ * default stream outlives the thread; once the thread has ended it is synchronized and destroyed by the next thread
+ * that creates a default stream, or by {@link Resources#release}. Code that wants CUDA's implicit per-thread stream
+ * passes its own stream instead.
  */
 public final class Stream implements AutoCloseable {
-    private static final long PER_THREAD_HANDLE = 0x2; // cudaStreamPerThread / CU_STREAM_PER_THREAD
-    private static final long LEGACY_HANDLE = 0x1;     // cudaStreamLegacy: ordered after the work of every blocking stream
+    /** A thread's default stream on one device, shared by every {@link #perThread} view of it. */
+    private static final class ThreadDefault {
+        final Thread owner;
+        final CudaDevice device;
+        final CUstream_st handle;
+        final Life life = new Life();
+
+        ThreadDefault(Thread owner, CudaDevice device, CUstream_st handle) {
+            this.owner = owner;
+            this.device = device;
+            this.handle = handle;
+        }
+    }
+
+    /** Whether the native stream is destroyed, and the lock that close and the library's cross-thread uses share. */
+    private static final class Life {
+        volatile boolean destroyed;
+    }
+
+    private static final ThreadLocal<ThreadDefault[]> DEFAULTS = ThreadLocal.withInitial(() -> new ThreadDefault[0]);
+    private static final Set<ThreadDefault> ALL_DEFAULTS = ConcurrentHashMap.newKeySet();
 
     private final CudaDevice device;
     private final CUstream_st handle;
     private final boolean owned;
+    /** This object closed (for a default-stream view: only this view; the native stream lives on). */
     private volatile boolean closed;
-    /** Held by close() and by the library's own uses of an owned stream from other threads, so none sees it destroyed. */
-    private final Object lifecycle = new Object();
+    /** Held by close() and by the library's own uses of a stream from other threads, so none sees it destroyed. */
+    private final Life life;
 
-    private Stream(CudaDevice device, CUstream_st handle, boolean owned) {
+    private Stream(CudaDevice device, CUstream_st handle, boolean owned, Life life) {
         this.device = device;
         this.handle = handle;
         this.owned = owned;
+        this.life = life;
     }
 
     /** A new non-blocking stream on {@code device}. */
@@ -31,23 +63,68 @@ public final class Stream implements AutoCloseable {
         d.activate();
         CUstream_st h = new CUstream_st();
         d.check(cudart.cudaStreamCreateWithFlags(h, cudart.cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-        return new Stream(d, h, true);
-    }
-
-    /** The calling thread's default stream on {@code device} (CUDA's per-thread stream). */
-    public static Stream perThread(Device device) {
-        CudaDevice d = Gpu.device(device);
-        return new Stream(d, new CUstream_st(new DevicePointer(PER_THREAD_HANDLE)), false);
+        return new Stream(d, h, true, new Life());
     }
 
     /**
-     * CUDA's legacy default stream: work on it starts after the work already queued on every blocking stream (every
-     * thread's per-thread stream included). Gapfill frees forgotten tensors on it, because the thread whose per-thread
-     * stream last used them cannot be named from the cleaner. Internal.
+     * The calling thread's default stream on {@code device}: created on first use (this also reaps the default streams
+     * of ended threads), then the same native stream for every call on this thread. Each call returns a new view;
+     * closing a view closes only that view.
      */
-    static Stream legacy(Device device) {
+    public static Stream perThread(Device device) {
         CudaDevice d = Gpu.device(device);
-        return new Stream(d, new CUstream_st(new DevicePointer(LEGACY_HANDLE)), false);
+        ThreadDefault[] mine = DEFAULTS.get();
+        int ordinal = d.ordinal();
+        ThreadDefault td = ordinal < mine.length ? mine[ordinal] : null;
+        if (td == null) {
+            releaseEndedThreads();
+            d.activate();
+            CUstream_st h = new CUstream_st();
+            d.check(cudart.cudaStreamCreateWithFlags(h, cudart.cudaStreamDefault), "cudaStreamCreateWithFlags(default stream)");
+            td = new ThreadDefault(Thread.currentThread(), d, h);
+            if (ordinal >= mine.length) {
+                mine = java.util.Arrays.copyOf(mine, ordinal + 1);
+                DEFAULTS.set(mine);
+            }
+            mine[ordinal] = td;
+            ALL_DEFAULTS.add(td);
+        }
+        return new Stream(d, td.handle, false, td.life);
+    }
+
+    /**
+     * Synchronizes and destroys the default streams of threads that have ended (their work completes first), after
+     * destroying those threads' vendor handles, which may still be bound to them. Returns how many streams it destroyed.
+     * Safe at any time: an ended thread cannot queue more work.
+     */
+    public static int releaseEndedThreads() {
+        if (ALL_DEFAULTS.stream().allMatch(td -> td.owner.isAlive())) {
+            return 0;
+        }
+        VendorHandles.releaseDeadThreads();
+        int n = 0;
+        for (ThreadDefault td : ALL_DEFAULTS) {
+            if (!td.owner.isAlive() && ALL_DEFAULTS.remove(td)) {
+                synchronized (td.life) {
+                    td.life.destroyed = true;
+                    if (td.device.stickyCause() == null) {
+                        td.device.activate();
+                        td.device.check(cudart.cudaStreamSynchronize(td.handle), "cudaStreamSynchronize(an ended thread's default stream)");
+                        td.device.check(cudart.cudaStreamDestroy(td.handle), "cudaStreamDestroy(an ended thread's default stream)");
+                    }
+                }
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** Default streams that exist now (every thread, every device), ended threads' not yet released included. */
+    public static int threadDefaultStreams() { return ALL_DEFAULTS.size(); }
+
+    /** Default streams of threads that have ended, not yet released ({@link #releaseEndedThreads}). */
+    public static int endedThreadDefaultStreams() {
+        return (int) ALL_DEFAULTS.stream().filter(td -> !td.owner.isAlive()).count();
     }
 
     public Device device() { return device.device(); }
@@ -56,15 +133,22 @@ public final class Stream implements AutoCloseable {
 
     /** The native handle; valid until {@link #close()}. */
     public CUstream_st handle() {
-        if (closed) {
+        if (isClosed()) {
             throw new IllegalStateException("stream on " + device + " is closed");
         }
         return handle;
     }
 
+    /** The native handle without the closed check: for the library's frees under {@link #freeIfOpen}. */
+    CUstream_st rawHandle() { return handle; }
+
+    /** Whether this is a view of a thread's default stream ({@link #perThread}). */
     public boolean isPerThread() { return !owned; }
 
-    public boolean isClosed() { return closed; }
+    /** Whether both objects use the same native stream. */
+    public boolean sameStreamAs(Stream other) { return other != null && other.life == life; }
+
+    public boolean isClosed() { return closed || life.destroyed; }
 
     /** Blocks until all work queued on this stream finished; surfaces asynchronous errors. */
     public void synchronize() {
@@ -79,34 +163,38 @@ public final class Stream implements AutoCloseable {
     }
 
     /**
-     * Synchronizes, then destroys an owned stream; a per-thread stream is only marked closed for this object. Holds the
-     * stream's lifecycle lock, so the library's calls from other threads ({@link #freeIfOpen}, {@link #synchronizeIfOpen})
-     * either finish before the stream is destroyed or find it closed.
+     * Synchronizes, then destroys an owned stream; a default-stream view is only marked closed (the thread's default
+     * stream lives on). Holds the stream's lifecycle lock, so the library's calls from other threads
+     * ({@link #freeIfOpen}, {@link #synchronizeIfOpen}) either finish before the stream is destroyed or find it closed.
      */
     @Override public void close() {
-        synchronized (lifecycle) {
+        synchronized (life) {
             if (closed) {
                 return;
             }
             try {
-                if (owned && device.stickyCause() == null) {
+                if (owned && !life.destroyed && device.stickyCause() == null) {
                     synchronize();
                     device.check(cudart.cudaStreamDestroy(handle), "cudaStreamDestroy");
                 }
             } finally {
                 closed = true;
+                if (owned) {
+                    life.destroyed = true;
+                }
             }
         }
     }
 
     /**
-     * Returns memory to the pool ordered on this stream, unless it is closed (false: then it was synchronized when it
-     * closed, and the caller frees elsewhere). A tensor freed on one thread while another closes the stream it was last
-     * used on must not reach a destroyed handle: checking {@link #isClosed()} first and then freeing would race.
+     * Returns memory to the pool ordered on this stream, unless the native stream is destroyed (false: then it was
+     * synchronized when it was destroyed, and the caller frees elsewhere). A tensor freed on one thread while another
+     * closes the stream it was last used on must not reach a destroyed handle: checking {@link #isClosed()} first and
+     * then freeing would race. A closed default-stream view still frees on the live stream behind it.
      */
     boolean freeIfOpen(long address, long bytes) {
-        synchronized (lifecycle) {
-            if (closed) {
+        synchronized (life) {
+            if (life.destroyed) {
                 return false;
             }
             device.free(address, bytes, this);
@@ -114,16 +202,17 @@ public final class Stream implements AutoCloseable {
         }
     }
 
-    /** {@link #synchronize()} unless the stream is closed (then its work finished when it closed); same lock as close(). */
+    /** Synchronizes unless the native stream is destroyed (then its work finished before); same lock as close(). */
     void synchronizeIfOpen() {
-        synchronized (lifecycle) {
-            if (!closed) {
-                synchronize();
+        synchronized (life) {
+            if (!life.destroyed) {
+                device.activate();
+                device.check(cudart.cudaStreamSynchronize(handle), "cudaStreamSynchronize");
             }
         }
     }
 
     @Override public String toString() {
-        return owned ? "stream@" + Long.toHexString(handle.address()) + " on " + device : "per-thread stream on " + device;
+        return owned ? "stream@" + Long.toHexString(handle.address()) + " on " + device : "default stream@" + Long.toHexString(handle.address()) + " of a thread on " + device;
     }
 }

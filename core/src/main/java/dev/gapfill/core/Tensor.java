@@ -25,9 +25,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * synchronously on the calling thread (after a GC), so that memory accounting can be brought back to its
  * baseline deterministically ({@link Resources#release}). Closing twice throws {@link IllegalStateException}.
  * Device memory is freed in stream order after the work queued on the last stream that used it
- * ({@link #recordStream}). A forgotten tensor last used on a per-thread stream is freed on CUDA's legacy default
- * stream (ordered after every blocking stream); like any implicit synchronisation, that must not happen while
- * another thread captures a CUDA graph in global mode — one more reason to close tensors.
+ * ({@link #recordStream}), by whichever thread frees it: a forgotten tensor is freed on the stream it was last used
+ * on, even another thread's default stream, unless that stream is destroyed by then (it was synchronized first).
  *
  * <p>Accounting: {@link #liveOwnedTensors()} counts owned tensors whose memory is not yet freed (host and
  * device), {@link #hostBytesInUse()} the bytes of the host ones; device bytes are
@@ -105,17 +104,12 @@ public final class Tensor implements AutoCloseable {
                 CudaDevice d = Gpu.device(device);
                 Stream s = lastStream;
                 try {
-                    if (!explicitClose && (s == null || s.isPerThread())) {
-                        // Forgotten, and last used on some thread's per-thread stream (not this thread's): free after the
-                        // work of every blocking stream, so that work still in flight cannot see its memory reused;
-                        // or, with -Dgapfill.forgottenFree=deferred, after a later device synchronization.
-                        if (CudaDevice.deferForgotten()) {
-                            d.park(address, bytes);
-                        } else {
-                            d.free(address, bytes, Stream.legacy(device));
-                        }
-                    } else if (s == null || s.isPerThread() || !s.freeIfOpen(address, bytes)) {
-                        d.free(address, bytes, Stream.perThread(device));  // a closed stream was synchronized when it closed
+                    // Ordered after the last use's work on its stream (for a forgotten tensor: whichever thread's stream
+                    // that was; streams are usable from any thread). A stream destroyed since then was synchronized
+                    // first, so the memory is idle: free it on this thread's default stream.
+                    if (s == null || !s.freeIfOpen(address, bytes)) {
+                        // after a sticky error free() only does the accounting: no stream is created or needed
+                        d.free(address, bytes, d.stickyCause() == null ? Stream.perThread(device) : null);
                     }
                 } catch (RuntimeException e) {
                     if (!explicitClose) {
@@ -482,7 +476,7 @@ public final class Tensor implements AutoCloseable {
         // Work on other streams that produced this tensor must be complete or ordered by the caller.
         Stream s = Stream.perThread(device);
         Stream last = storage.lastStream;
-        if (last != null && !last.isPerThread()) {
+        if (last != null && !last.sameStreamAs(s)) {
             last.synchronizeIfOpen();
         }
         try (BytePointer hp = new BytePointer(out)) {

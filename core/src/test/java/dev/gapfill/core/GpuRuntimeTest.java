@@ -133,40 +133,47 @@ class GpuRuntimeTest {
         assertTrue(Tensor.leakCount() >= leaks + 16);
     }
 
-    @Test void theDeferredPolicyParksForgottenTensorsUntilARelease() throws InterruptedException {
-        // -Dgapfill.forgottenFree=deferred: forgotten tensors of a thread's per-thread stream are parked (still in
-        // use), not freed on the legacy stream; Resources.release synchronizes and frees them.
+    @Test void aThreadThatEndsWithWorkInFlightLeavesItsDefaultStreamForTheRelease() throws InterruptedException {
+        // A thread's default stream is Gapfill's own, not CUDA's per-thread stream: it outlives the thread, so work
+        // the thread queued and never waited for still completes, and Resources.release destroys the stream later.
         CudaDevice d = Gpu.device(0);
-        String saved = System.getProperty(CudaDevice.FORGOTTEN_FREE);
-        System.setProperty(CudaDevice.FORGOTTEN_FREE, "deferred");
-        try {
-            Resources.release(gpu);
-            long base = d.bytesInUse();
-            Thread worker = new Thread(() -> {
-                for (int i = 0; i < 8; i++) {
-                    Tensor.empty(gpu, DType.F32, 1 << 18).fillBytes(0x11); // 1 MiB each, used, never closed
+        Resources.release(gpu);
+        long base = d.bytesInUse();
+        assertEquals(0, Stream.endedThreadDefaultStreams());
+        int n = 16 << 20;  // 64 MiB of ints, so the fill is still running when the thread ends
+        Tensor[] out = new Tensor[1];
+        Thread worker = new Thread(() -> {
+            out[0] = Tensor.empty(gpu, DType.I32, n);
+            out[0].fillBytes(0x5A);
+            for (int i = 0; i < 4; i++) {
+                Tensor.empty(gpu, DType.F32, 1 << 18).fillBytes(0x11);  // forgotten, with work queued
+            }
+        }, "ends-in-flight");
+        worker.start();
+        worker.join();
+        assertEquals(1, Stream.endedThreadDefaultStreams(), "the ended thread's default stream outlives it");
+        try (Tensor t = out[0]) {
+            int[] v = t.toIntArray();  // waits for the ended thread's stream, which the tensor was last used on
+            for (int i = 0; i < n; i++) {
+                if (v[i] != 0x5A5A5A5A) {
+                    throw new AssertionError("element " + i + " = " + Integer.toHexString(v[i]));
                 }
-                // ends with nothing in flight: a thread ending with queued work is a suspect of the open hang
-                Stream.perThread(gpu).synchronize();
-            }, "forgetting-worker");
-            worker.start();
-            worker.join();
-            for (int i = 0; i < 100 && d.parkedBytes() < 8L << 20; i++) {
-                System.gc();
-                Thread.sleep(20);
             }
-            long parked = d.parkedBytes();  // an earlier test's straggler may be parked too (already counted in base)
-            assertTrue(parked >= 8L << 20, "the cleaner parked every forgotten allocation: " + parked);
-            assertEquals(base + (8L << 20), d.bytesInUse(), "parked memory is still in use");
-            Resources.release(gpu);
-            assertEquals(0, d.parkedBytes());
-            assertEquals(base - (parked - (8L << 20)), d.bytesInUse(), "release freed the parked allocations");
-        } finally {
-            if (saved == null) {
-                System.clearProperty(CudaDevice.FORGOTTEN_FREE);
-            } else {
-                System.setProperty(CudaDevice.FORGOTTEN_FREE, saved);
-            }
+            Resources.Report r = Resources.release(gpu);
+            // (a thread creating its first default stream in between, the cleaner's say, would have released it already)
+            assertTrue(r.endedThreadStreams() <= 1, r.toString());
+            assertEquals(0, Stream.endedThreadDefaultStreams(), "released");
+            assertEquals(base + 4L * n, d.bytesInUse(), "the forgotten tensors were freed, the open one kept: " + r);
+        }
+        assertEquals(base, d.bytesInUse());
+        Stream view = Stream.perThread(gpu);
+        view.close();  // closes this view only
+        assertTrue(view.isClosed());
+        Stream again = Stream.perThread(gpu);
+        assertTrue(again.sameStreamAs(view) && !again.isClosed(), "the thread's default stream lives on");
+        try (Tensor t = Tensor.empty(gpu, DType.I32, 1024)) {
+            t.fillBytes(0x01, again);
+            assertEquals(0x01010101, t.toIntArray()[1023]);
         }
     }
 
