@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The whole validation record on a two-GPU host in one call (about 530 s): the suite and the stress (300 s on eight
+# streams, then 150 s on one shared stream) on GPU 0, and every compute-sanitizer tool at full jqwik tries in 18
+# processes over both GPUs (nine a GPU), sharded by class.
+# Int8MmGpuTest's 72-shape grid runs under racecheck in four slices (core's GpuTestSlice) with Gapfill's kernels
+# instrumented only; initcheck instruments Gapfill's kernels only over the depthwise class (cuDNN's engine kernels
+# fault under initcheck) and every kernel elsewhere. Writes what scripts/device-run.sh writes.
+# Usage (GPU host, repository root): scripts/record-x2.sh
+set -u
+gpu1="memcheck/bm synccheck/bm racecheck/bm initcheck/eb racecheck/g racecheck/m racecheck/i0 racecheck/i1 initcheck/d"
+gpu0="memcheck/r synccheck/r initcheck/er racecheck/gd racecheck/e racecheck/c racecheck/v racecheck/i2 racecheck/i3"
+export SANITIZER_TOOLS="$gpu1 $gpu0"
+export SANITIZER_SHARDS='bm=.*\.BmmGpuTest eb=.*\.BmmGpuTest'\
+' r=^(?!.*\.BmmGpuTest$).*(Test|Tests|Properties)$'\
+' er=^(?!.*\.(Bmm|DepthwiseConv3x3)GpuTest$).*(Test|Tests|Properties)$'\
+' d=.*\.DepthwiseConv3x3GpuTest gd=.*\.(GqaDecode|DepthwiseConv3x3)GpuTest g=.*\.GroupedGemmGpuTest'\
+' m=.*\.MoeRouteGpuTest e=.*\.ElementwiseGpuTest c=.*\.(GpuRuntimeTest|MemoryBaselineGpuTest|MultiGpuTest)'\
+' v=.*\.(Ops|Tensor)ValidationGpuProperties i0=.*\.Int8MmGpuTest i1=.*\.Int8MmGpuTest i2=.*\.Int8MmGpuTest'\
+' i3=.*\.Int8MmGpuTest'
+g=""; for e in $gpu1; do g="$g $e=1,0"; done
+export SANITIZER_GPUS="${g# }"
+export SANITIZER_JOPTS="racecheck/i0=-Dgapfill.test.slice=0/4 racecheck/i1=-Dgapfill.test.slice=1/4"\
+" racecheck/i2=-Dgapfill.test.slice=2/4 racecheck/i3=-Dgapfill.test.slice=3/4"
+export SANITIZER_GAPFILL_ONLY="initcheck/d racecheck/i0 racecheck/i1 racecheck/i2 racecheck/i3"
+export SANITIZER_TIMEOUT=${SANITIZER_TIMEOUT:-480} SANITIZER_TEST_TIMEOUT=${SANITIZER_TEST_TIMEOUT:-470s}
+export STRESS_SECONDS=${STRESS_SECONDS:-300} TESTS_TIMEOUT=${TESTS_TIMEOUT:-300}
+exec "$(dirname "$0")/device-run.sh" info checks
