@@ -49,7 +49,8 @@
 #                     REPEAT_CLASSES (required, space-separated), REPEAT_JVMS (default 6), REPEAT_SECONDS (default 220),
 #                     REPEAT_LIMIT (seconds per run, default 100: then SIGQUIT, so the run's log gets every thread's
 #                     stack, and SIGKILL 20 s later), REPEAT_JOPTS (JVM options of every run). Into <out-dir>/repeat/:
-#                     summary.txt ("jvm<j> run<r> exit <rc> <s>s" a line) and the logs of the runs that did not pass
+#                     summary.txt ("jvm<j> run<r> exit <rc> <s>s tests <n>" a line; a run where no test passed
+#                     counts as exit 3) and the logs of the runs that did not pass
 #   default: info tests sanitizer bench
 # REPORTS_FROM=<earlier out-dir>: the validation record also takes that run's JUnit reports (modules this run did not
 # test), validation-rules summary and sanitizer results (tool entries this run did not run), but only if that run
@@ -199,7 +200,10 @@ run_repeat() {
         timeout -s QUIT -k 20 "$limit" "$java" $jopts ${REPEAT_JOPTS:-} -jar "$launcher" execute \
           --class-path "$cp_libs$cp_tests" "${select[@]}" --details=testfeed --disable-banner > "$log" 2>&1
         trc=$?
-        echo "jvm$j run$r exit $trc $(( $(date +%s) - t0 ))s" >> "$dir/summary.txt"
+        # a run whose classes ran no test did not pass (exit 3): a passing run's log is removed, so count here
+        n=$(grep -oE '[0-9]+ tests successful' "$log" | grep -oE '^[0-9]+' | tail -1)
+        [ "$trc" -eq 0 ] && [ "${n:-0}" -eq 0 ] && trc=3
+        echo "jvm$j run$r exit $trc $(( $(date +%s) - t0 ))s tests ${n:-0}" >> "$dir/summary.txt"
         [ "$trc" -eq 0 ] && rm -f "$log"
       done
     ) &

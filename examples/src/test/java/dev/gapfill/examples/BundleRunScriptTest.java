@@ -58,6 +58,7 @@ class BundleRunScriptTest {
                 + "signal.signal(signal.SIGQUIT, dump)\n"
                 + "signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGQUIT])\n"
                 + "while True: time.sleep(0.1)' \"$@\"; fi\n"
+                + "[ -n \"${FAKE_TESTS:-}\" ] && echo \"[ $FAKE_TESTS tests successful ]\"\n"
                 + "printf '%s\\n' \"$@\" >> '" + javaLog + "'\n");
         bin = tmp.resolve("bin");
         Files.createDirectories(bin);
@@ -174,9 +175,9 @@ class BundleRunScriptTest {
     void theRepeatStepRunsTheClassesUntilItsTimeIsUpAndKeepsTheLogsOfHungRuns() throws Exception {
         Path out = tmp.resolve("out");
         String log = run(out, Map.of("REPEAT_CLASSES", "a.B c.D", "REPEAT_JVMS", "2", "REPEAT_SECONDS", "1",
-                "REPEAT_JOPTS", "-Dx=1"), "repeat");
+                "REPEAT_JOPTS", "-Dx=1", "FAKE_TESTS", "2"), "repeat");
         List<String> runs = Files.readAllLines(out.resolve("repeat/summary.txt"));
-        assertTrue(runs.size() >= 2 && runs.stream().allMatch(l -> l.matches("jvm[12] run\\d+ exit 0 \\d+s")), runs.toString());
+        assertTrue(runs.size() >= 2 && runs.stream().allMatch(l -> l.matches("jvm[12] run\\d+ exit 0 \\d+s tests 2")), runs.toString());
         assertTrue(log.contains("repeat: " + runs.size() + " runs of [a.B c.D] in 2 JVMs (-Dx=1), 0 not passing"), log);
         String args = Files.readString(javaLog);
         assertTrue(args.contains("--select-class\na.B\n--select-class\nc.D\n") && args.contains("-Dx=1\n"), args);
@@ -190,9 +191,16 @@ class BundleRunScriptTest {
         String hungLog = run(hung, Map.of("REPEAT_CLASSES", "a.B", "REPEAT_JVMS", "1", "REPEAT_SECONDS", "1",
                 "REPEAT_LIMIT", "2", "FAKE_HANG", "1", "FAKE_HANG_EXIT_ON_QUIT", "1"), "repeat");
         assertEquals(List.of("jvm1 run1 exit 124"), Files.readAllLines(hung.resolve("repeat/summary.txt")).stream()
-                .map(l -> l.replaceAll(" \\d+s$", "")).toList());
+                .map(l -> l.replaceAll(" \\d+s tests 0$", "")).toList());
         assertTrue(Files.readString(hung.resolve("repeat/jvm1-run1.log")).contains("THREAD-DUMP"));
         assertTrue(hungLog.contains("repeat: 1 runs of [a.B] in 1 JVMs, 1 not passing"), hungLog);
+
+        // a JVM that exits 0 having run no test (a class name that matches nothing, say) did not pass
+        Path none = tmp.resolve("none");
+        String noneLog = run(none, Map.of("REPEAT_CLASSES", "a.B", "REPEAT_JVMS", "1", "REPEAT_SECONDS", "1"), "repeat");
+        List<String> noneRuns = Files.readAllLines(none.resolve("repeat/summary.txt"));
+        assertTrue(!noneRuns.isEmpty() && noneRuns.stream().allMatch(l -> l.matches("jvm1 run\\d+ exit 3 \\d+s tests 0")), noneRuns.toString());
+        assertTrue(noneLog.contains("in 1 JVMs, " + noneRuns.size() + " not passing"), noneLog);
     }
 
     /** The regex bundle-run.sh gives --kernel-name for Gapfill's kernels. */
