@@ -22,6 +22,8 @@
 #                     Shards: an entry "tool/name" of SANITIZER_TOOLS is one more process of that tool, over the
 #                                        classes SANITIZER_SHARDS gives it ("name=<regex> ..."); the record keeps it
 #                                        under "tool/name". So racecheck over verify can run as two processes at once.
+#                                        A shard "name=methods:<class>#<method>(<types>)|..." runs those test methods
+#                                        only (types without spaces, e.g. "(int,int,int)"; no classpath scan)
 #                     SANITIZER_GPUS     "entry=<CUDA_VISIBLE_DEVICES> ...": on a host of several GPUs, the device order
 #                                        of one tool process, e.g. "racecheck=1,0" (its tests then run on GPU 1 and the
 #                                        two-GPU tests still see both); entries not named keep the default order
@@ -132,6 +134,11 @@ san_one() {
   local entry=$1 tool=${1%%/*} f t0 classes gpus filter=(); t0=$(date +%s); f=$(san_file "$1")
   classes=$(san_classes "$entry"); gpus=$(map_get "${SANITIZER_GPUS:-}" "$entry")
   san_gapfill_only "$entry" && filter=(--kernel-name "regex=$gapfill_kernels")
+  # a shard "methods:<class>#<method>(<types>)|..." selects those test methods instead of scanning for classes
+  local select=(--scan-class-path "$san_scope" --include-classname "$classes") m ms
+  if [ "${classes#methods:}" != "$classes" ]; then
+    select=(); IFS='|' read -ra ms <<< "${classes#methods:}"; for m in "${ms[@]}"; do select+=(--select-method "$m"); done
+  fi
   if [ -z "$classes" ]; then echo "255 0" > "$out/sanitizer-$f.status"; echo "shard $entry: no classes in SANITIZER_SHARDS" > "$out/sanitizer-$f.out"; return; fi
   rm -rf "$out/reports-sanitizer-$f"
   # Shortly before the limit the tool's JVM (marked by -Dgapfill.sanitizer.entry) gets SIGQUIT: a process that hangs
@@ -142,8 +149,8 @@ san_one() {
   watchdog=$!
   ${gpus:+env CUDA_VISIBLE_DEVICES=$gpus} \
   timeout -k 15 "$san_timeout" compute-sanitizer --tool "$tool" --error-exitcode 86 --log-file "$out/sanitizer-$f.log" \
-    --print-limit 50 ${SANITIZER_ARGS:-} "${filter[@]}" "$java" -Dgapfill.sanitizer.entry="$f" $jopts $(san_jopts "$entry") ${SANITIZER_TRIES_SCALE:+-Dgapfill.test.gpuTriesScale=$SANITIZER_TRIES_SCALE} $( [ "$tool" = initcheck ] && echo -Dgapfill.debug.initcheck=true -Dorg.slf4j.simpleLogger.log.dev.gapfill.core.InitcheckAid=info ) -jar "$launcher" execute --class-path "$cp_libs$cp_tests" --scan-class-path "$san_scope" \
-    --config=junit.jupiter.execution.timeout.default=${SANITIZER_TEST_TIMEOUT:-180s} --include-classname "$classes" --include-tag gpu \
+    --print-limit 50 ${SANITIZER_ARGS:-} "${filter[@]}" "$java" -Dgapfill.sanitizer.entry="$f" $jopts $(san_jopts "$entry") ${SANITIZER_TRIES_SCALE:+-Dgapfill.test.gpuTriesScale=$SANITIZER_TRIES_SCALE} $( [ "$tool" = initcheck ] && echo -Dgapfill.debug.initcheck=true -Dorg.slf4j.simpleLogger.log.dev.gapfill.core.InitcheckAid=info ) -jar "$launcher" execute --class-path "$cp_libs$cp_tests" "${select[@]}" \
+    --config=junit.jupiter.execution.timeout.default=${SANITIZER_TEST_TIMEOUT:-180s} --include-tag gpu \
     --exclude-tag expected-api-error --reports-dir "$out/reports-sanitizer-$f" --details=testfeed --disable-banner \
     > "$out/sanitizer-$f.out" 2>&1
   rc=$?

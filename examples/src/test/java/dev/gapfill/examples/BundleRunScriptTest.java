@@ -68,12 +68,13 @@ class BundleRunScriptTest {
                 "if [ \"${FAKE_HANG:-}\" = 1 ]; then while [ \"${1##*/}\" != java ]; do shift; done; exec \"$@\"; fi",
                 "while [ $# -gt 0 ]; do case $1 in",
                 "  --tool) tool=$2; shift;; --log-file) log=$2; shift;; --include-classname) cls=$2; shift;;",
+                "  --select-method) sel=\"${sel:+$sel|}$2\"; shift;;",
                 "  --reports-dir) rep=$2; shift;; --kernel-name) filt=$2; shift;; -Dgapfill.test.*) jvm=\"${jvm:+$jvm }$1\";;",
                 "  --config=junit.jupiter.execution.timeout.default=*) limit=${1##*=};; esac; shift; done",
                 "mkdir -p \"$rep\"",
                 "if [ \"$tool\" = racecheck ]; then echo '========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)' > \"$log\";",
                 "else echo '========= ERROR SUMMARY: 0 errors' > \"$log\"; fi",
-                "echo \"tool=$tool devices=${CUDA_VISIBLE_DEVICES:-unset} classes=$cls filter=${filt:-none}\"",
+                "echo \"tool=$tool devices=${CUDA_VISIBLE_DEVICES:-unset} classes=${cls:-methods:$sel} filter=${filt:-none}\"",
                 "echo \"jvm=${jvm:-none} limit=$limit\" > \"$rep/../jvm-$(basename \"$rep\")\"",
                 "exit 0", ""));
     }
@@ -124,6 +125,16 @@ class BundleRunScriptTest {
         assertTrue(results.get(1).contains("classes .*verify\\.(Bmm|Int8Mm)GpuTest"), results.get(1));
         assertTrue(results.get(2).contains("CUDA_VISIBLE_DEVICES=1,0;reports=" + out.resolve("reports-sanitizer-racecheck-b")), results.get(2));
         assertTrue(log.contains("compute-sanitizer racecheck/b: 0 errors, ok"), log);
+    }
+
+    @Test
+    void aMethodsShardSelectsThoseMethodsInsteadOfScanningClasses() throws Exception {
+        Path out = tmp.resolve("out");
+        String methods = "a.B#grid(int,int,int)|a.B#property(a.B$Problem,long)";
+        String log = run(out, Map.of("SANITIZER_TOOLS", "racecheck/p", "SANITIZER_SHARDS", "p=methods:" + methods));
+        assertEquals("tool=racecheck devices=unset classes=methods:" + methods + " filter=none",
+                Files.readString(out.resolve("sanitizer-racecheck-p.out")).trim(), log);
+        assertTrue(log.contains("compute-sanitizer racecheck/p: 0 errors, ok"), log);
     }
 
     @Test
