@@ -27,7 +27,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Every lesson runs on whatever this host has (the CPU backend in CI, the GPU paths on a GPU host) and the test
  * asserts on what it reports: verdicts, decisions, errors and measurements, not only the absence of exceptions.
+ * Tagged {@code gpu} (not {@code @GpuTest}, which would skip it without a GPU) so that the sanitizer step, which
+ * selects that tag, runs the lessons' GPU paths too.
  */
+@org.junit.jupiter.api.Tag("gpu")
 class LessonsTest {
     private static String capture(Runnable r) {
         PrintStream old = System.out;
