@@ -119,9 +119,6 @@ public final class Stream implements AutoCloseable {
         return n;
     }
 
-    /** Default streams that exist now (every thread, every device), ended threads' not yet released included. */
-    public static int threadDefaultStreams() { return ALL_DEFAULTS.size(); }
-
     /** Default streams of threads that have ended, not yet released ({@link #releaseEndedThreads}). */
     public static int endedThreadDefaultStreams() {
         return (int) ALL_DEFAULTS.stream().filter(td -> !td.owner.isAlive()).count();
