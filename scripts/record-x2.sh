@@ -5,7 +5,7 @@
 # (core's GpuTestSlice) with Gapfill's kernels instrumented only (with cuBLASLt instrumented one K = 4096 shape takes
 # minutes); its random property runs in a process of its own with every kernel instrumented, because under the kernel
 # filter the tool dies in it ("failed to handle a hardware exception", docs/reliability.md). Initcheck instruments
-# Gapfill's kernels only over the depthwise class (cuDNN's engine kernels fault under initcheck), every kernel
+# Gapfill's kernels only over the depthwise class and the examples (cuDNN's engine kernels fault under initcheck), every kernel
 # elsewhere. Writes what scripts/device-run.sh writes.
 # Usage (GPU host, repository root): scripts/record-x2.sh
 set -u
@@ -32,6 +32,8 @@ export SANITIZER_GPUS="${g# }"
 export SANITIZER_JOPTS="racecheck/i0=-Dgapfill.test.slice=0/4 racecheck/i1=-Dgapfill.test.slice=1/4"\
 " racecheck/i2=-Dgapfill.test.slice=2/4 racecheck/i3=-Dgapfill.test.slice=3/4"
 export SANITIZER_GAPFILL_ONLY="initcheck/d racecheck/i0 racecheck/i1 racecheck/i2 racecheck/i3"
+# lesson 03 and the demo call cuDNN's depthwise engines, which fault under initcheck like initcheck/d's
+[ "${RECORD_EXAMPLES:-1}" = 1 ] && SANITIZER_GAPFILL_ONLY="$SANITIZER_GAPFILL_ONLY initcheck/x"
 export SANITIZER_SCOPE="core ops verify examples"
 export SANITIZER_TIMEOUT=${SANITIZER_TIMEOUT:-480} SANITIZER_TEST_TIMEOUT=${SANITIZER_TEST_TIMEOUT:-470s}
 export STRESS_SECONDS=${STRESS_SECONDS:-300} TESTS_TIMEOUT=${TESTS_TIMEOUT:-300}
