@@ -68,7 +68,11 @@ static Cfg small_plan(Dt d, int batch, int m, int n, int k, bool ta, bool tb, bo
     return p;
 }
 // bmm_frag: `mpw` matrices per warp, `threads` per block, a grid covering the batch once (no dynamic shared memory).
-static bool frag_ok(Dt d, int m, int n, int k) { return d != F32 && m <= 16 && n <= 16 && k <= 16; }
+// F32 (bmm_frag_f32_nn_s<S>_w<MPW>): A and B as stored only; S = 8 where m, n, k <= 8 (1, 2 or 4 per warp), else 16 (1 or 2).
+static bool frag_ok(Dt d, int m, int n, int k, bool ta = false, bool tb = false) {
+    return m <= 16 && n <= 16 && k <= 16 && (d != F32 || (!ta && !tb));
+}
+static bool frag_f32_mpw_ok(int m, int n, int k, int mpw) { return std::max({m, n, k}) <= 8 || mpw <= 2; }
 static Cfg frag_plan(int batch, int mpw, int threads) {
     Cfg p{5, mpw, threads, 0, 1, 0};
     p.grid = (int)cdiv(cdiv(batch, mpw), threads / 32);
@@ -124,7 +128,12 @@ static KernS kern_small(Dt d, bool ta, bool tb) {
         {(KernS)bmm_small_f32_nn, (KernS)bmm_small_f32_nt, (KernS)bmm_small_f32_tn, (KernS)bmm_small_f32_tt}};
     return ks[d][(ta ? 2 : 0) + (tb ? 1 : 0)];
 }
-static KernS kern_frag(Dt d, bool ta, bool tb) {
+static KernS kern_frag(Dt d, bool ta, bool tb, int m = 16, int n = 16, int k = 16, int mpw = 1) {
+    if (d == F32) {
+        static KernS s8[3] = {(KernS)bmm_frag_f32_nn_s8_w1, (KernS)bmm_frag_f32_nn_s8_w2, (KernS)bmm_frag_f32_nn_s8_w4};
+        static KernS s16[2] = {(KernS)bmm_frag_f32_nn_s16_w1, (KernS)bmm_frag_f32_nn_s16_w2};
+        return std::max({m, n, k}) <= 8 ? s8[mpw == 4 ? 2 : mpw - 1] : s16[mpw - 1];
+    }
     static KernS ks[2][4] = {
         {(KernS)bmm_frag_f16_nn, (KernS)bmm_frag_f16_nt, (KernS)bmm_frag_f16_tn, (KernS)bmm_frag_f16_tt},
         {(KernS)bmm_frag_bf16_nn, (KernS)bmm_frag_bf16_nt, (KernS)bmm_frag_bf16_tn, (KernS)bmm_frag_bf16_tt}};
@@ -183,6 +192,13 @@ static Cfg team_plan(Dt d, int batch, int m, int n, int k, bool ta, bool tb, con
 }
 
 struct Case { Dt d; int batch, m, n, k; bool ta, tb, shared; int offA = 0, offB = 0, offC = 0; int checkb = 0; };  // checkb: matrices checked (0: all)
+// F32, as BmmHeuristics.fragPlan: two matrices per warp for m, n, k <= 8 from 32 warps per SM on, else one; 128 threads
+// (results-h100-frag32.txt: 8192 8^3 w2 5.76 / w1 5.95 us; 16^3 w2 loses everywhere, 8192: 15.36 / 12.74).
+static Cfg frag_default(const Case& c, const Dev& dv) {
+    if (c.d != F32) return frag_default(c.batch, dv);
+    const bool s8 = std::max({c.m, c.n, c.k}) <= 8;
+    return frag_plan(c.batch, s8 && cdiv(c.batch, dv.sms) >= 32 ? 2 : 1, 128);
+}
 
 static cudaDataType cudt(Dt d) { return d == F16 ? CUDA_R_16F : d == BF16 ? CUDA_R_16BF : CUDA_R_32F; }
 static void vendor(cublasHandle_t h, const Case& c, const void* A, const void* B, void* C) {
@@ -201,7 +217,7 @@ static void vendor(cublasHandle_t h, const Case& c, const void* A, const void* B
 static void launch(const Cfg& p, const Case& c, const void* A, const void* B, void* C, cublasHandle_t h, cudaStream_t st) {
     if (p.kind == 0) vendor(h, c, A, B, C);
     else if (p.kind == 1) kern_small(c.d, c.ta, c.tb)<<<p.grid, p.threads, p.smem, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, c.shared);
-    else if (p.kind == 5) kern_frag(c.d, c.ta, c.tb)<<<p.grid, p.threads, 0, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, c.shared);
+    else if (p.kind == 5) kern_frag(c.d, c.ta, c.tb, c.m, c.n, c.k, p.mats)<<<p.grid, p.threads, 0, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, c.shared);
     else if (p.kind == 2) kern_stream(c.d, c.ta, c.tb)<<<p.grid, p.threads, p.smem, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, p.stages, c.shared);
     else kern_team(c.d, c.ta, c.tb)<<<p.grid, p.threads, p.smem, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, p.stages, p.W, p.direct);
 }
@@ -410,6 +426,9 @@ int main(int argc, char** argv) {
             cs.push_back({(Dt)d, 77, 32, 32, 32, false, false, false, 1, 4, 2});
             cs.push_back({(Dt)d, 77, 24, 40, 16, true, false, false, 2, 1, 1});
             cs.push_back({(Dt)d, 77, 64, 64, 64, false, true, true, 4, 2, 4});
+            cs.push_back({(Dt)d, 77, 16, 12, 8, false, false, false, 1, 3, 2});  // frag shapes on unaligned views
+            cs.push_back({(Dt)d, 301, 8, 8, 8, false, false, true, 2, 1, 1});
+            cs.push_back({(Dt)d, 301, 16, 16, 16, false, false, false, 4, 4, 4});  // 16-byte aligned views, not on an allocation
         }
         if (mode == "mini") {
             cs = {{F16, 301, 17, 33, 9, false, false, false}, {BF16, 23, 48, 48, 48, true, true, false}, {F32, 301, 17, 33, 9, true, false, false},
@@ -422,9 +441,10 @@ int main(int argc, char** argv) {
             Bufs u; prepare(c, u, seed += 2, st);
             std::vector<Cfg> cfgs{{0, 0, 0, 0, 0, 0}};
             if (use_small) cfgs.push_back(small_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, c.shared, dv));
-            if (use_frag && frag_ok(c.d, c.m, c.n, c.k)) {  // every matrices-per-warp count, with a partial last warp and block
-                cfgs.push_back(frag_default(c.batch, dv));
-                for (int w : {1, 2, 4}) cfgs.push_back(frag_plan(c.batch, w, w == 2 ? 256 : 128));
+            if (use_frag && frag_ok(c.d, c.m, c.n, c.k, c.ta, c.tb)) {  // every matrices-per-warp count, with a partial last warp and block
+                cfgs.push_back(frag_default(c, dv));
+                for (int w : {1, 2, 4})  // F16/BF16 compile 1 and 4 per warp only
+                    if (c.d == F32 ? frag_f32_mpw_ok(c.m, c.n, c.k, w) : w != 2) cfgs.push_back(frag_plan(c.batch, w, w == 2 ? 256 : 128));
             }
             if (use_stream) {
                 Cfg p = stream_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, c.shared, dv);
@@ -511,6 +531,12 @@ int main(int argc, char** argv) {
         cases.push_back({d, 2048, 32, 32, 32, false, false, true});
         cases.push_back({d, 2048, 32, 32, 32, true, true, false});
         cases.push_back({d, 8192, 64, 64, 64, false, false, true});
+        if (d == F32) {  // F32 frag-eligible odd sizes and a shared B
+            cases.push_back({d, 2048, 16, 16, 16, false, false, true});
+            cases.push_back({d, 2048, 12, 12, 12, false, false, false});
+            cases.push_back({d, 8192, 9, 15, 7, false, false, false});
+            cases.push_back({d, 2048, 8, 16, 8, false, false, false});
+        }
         if (d != F32) {  // frag-eligible (m, n, k <= 16) layouts, shared B and odd sizes
             cases.push_back({d, 2048, 16, 16, 16, true, true, false});
             cases.push_back({d, 8192, 8, 8, 8, true, false, false});
@@ -532,11 +558,12 @@ int main(int argc, char** argv) {
         int i_small = -1, i_stream = -1;
         if (custom_ok && use_small) { i_small = (int)cfgs.size(); cfgs.push_back(small_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, c.shared, dv)); }
         int i_frag = -1, i_frag0 = (int)cfgs.size(), i_frag1 = i_frag0;
-        if (use_frag && frag_ok(c.d, c.m, c.n, c.k)) {
-            i_frag = (int)cfgs.size(); Cfg f0 = frag_default(c.batch, dv); cfgs.push_back(f0);
+        if (use_frag && frag_ok(c.d, c.m, c.n, c.k, c.ta, c.tb)) {
+            Cfg f0 = frag_default(c, dv);
+            i_frag = (int)cfgs.size(); cfgs.push_back(f0);
             for (int w : {1, 2, 4})
-                for (int th : {64, 128, 256})
-                    if (!(w == f0.mats && th == f0.threads)) cfgs.push_back(frag_plan(c.batch, w, th));
+                for (int th : {32, 64, 128, 256})
+                    if (!(w == f0.mats && th == f0.threads) && (c.d == F32 ? frag_f32_mpw_ok(c.m, c.n, c.k, w) : w != 2)) cfgs.push_back(frag_plan(c.batch, w, th));
             i_frag1 = (int)cfgs.size();
         }
         Cfg p = stream_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, c.shared, dv);
@@ -633,20 +660,20 @@ int main(int argc, char** argv) {
             cnt[cl]++;
         }
     }
-    {  // the frag experiment: F16/BF16 square n <= 16 rows (8^3, 16^3), and the n <= 32 geomean with frag where it applies
+    for (int fcl = 0; fcl < 2; ++fcl) {  // the frag experiment: square n <= 16 rows (8^3, 16^3), and the n <= 32 geomean with frag where it applies
         double l0 = 0, l1 = 0, l2 = 0; int cn = 0;
         for (auto& r : rows)
-            if (r.c.d != F32 && r.c.m == r.c.n && r.c.n == r.c.k && r.c.n <= 32 && !r.c.ta && !r.c.tb && !r.c.shared) {
+            if ((r.c.d == F32) == (fcl == 1) && r.c.m == r.c.n && r.c.n == r.c.k && r.c.n <= 32 && !r.c.ta && !r.c.tb && !r.c.shared) {
                 const double f = std::isnan(r.tf) ? r.ts : std::min(r.ts, r.tf), fb = std::isnan(r.tfb) ? r.ts : std::min(r.ts, r.tfb);
                 if (!std::isnan(r.tf))
                     printf("frag %-4s %5d %3d: cublas %8.2f small %8.2f frag %8.2f best frag %8.2f (%s) (frag/small %.2f)\n", dtname[r.c.d], r.c.batch,
                            r.c.n, r.tv, r.ts, r.tf, r.tfb, r.tfbname.c_str(), r.tf / r.ts);
                 l0 += std::log(r.tv / r.ts); l1 += std::log(r.tv / f); l2 += std::log(r.tv / fb); cn++;
             }
-        if (cn) printf("n<=32 square F16/BF16 (%d rows) geomean vendor/custom: small %.2fx, min(small, frag) %.2fx, min(small, best frag) %.2fx\n", cn,
-                       std::exp(l0 / cn), std::exp(l1 / cn), std::exp(l2 / cn));
+        if (cn) printf("n<=32 square %s (%d rows) geomean vendor/custom: small %.2fx, min(small, frag) %.2fx, min(small, best frag) %.2fx\n",
+                       fcl ? "F32" : "F16/BF16", cn, std::exp(l0 / cn), std::exp(l1 / cn), std::exp(l2 / cn));
         for (auto& r : rows)  // other frag-eligible rows (odd shapes, layouts, shared B)
-            if (!std::isnan(r.tf) && !(r.c.m == r.c.n && r.c.n == r.c.k && !r.c.ta && !r.c.tb && !r.c.shared))
+            if ((r.c.d == F32) == (fcl == 1) && !std::isnan(r.tf) && !(r.c.m == r.c.n && r.c.n == r.c.k && !r.c.ta && !r.c.tb && !r.c.shared))
                 printf("frag %-4s %5d %dx%dx%d %c%c%c: cublas %8.2f small %8.2f frag %8.2f best frag %8.2f (%s)\n", dtname[r.c.d], r.c.batch, r.c.m,
                        r.c.n, r.c.k, r.c.ta ? 'T' : 'N', r.c.tb ? 'T' : 'N', r.c.shared ? 'S' : '-', r.tv, r.ts, r.tf, r.tfb, r.tfbname.c_str());
     }

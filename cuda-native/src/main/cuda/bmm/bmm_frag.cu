@@ -1,5 +1,8 @@
-// Batched matmul for the tiniest matrices, F16/BF16 with m, n, k <= 16: the operands go from global
-// memory straight into mma.sync fragments; no shared memory, no barrier.
+// Batched matmul for the tiniest matrices, m, n, k <= 16: the operands go from global memory straight into
+// registers (mma.sync fragments for F16/BF16; FFMA operands for F32, further down); no shared memory, no barrier.
+// F32 (bmm_frag_f32_nn_*; neither operand transposed): H100 harness cuda-native/dev/bmm/results-h100-frag32.txt,
+//   cuBLAS / bmm_small / frag us: 2048 8^3 10.24 / 5.82 / 4.38, 2048 16^3 11.14 / 7.14 / 5.89, 8192 8^3 35.81 / 7.36
+//   / 5.76 (two per warp), 8192 16^3 25.06 / 14.18 / 12.74; exact in-order fmaf, bit for bit bmm_small's sum.
 //
 // Regime: bmm_small stages each matrix into 16x16 shared-memory tiles, so at 8^3 three of every four
 // 16-byte chunks it writes are zero padding and each warp load instruction fetches 128 bytes; the H100
@@ -138,6 +141,106 @@ __device__ __forceinline__ void bmm_frag(const T* A, const T* B, T* C, int batch
     else bmm_frag_body<T, TA, TB, 1>(A, B, C, batch, m, n, k, b_shared);
 }
 
+// ---------------------------------------------------------------- F32, exact in-order FFMA (no tensor cores)
+// A [m][k] and B [k][n] as stored (F32 with a transposed operand takes bmm_small or the vendor). Two variants, S the
+// largest m, n and k they take: S = 8 (R = 1 row, CT = 2 columns per lane) and S = 16 (R = 2, CT = 4). Lane (q = lane / 4,
+// c = lane % 4) computes rows q (and q + 8) and columns c·CT .. c·CT + CT - 1: a warp covers S x S outputs. It reads
+// its rows of A whole (float4 when k is a multiple of 4) and its CT columns of each of the k rows of B (one float2 or
+// float4 per row; the eight lanes of a column group read the same bytes, so a B load instruction moves 32 or 64
+// contiguous bytes), every load of all MPW matrices issued before the first FFMA. acc = fmaf(a[kk], b[kk], acc) for
+// kk = 0, 1, ..., k-1 from acc = 0: bit for bit the sum bmm_small computes, so the CPU reference compares exactly.
+__device__ __forceinline__ float ldg_or0(const float* p, bool in) { return in ? __ldg(p) : 0.f; }
+
+template <int R, int CT, int S>
+__device__ __forceinline__ void f32_load(const float* __restrict__ Ab, const float* __restrict__ Bb, int m, int n, int k, bool va, bool vb,
+                                         int q, int c, float (&a)[R][S], float (&b)[S][CT]) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const int row = q + 8 * r;
+        const bool rin = row < m;
+        const float* pa = Ab + (size_t)row * k;
+#pragma unroll
+        for (int k4 = 0; k4 < S / 4; ++k4) {
+            if (va && rin && 4 * k4 < k) {
+                const float4 v = __ldg(reinterpret_cast<const float4*>(pa + 4 * k4));
+                a[r][4 * k4] = v.x; a[r][4 * k4 + 1] = v.y; a[r][4 * k4 + 2] = v.z; a[r][4 * k4 + 3] = v.w;
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) a[r][4 * k4 + e] = ldg_or0(pa + 4 * k4 + e, rin && 4 * k4 + e < k);
+            }
+        }
+    }
+    const int c0 = c * CT;
+#pragma unroll
+    for (int kk = 0; kk < S; ++kk) {
+        const float* pb = Bb + (size_t)kk * n + c0;
+        const bool in = kk < k && c0 < n;
+        if (CT == 4 && vb && in) {
+            const float4 v = __ldg(reinterpret_cast<const float4*>(pb));
+            b[kk][0] = v.x; b[kk][1 % CT] = v.y; b[kk][2 % CT] = v.z; b[kk][3 % CT] = v.w;
+        } else if (CT == 2 && vb && in) {
+            const float2 v = __ldg(reinterpret_cast<const float2*>(pb));
+            b[kk][0] = v.x; b[kk][1 % CT] = v.y;
+        } else {
+#pragma unroll
+            for (int j = 0; j < CT; ++j) b[kk][j] = ldg_or0(pb + j, kk < k && c0 + j < n);
+        }
+    }
+}
+
+template <int R, int CT, int MPW>
+__device__ __forceinline__ void bmm_frag_f32_body(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int batch,
+                                                  int m, int n, int k, int b_shared) {
+    constexpr int S = 8 * R;
+    static_assert(4 * CT == S, "a warp covers S x S outputs");
+    const int lane = threadIdx.x & 31;
+    const int q = lane >> 2, c = lane & 3;
+    const long long warp = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    const long long b0 = warp * MPW;
+    if (b0 >= batch) return;  // warp-uniform
+    const long long sa = (long long)m * k, sb = b_shared ? 0LL : (long long)k * n, sc = (long long)m * n;
+    const bool va = k % 4 == 0 && aligned16(A);
+    const bool vb = n % CT == 0 && (reinterpret_cast<uintptr_t>(B) & (CT * 4 - 1)) == 0;
+    const bool vc = n % CT == 0 && (reinterpret_cast<uintptr_t>(C) & (CT * 4 - 1)) == 0;
+    float a[MPW][R][S], b[MPW][S][CT];
+#pragma unroll
+    for (int i = 0; i < MPW; ++i) {
+        const long long bi = b0 + i < batch ? b0 + i : b0;  // past the batch: a repeated load, never stored
+        f32_load<R, CT, S>(A + bi * sa, B + bi * sb, m, n, k, va, vb, q, c, a[i], b[i]);
+    }
+    const int c0 = c * CT;
+#pragma unroll
+    for (int i = 0; i < MPW; ++i) {
+        const long long bi = b0 + i;
+        if (bi >= batch) break;  // warp-uniform
+        float* Cb = C + bi * sc;
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            float acc[CT];
+#pragma unroll
+            for (int j = 0; j < CT; ++j) acc[j] = 0.f;
+#pragma unroll
+            for (int kk = 0; kk < S; ++kk) {
+                if (kk >= k) break;  // warp-uniform
+#pragma unroll
+                for (int j = 0; j < CT; ++j) acc[j] = fmaf(a[i][r][kk], b[i][kk][j], acc[j]);
+            }
+            const int row = q + 8 * r;
+            if (row >= m || c0 >= n) continue;
+            float* pc = Cb + (size_t)row * n + c0;
+            if (CT == 4 && vc) {
+                *reinterpret_cast<float4*>(pc) = make_float4(acc[0], acc[1 % CT], acc[2 % CT], acc[3 % CT]);
+            } else if (CT == 2 && vc) {
+                *reinterpret_cast<float2*>(pc) = make_float2(acc[0], acc[1 % CT]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < CT; ++j)
+                    if (c0 + j < n) pc[j] = acc[j];
+            }
+        }
+    }
+}
+
 }  // namespace
 
 // Entry points bmm_frag_<dtype>_<a><b>: same arguments as bmm_small, `mats` = matrices per warp, 1 or 4 (the
@@ -157,3 +260,17 @@ GAPFILL_BMM_FRAG(bmm_frag_bf16_nn, __nv_bfloat16, false, false)
 GAPFILL_BMM_FRAG(bmm_frag_bf16_nt, __nv_bfloat16, false, true)
 GAPFILL_BMM_FRAG(bmm_frag_bf16_tn, __nv_bfloat16, true, false)
 GAPFILL_BMM_FRAG(bmm_frag_bf16_tt, __nv_bfloat16, true, true)
+
+// F32, A and B as stored only (layout nn): bmm_frag_f32_nn_s<S>_w<MPW>, one entry per variant so that each gets its own
+// register allocation. S = 8 takes m, n, k <= 8, S = 16 m, n, k <= 16; `mats` must equal MPW (the grid covers the batch
+// with MPW matrices per warp).
+#define GAPFILL_BMM_FRAG_F32(S, R, CT, MPW)                                                                             \
+    extern "C" __global__ void bmm_frag_f32_nn_s##S##_w##MPW(const float* A, const float* B, float* C, int batch, int m,  \
+                                                              int n, int k, int mats, int b_shared) {                  \
+        bmm_frag_f32_body<R, CT, MPW>(A, B, C, batch, m, n, k, b_shared);                                                \
+    }
+GAPFILL_BMM_FRAG_F32(8, 1, 2, 1)
+GAPFILL_BMM_FRAG_F32(8, 1, 2, 2)
+GAPFILL_BMM_FRAG_F32(8, 1, 2, 4)
+GAPFILL_BMM_FRAG_F32(16, 2, 4, 1)
+GAPFILL_BMM_FRAG_F32(16, 2, 4, 2)

@@ -12,7 +12,9 @@ import org.slf4j.LoggerFactory;
  * ({@code cuda-native/dev/sanitizer/initcheck_cublas.cu} shows it for bf16, f16 and int8 GEMMs with a plain read
  * kernel and host-checked values; int8Mm's {@code cublasLtMatmul} output is treated the same way).
  * With this mode on, the vendor paths zero each buffer a vendor GEMM is about to write, on the call's stream, so the
- * tool knows the memory and its reports point at real uninitialised reads elsewhere. It adds a memset per vendor call,
+ * tool knows the memory and its reports point at real uninitialised reads elsewhere. The same goes for any vendor kernel
+ * the tool does not instrument (a run with a kernel filter that keeps Gapfill's kernels only): gqaDecode's vendor path
+ * also zeroes the log-probabilities cuDNN's softmax writes, which its probs kernel then reads. It adds a memset per vendor call,
  * so it is never on in benchmarks; results are unchanged (the GEMM overwrites every element it is given, and the
  * tests without this mode poison outputs and compare every element).
  */

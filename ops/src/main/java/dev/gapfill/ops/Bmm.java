@@ -256,6 +256,9 @@ public final class Bmm {
     private static void runFrag(BmmShape s, Tensor a, Tensor b, Tensor out, Stream st, DeviceInfo info) {
         BmmHeuristics.FragPlan p = BmmHeuristics.fragPlan(s, info);
         String symbol = "bmm_frag_" + s.dtype().name().toLowerCase(Locale.ROOT) + "_" + (s.transA() ? "t" : "n") + (s.transB() ? "t" : "n");
+        if (s.dtype() == DType.F32) {  // one entry per variant (bmm_frag.cu): s8 or s16, matrices per warp
+            symbol += "_s" + (BmmHeuristics.fragF32Small(s) ? 8 : 16) + "_w" + p.matsPerWarp();
+        }
         FRAG_MODULE.function(st.cudaDevice(), symbol).launch(st, p.grid(), 1, 1, p.threads(), 1, 1, 0,
                 KernelArgs.begin().ptr(a).ptr(b).ptr(out).i32((int) s.batch()).i32((int) s.m()).i32((int) s.n()).i32((int) s.k())
                         .i32(p.matsPerWarp()).i32(s.sharedB() ? 1 : 0));

@@ -17,7 +17,8 @@ import dev.gapfill.core.DeviceInfo;
  *   <li>m, n or k above 128: VENDOR. The custom kernels stage whole operands in shared memory and
  *   are not built beyond 128.</li>
  *   <li>Shared B with A not transposed: VENDOR, one GEMM with m' = batch·m
- *   (f16 2048 64³ shared: 16.6 / 33.1; f32: 47.2 / 52.4).</li>
+ *   (f16 2048 64³ shared: 16.6 / 33.1; f32: 47.2 / 52.4), except where bmm_frag takes the shape (m, n, k ≤ 16; harness
+ *   {@code results-h100-frag32.txt}, 2048 16³ shared: f16 7.26 / 4.80, bf16 6.37 / 4.74, f32 8.16 / 5.54).</li>
  *   <li>F16/BF16: CUSTOM when max(m,n,k) ≤ 48 and (m·n·k ≤ 32³ or batch ≤ 1024). Wins: f16 8192 8³ 31.9 / 9.5; 2048 16³ 12.8 / 6.5; 8192 32³ 33.9 / 29.0; 2048 17×33×9
  *   17.6 / 10.8; 512 48³ 9.1 / 8.7; 512 64³ 42.0 / 10.9 (bf16 10.2 / 10.8). The re-run at f72aa19
  *   ({@code results-h100-f72aa19.txt}) measured 512 64³ as a tie (f16 10.4 / 10.5, bf16 10.5 / 10.5),
@@ -25,6 +26,9 @@ import dev.gapfill.core.DeviceInfo;
  *   vendor win (f16 8.70 / 9.50, bf16 8.61 / 9.57), so max(m,n,k) ≤ 64 at batch ≤ 512, once a
  *   custom clause, now goes to the vendor. Losses that set the bounds: 2048 48³ 18.9 / 20.0; 2048 64³ 24.5 / 29.0; 2048 1×64×64
  *   13.8 / 15.0; 2048 100³ 81.1 / 95.3; everything ≥ 96.</li>
+ *   <li>(4a) F32, neither operand transposed, m, n, k ≤ 16: CUSTOM with bmm_frag (harness {@code results-h100-frag32.txt}:
+ *   2048 16³ 11.14 / 5.89; 2048 8³ 10.24 / 4.38; 8192 8³ 35.81 / 5.76; 512 16³ 6.62 / 5.12; bmm_small 7.14, 5.82,
+ *   7.36, 5.38 on the same rows).</li>
  *   <li>F32: CUSTOM when neither operand is transposed and max(m,n,k) ≤ 48. Wins: 8192 8³ 36.4 / 8.0;
  *   8192 48³ 134.3 / 104.6; 2048 17×33×9 15.4 / 13.6. Losses: 2048 64³ 52.4 / 55.2; 2048 128³ 250 / 408;
  *   transposed 2048 32³ (A^T, B^T) 18.8 / 24.9.</li>
@@ -135,7 +139,7 @@ public final class BmmHeuristics {
         if (unsupported != null) {
             return vendor(s, unsupported);
         }
-        if (s.sharedB() && !s.transA()) {
+        if (s.sharedB() && !s.transA() && !useFrag(s)) {
             return vendor(s, "shared B folds the batch into one GEMM with m' = batch*m = " + s.batch() * s.m()
                     + " rows (measured f16 2048 64^3 shared: vendor 16.6 us, custom 33.1 us)");
         }
@@ -145,6 +149,10 @@ public final class BmmHeuristics {
             if (s.transA() || s.transB()) {
                 return vendor(s, "F32 with a transposed operand: the FFMA kernel's transposed reads conflict in shared memory "
                         + "(measured f32 2048 32^3 A^T B^T: vendor 18.8 us, custom 24.9 us)");
+            }
+            if (useFrag(s)) {
+                return custom(s, info, "F32 with m, n, k <= " + FRAG_MAX_DIM + ": bmm_frag (measured f32 2048 16^3: vendor 11.14 us, frag "
+                        + "5.89 us; 8192 8^3: 35.81 / 5.76; 2048 16^3 shared B: 8.16 / 5.54)", aligned16);
             }
             if (aligned16 && s.m() == 1 && maxDim <= F32_ROW_TEAM_MAX_DIM && useTeam(s, info)) {
                 return custom(s, info, "F32 with m=1, n, k <= " + F32_ROW_TEAM_MAX_DIM + ", batch " + s.batch()
@@ -196,7 +204,8 @@ public final class BmmHeuristics {
         String kind = s.dtype() == DType.F32 ? "ffma" : "mma";
         if (useFrag(s)) {
             FragPlan f = fragPlan(s, info);
-            return new Decision(Backend.CUSTOM, "frag_" + kind + "_w" + f.matsPerWarp() + "_t" + f.threads(), reason);
+            String size = s.dtype() == DType.F32 ? (fragF32Small(s) ? "_s8" : "_s16") : "";
+            return new Decision(Backend.CUSTOM, "frag_" + kind + size + "_w" + f.matsPerWarp() + "_t" + f.threads(), reason);
         }
         if (aligned16 && useTeam(s, info)) {
             TeamPlan t = teamPlan(s, info);
@@ -208,14 +217,19 @@ public final class BmmHeuristics {
     }
 
     /**
-     * Whether the custom path runs bmm_frag: F16/BF16 with m, n, k ≤ {@link #FRAG_MAX_DIM} and the stored rows of A, B
+     * Whether the custom path runs bmm_frag, for m, n, k ≤ {@link #FRAG_MAX_DIM}. F16/BF16: the stored rows of A, B
      * and C of even length, so each lane's pair is one 32-bit load (k or m for A, n or k for B, n for C). bmm_frag also
      * computes odd rows, with element loads, but there bmm_small is as fast or faster (9×15×7 batch 8192: frag 10.05
-     * one matrix per warp, 12.77 four per warp, small 9.73 µs).
+     * one matrix per warp, 12.77 four per warp, small 9.73 µs). F32 ({@code bmm_frag_f32_nn_*}): neither operand
+     * transposed, any size and alignment; the H100 harness ({@code cuda-native/dev/bmm/results-h100-frag32.txt}) has it
+     * ahead of bmm_small on every such row, odd ones included (9×15×7 batch 8192: 12.64 against 15.14 µs).
      */
     public static boolean useFrag(BmmShape s) {
-        if (s.dtype() == DType.F32 || Math.max(s.m(), Math.max(s.n(), s.k())) > FRAG_MAX_DIM) {
+        if (Math.max(s.m(), Math.max(s.n(), s.k())) > FRAG_MAX_DIM) {
             return false;
+        }
+        if (s.dtype() == DType.F32) {
+            return !s.transA() && !s.transB();  // bmm_frag_f32 reads A and B as stored only; any size, any alignment
         }
         long aRow = s.transA() ? s.m() : s.k();
         long bRow = s.transB() ? s.k() : s.n();
@@ -227,13 +241,23 @@ public final class BmmHeuristics {
      * SM, then four (more loads in flight per warp once the GPU is full). H100 at dcc8ffc, µs: 8³ batch 8192 (62 warps
      * per SM) 1 per warp 6.40, 2 per warp 6.24, 4 per warp 5.41; 16³ batch 8192 8.70 / 8.80 / 8.80; 16³ batch 2048
      * (16 warps per SM) 5.06 / 5.06 / 5.92. Example, 132 SMs: batch 2048 → 1 per warp, 512 blocks of 4 warps;
-     * batch 8192 → 4 per warp, 512 blocks.
+     * batch 8192 → 4 per warp, 512 blocks. F32 (its registers hold whole rows of A and columns of B): two per warp from
+     * the same threshold where m, n, k ≤ 8, else one (H100 harness, {@code results-h100-frag32.txt}: 8³ batch 8192 5.76
+     * two per warp against 5.95 one; 16³ batch 8192 12.74 one, 15.36 two), 128 threads.
      */
     public static FragPlan fragPlan(BmmShape s, DeviceInfo info) {
         long warpsPerSm = ceilDiv(s.batch(), info.smCount());
         int mpw = warpsPerSm >= FRAG_W4_MIN_WARPS_PER_SM ? 4 : 1;
+        if (s.dtype() == DType.F32) {
+            mpw = fragF32Small(s) && warpsPerSm >= FRAG_W4_MIN_WARPS_PER_SM ? 2 : 1;
+        }
         long grid = ceilDiv(ceilDiv(s.batch(), mpw), FRAG_THREADS / 32);
         return new FragPlan(mpw, FRAG_THREADS, (int) Math.min(grid, Integer.MAX_VALUE));
+    }
+
+    /** F32 bmm_frag's smaller variant ({@code s8}: m, n, k ≤ 8, one row and two columns per lane), else {@code s16}. */
+    static boolean fragF32Small(BmmShape s) {
+        return Math.max(s.m(), Math.max(s.n(), s.k())) <= 8;
     }
 
     /** bmm_team's layout needs: every stored row of A, B and C a multiple of 16 bytes, B per matrix. */

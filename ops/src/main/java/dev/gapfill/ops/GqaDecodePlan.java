@@ -389,6 +389,9 @@ public final class GqaDecodePlan implements AutoCloseable {
         cublasContext h = VendorHandles.cublas(s);
         InitcheckAid.beforeVendorWrite(scores, s);
         InitcheckAid.beforeVendorWrite(out, s);
+        // cuDNN's softmax writes logp; when initcheck instruments Gapfill's kernels only, those stores go unseen and the
+        // probs kernel's reads of logp are reported as uninitialised
+        InitcheckAid.beforeVendorWrite(logp, s);
         long scoresAddr = scores.address();
         long probsAddr = probs.address();
         long qAddr = q.address();

@@ -79,7 +79,7 @@ class BmmHeuristicsTest {
     @Test void smallWhereTeamWasNotFaster() {
         assertTrue(variant(BmmShape.of(DType.F16, 512, 32, 32, 32)).startsWith("small_"));    // team 6.24, small 5.54
         assertTrue(variant(BmmShape.of(DType.F32, 512, 32, 32, 32)).startsWith("small_"));    // team 7.52, small 7.07
-        assertTrue(variant(BmmShape.of(DType.F32, 8192, 8, 8, 8)).startsWith("small_"));      // F32 never takes bmm_frag
+        assertTrue(variant(BmmShape.of(DType.F32, 512, 17, 16, 16)).startsWith("small_"));    // F32 past bmm_frag's 16
         assertTrue(variant(BmmShape.of(DType.F16, 2048, 17, 33, 9)).startsWith("small_"));    // rows not 16-byte multiples, n > 16
         assertFalse(BmmHeuristics.useTeam(BmmShape.of(DType.F16, 8192, 32, 32, 32).withSharedB(true), H100));
         assertFalse(BmmHeuristics.useTeam(BmmShape.of(DType.F16, 8192, 32, 36, 32), H100));  // n % 8 != 0
@@ -94,9 +94,12 @@ class BmmHeuristicsTest {
         assertEquals("frag_mma_w1_t128", variant(BmmShape.of(DType.F16, 2048, 16, 16, 16).withTransposes(true, false)));
         assertEquals("frag_mma_w1_t128", variant(BmmShape.of(DType.F16, 512, 9, 16, 6)));    // odd m: rows still even
         assertEquals("frag_mma_w4_t128", variant(BmmShape.of(DType.F16, 65536, 8, 8, 8)));
+        // a shared B stays custom where bmm_frag takes it (2048 16³ shared, harness: vendor 7.26, frag 4.80 µs)
         BmmShape shared = BmmShape.of(DType.F16, 2048, 16, 16, 16).withSharedB(true);
-        assertEquals(Backend.VENDOR, BmmHeuristics.decide(shared, H100).backend());
+        assertEquals("frag_mma_w1_t128", variant(shared));
         assertTrue(Bmm.decide(shared, H100, Backend.CUSTOM).variant().startsWith("frag_"));
+        assertEquals(Backend.VENDOR, BmmHeuristics.decide(BmmShape.of(DType.F16, 2048, 17, 16, 16).withSharedB(true), H100).backend());
+        assertEquals(Backend.VENDOR, BmmHeuristics.decide(BmmShape.of(DType.F16, 2048, 8, 8, 7).withSharedB(true), H100).backend());
         assertTrue(Bmm.decide(BmmShape.of(DType.F16, 2048, 16, 16, 16), H100, Backend.CUSTOM, false).variant().startsWith("frag_"));
         assertFalse(BmmHeuristics.useFrag(BmmShape.of(DType.F16, 2048, 17, 16, 16)));
         assertFalse(BmmHeuristics.useFrag(BmmShape.of(DType.F16, 2048, 16, 16, 17)));
@@ -107,7 +110,37 @@ class BmmHeuristicsTest {
         assertFalse(BmmHeuristics.useFrag(BmmShape.of(DType.F16, 2048, 7, 8, 8).withTransposes(true, false)));
         assertFalse(BmmHeuristics.useFrag(BmmShape.of(DType.F16, 2048, 8, 8, 7).withTransposes(true, true)));  // Bt rows are k
         assertFalse(BmmHeuristics.useFrag(BmmShape.of(DType.F16, 2048, 8, 7, 8).withTransposes(false, true)));  // C rows are n
-        assertFalse(BmmHeuristics.useFrag(BmmShape.of(DType.F32, 2048, 8, 8, 8)));
+    }
+
+    @Test void tiniestF32MatricesRunTheRegisterKernel() {
+        // harness results-h100-frag32.txt (µs): 8192 8³ vendor 35.81, small 7.36, frag 5.76 two per warp, 5.95 one
+        assertEquals("frag_ffma_s8_w2_t128", variant(BmmShape.of(DType.F32, 8192, 8, 8, 8)));
+        assertEquals("frag_ffma_s8_w1_t128", variant(BmmShape.of(DType.F32, 2048, 8, 8, 8)));        // 10.24 / 5.82 / 4.38
+        assertEquals("frag_ffma_s16_w1_t128", variant(BmmShape.of(DType.F32, 8192, 16, 16, 16)));    // 25.06 / 14.18 / 12.74
+        assertEquals("frag_ffma_s16_w1_t128", variant(BmmShape.of(DType.F32, 512, 16, 16, 16)));     // 6.62 / 5.38 / 5.12
+        assertEquals("frag_ffma_s16_w1_t128", variant(BmmShape.of(DType.F32, 8192, 9, 15, 7)));      // odd: 20.38 / 15.14 / 12.64
+        assertEquals("frag_ffma_s16_w1_t128", variant(BmmShape.of(DType.F32, 2048, 8, 16, 8)));      // one side past 8
+        assertEquals("frag_ffma_s16_w1_t128", variant(BmmShape.of(DType.F32, 2048, 16, 16, 16).withSharedB(true)));  // 8.16 / 5.54
+        assertEquals("frag_ffma_s16_w1_t128", BmmHeuristics.decide(BmmShape.of(DType.F32, 2048, 12, 12, 12), H100, false).variant());
+        assertTrue(BmmHeuristics.useFrag(BmmShape.of(DType.F32, 5, 1, 1, 1)));
+        assertTrue(BmmHeuristics.useFrag(BmmShape.of(DType.F32, 2048, 1, 16, 16)));  // m = 1: frag, not rule 4b's team kernel
+        // as stored only: a transposed F32 operand goes to the vendor (AUTO) or bmm_small (forced)
+        for (boolean[] t : new boolean[][] {{true, false}, {false, true}, {true, true}}) {
+            BmmShape s = BmmShape.of(DType.F32, 8192, 8, 8, 8).withTransposes(t[0], t[1]);
+            assertFalse(BmmHeuristics.useFrag(s));
+            assertEquals(Backend.VENDOR, BmmHeuristics.decide(s, H100).backend());
+            assertTrue(Bmm.decide(s, H100, Backend.CUSTOM).variant().startsWith("small_"));
+        }
+        assertFalse(BmmHeuristics.useFrag(BmmShape.of(DType.F32, 2048, 16, 17, 16)));
+    }
+
+    @Test void f32FragPlan() {
+        assertEquals(new BmmHeuristics.FragPlan(1, 128, 512), BmmHeuristics.fragPlan(BmmShape.of(DType.F32, 2048, 8, 8, 8), H100));
+        // 8192 on 132 SMs: 63 warps per SM, two matrices each at 8³, one at 16³
+        assertEquals(new BmmHeuristics.FragPlan(2, 128, 1024), BmmHeuristics.fragPlan(BmmShape.of(DType.F32, 8192, 8, 8, 8), H100));
+        assertEquals(new BmmHeuristics.FragPlan(1, 128, 2048), BmmHeuristics.fragPlan(BmmShape.of(DType.F32, 8192, 16, 16, 16), H100));
+        assertEquals(new BmmHeuristics.FragPlan(1, 128, 1023), BmmHeuristics.fragPlan(BmmShape.of(DType.F32, 31 * 132, 8, 8, 8), H100));
+        assertEquals(new BmmHeuristics.FragPlan(2, 128, 512), BmmHeuristics.fragPlan(BmmShape.of(DType.F32, 31 * 132 + 1, 8, 8, 8), H100));
     }
 
     /** Worked example of the fragPlan javadoc: 132 SMs, four warps per block. */

@@ -192,6 +192,35 @@ class BmmGpuTest {
         }
     }
 
+    /**
+     * bmm_frag's F32 kernels (m, n, k ≤ 16, A and B as stored): both variants (s8: m, n, k ≤ 8; s16), each 8-block of
+     * rows, columns and k present or absent, odd sizes (element loads), shared B, A one element off its allocation, a
+     * caller's output on its own stream, and batches that give one and two matrices per warp with a partial last warp
+     * and block; the results equal the in-order fmaf sum bit for bit ({@link #check}). AUTO takes the same kernel.
+     */
+    @Test void f32FragKernelShapesOffsetsAndMatricesPerWarp() {
+        long seed = 700;
+        DeviceInfo info = Gpu.device(GPU).info();
+        int[][] shapes = {{8, 8, 8}, {16, 16, 16}, {9, 15, 7}, {16, 8, 16}, {8, 16, 8}, {3, 11, 16}, {13, 1, 2}, {1, 16, 1}, {5, 6, 3}};
+        long[] batches = {5, 131, 32L * info.smCount() + 37, 64L * info.smCount() + 3};
+        for (int i = 0; i < shapes.length; i++) {
+            int[] sh = shapes[i];
+            for (int t = 0; t < 4; t++) {
+                boolean shared = (t & 1) != 0;
+                int offset = (t & 2) != 0 ? 1 : 0;
+                int b = (int) batches[(i + t) % batches.length];
+                Decision d = check(DType.F32, b, sh[0], sh[1], sh[2], false, false, shared, Backend.CUSTOM, t % 3 == 0, offset, seed++);
+                assertTrue(d.variant().startsWith("frag_ffma_s" + (Math.max(sh[0], Math.max(sh[1], sh[2])) <= 8 ? "8_" : "16_")), d.toString());
+            }
+        }
+        for (long b : batches) {  // each matrices-per-warp count at 8³ and 16³, through AUTO
+            for (int n : new int[] {8, 16}) {
+                Decision d = check(DType.F32, (int) b, n, n, n, false, false, false, Backend.AUTO, false, 0, seed++);
+                assertTrue(d.variant().startsWith("frag_ffma_"), d.toString());
+            }
+        }
+    }
+
     @Test void allLayoutsAndSharedBAtOddSizes() {
         long seed = 100;
         for (DType dt : DTYPES) {
