@@ -36,8 +36,9 @@
 #                                        class, since initcheck instruments cuDNN's engine kernels into an illegal
 #                                        address. Not over the whole suite: the tool then misses the stores of the
 #                                        uninstrumented vendor kernels and reports our kernels that read their results
-#                                        (the gqa vendor path's probabilities) as reading uninitialized memory
-#                                        (docs/reliability.md)
+#                                        as reading uninitialized memory, unless InitcheckAid zeroes those buffers first
+#                                        (it does for the vendor GEMM outputs and, since 61a546a, gqaDecode's cuDNN
+#                                        softmax output; docs/reliability.md)
 #          stress     gapfill stress (STRESS_SECONDS per phase, default 300; STRESS_TIMEOUT) into <out-dir>/stress.json
 #          checks     tests, sanitizer and stress at the same time (all three check correctness, none is timed), one
 #                     record; SANITIZER_* and STRESS_* as above, STRESS_SECONDS=0 leaves the stress out
