@@ -17,7 +17,7 @@
 // Run: ./bench corr   (odd shapes, layouts, offsets, forced small grids; exit 1 on any failure)
 //      ./bench sweep  (the issue's sweep; BMM_SKIP=stream or small leaves a kernel out)
 #include "bmm_small.cu"
-#include "bmm_frag.cu"         // m, n, k <= 16 loaded straight into mma fragments (kind 5; src/main/cuda/bmm on this branch)
+#include "bmm_frag.cu"         // m, n, k <= 16 loaded straight into mma fragments (kind 5), bmm_frag32 up to 32 (kind 6)
 #include "bmm_stream.cu"
 #include "bmm_team.cu"
 
@@ -73,6 +73,13 @@ static bool frag_ok(Dt d, int m, int n, int k, bool ta = false, bool tb = false)
     return m <= 16 && n <= 16 && k <= 16 && (d != F32 || (!ta && !tb));
 }
 static bool frag_f32_mpw_ok(int m, int n, int k, int mpw) { return std::max({m, n, k}) <= 8 || mpw <= 2; }
+// bmm_frag32 (kind 6): F16/BF16 with m, n, k <= 32, W warps per matrix (1, 2 or 4), `threads` per block.
+static bool frag32_ok(Dt d, int m, int n, int k) { return d != F32 && std::max({m, n, k}) <= 32; }
+static Cfg frag32_plan(int batch, int W, int threads) {
+    Cfg p{6, W, threads, 0, 1, 0};
+    p.grid = (int)cdiv((long)batch * W, threads / 32);
+    return p;
+}
 static Cfg frag_plan(int batch, int mpw, int threads) {
     Cfg p{5, mpw, threads, 0, 1, 0};
     p.grid = (int)cdiv(cdiv(batch, mpw), threads / 32);
@@ -138,6 +145,13 @@ static KernS kern_frag(Dt d, bool ta, bool tb, int m = 16, int n = 16, int k = 1
         {(KernS)bmm_frag_f16_nn, (KernS)bmm_frag_f16_nt, (KernS)bmm_frag_f16_tn, (KernS)bmm_frag_f16_tt},
         {(KernS)bmm_frag_bf16_nn, (KernS)bmm_frag_bf16_nt, (KernS)bmm_frag_bf16_tn, (KernS)bmm_frag_bf16_tt}};
     return ks[d == BF16 ? 1 : 0][(ta ? 2 : 0) + (tb ? 1 : 0)];
+}
+static KernS kern_frag32(Dt d, bool ta, bool tb, int W) {
+#define F32K(dt, l) {(KernS)bmm_frag32_##dt##_##l##_w1, (KernS)bmm_frag32_##dt##_##l##_w2, (KernS)bmm_frag32_##dt##_##l##_w4}
+    static KernS ks[2][4][3] = {{F32K(f16, nn), F32K(f16, nt), F32K(f16, tn), F32K(f16, tt)},
+                                {F32K(bf16, nn), F32K(bf16, nt), F32K(bf16, tn), F32K(bf16, tt)}};
+#undef F32K
+    return ks[d == BF16 ? 1 : 0][(ta ? 2 : 0) + (tb ? 1 : 0)][W == 4 ? 2 : W - 1];
 }
 static KernP kern_stream(Dt d, bool ta, bool tb) {
     static KernP ks[3][4] = {
@@ -218,6 +232,7 @@ static void launch(const Cfg& p, const Case& c, const void* A, const void* B, vo
     if (p.kind == 0) vendor(h, c, A, B, C);
     else if (p.kind == 1) kern_small(c.d, c.ta, c.tb)<<<p.grid, p.threads, p.smem, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, c.shared);
     else if (p.kind == 5) kern_frag(c.d, c.ta, c.tb, c.m, c.n, c.k, p.mats)<<<p.grid, p.threads, 0, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, c.shared);
+    else if (p.kind == 6) kern_frag32(c.d, c.ta, c.tb, p.mats)<<<p.grid, p.threads, 0, st>>>(A, B, C, c.batch, c.m, c.n, c.k, 1, c.shared);
     else if (p.kind == 2) kern_stream(c.d, c.ta, c.tb)<<<p.grid, p.threads, p.smem, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, p.stages, c.shared);
     else kern_team(c.d, c.ta, c.tb)<<<p.grid, p.threads, p.smem, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, p.stages, p.W, p.direct);
 }
@@ -366,6 +381,7 @@ static std::string cfgname(const Cfg& p) {
     if (p.kind == 0) return "cublas";
     if (p.kind == 1) snprintf(b, sizeof b, "small g%d t%d", p.mats, p.threads);
     else if (p.kind == 5) snprintf(b, sizeof b, "frag w%d t%d", p.mats, p.threads);
+    else if (p.kind == 6) snprintf(b, sizeof b, "frag32 w%d t%d", p.mats, p.threads);
     else if (p.kind == 3) snprintf(b, sizeof b, "team w%d g%d s%d %s t%d x%d", p.W, p.mats, p.stages, p.direct ? "dc" : "sc", p.threads, p.grid);
     else snprintf(b, sizeof b, "stream g%d s%d t%d x%d", p.mats, p.stages, p.threads, p.grid);
     return b;
@@ -418,7 +434,9 @@ int main(int argc, char** argv) {
                            // bmm_team shapes (16-byte rows): k not a multiple of 16, m, n not multiples of 16 or 32
                            {24, 40, 8}, {40, 24, 56}, {96, 32, 64}, {8, 128, 8}, {120, 8, 72}, {32, 32, 32}, {64, 64, 64},
                            // bmm_frag shapes (m, n, k <= 16): each 8-block present or absent, odd edges, odd row lengths
-                           {16, 16, 16}, {9, 15, 7}, {16, 8, 16}, {8, 16, 9}, {3, 11, 16}, {13, 1, 2}, {1, 16, 1}};
+                           {16, 16, 16}, {9, 15, 7}, {16, 8, 16}, {8, 16, 9}, {3, 11, 16}, {13, 1, 2}, {1, 16, 1},
+                           // bmm_frag32 shapes (m, n, k <= 32): partial m16 / n8 / k16 tiles, odd row lengths, one warp's half empty
+                           {24, 32, 18}, {32, 20, 30}, {31, 17, 25}, {18, 26, 32}, {32, 8, 32}, {1, 32, 32}, {20, 12, 24}};
         for (int d = 0; d < 3; ++d)
             for (int t = 0; t < 8; ++t)
                 for (auto& s : shapes) cs.push_back({(Dt)d, (s[0] * s[1] * s[2] > 100000) ? 23 : 301, s[0], s[1], s[2], (bool)(t & 2), (bool)(t & 1), (bool)(t & 4)});
@@ -446,6 +464,8 @@ int main(int argc, char** argv) {
                 for (int w : {1, 2, 4})  // F16/BF16 compile 1 and 4 per warp only
                     if (c.d == F32 ? frag_f32_mpw_ok(c.m, c.n, c.k, w) : w != 2) cfgs.push_back(frag_plan(c.batch, w, w == 2 ? 256 : 128));
             }
+            if (use_frag && frag32_ok(c.d, c.m, c.n, c.k))  // every warps-per-matrix count, with a partial last block
+                for (int w : {1, 2, 4}) cfgs.push_back(frag32_plan(c.batch, w, w == 2 ? 256 : 96));
             if (use_stream) {
                 Cfg p = stream_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, c.shared, dv);
                 if (p.kind == 2) {
@@ -565,6 +585,12 @@ int main(int argc, char** argv) {
                 for (int th : {32, 64, 128, 256})
                     if (!(w == f0.mats && th == f0.threads) && (c.d == F32 ? frag_f32_mpw_ok(c.m, c.n, c.k, w) : w != 2)) cfgs.push_back(frag_plan(c.batch, w, th));
             i_frag1 = (int)cfgs.size();
+        } else if (use_frag && frag32_ok(c.d, c.m, c.n, c.k)) {  // bmm_frag32 where bmm_frag does not reach (17..32)
+            i_frag = (int)cfgs.size(); cfgs.push_back(frag32_plan(c.batch, 1, 128));
+            for (int w : {1, 2, 4})
+                for (int th : {64, 128, 256})
+                    if (!(w == 1 && th == 128)) cfgs.push_back(frag32_plan(c.batch, w, th));
+            i_frag1 = (int)cfgs.size();
         }
         Cfg p = stream_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, c.shared, dv);
         if (custom_ok && use_stream && p.kind == 2) {
@@ -666,8 +692,8 @@ int main(int argc, char** argv) {
             if ((r.c.d == F32) == (fcl == 1) && r.c.m == r.c.n && r.c.n == r.c.k && r.c.n <= 32 && !r.c.ta && !r.c.tb && !r.c.shared) {
                 const double f = std::isnan(r.tf) ? r.ts : std::min(r.ts, r.tf), fb = std::isnan(r.tfb) ? r.ts : std::min(r.ts, r.tfb);
                 if (!std::isnan(r.tf))
-                    printf("frag %-4s %5d %3d: cublas %8.2f small %8.2f frag %8.2f best frag %8.2f (%s) (frag/small %.2f)\n", dtname[r.c.d], r.c.batch,
-                           r.c.n, r.tv, r.ts, r.tf, r.tfb, r.tfbname.c_str(), r.tf / r.ts);
+                    printf("frag %-4s %5d %3d: cublas %8.2f small %8.2f team %8.2f frag %8.2f best frag %8.2f (%s) (frag/small %.2f, v/best frag %.2fx)\n",
+                           dtname[r.c.d], r.c.batch, r.c.n, r.tv, r.ts, r.tt, r.tf, r.tfb, r.tfbname.c_str(), r.tf / r.ts, r.tv / r.tfb);
                 l0 += std::log(r.tv / r.ts); l1 += std::log(r.tv / f); l2 += std::log(r.tv / fb); cn++;
             }
         if (cn) printf("n<=32 square %s (%d rows) geomean vendor/custom: small %.2fx, min(small, frag) %.2fx, min(small, best frag) %.2fx\n",

@@ -1,5 +1,6 @@
 // Batched matmul for the tiniest matrices, m, n, k <= 16: the operands go from global memory straight into
 // registers (mma.sync fragments for F16/BF16; FFMA operands for F32, further down); no shared memory, no barrier.
+// bmm_frag32 (further down) takes the same path to F16/BF16 matrices up to 32 with one to four warps per matrix.
 // F32 (bmm_frag_f32_nn_*; neither operand transposed): H100 harness cuda-native/dev/bmm/results-h100-frag32.txt,
 //   cuBLAS / bmm_small / frag us: 2048 8^3 10.24 / 5.82 / 4.38, 2048 16^3 11.14 / 7.14 / 5.89, 8192 8^3 35.81 / 7.36
 //   / 5.76 (two per warp), 8192 16^3 25.06 / 14.18 / 12.74; exact in-order fmaf, bit for bit bmm_small's sum.
@@ -241,6 +242,95 @@ __device__ __forceinline__ void bmm_frag_f32_body(const float* __restrict__ A, c
     }
 }
 
+
+// ---------------------------------------------------------------- F16/BF16 up to 32: bmm_frag32
+// m, n, k <= 32, the same register path as bmm_frag: WM x WN warps per matrix, warp (i, j) computing rows
+// 32/WM·i .. and columns 32/WN·j .. of C (MT = 2/WM m16 tiles by NT = 4/WN n8 tiles, k in two m16n8k16 steps). Each warp
+// issues every load of its A rows (2·MT x 4 blocks of 8x8) and B columns (4 x NT blocks) before its first mma: up to 32
+// 32-bit loads in flight per lane. Blocks past m, n or k are zero registers (warp-uniform), elements past the edge zero
+// (per lane); a warp whose rows or columns lie wholly past m or n exits. fp32 accumulation of k <= 32 products in the
+// tensor core (two steps), one rounding to the output type.
+// Regime: 17..32 where bmm_small stages each matrix through shared memory (32^3 batch 512: small 6.94 us, cuBLAS 9.44 in
+// the H100 sweep at 61a546a) and bmm_team pays its pipeline's fill (2048 32^3: team 10.54, cuBLAS 14.48).
+template <typename T, bool TA, bool TB, int WM, int WN>
+__device__ __forceinline__ void bmm_frag32_body(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int batch, int m, int n,
+                                                int k, int b_shared) {
+    constexpr int MT = 2 / WM, NT = 4 / WN, KB = 4;
+    static_assert(MT * WM == 2 && NT * WN == 4, "a matrix's warps tile 32 x 32");
+    const int lane = threadIdx.x & 31;
+    const int g = lane >> 2, t = lane & 3;
+    const long long warp = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    const long long b = warp / (WM * WN);
+    if (b >= batch) return;  // warp-uniform
+    const int sub = (int)(warp % (WM * WN));
+    const int m0 = (sub / WN) * 16 * MT, n0 = (sub % WN) * 8 * NT;
+    if (m0 >= m || n0 >= n) return;  // warp-uniform: none of C's elements are this warp's
+    const bool va = ((TA ? m : k) % 2 == 0) && ((reinterpret_cast<uintptr_t>(A) & 3) == 0);
+    const bool vb = ((TB ? k : n) % 2 == 0) && ((reinterpret_cast<uintptr_t>(B) & 3) == 0);
+    const bool vc = (n % 2 == 0) && ((reinterpret_cast<uintptr_t>(C) & 3) == 0);
+    const T* Ab = A + b * ((long long)m * k);
+    const T* Bb = B + (b_shared ? 0LL : b * ((long long)k * n));
+    T* Cb = C + b * ((long long)m * n);
+
+    // Raw loads in stored orientation: A block (mb, kb) -> ra[mb][kb], B block (kb, nb) -> rb[kb][nb].
+    uint32_t ra[2 * MT][KB], rb[KB][NT];
+#pragma unroll
+    for (int kb = 0; kb < KB; ++kb) {
+        const bool kin = kb * 8 < k;
+#pragma unroll
+        for (int mb = 0; mb < 2 * MT; ++mb) {
+            const int r0 = m0 + mb * 8;
+            ra[mb][kb] = !(kin && r0 < m) ? 0u
+                         : !TA ? ld_pair(Ab, m, k, r0 + g, kb * 8 + 2 * t, va)
+                               : ld_pair(Ab, k, m, kb * 8 + g, r0 + 2 * t, va);
+        }
+#pragma unroll
+        for (int nb = 0; nb < NT; ++nb) {
+            const int c0 = n0 + nb * 8;
+            rb[kb][nb] = !(kin && c0 < n) ? 0u
+                         : TB ? ld_pair(Bb, n, k, c0 + g, kb * 8 + 2 * t, vb)
+                              : ld_pair(Bb, k, n, kb * 8 + g, c0 + 2 * t, vb);
+        }
+    }
+    float acc[MT][NT][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int nb = 0; nb < NT; ++nb)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[mt][nb][e] = 0.f;
+#pragma unroll
+    for (int s = 0; s < 2; ++s) {
+        if (s * 16 >= k) break;  // warp-uniform
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+            if (m0 + mt * 16 >= m) break;  // warp-uniform
+            uint32_t af[4] = {ra[2 * mt][2 * s], ra[2 * mt + 1][2 * s], ra[2 * mt][2 * s + 1], ra[2 * mt + 1][2 * s + 1]};
+            if (TA) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) af[e] = trans8x8(af[e]);
+            }
+#pragma unroll
+            for (int nb = 0; nb < NT; ++nb) {
+                if (n0 + nb * 8 >= n) break;  // warp-uniform
+                const uint32_t b0r = TB ? rb[2 * s][nb] : trans8x8(rb[2 * s][nb]);
+                const uint32_t b1r = TB ? rb[2 * s + 1][nb] : trans8x8(rb[2 * s + 1][nb]);
+                MmaOp<T>::run(acc[mt][nb], af, b0r, b1r);
+            }
+        }
+    }
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+        const int r = m0 + mt * 16 + g;
+#pragma unroll
+        for (int nb = 0; nb < NT; ++nb) {
+            const int c = n0 + nb * 8 + 2 * t;
+            st_pair<T>(Cb, m, n, r, c, acc[mt][nb][0], acc[mt][nb][1], vc);
+            st_pair<T>(Cb, m, n, r + 8, c, acc[mt][nb][2], acc[mt][nb][3], vc);
+        }
+    }
+}
+
 }  // namespace
 
 // Entry points bmm_frag_<dtype>_<a><b>: same arguments as bmm_small, `mats` = matrices per warp, 1 or 4 (the
@@ -274,3 +364,24 @@ GAPFILL_BMM_FRAG_F32(8, 1, 2, 2)
 GAPFILL_BMM_FRAG_F32(8, 1, 2, 4)
 GAPFILL_BMM_FRAG_F32(16, 2, 4, 1)
 GAPFILL_BMM_FRAG_F32(16, 2, 4, 2)
+
+// F16/BF16 with m, n, k <= 32: bmm_frag32_<dtype>_<a><b>_w<W>, W = WM·WN warps per matrix (w1: one warp, 32 x 32; w2: two
+// warps of 16 rows; w4: 2 x 2 warps of 16 x 16). Same arguments as bmm_frag (`mats` is ignored: one matrix per W warps);
+// grid: ceil(batch·W / warps per block) blocks, no dynamic shared memory.
+#define GAPFILL_BMM_FRAG32(NAME, T, TA, TB, W, WM, WN)                                                              \
+    extern "C" __global__ void NAME##_w##W(const T* A, const T* B, T* C, int batch, int m, int n, int k, int mats, \
+                                           int b_shared) {                                                         \
+        bmm_frag32_body<T, TA, TB, WM, WN>(A, B, C, batch, m, n, k, b_shared);                                    \
+    }
+#define GAPFILL_BMM_FRAG32_ALL(NAME, T, TA, TB) \
+    GAPFILL_BMM_FRAG32(NAME, T, TA, TB, 1, 1, 1) \
+    GAPFILL_BMM_FRAG32(NAME, T, TA, TB, 2, 2, 1) \
+    GAPFILL_BMM_FRAG32(NAME, T, TA, TB, 4, 2, 2)
+GAPFILL_BMM_FRAG32_ALL(bmm_frag32_f16_nn, __half, false, false)
+GAPFILL_BMM_FRAG32_ALL(bmm_frag32_f16_nt, __half, false, true)
+GAPFILL_BMM_FRAG32_ALL(bmm_frag32_f16_tn, __half, true, false)
+GAPFILL_BMM_FRAG32_ALL(bmm_frag32_f16_tt, __half, true, true)
+GAPFILL_BMM_FRAG32_ALL(bmm_frag32_bf16_nn, __nv_bfloat16, false, false)
+GAPFILL_BMM_FRAG32_ALL(bmm_frag32_bf16_nt, __nv_bfloat16, false, true)
+GAPFILL_BMM_FRAG32_ALL(bmm_frag32_bf16_tn, __nv_bfloat16, true, false)
+GAPFILL_BMM_FRAG32_ALL(bmm_frag32_bf16_tt, __nv_bfloat16, true, true)

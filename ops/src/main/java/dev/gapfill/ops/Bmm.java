@@ -44,7 +44,9 @@ import java.util.Set;
  * k order for F32), or {@code bmm/bmm_team} (persistent warp teams streaming groups of matrices; the
  * same arithmetic) where {@link BmmHeuristics#useTeam} says it is faster and A, B, C start on 16 bytes, or
  * {@code bmm/bmm_frag} for F16/BF16 with m, n, k ≤ 16 and even row lengths (operands loaded straight into mma
- * fragments; any alignment).
+ * fragments; any alignment; F32 with m, n, k ≤ 16 and neither operand transposed by in-order FFMA), and its
+ * {@code bmm_frag32_*} entries for F16/BF16 up to 32 with even row lengths and B per matrix (one to four warps per
+ * matrix; {@link BmmHeuristics#useFrag32}).
  * AUTO asks {@link BmmHeuristics}.
  *
  * @throws ArgumentException          on invalid arguments (named), before anything is launched
@@ -235,6 +237,8 @@ public final class Bmm {
         Decision d = decide(s, dev.info(), options.backend(), aligned16(a.address(), b.address(), out.address()));
         if (d.backend() == Backend.CUSTOM && d.variant().startsWith("frag_")) {
             runFrag(s, a, b, out, st, dev.info());
+        } else if (d.backend() == Backend.CUSTOM && d.variant().startsWith("frag32_")) {
+            runFrag32(s, a, b, out, st, dev.info());
         } else if (d.backend() == Backend.CUSTOM && d.variant().startsWith("team_")) {
             runTeam(s, a, b, out, st, dev.info());
         } else if (d.backend() == Backend.CUSTOM) {
@@ -262,6 +266,15 @@ public final class Bmm {
         FRAG_MODULE.function(st.cudaDevice(), symbol).launch(st, p.grid(), 1, 1, p.threads(), 1, 1, 0,
                 KernelArgs.begin().ptr(a).ptr(b).ptr(out).i32((int) s.batch()).i32((int) s.m()).i32((int) s.n()).i32((int) s.k())
                         .i32(p.matsPerWarp()).i32(s.sharedB() ? 1 : 0));
+    }
+
+    private static void runFrag32(BmmShape s, Tensor a, Tensor b, Tensor out, Stream st, DeviceInfo info) {
+        BmmHeuristics.Frag32Plan p = BmmHeuristics.frag32Plan(s, info);
+        String symbol = "bmm_frag32_" + s.dtype().name().toLowerCase(Locale.ROOT) + "_" + (s.transA() ? "t" : "n") + (s.transB() ? "t" : "n")
+                + "_w" + p.warpsPerMatrix();
+        FRAG_MODULE.function(st.cudaDevice(), symbol).launch(st, p.grid(), 1, 1, p.threads(), 1, 1, 0,
+                KernelArgs.begin().ptr(a).ptr(b).ptr(out).i32((int) s.batch()).i32((int) s.m()).i32((int) s.n()).i32((int) s.k())
+                        .i32(1).i32(0));
     }
 
     private static void runTeam(BmmShape s, Tensor a, Tensor b, Tensor out, Stream st, DeviceInfo info) {

@@ -43,6 +43,11 @@ import dev.gapfill.core.DeviceInfo;
  * {@code bmm/bmm_frag} (operands loaded straight into mma fragments, no shared memory; {@link #useFrag},
  * {@link #fragPlan}). H100 harness A/B at dcc8ffc ({@code cuda-native/dev/bmm/results-h100-dcc8ffc-frag.txt}):
  * frag/bmm_small 0.58–0.93 on every even shape (8³ batch 8192: 5.41 against 9.34 µs), 1.03 at 9×15×7 (element loads).
+ * Above 16, up to {@link #FRAG32_MAX_DIM}, the same even-row shapes without a shared B take {@code bmm_frag32_*} (the
+ * same register path, one to four warps per matrix; {@link #useFrag32}, {@link #frag32Plan}), which replaced bmm_team
+ * and bmm_small there: H100 harness ({@code cuda-native/dev/bmm/results-h100-frag32h.txt}), f16 32³ frag32 / bmm_small /
+ * bmm_team µs: batch 512 5.31 / 5.60 / 6.46, 2048 8.16 / 9.02 / 9.09, 8192 19.26 / 23.30 / 19.97; A^T B^T at 2048 7.97 /
+ * 9.06 / 9.02 (BF16 the same within 0.15 µs). A shared B stays with the vendor there (2048 32³: cuBLAS 8.58, frag32 8.99).
  */
 public final class BmmHeuristics {
     /** bmm_team is chosen from this batch on (f16 2048 32³: team 8.90 / small 9.09; at 512: 6.24 / 5.54). */
@@ -77,6 +82,16 @@ public final class BmmHeuristics {
     static final int FRAG_W4_MIN_WARPS_PER_SM = 32;
     /** Threads per block of bmm_frag (one matrix, or four, per warp; 128 and 256 within 4 % on H100). */
     static final int FRAG_THREADS = 128;
+    /** F16/BF16 custom calls with max(m,n,k) above {@link #FRAG_MAX_DIM} and at most this run bmm_frag32. */
+    public static final int FRAG32_MAX_DIM = 32;
+    /**
+     * bmm_frag32 gives each matrix four warps while the batch is at most this many matrices per SM, else two (H100
+     * harness, f16 32³, w1 / w2 / w4 at 128 threads: batch 512 6.24 / 5.79 / 5.31; 2048 9.22 / 8.16 / 9.38; 8192 21.44 /
+     * 19.26 / 24.77).
+     */
+    public static final int FRAG32_W4_MAX_MATS_PER_SM = 8;
+    /** Threads per block of bmm_frag32 (64 and 128 within 1 % on every 32³ row but one: 8192 w2 t64 19.14, t128 19.26). */
+    static final int FRAG32_THREADS = 128;
     /** Shared memory a block may use when it holds more than one matrix (keeps several blocks per SM). */
     static final int MULTI_MATRIX_SMEM_BUDGET = 48 * 1024;
 
@@ -107,6 +122,12 @@ public final class BmmHeuristics {
      * before the first mma), {@code threads} per block, a grid that covers the batch once.
      */
     public record FragPlan(int matsPerWarp, int threads, int grid) {}
+
+    /**
+     * Launch plan of {@code bmm/bmm_frag}'s {@code bmm_frag32_*}: {@code warpsPerMatrix} warps share one 32×32 output
+     * (1: one warp; 2: 16 rows each; 4: 16×16 each), {@code threads} per block, a grid that covers the batch once.
+     */
+    public record Frag32Plan(int warpsPerMatrix, int threads, int grid) {}
 
     /** Null if the custom kernels take the problem, otherwise why not. */
     public static String customUnsupportedReason(BmmShape s, DeviceInfo info) {
@@ -207,6 +228,10 @@ public final class BmmHeuristics {
             String size = s.dtype() == DType.F32 ? (fragF32Small(s) ? "_s8" : "_s16") : "";
             return new Decision(Backend.CUSTOM, "frag_" + kind + size + "_w" + f.matsPerWarp() + "_t" + f.threads(), reason);
         }
+        if (useFrag32(s)) {
+            Frag32Plan f = frag32Plan(s, info);
+            return new Decision(Backend.CUSTOM, "frag32_" + kind + "_w" + f.warpsPerMatrix() + "_t" + f.threads(), reason);
+        }
         if (aligned16 && useTeam(s, info)) {
             TeamPlan t = teamPlan(s, info);
             return new Decision(Backend.CUSTOM, "team_" + kind + "_w" + t.teamWarps() + "_g" + t.mats() + "_s" + t.stages()
@@ -234,6 +259,32 @@ public final class BmmHeuristics {
         long aRow = s.transA() ? s.m() : s.k();
         long bRow = s.transB() ? s.k() : s.n();
         return aRow % 2 == 0 && bRow % 2 == 0 && s.n() % 2 == 0;
+    }
+
+    /**
+     * Whether the custom path runs bmm_frag32: F16/BF16 above {@link #FRAG_MAX_DIM} and up to {@link #FRAG32_MAX_DIM},
+     * B per matrix, and the stored rows of even length as for {@link #useFrag} (odd rows would take element loads,
+     * which lose to bmm_small at the smaller sizes). Takes any alignment.
+     */
+    public static boolean useFrag32(BmmShape s) {
+        long maxDim = Math.max(s.m(), Math.max(s.n(), s.k()));
+        if (s.dtype() == DType.F32 || s.sharedB() || maxDim <= FRAG_MAX_DIM || maxDim > FRAG32_MAX_DIM) {
+            return false;
+        }
+        long aRow = s.transA() ? s.m() : s.k();
+        long bRow = s.transB() ? s.k() : s.n();
+        return aRow % 2 == 0 && bRow % 2 == 0 && s.n() % 2 == 0;
+    }
+
+    /**
+     * bmm_frag32's plan: four warps per matrix while the batch is at most {@link #FRAG32_W4_MAX_MATS_PER_SM} matrices per
+     * SM (more warps in flight where the GPU would be half empty), else two; {@link #FRAG32_THREADS} per block. Example,
+     * 132 SMs: batch 512 → four warps per matrix, 512 blocks; batch 2048 → two, 1024 blocks.
+     */
+    public static Frag32Plan frag32Plan(BmmShape s, DeviceInfo info) {
+        int w = s.batch() <= (long) FRAG32_W4_MAX_MATS_PER_SM * info.smCount() ? 4 : 2;
+        long grid = ceilDiv(s.batch() * w, FRAG32_THREADS / 32);
+        return new Frag32Plan(w, FRAG32_THREADS, (int) Math.min(grid, Integer.MAX_VALUE));
     }
 
     /**
@@ -269,10 +320,11 @@ public final class BmmHeuristics {
     }
 
     /**
-     * Whether the custom path runs bmm_team rather than bmm_small (16-byte aligned tensors assumed).
-     * Measured, "team / small" µs in the shipped plans: F16/BF16 from batch 2048 with 16 < max(m,n,k) ≤ 32
-     * (f16 2048 32³ 8.90 / 9.09, 8192 32³ 19.68 / 23.20, bf16 8192 32³ 19.84 / 23.23, f16 2048 32³ Aᵀ·Bᵀ
-     * 8.96 / 9.06; not at 512: 6.24 / 5.54; not at 16³: 8192 11.20 / 9.98); F32 from batch 2048 with
+     * Whether the custom path runs bmm_team rather than bmm_small (16-byte aligned tensors assumed). F16/BF16: never
+     * since bmm_frag32 ({@link #useFrag32} takes every shape bmm_team took there, 16 < max(m,n,k) ≤ 32 with 16-byte rows
+     * and B per matrix, and is faster on each measured row; class comment). Before it, "team / small" µs: F16/BF16 from
+     * batch 2048 with 16 < max(m,n,k) ≤ 32 (f16 2048 32³ 8.90 / 9.09, 8192 32³ 19.68 / 23.20, bf16 8192 32³ 19.84 /
+     * 23.23, f16 2048 32³ Aᵀ·Bᵀ 8.96 / 9.06; not at 512: 6.24 / 5.54; not at 16³: 8192 11.20 / 9.98). F32 from batch 2048 with
      * 16 < max ≤ 48 (2048 32³ 13.73 / 15.52, 8192 32³ 38.40 / 40.99, 8192 48³ 94.30 / 98.82, 2048 48³
      * 29.18 / 29.54, 2048 32³ Aᵀ·Bᵀ 18.62 / 21.73) or m = 1 with n, k ≤ 64 (2048 1×64×64 17.89 / 28.48).
      */
@@ -285,7 +337,7 @@ public final class BmmHeuristics {
         if (s.dtype() == DType.F32) {
             return fits && ((maxDim > TEAM_MIN_DIM_EXCLUSIVE && maxDim <= F32_TEAM_MAX_DIM) || (s.m() == 1 && maxDim <= F32_ROW_TEAM_MAX_DIM));
         }
-        return fits && maxDim > TEAM_MIN_DIM_EXCLUSIVE && maxDim <= HALF_TEAM_MAX_DIM;
+        return fits && maxDim > TEAM_MIN_DIM_EXCLUSIVE && maxDim <= HALF_TEAM_MAX_DIM && !useFrag32(s);
     }
 
     /**

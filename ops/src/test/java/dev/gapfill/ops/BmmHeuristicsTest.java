@@ -67,17 +67,47 @@ class BmmHeuristicsTest {
 
     /** The rows of run 4de5ecd where bmm_team beat bmm_small, in the shipped plan's configuration. */
     @Test void teamWhereMeasuredFaster() {
-        assertEquals("team_mma_w1_g1_s2_sc", variant(BmmShape.of(DType.F16, 8192, 32, 32, 32)));
-        assertEquals("team_mma_w1_g1_s2_sc", variant(BmmShape.of(DType.BF16, 2048, 32, 32, 32)));
-        assertEquals("team_mma_w1_g1_s2_sc", variant(BmmShape.of(DType.F16, 2048, 32, 32, 32).withTransposes(true, true)));
         assertEquals("team_ffma_w1_g1_s2_dc", variant(BmmShape.of(DType.F32, 2048, 32, 32, 32)));
         assertEquals("team_ffma_w3_g1_s2_dc", variant(BmmShape.of(DType.F32, 8192, 48, 48, 48)));
         assertEquals("team_ffma_w1_g1_s2_dc", variant(BmmShape.of(DType.F32, 2048, 1, 64, 64)));
         assertEquals(Backend.CUSTOM, auto(DType.F32, 2048, 1, 64, 64));
     }
 
+    /**
+     * F16/BF16 above 16 and up to 32 with even rows and B per matrix: bmm_frag32, where bmm_team and bmm_small ran before
+     * (H100 harness results-h100-frag32h.txt, f16 32³ frag32 / small / team µs: 512 5.31 / 5.60 / 6.46 at four warps per
+     * matrix; 2048 8.16 / 9.02 / 9.09 and 8192 19.26 / 23.30 / 19.97 at two).
+     */
+    @Test void halfUpTo32RunsFrag32() {
+        assertEquals("frag32_mma_w4_t128", variant(BmmShape.of(DType.F16, 512, 32, 32, 32)));
+        assertEquals("frag32_mma_w2_t128", variant(BmmShape.of(DType.BF16, 2048, 32, 32, 32)));
+        assertEquals("frag32_mma_w2_t128", variant(BmmShape.of(DType.F16, 8192, 32, 32, 32)));
+        assertEquals("frag32_mma_w2_t128", variant(BmmShape.of(DType.F16, 2048, 32, 32, 32).withTransposes(true, true)));  // 7.97 / 9.06 / 9.02
+        assertEquals("frag32_mma_w4_t128", variant(BmmShape.of(DType.F16, 8 * 132, 17, 32, 2)));
+        assertEquals("frag32_mma_w2_t128", variant(BmmShape.of(DType.F16, 8 * 132 + 1, 17, 32, 2)));
+        // any alignment: the unaligned decision is the same kernel
+        assertEquals("frag32_mma_w2_t128", BmmHeuristics.decide(BmmShape.of(DType.F16, 2048, 24, 16, 32), H100, false).variant());
+        // not bmm_frag32: F32, a shared B (vendor: 2048 32³ cuBLAS 8.58, frag32 8.99), odd stored rows, past 32, up to 16
+        assertFalse(BmmHeuristics.useFrag32(BmmShape.of(DType.F32, 2048, 32, 32, 32)));
+        assertFalse(BmmHeuristics.useFrag32(BmmShape.of(DType.F16, 2048, 32, 32, 32).withSharedB(true)));
+        assertEquals(Backend.VENDOR, BmmHeuristics.decide(BmmShape.of(DType.F16, 2048, 32, 32, 32).withSharedB(true), H100).backend());
+        assertFalse(BmmHeuristics.useFrag32(BmmShape.of(DType.F16, 2048, 32, 32, 31)));                        // A rows k = 31
+        assertTrue(BmmHeuristics.useFrag32(BmmShape.of(DType.F16, 2048, 32, 32, 31).withTransposes(true, false)));  // At rows are m
+        assertFalse(BmmHeuristics.useFrag32(BmmShape.of(DType.F16, 2048, 32, 31, 32)));                        // B and C rows n = 31
+        assertFalse(BmmHeuristics.useFrag32(BmmShape.of(DType.F16, 2048, 32, 32, 33)));
+        assertFalse(BmmHeuristics.useFrag32(BmmShape.of(DType.F16, 2048, 16, 16, 16)));                        // bmm_frag's
+        assertTrue(variant(BmmShape.of(DType.F16, 2048, 17, 33, 9)).startsWith("small_"));
+    }
+
+    @Test void frag32Plan() {
+        assertEquals(new BmmHeuristics.Frag32Plan(4, 128, 512), BmmHeuristics.frag32Plan(BmmShape.of(DType.F16, 512, 32, 32, 32), H100));
+        assertEquals(new BmmHeuristics.Frag32Plan(4, 128, 1056), BmmHeuristics.frag32Plan(BmmShape.of(DType.F16, 1056, 32, 32, 32), H100));
+        assertEquals(new BmmHeuristics.Frag32Plan(2, 128, 529), BmmHeuristics.frag32Plan(BmmShape.of(DType.F16, 1057, 32, 32, 32), H100));
+        assertEquals(new BmmHeuristics.Frag32Plan(2, 128, 1024), BmmHeuristics.frag32Plan(BmmShape.of(DType.BF16, 2048, 32, 32, 32), H100));
+        assertEquals(new BmmHeuristics.Frag32Plan(4, 128, 2), BmmHeuristics.frag32Plan(BmmShape.of(DType.F16, 2, 20, 20, 20), H100));
+    }
+
     @Test void smallWhereTeamWasNotFaster() {
-        assertTrue(variant(BmmShape.of(DType.F16, 512, 32, 32, 32)).startsWith("small_"));    // team 6.24, small 5.54
         assertTrue(variant(BmmShape.of(DType.F32, 512, 32, 32, 32)).startsWith("small_"));    // team 7.52, small 7.07
         assertTrue(variant(BmmShape.of(DType.F32, 512, 17, 16, 16)).startsWith("small_"));    // F32 past bmm_frag's 16
         assertTrue(variant(BmmShape.of(DType.F16, 2048, 17, 33, 9)).startsWith("small_"));    // rows not 16-byte multiples, n > 16
@@ -158,10 +188,13 @@ class BmmHeuristicsTest {
     }
 
     @Test void unalignedTensorsNeverGetTheTeamKernel() {
-        BmmShape s = BmmShape.of(DType.F16, 8192, 32, 32, 32);
+        BmmShape s = BmmShape.of(DType.F32, 8192, 32, 32, 32);
         assertTrue(BmmHeuristics.decide(s, H100, false).variant().startsWith("small_"));
         assertTrue(Bmm.decide(s, H100, Backend.CUSTOM, false).variant().startsWith("small_"));
         assertTrue(Bmm.decide(s, H100, Backend.CUSTOM, true).variant().startsWith("team_"));
+        // F16/BF16 32³ runs bmm_frag32 either way (any alignment)
+        BmmShape h = BmmShape.of(DType.F16, 8192, 32, 32, 32);
+        assertEquals(Bmm.decide(h, H100, Backend.CUSTOM, true).variant(), Bmm.decide(h, H100, Backend.CUSTOM, false).variant());
         // rule 4b exists only for the team kernel: unaligned, the vendor runs
         assertEquals(Backend.VENDOR, BmmHeuristics.decide(BmmShape.of(DType.F32, 2048, 1, 64, 64), H100, false).backend());
     }

@@ -24,6 +24,7 @@ import net.jqwik.api.constraints.IntRange;
 import org.junit.jupiter.api.Test;
 
 import java.util.Random;
+import java.util.function.BiConsumer;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -152,14 +153,34 @@ class BmmGpuTest {
             for (int t = 0; t < 4; t++) {
                 boolean ta = (t & 2) != 0;
                 boolean tb = (t & 1) != 0;
+                // F16/BF16 run bmm_frag32 there, aligned or not (BmmHeuristics.useFrag32)
                 Decision aligned = check(dt, 2053, 24, 16, 32, ta, tb, false, Backend.CUSTOM, true, 0, seed++);
-                assertTrue(aligned.variant().startsWith("team_"), aligned.toString());
+                assertTrue(aligned.variant().startsWith(dt == DType.F32 ? "team_" : "frag32_"), aligned.toString());
                 Decision unaligned = check(dt, 2053, 24, 16, 32, ta, tb, false, Backend.CUSTOM, false, 1, seed++);
-                assertTrue(unaligned.variant().startsWith("small_"), unaligned.toString());
+                assertTrue(unaligned.variant().startsWith(dt == DType.F32 ? "small_" : "frag32_"), unaligned.toString());
             }
             Decision rowAuto = check(dt, 2048, 1, 64, 64, false, false, false, Backend.AUTO, false, 1, seed++);
             if (dt == DType.F32) {
                 assertEquals(Backend.VENDOR, rowAuto.backend(), "rule 4b needs the team kernel, which needs alignment: " + rowAuto);
+            }
+        }
+    }
+
+    /**
+     * F16 and BF16, each shape in each layout (t: bit 0 Aᵀ, bit 1 Bᵀ, bit 2 shared B), CUSTOM forced, through {@link #check}:
+     * the batch cycles through {@code batches}, a caller's output on its own stream every other case, A one element off
+     * its allocation every third; {@code then} gets the shape and the decision taken.
+     */
+    private static void everyHalfLayout(int[][] shapes, long[] batches, long seed, BiConsumer<BmmShape, Decision> then) {
+        for (DType dt : new DType[] {DType.F16, DType.BF16}) {
+            for (int i = 0; i < shapes.length; i++) {
+                int[] sh = shapes[i];
+                for (int t = 0; t < 8; t++) {
+                    boolean ta = (t & 1) != 0, tb = (t & 2) != 0, shared = (t & 4) != 0;
+                    int b = (int) batches[(i + t) % batches.length];
+                    BmmShape s = BmmShape.of(dt, b, sh[0], sh[1], sh[2]).withTransposes(ta, tb).withSharedB(shared);
+                    then.accept(s, check(dt, b, sh[0], sh[1], sh[2], ta, tb, shared, Backend.CUSTOM, t % 2 == 0, t % 3 == 0 ? 1 : 0, seed++));
+                }
             }
         }
     }
@@ -174,22 +195,47 @@ class BmmGpuTest {
         DeviceInfo info = Gpu.device(GPU).info();
         int[][] shapes = {{8, 8, 8}, {16, 16, 16}, {10, 14, 6}, {16, 8, 16}, {2, 16, 2}, {14, 2, 4}};
         long[] batches = {5, 131, 32L * info.smCount() + 37, 64L * info.smCount() + 3};
+        everyHalfLayout(shapes, batches, seed, (s, d) -> assertTrue(d.variant().startsWith("frag_"), s + " " + d));
+        seed += 1000;
         for (DType dt : new DType[] {DType.F16, DType.BF16}) {
-            for (int i = 0; i < shapes.length; i++) {
-                int[] sh = shapes[i];
-                for (int t = 0; t < 8; t++) {
-                    boolean ta = (t & 1) != 0, tb = (t & 2) != 0, shared = (t & 4) != 0;
-                    int b = (int) batches[(i + t) % batches.length];
-                    Decision d = check(dt, b, sh[0], sh[1], sh[2], ta, tb, shared, Backend.CUSTOM, true, t % 3 == 0 ? 1 : 0, seed++);
-                    assertTrue(d.variant().startsWith("frag_"), d.toString());
-                }
-            }
             for (long b : batches) {  // each matrices-per-warp count on the sweep's shape
                 check(dt, (int) b, 8, 8, 8, false, false, false, Backend.CUSTOM, false, 0, seed++);
             }
             Decision odd = check(dt, 131, 9, 15, 7, false, false, false, Backend.CUSTOM, true, 0, seed++);
             assertTrue(odd.variant().startsWith("small_"), odd.toString());
         }
+    }
+
+    /**
+     * bmm_frag32 (F16/BF16, 16 < max(m, n, k) ≤ 32, even row lengths, B per matrix): partial m16, n8 and k16 tiles, a
+     * second warp with no rows or columns of its own, every layout (shapes whose stored rows turn odd under a transpose go
+     * to bmm_small; a shared B too), A one element off its allocation (element loads), a caller's output on its own
+     * stream, and batches that give four and two warps per matrix with a partial last block; AUTO takes the same kernel.
+     */
+    @Test void frag32KernelShapesLayoutsOffsetsAndWarpsPerMatrix() {
+        long seed = 900;
+        DeviceInfo info = Gpu.device(GPU).info();
+        int[][] shapes = {{32, 32, 32}, {24, 32, 18}, {32, 20, 30}, {31, 18, 26}, {18, 26, 32}, {32, 8, 32}, {2, 32, 32},
+                          {20, 12, 24}, {10, 22, 4}};
+        long w4 = (long) BmmHeuristics.FRAG32_W4_MAX_MATS_PER_SM * info.smCount();
+        long[] batches = {5, 131, w4, w4 + 1, 2051};
+        int[] frag32Runs = {0};
+        everyHalfLayout(shapes, batches, seed, (s, d) -> {
+            if (BmmHeuristics.useFrag32(s)) {
+                assertEquals("frag32_mma_w" + BmmHeuristics.frag32Plan(s, info).warpsPerMatrix() + "_t128", d.variant(), s.toString());
+                frag32Runs[0]++;
+            } else {
+                assertTrue(d.variant().startsWith("small_"), s + " " + d);
+            }
+        });
+        seed += 1000;
+        for (DType dt : new DType[] {DType.F16, DType.BF16}) {
+            for (long b : batches) {  // each warps-per-matrix count on the sweep's shape, through AUTO
+                Decision d = check(dt, (int) b, 32, 32, 32, false, false, false, Backend.AUTO, false, 0, seed++);
+                assertTrue(d.variant().startsWith("frag32_"), d.toString());
+            }
+        }
+        assertTrue(frag32Runs[0] >= 60, "bmm_frag32 ran on " + frag32Runs[0] + " of the forced cases");
     }
 
     /**
