@@ -1,6 +1,6 @@
 // A staged experiment for grouped GEMM decode (T tokens <= 16, so at most 16 rows per expert): does reading the
-// weights in long contiguous runs lift the T = 1 rows above the 60-70 % of the floor that every shipped and
-// harness tile reaches (h100-c9ae2e4-m16s.txt: E=64 T=1 gate-up KN m16 36.9 us, m16s8 33.1, floor 22.2)?
+// weights in long contiguous runs lift the T = 1 rows above the 53-78 % of the floor that the best shipped or
+// harness tile reaches on each of them (h100-c9ae2e4-m16s.txt: E=64 T=1 gate-up KN m16 36.9 us, m16s8 33.1, floor 22.2)?
 // Every tile so far streams each weight matrix as 128-byte strips (64 columns x 2 B for KN, 64 K x 2 B for NK)
 // at a 4 KB stride, and deeper rings only took m16 from 60 to 67 %.
 //
