@@ -274,7 +274,7 @@ public final class Bmm {
                 + "_w" + p.warpsPerMatrix();
         FRAG_MODULE.function(st.cudaDevice(), symbol).launch(st, p.grid(), 1, 1, p.threads(), 1, 1, 0,
                 KernelArgs.begin().ptr(a).ptr(b).ptr(out).i32((int) s.batch()).i32((int) s.m()).i32((int) s.n()).i32((int) s.k())
-                        .i32(1).i32(0));
+                        .i32(1).i32(s.sharedB() ? 1 : 0));
     }
 
     private static void runTeam(BmmShape s, Tensor a, Tensor b, Tensor out, Stream st, DeviceInfo info) {

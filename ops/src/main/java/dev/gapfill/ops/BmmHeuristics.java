@@ -54,8 +54,6 @@ public final class BmmHeuristics {
     public static final long TEAM_MIN_BATCH = 2048;
     /** bmm_team takes max(m,n,k) above this (f16 8192 16³: team 11.20 / small 9.98). */
     public static final int TEAM_MIN_DIM_EXCLUSIVE = 16;
-    /** F16/BF16: bmm_team up to this max(m,n,k) (8192 32³: 19.68 / 23.20; beyond, AUTO runs the vendor). */
-    public static final int HALF_TEAM_MAX_DIM = 32;
     /** F32: bmm_team up to this max(m,n,k) (8192 32³: 38.40 / 40.99; 8192 48³: 94.30 / 98.82). */
     public static final int F32_TEAM_MAX_DIM = 48;
     /** F32 with m = 1: AUTO runs bmm_team for n, k up to this (rule 4b; 2048 1×64×64: vendor 21.73, team 17.89). */
@@ -329,15 +327,12 @@ public final class BmmHeuristics {
      * 29.18 / 29.54, 2048 32³ Aᵀ·Bᵀ 18.62 / 21.73) or m = 1 with n, k ≤ 64 (2048 1×64×64 17.89 / 28.48).
      */
     public static boolean useTeam(BmmShape s, DeviceInfo info) {
-        if (!teamTakes(s) || s.batch() < TEAM_MIN_BATCH || info.cc() < 80 || s.batch() > Integer.MAX_VALUE) {
+        if (s.dtype() != DType.F32 || !teamTakes(s) || s.batch() < TEAM_MIN_BATCH || info.cc() < 80 || s.batch() > Integer.MAX_VALUE) {
             return false;
         }
         long maxDim = Math.max(s.m(), Math.max(s.n(), s.k()));
         boolean fits = teamPlan(s, info).smemBytes() <= info.smemPerBlockOptin();
-        if (s.dtype() == DType.F32) {
-            return fits && ((maxDim > TEAM_MIN_DIM_EXCLUSIVE && maxDim <= F32_TEAM_MAX_DIM) || (s.m() == 1 && maxDim <= F32_ROW_TEAM_MAX_DIM));
-        }
-        return fits && maxDim > TEAM_MIN_DIM_EXCLUSIVE && maxDim <= HALF_TEAM_MAX_DIM && !useFrag32(s);
+        return fits && ((maxDim > TEAM_MIN_DIM_EXCLUSIVE && maxDim <= F32_TEAM_MAX_DIM) || (s.m() == 1 && maxDim <= F32_ROW_TEAM_MAX_DIM));
     }
 
     /**
