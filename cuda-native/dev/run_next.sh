@@ -3,9 +3,10 @@
 #   OUT=$OUT bash cuda-native/dev/run_next.sh
 # grouped_gemm/gemv/run.sh: is the 128-byte strip the limit of the T = 1 grouped-GEMM rows? Part A times a plain read
 # of 64 MB as strips of 128 B .. 4 KB; part B checks and times a wide split-K decode tile (docs/ops/grouped_gemm.md,
-# "Staged, not yet run"). Staged in the thirteenth session and compiled for sm_90a, but not run.
+# "A wide decode tile"). Ran at 199face (fourteenth session): grouped_gemm/gemv/h100-199face.txt, negative.
 # gqa_decode/ab/stage_pdl.py: the split merge as a programmatic dependent launch against the shipped in-kernel merge
-# (docs/ops/gqa_decode.md, "Prepared for the next device session"), staged on the device into /tmp/gqa-pdl.
+# (docs/ops/gqa_decode.md), staged on the device into /tmp/gqa-pdl. Ran at 199face: gqa_decode/ab/h100-199face-pdl.txt,
+# negative (the second launch costs more than the fused merge).
 # (Before this, the script ran the eighth session's two ncu profiles, depthwise_conv3x3/profile_ring.sh and
 # gqa_decode/profile_small.sh, at af8bb1d; their results are in those folders and docs/ops/.)
 set -u
