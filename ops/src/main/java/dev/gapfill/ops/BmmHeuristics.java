@@ -90,6 +90,12 @@ public final class BmmHeuristics {
     public static final int FRAG32_W4_MAX_MATS_PER_SM = 8;
     /** Threads per block of bmm_frag32 (64 and 128 within 1 % on every 32³ row but one: 8192 w2 t64 19.14, t128 19.26). */
     static final int FRAG32_THREADS = 128;
+    /**
+     * F16/BF16 forced CUSTOM: bmm_team (rather than bmm_small) for 32 < max(m,n,k) ≤ 128 with m·n·k above 32³, at batch
+     * ≥ {@link #TEAM_MIN_BATCH}, and at any batch above this max(m,n,k) (H100 harness at 4de5ecd, f16 team / small µs:
+     * 512 128³ 26.40 / 35.42, but 512 48³ 8.00 / 7.68).
+     */
+    public static final int HALF_TEAM_ANY_BATCH_MIN_DIM_EXCLUSIVE = 96;
     /** Shared memory a block may use when it holds more than one matrix (keeps several blocks per SM). */
     static final int MULTI_MATRIX_SMEM_BUDGET = 48 * 1024;
 
@@ -318,21 +324,41 @@ public final class BmmHeuristics {
     }
 
     /**
-     * Whether the custom path runs bmm_team rather than bmm_small (16-byte aligned tensors assumed). F16/BF16: never
-     * since bmm_frag32 ({@link #useFrag32} takes every shape bmm_team took there, 16 < max(m,n,k) ≤ 32 with 16-byte rows
-     * and B per matrix, and is faster on each measured row; class comment). Before it, "team / small" µs: F16/BF16 from
-     * batch 2048 with 16 < max(m,n,k) ≤ 32 (f16 2048 32³ 8.90 / 9.09, 8192 32³ 19.68 / 23.20, bf16 8192 32³ 19.84 /
-     * 23.23, f16 2048 32³ Aᵀ·Bᵀ 8.96 / 9.06; not at 512: 6.24 / 5.54; not at 16³: 8192 11.20 / 9.98). F32 from batch 2048 with
-     * 16 < max ≤ 48 (2048 32³ 13.73 / 15.52, 8192 32³ 38.40 / 40.99, 8192 48³ 94.30 / 98.82, 2048 48³
-     * 29.18 / 29.54, 2048 32³ Aᵀ·Bᵀ 18.62 / 21.73) or m = 1 with n, k ≤ 64 (2048 1×64×64 17.89 / 28.48).
+     * Whether the custom path runs bmm_team rather than bmm_small (16-byte aligned tensors assumed).
+     * <p>F16/BF16 ({@link #halfMidTeam}): only above 32, where bmm_frag32 does not reach, with m·n·k above 32³; AUTO
+     * never reaches these shapes (it sends them to cuBLAS, faster on every measured row), so this is the forced CUSTOM
+     * path. H100 harness at 4de5ecd ({@code cuda-native/dev/bmm/results-h100-4de5ecd.txt}), f16, {@link #teamPlan}'s
+     * configuration / bmm_small µs: 2048 48³ 16.29 / 17.02, 64³ 22.18 / 24.90, 96³ 52.96 / 53.22, 128³ 81.44 / 100.13;
+     * 8192 48³ 46.66 / 53.06, 64³ 73.79 / 84.00, 96³ 184.93 / 190.50, 128³ 290.21 / 359.01; 2048 32×128×64 23.36 / 26.85.
+     * Below 32 (bmm_frag32's range since 5fe6b76) F16/BF16 never take it: "team / small" there was f16 2048 32³ 8.90 /
+     * 9.09, 8192 32³ 19.68 / 23.20, and bmm_frag32 is faster than both.
+     * <p>F32 from batch 2048 with 16 < max ≤ 48 (2048 32³ 13.73 / 15.52, 8192 32³ 38.40 / 40.99, 8192 48³ 94.30 /
+     * 98.82, 2048 48³ 29.18 / 29.54, 2048 32³ Aᵀ·Bᵀ 18.62 / 21.73) or m = 1 with n, k ≤ 64 (2048 1×64×64 17.89 / 28.48).
+     * <p>Either way the plan's shared memory must fit a block ({@code smemPerBlockOptin}; on an A100 the 128³ plan does
+     * not, and bmm_small runs).
      */
     public static boolean useTeam(BmmShape s, DeviceInfo info) {
-        if (s.dtype() != DType.F32 || !teamTakes(s) || s.batch() < TEAM_MIN_BATCH || info.cc() < 80 || s.batch() > Integer.MAX_VALUE) {
+        if (!teamTakes(s) || info.cc() < 80 || s.batch() > Integer.MAX_VALUE) {
             return false;
         }
         long maxDim = Math.max(s.m(), Math.max(s.n(), s.k()));
-        boolean fits = teamPlan(s, info).smemBytes() <= info.smemPerBlockOptin();
-        return fits && ((maxDim > TEAM_MIN_DIM_EXCLUSIVE && maxDim <= F32_TEAM_MAX_DIM) || (s.m() == 1 && maxDim <= F32_ROW_TEAM_MAX_DIM));
+        boolean wanted = s.dtype() == DType.F32
+                ? s.batch() >= TEAM_MIN_BATCH
+                        && ((maxDim > TEAM_MIN_DIM_EXCLUSIVE && maxDim <= F32_TEAM_MAX_DIM) || (s.m() == 1 && maxDim <= F32_ROW_TEAM_MAX_DIM))
+                : halfMidTeam(s);
+        return wanted && teamPlan(s, info).smemBytes() <= info.smemPerBlockOptin();
+    }
+
+    /**
+     * F16/BF16 shapes for bmm_team: 32 < max(m,n,k) ≤ {@link #CUSTOM_MAX_DIM}, m·n·k above 32³ (so none of AUTO's
+     * custom rules for half types), batch ≥ {@link #TEAM_MIN_BATCH} or max(m,n,k) above
+     * {@link #HALF_TEAM_ANY_BATCH_MIN_DIM_EXCLUSIVE}. Layout and alignment are {@link #teamTakes}' and the caller's.
+     */
+    static boolean halfMidTeam(BmmShape s) {
+        long maxDim = Math.max(s.m(), Math.max(s.n(), s.k()));
+        return s.dtype() != DType.F32 && maxDim > FRAG32_MAX_DIM && maxDim <= CUSTOM_MAX_DIM
+                && s.m() * s.n() * s.k() > HALF_CUSTOM_ANY_BATCH_VOLUME
+                && (s.batch() >= TEAM_MIN_BATCH || maxDim > HALF_TEAM_ANY_BATCH_MIN_DIM_EXCLUSIVE);
     }
 
     /**
@@ -346,6 +372,12 @@ public final class BmmHeuristics {
      * Example: F16 8192 at 32³ on an H100: 6 KiB moved per matrix → 1 matrix per group, 1 warp, teams of
      * 12,800 B (two stages of A and B padded to 32 x 40 halves, one C slot), 4 per block (128 threads,
      * 51,200 B), 4 blocks per SM → 2112 teams, 4 groups each → 512 blocks.
+     * <p>F16/BF16 above 32 ({@link #halfMidTeam}) take the configurations that measured fastest in the H100 harness at
+     * 4de5ecd: with u = ceil(m/32)·ceil(n/32) warp tiles, teams of min(4, u) warps with 3 stages while u ≤ 4 (48³ and
+     * 64³: w4 s3 16.29 / 22.18 µs at 2048 against the rule above's w1 s2 17.76 / 28.80), 4 warps with 2 stages up to
+     * u = 15 (96³: w4 s2 52.96 against w8 s3 62.18, w2 s2 70.56), 8 warps with 2 stages from 16 (128³: w8 s2 81.44
+     * against w4 s2 123.01). Example: F16 2048 at 128³ on an H100: teams of 8 warps, 174,080 B (two stages of A and B
+     * padded to 128 x 136 halves, one C slot), one per block, one block per SM → 132 teams, 16 groups each → 128 blocks.
      */
     public static TeamPlan teamPlan(BmmShape s, DeviceInfo info) {
         boolean f32 = s.dtype() == DType.F32;
@@ -356,8 +388,10 @@ public final class BmmHeuristics {
         long moved = (s.m() * s.k() + s.k() * s.n() + s.m() * s.n()) * bytes;
         long nm = Math.min(Math.max(1, Math.min(16, 4096 / moved)), Math.max(1, s.batch()));
         long units = f32 ? ceilDiv(s.m(), 4) * ceilDiv(s.n(), 4) : ceilDiv(s.m(), 32) * ceilDiv(s.n(), 32);
-        int w = (int) (f32 ? Math.min(4, Math.max(1, ceilDiv(nm * units, 64))) : Math.min(4, Math.max(1, nm * units / 4)));
-        int stages = 2;
+        boolean mid = !f32 && Math.max(s.m(), Math.max(s.n(), s.k())) > FRAG32_MAX_DIM;
+        int w = (int) (f32 ? Math.min(4, Math.max(1, ceilDiv(nm * units, 64)))
+                : mid ? (units >= 16 ? 8 : Math.min(4, units)) : Math.min(4, Math.max(1, nm * units / 4)));
+        int stages = mid && units <= 4 ? 3 : 2;
         boolean direct = f32;
         long team = stages * nm * (aBytes + bBytes) + (direct ? 0 : nm * cBytes);
         int tpb = Math.max(1, Math.min(4, 8 / w));

@@ -212,6 +212,51 @@ class BmmHeuristicsTest {
         assertEquals(512, p.grid());
     }
 
+    private static String forced(BmmShape s) {
+        return Bmm.decide(s, H100, Backend.CUSTOM, true).variant();
+    }
+
+    /**
+     * F16/BF16 above 32 with m·n·k above 32³: forced CUSTOM runs bmm_team in the configurations the H100 harness at 4de5ecd
+     * measured fastest (w4 s3 at 48³ and 64³, w4 s2 at 96³, w8 s2 at 128³), from batch 2048, and above 96 at any batch;
+     * AUTO's choice on those shapes stays cuBLAS; unaligned, misaligned rows, a shared B or an A100 without the shared
+     * memory for the 128³ plan run bmm_small.
+     */
+    @Test void halfMidSizesRunTheTeamKernelWhenForced() {
+        assertEquals("team_mma_w4_g1_s3_sc", forced(BmmShape.of(DType.F16, 2048, 48, 48, 48)));
+        assertEquals("team_mma_w4_g1_s3_sc", forced(BmmShape.of(DType.BF16, 8192, 64, 64, 64)));
+        assertEquals("team_mma_w4_g1_s2_sc", forced(BmmShape.of(DType.F16, 2048, 96, 96, 96)));
+        assertEquals("team_mma_w8_g1_s2_sc", forced(BmmShape.of(DType.BF16, 2048, 128, 128, 128).withTransposes(true, true)));
+        assertEquals("team_mma_w8_g1_s2_sc", forced(BmmShape.of(DType.F16, 512, 128, 128, 128)));
+        assertEquals("team_mma_w4_g1_s3_sc", forced(BmmShape.of(DType.F16, 2048, 32, 128, 64)));
+        assertTrue(forced(BmmShape.of(DType.F16, 512, 64, 64, 64)).startsWith("small_"));         // 48³..96³ at 512: small
+        assertTrue(forced(BmmShape.of(DType.F16, 2048, 1, 64, 64)).startsWith("small_"));         // m·n·k ≤ 32³
+        assertTrue(forced(BmmShape.of(DType.F16, 2048, 100, 100, 100)).startsWith("small_"));     // rows not 16-byte multiples
+        assertTrue(forced(BmmShape.of(DType.F16, 2048, 64, 64, 64).withSharedB(true)).startsWith("small_"));
+        assertTrue(Bmm.decide(BmmShape.of(DType.F16, 2048, 64, 64, 64), H100, Backend.CUSTOM, false).variant().startsWith("small_"));
+        assertTrue(Bmm.decide(BmmShape.of(DType.F16, 2048, 128, 128, 128), A100, Backend.CUSTOM, true).variant().startsWith("small_"));
+        assertEquals("team_mma_w4_g1_s3_sc", Bmm.decide(BmmShape.of(DType.F16, 2048, 64, 64, 64), A100, Backend.CUSTOM, true).variant());
+        for (long batch : new long[] {512, 2048, 8192}) {
+            for (int n : new int[] {48, 64, 96, 128}) {
+                for (DType dt : new DType[] {DType.F16, DType.BF16}) {
+                    Decision d = BmmHeuristics.decide(BmmShape.of(dt, batch, n, n, n), H100);
+                    if (batch == 512 && n == 48) {  // rule 3 (bf16 512 48³: vendor 10.1, small 8.6 µs) keeps bmm_small
+                        assertEquals("small_mma_g1_t256", d.variant(), d.toString());
+                    } else {
+                        assertEquals(Backend.VENDOR, d.backend(), batch + " " + n + " " + d);
+                    }
+                }
+            }
+        }
+    }
+
+    /** Worked example of the teamPlan javadoc for the mid sizes: F16 2048 at 128³ on an H100. */
+    @Test void teamPlanExampleMidSize() {
+        BmmHeuristics.TeamPlan p = BmmHeuristics.teamPlan(BmmShape.of(DType.F16, 2048, 128, 128, 128), H100);
+        assertEquals(new BmmHeuristics.TeamPlan(1, 8, 1, 2, false, 256, 128, 2 * 2 * 128 * 136 * 2 + 128 * 136 * 2), p);
+        assertEquals(174_080, p.smemBytes());
+    }
+
     @Property(tries = 300)
     void teamPlansAreLaunchable(@ForAll @IntRange(min = 1, max = 20000) int batch, @ForAll @IntRange(min = 1, max = 16) int m8,
                                 @ForAll @IntRange(min = 1, max = 16) int n8, @ForAll @IntRange(min = 1, max = 16) int k8,
@@ -222,7 +267,7 @@ class BmmHeuristicsTest {
         for (DeviceInfo info : new DeviceInfo[] {H100, A100}) {
             BmmHeuristics.TeamPlan p = BmmHeuristics.teamPlan(s, info);
             assertTrue(p.mats() >= 1 && p.mats() <= Math.max(1, batch) && p.mats() <= 16, "mats " + p);
-            assertTrue(p.teamWarps() >= 1 && p.teamWarps() <= 4 && p.teamsPerBlock() >= 1 && p.teamsPerBlock() <= 4, "teams " + p);
+            assertTrue(p.teamWarps() >= 1 && p.teamWarps() <= 8 && p.teamsPerBlock() >= 1 && p.teamsPerBlock() <= 4, "teams " + p);
             assertEquals(p.teamsPerBlock() * p.teamWarps() * 32, p.threads());
             assertTrue(p.threads() <= 256, "threads " + p);
             assertTrue(p.stages() >= 2 && p.stages() <= 6, "stages " + p);

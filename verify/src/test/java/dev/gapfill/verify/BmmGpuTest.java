@@ -167,6 +167,54 @@ class BmmGpuTest {
     }
 
     /**
+     * bmm_team for F16/BF16 above 32 (forced CUSTOM; BmmHeuristics.halfMidTeam): every team width of its plan (w4 s3, w4 s2,
+     * w8 s2), partial 32×32 warp tiles and k16 steps, every layout, a partial last block, A one element off its allocation
+     * (bmm_small runs) and a shared B (bmm_small). Above 96 at small batches (the rule takes any batch there), up to 96 at
+     * batch 2049 (the rule starts at 2048), where the CPU reference costs most, so in fewer layouts.
+     */
+    @Test void teamKernelHalfMidSizesEveryWidthAndLayout() {
+        long seed = 1300;
+        DeviceInfo info = Gpu.device(GPU).info();
+        java.util.Set<String> widths = new java.util.TreeSet<>();
+        int[][] large = {{120, 128, 96}, {128, 40, 104}, {97, 100, 128}};  // u = 16 (w8), 8 (w4 s2); 100: rows not 16-byte multiples
+        int[] batches = {5, 131, 2 * info.smCount() + 1};
+        for (DType dt : new DType[] {DType.F16, DType.BF16}) {
+            for (int i = 0; i < large.length; i++) {
+                int[] sh = large[i];
+                for (int t = 0; t < 8; t++) {
+                    boolean ta = (t & 1) != 0, tb = (t & 2) != 0, shared = (t & 4) != 0;
+                    int b = batches[(i + t) % batches.length];
+                    int offset = t == 3 ? 1 : 0;
+                    BmmShape s = BmmShape.of(dt, b, sh[0], sh[1], sh[2]).withTransposes(ta, tb).withSharedB(shared);
+                    Decision d = check(dt, b, sh[0], sh[1], sh[2], ta, tb, shared, Backend.CUSTOM, t % 2 == 0, offset, seed++);
+                    boolean team = offset == 0 && BmmHeuristics.useTeam(s, info);
+                    assertTrue(d.variant().startsWith(team ? "team_mma_" : "small_"), s + " offset " + offset + " " + d);
+                    if (team) {
+                        widths.add(d.variant());
+                    }
+                }
+            }
+            int[][] mid = {{48, 48, 48}, {40, 56, 72}, {64, 33, 40}};  // u = 4 (w4 s3), 4, 4 (n = 33: small)
+            for (int i = 0; i < mid.length; i++) {
+                int[] sh = mid[i];
+                for (int t = 0; t < 4; t += dt == DType.F16 ? 1 : 3) {
+                    boolean ta = (t & 1) != 0, tb = (t & 2) != 0;
+                    BmmShape s = BmmShape.of(dt, 2049, sh[0], sh[1], sh[2]).withTransposes(ta, tb);
+                    Decision d = check(dt, 2049, sh[0], sh[1], sh[2], ta, tb, false, Backend.CUSTOM, t == 1, 0, seed++);
+                    boolean team = BmmHeuristics.useTeam(s, info);
+                    assertTrue(d.variant().startsWith(team ? "team_mma_" : "small_"), s + " " + d);
+                    if (team) {
+                        widths.add(d.variant());
+                    }
+                }
+            }
+        }
+        if (info.smemPerBlockOptin() >= 174_080) {
+            assertEquals(java.util.Set.of("team_mma_w4_g1_s2_sc", "team_mma_w4_g1_s3_sc", "team_mma_w8_g1_s2_sc"), widths, widths.toString());
+        }
+    }
+
+    /**
      * F16 and BF16, each shape in each layout (t: bit 0 Aᵀ, bit 1 Bᵀ, bit 2 shared B), CUSTOM forced, through {@link #check}:
      * the batch cycles through {@code batches}, a caller's output on its own stream every other case, A one element off
      * its allocation every third; {@code then} gets the shape and the decision taken.
