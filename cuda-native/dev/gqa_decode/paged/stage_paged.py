@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Stages the paged-cache A/B for Hq/Hkv = 16/2, D = 64 (run.sh builds and runs it): why pages of 16 positions run
+10-28 % behind the contiguous cache there (issue 7's only paged misses, docs/benchmarks/h100/gqa_decode.json at
+c7982e3), while pages of 64 stay within ~8 %.
+
+Variants of decode_mma.cu (all byte-identical in their outputs; main64.cu checks it):
+  A = as shipped: each 16-byte cp.async without a prefetch size
+  B = every K/V cp.async with .L2::256B: L2 fetches the aligned 256 bytes around each request. A 16/2 D=64 cache row
+      of one position is 256 bytes (two heads of 128), and each block reads only its head's half; with B, one DRAM
+      access brings both halves, so the other head's block can find its half in L2.
+  C = .L2::128B (control: the qualifier without a wider fetch)
+  D = A again (the run-to-run noise of identical code)
+The harness times each on five layouts of the same cache: contiguous [B, Hkv, L, D] (the target's reference) and
+[B, L, Hkv, D] (heads interleaved like the pages, but in order), pages of 16 in random and in identity order, pages
+of 64 in random order. So it separates the cost of the interleaved heads, of 4 KB random pages, and of the page size.
+
+Usage: python3 cuda-native/dev/gqa_decode/paged/stage_paged.py [dest]   (default .carry/gqa-paged); then on the GPU
+host: bash <dest>/run.sh <dest>
+"""
+import os
+import shutil
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'ab'))
+from staging import SRC as src, destination, replace, shipped_kernel  # noqa: E402
+
+here = os.path.dirname(os.path.abspath(__file__))
+dst = destination(1, 'gqa-paged')
+CP = 'asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\\n"'
+tree = shipped_kernel()
+
+
+def prefetch(text, size):
+    return replace(text, CP, CP.replace('global [', 'global.L2::%s [' % size))
+
+
+variants = (('a', tree), ('b', prefetch(tree, '256B')), ('c', prefetch(tree, '128B')), ('d', tree))
+if os.path.exists(dst):
+    shutil.rmtree(dst)
+os.makedirs(dst)
+for name, text in variants:
+    text = text.replace('namespace gqa_mma', 'namespace gqa_mma_' + name).replace('gqa_mma::', 'gqa_mma_' + name + '::')
+    text = text.replace('gqa_decode_mma_', name + '_gqa_decode_mma_')
+    os.makedirs(os.path.join(dst, name))
+    open(os.path.join(dst, name, 'decode_mma.cu'), 'w').write(text)
+    shutil.copy(os.path.join(src, 'common', 'gapfill_types.cuh'), os.path.join(dst, name))
+    open(os.path.join(dst, name + '.cu'), 'w').write(
+        '#include "decode_mma.cu"\n#include "launch64.h"\nGQA_PG_LAUNCHER(%s_launch, %s_gqa_decode_mma_f16_d64, gqa_mma_%s)\n'
+        % (name, name, name))
+for f in ('launch64.h', 'main64.cu', 'run.sh'):
+    shutil.copy(os.path.join(here, f), dst)
+print('staged A (shipped), B (.L2::256B), C (.L2::128B), D (shipped again) into ' + dst)
