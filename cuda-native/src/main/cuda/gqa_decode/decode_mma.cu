@@ -15,7 +15,8 @@
 //     (NST−1 tiles in flight while it computes one; only __syncwarp, no block barrier in the loop). Rows past the
 //     split end are zero-filled (src-size 0), never read. Paged caches: the tile start is a multiple of 16, so for
 //     pageSize ≥ 16 one block-table entry serves the whole tile, and each lane advances one source pointer per pass;
-//     smaller pages look the entry up per row.
+//     the warp reads the entries of its next 32 tiles one batch ahead (a register per lane, handed out by shuffle).
+//     Smaller pages look the entry up per row.
 //   * Per tile and warp: S[16 heads × 16 keys] = Q·Kᵀ with D/16 × 2 mma.sync m16n8k16 (fp32 accumulate), operands
 //     by ldmatrix from XOR-swizzled rows (16-byte chunk c of row r stored at chunk c ^ (r & 7): conflict-free);
 //     online softmax in fp32, base 2 (scores × scale·log2 e after the mma, so q is not re-rounded), one rescale per
@@ -30,7 +31,7 @@
 // Lengths are clamped to [0, maxLen]; len_b = 0 gives zeros and lse = −inf (split 0 writes them).
 // Page numbers are trusted (not range-checked on the device). Limits: q/o/K/V 16-byte aligned; B ≤ 65535,
 // Hkv·ceil(G/16) ≤ 65535; splits ≤ 256; q/o element counts < 2^31, cache offsets 64-bit.
-// Registers (ptxas, sm_90a): d64 96, d128 118, d256 219, no spills; dynamic shared memory 66 / 100 / 136 KiB (H100:
+// Registers (ptxas, sm_90a, nvcc 13.0): d64 96, d128 122, d256 228, no spills; dynamic shared memory 66 / 100 / 136 KiB (H100:
 // 3 / 2 / 1 blocks per SM). The split count (GqaDecodeHeuristics.splits) aims at an even number of keys per SM.
 // Measured (H100 80GB HBM3 SXM, 132 SMs, driver 580.159, copy 3031 GB/s, L2 flushed by a read before every
 // repetition; harness cuda-native/dev/gqa_decode, output h100-decode_mma.txt; the load addressing
@@ -201,7 +202,18 @@ __device__ __forceinline__ void body(const T* __restrict__ q, const T* __restric
     const long long lane_off = (long long)r0 * a.stride_l + ch * 8;
     const long long pass_step = (long long)RPI * a.stride_l;
 
-    auto issue = [&](int i) {  // tile i of this warp into slot i % NST
+    // Block-table entries of this warp's tiles (pages ≥ 16: one per tile), 32 tiles at a time: lane j holds the entry
+    // of tile 32·c + j. The next 32 are requested when the current ones come into use, so a tile's address never waits
+    // for a table load; read per tile, each new 128-byte line of the table stalled the warp's ring for an L2 round
+    // trip (pages of 16 with 16/2 heads and D = 64: 10-22 % behind the same cache read contiguously,
+    // cuda-native/dev/gqa_decode/paged/h100-75b08a6.txt).
+    int pg_blk = -1, pg_cur = 0, pg_nxt = 0;
+    auto page_entries = [&](int blk) {  // entries of tiles 32·blk .. 32·blk + 31, one per lane (0 past the last tile)
+        const int t = blk * 32 + lane;
+        return t < my_n ? __ldg(tab_b + ((start + (warp + t * kWarps) * kKeys) >> a.page_shift)) : 0;
+    };
+
+    auto issue = [&](int i) {  // tile i of this warp into slot i % NST (called by the whole warp, i increasing)
         const int base = start + (warp + i * kWarps) * kKeys;
         const uint32_t kdst = ring_base + (i % NST) * C::STAGE_BYTES;
         const uint32_t vdst = kdst + C::TILE_BYTES;
@@ -210,8 +222,13 @@ __device__ __forceinline__ void body(const T* __restrict__ q, const T* __restric
             if (tab_b == nullptr) {
                 off += seq_off + (long long)base * a.stride_l;
             } else {
-                off += (long long)__ldg(tab_b + (base >> a.page_shift)) * a.page_stride + head_off +
-                       (long long)(base & page_mask) * a.stride_l;
+                if ((i >> 5) != pg_blk) {
+                    pg_cur = pg_blk >= 0 ? pg_nxt : page_entries(i >> 5);
+                    pg_blk = i >> 5;
+                    pg_nxt = page_entries(pg_blk + 1);
+                }
+                const int page = __shfl_sync(0xffffffffu, pg_cur, i & 31);
+                off += (long long)page * a.page_stride + head_off + (long long)(base & page_mask) * a.stride_l;
             }
             const T* ks = k + off;
             const T* vs = v + off;
