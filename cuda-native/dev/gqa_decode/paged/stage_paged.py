@@ -4,7 +4,8 @@
 c7982e3), while pages of 64 stay within ~8 %.
 
 Variants of decode_mma.cu (all byte-identical in their outputs; main64.cu checks it), default:
-  A = C = the kernel at HEAD, B = D = the working tree's (A - C and B - D: the run-to-run noise of identical code).
+  A = C = the kernel at HEAD (or at --base REV), B = D = the working tree's (A - C and B - D: the run-to-run noise of
+  identical code). The table-prefetch run (h100-636e12d-prefetch.txt) used --base 75b08a6, the kernel before 636e12d.
 With --l2 (the first run, h100-75b08a6.txt, HEAD = 75b08a6):
   A = as shipped: each 16-byte cp.async without a prefetch size
   B = every K/V cp.async with .L2::256B: L2 fetches the aligned 256 bytes around each request. A 16/2 D=64 cache row
@@ -16,7 +17,7 @@ The harness times each on five layouts of the same cache: contiguous [B, Hkv, L,
 [B, L, Hkv, D] (heads interleaved like the pages, but in order), pages of 16 in random and in identity order, pages
 of 64 in random order. So it separates the cost of the interleaved heads, of 4 KB random pages, and of the page size.
 
-Usage: python3 cuda-native/dev/gqa_decode/paged/stage_paged.py [--l2] [dest]   (default .carry/gqa-paged); then on the
+Usage: python3 cuda-native/dev/gqa_decode/paged/stage_paged.py [--l2] [--base REV] [dest]   (default .carry/gqa-paged); then on the
 GPU host: bash <dest>/run.sh <dest>
 """
 import os
@@ -27,6 +28,11 @@ import sys
 L2 = '--l2' in sys.argv
 if L2:
     sys.argv.remove('--l2')
+BASE = 'HEAD'
+if '--base' in sys.argv:
+    i = sys.argv.index('--base')
+    BASE = sys.argv[i + 1]
+    del sys.argv[i:i + 2]
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'ab'))
 from staging import ROOT, SRC as src, destination, replace, shipped_kernel  # noqa: E402
@@ -45,10 +51,10 @@ if L2:
     variants = (('a', tree), ('b', prefetch(tree, '256B')), ('c', prefetch(tree, '128B')), ('d', tree))
     what = 'A (shipped), B (.L2::256B), C (.L2::128B), D (shipped again)'
 else:
-    head = subprocess.run(['git', '-C', ROOT, 'show', 'HEAD:cuda-native/src/main/cuda/gqa_decode/decode_mma.cu'],
+    head = subprocess.run(['git', '-C', ROOT, 'show', BASE + ':cuda-native/src/main/cuda/gqa_decode/decode_mma.cu'],
                           check=True, capture_output=True, text=True).stdout
     variants = (('a', head), ('b', tree), ('c', head), ('d', tree))
-    what = 'A and C (HEAD), B and D (working tree)'
+    what = 'A and C (%s), B and D (working tree)' % BASE
 if os.path.exists(dst):
     shutil.rmtree(dst)
 os.makedirs(dst)
