@@ -39,8 +39,9 @@
 //   ≥ 90 % of the KV-read floor for 32/8, 64/8, 32/32, 28/4 d128 once the floor is above ~90 µs (B=16 L=8192 32/8:
 //   179 µs, floor 177; B=1 L=131072: 182 µs, 97 %); small problems pay ~9 µs of fixed latency (B=1 L=512: 9.6 µs).
 //   Faster than the cuBLAS composition on all 288 rows (1.07x-14x) and than split_kv.cu (CUDA cores: 1.5-4.1x for G >= 4).
-//   Paged (page 16, random page order) within 4 % of contiguous (median), worst 22 % for 16/2 d64, where a
-//   16-key tile of one head is 16 separate 128-byte pieces.
+//   Paged (pages of 16 and 64, random page order) within 2.7 % of contiguous (median) and 9.2 % at worst (16/2 d64,
+//   pages of 16) in the Java sweep at 7b05661, since the block-table entries are read a batch ahead; before, one table
+//   load per tile left 16/2 d64 with pages of 16 up to 28 % behind (paged/h100-*.txt).
 #include "gapfill_types.cuh"
 
 #include <math_constants.h>
