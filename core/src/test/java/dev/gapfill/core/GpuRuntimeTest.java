@@ -105,6 +105,12 @@ class GpuRuntimeTest {
         assertNotNull(other[0]);
         assertTrue(((org.bytedeco.javacpp.Pointer) other[0]).address() != VendorHandles.cublas(s).address(),
                 "each thread gets its own cuBLAS handle");
+        for (Object h : new Object[] {VendorHandles.cublas(s), other[0]}) {  // a new handle reduces split-K partials in fp32
+            int[] mode = {-1};
+            assertEquals(0, org.bytedeco.cuda.global.cublas.cublasGetMathMode((org.bytedeco.cuda.cublas.cublasContext) h, mode));
+            assertEquals(VendorHandles.CUBLAS_MATH_MODE, mode[0]);
+            assertTrue((mode[0] & org.bytedeco.cuda.global.cublas.CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION) != 0);
+        }
     }
 
     @Test void borrowedMemoryIsNeverFreedByGapfill() {

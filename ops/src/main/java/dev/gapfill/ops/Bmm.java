@@ -302,8 +302,9 @@ public final class Bmm {
         cublasContext h = VendorHandles.cublas(st);
         int type = cudaType(s.dtype());
         // The handle is shared by every op on this thread: state the math mode on each call so that
-        // neither TF32 (for EXACT F32) nor pedantic math (slower half paths) leaks in from elsewhere.
-        int rcMode = cublas.cublasSetMathMode(h, cublas.CUBLAS_DEFAULT_MATH);
+        // neither TF32 (for EXACT F32) nor pedantic math (slower half paths) leaks in from elsewhere, and
+        // split-K partials of F16/BF16 are reduced in fp32 (VendorHandles.CUBLAS_MATH_MODE).
+        int rcMode = cublas.cublasSetMathMode(h, VendorHandles.CUBLAS_MATH_MODE);
         if (rcMode != 0) {
             VendorHandles.checkBlas(dev, rcMode, "cublasSetMathMode");
         }
