@@ -177,7 +177,7 @@ static bool team_ok(Dt d, int m, int n, int k, bool ta, bool tb, bool shared) {
 // bmm_team's plan (BmmHeuristics.teamPlan): W warps per team, nm matrices per group, stages, C staged or
 // direct; teams per block as many as fit 8 warps (at most 4) and the opt-in shared memory; persistent grid
 // from the occupancy API (BmmHeuristics: the same bound computed from shared memory, threads and 128
-// registers). W, nm, stages <= 0: the shipped rule. Returns kind -1 when it does not fit. (At 4de5ecd
+// registers). W, nm, stages <= 0: the shipped rule (mirrors teamPlan at 7666243). Returns kind -1 when it does not fit. (At 4de5ecd
 // the default was 3 stages where 8 warps per SM still fit, C always staged; the shipped rule, 2 stages
 // and direct C for F32, came from that run's alternatives.)
 static Cfg team_plan(Dt d, int batch, int m, int n, int k, bool ta, bool tb, const Dev& dv, int W, int nm, int stages, int direct) {
@@ -189,8 +189,12 @@ static Cfg team_plan(Dt d, int batch, int m, int n, int k, bool ta, bool tb, con
     long units = d == F32 ? cdiv(m, 4) * cdiv(n, 4) : cdiv(m, 32) * cdiv(n, 32);  // thread tiles (F32) / warp tiles
     if (nm <= 0) nm = (int)std::max(1L, std::min(16L, 4096L / real));           // >= ~4 KB moved per group
     nm = (int)std::min<long>(nm, batch);
-    if (W <= 0) W = d == F32 ? (int)std::min(4L, std::max(1L, cdiv(nm * units, 64))) : (int)std::min(4L, std::max(1L, nm * units / 4));
-    if (stages <= 0) stages = 2;
+    // F16/BF16 above 32 (since 7666243): min(4, u) warps with 3 stages while u <= 4, 4 warps with 2 stages below u = 16,
+    // 8 warps with 2 stages from 16, u = ceil(m/32)·ceil(n/32) (the fastest configurations of run 4de5ecd).
+    const bool mid = d != F32 && std::max({m, n, k}) > 32;
+    if (W <= 0) W = d == F32 ? (int)std::min(4L, std::max(1L, cdiv(nm * units, 64)))
+                  : mid ? (units >= 16 ? 8 : (int)std::min(4L, units)) : (int)std::min(4L, std::max(1L, nm * units / 4));
+    if (stages <= 0) stages = mid && units <= 4 ? 3 : 2;
     long team = (long)stages * nm * (a + b) + (direct ? 0 : nm * c);
     int tpb = std::max(1, std::min(4, 8 / W));
     while (tpb > 1 && tpb * team > dv.smem_optin) tpb--;
