@@ -1,18 +1,13 @@
 #!/usr/bin/env bash
-# Staged for the next session with device time (no bundle, about two minutes), from the repo root:
+# Staged for the next session with device time (no bundle, about a minute), from the repo root:
 #   OUT=$OUT bash cuda-native/dev/run_next.sh
-# grouped_gemm/gemv/run.sh: is the 128-byte strip the limit of the T = 1 grouped-GEMM rows? Part A times a plain read
-# of 64 MB as strips of 128 B .. 4 KB; part B checks and times a wide split-K decode tile (docs/ops/grouped_gemm.md,
-# "A wide decode tile"). Ran at 199face (fourteenth session): grouped_gemm/gemv/h100-199face.txt, negative.
-# gqa_decode/ab/stage_pdl.py: the split merge as a programmatic dependent launch against the shipped in-kernel merge
-# (docs/ops/gqa_decode.md), staged on the device into /tmp/gqa-pdl. Ran at 199face: gqa_decode/ab/h100-199face-pdl.txt,
-# negative (the second launch costs more than the fused merge).
-# (Before this, the script ran the eighth session's two ncu profiles, depthwise_conv3x3/profile_ring.sh and
-# gqa_decode/profile_small.sh, at af8bb1d; their results are in those folders and docs/ops/.)
+# bmm/run_mid.sh: bmm_team's configurations on the F16/BF16 mid shapes whose shipped plan (7666243) was never timed
+# (u < 4 warp tiles: 1-2 warp teams with 3 stages), with u = 4 and 16 rows as controls (docs/ops/bmm.md, "The sweep at
+# 7666243"). Staged in the fourteenth session, compiled here against a stub cuBLAS header only.
+# (Before this, the script ran the thirteenth session's two experiments at 199face: grouped_gemm/gemv/h100-199face.txt
+# and gqa_decode/ab/h100-199face-pdl.txt, both negative; and the eighth session's two ncu profiles at af8bb1d.)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-OUT=${OUT:-.}; mkdir -p "$OUT/gemv"
+OUT=${OUT:-.}; mkdir -p "$OUT/bmm-mid"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
-OUT=$OUT/gemv timeout 300 bash "$here/grouped_gemm/gemv/run.sh"; echo "gemv rc=$?"
-python3 "$here/gqa_decode/ab/stage_pdl.py" /tmp/gqa-pdl && GQA_AB_D_SPLITS=same timeout 200 bash /tmp/gqa-pdl/run.sh /tmp/gqa-pdl \
-  > "$OUT/gqa-pdl.txt" 2>&1; echo "gqa-pdl rc=$?"; tail -40 "$OUT/gqa-pdl.txt"
+OUT=$OUT/bmm-mid timeout 400 bash "$here/bmm/run_mid.sh"; echo "bmm-mid rc=$?"

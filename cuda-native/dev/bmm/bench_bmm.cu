@@ -570,6 +570,18 @@ int main(int argc, char** argv) {
         }
     }
     cases.erase(std::remove_if(cases.begin(), cases.end(), [&](const Case& c) { return std::max({c.m, c.n, c.k}) > max_n; }), cases.end());
+    if (const char* list = getenv("BMM_SHAPES")) {  // "MxNxK[@BATCH],...": only these, F16 and BF16 as A·B (batch 2048 if not given)
+        cases.clear();
+        for (const char* q = list; *q;) {
+            int m = 0, n = 0, k = 0, b = 2048, used = 0;
+            const int got = sscanf(q, "%dx%dx%d%n", &m, &n, &k, &used);
+            if (got != 3 || m < 1 || n < 1 || k < 1) { printf("BMM_SHAPES: cannot read \"%s\"\n", q); return 2; }
+            q += used;
+            if (*q == '@') { ++q; b = (int)strtol(q, (char**)&q, 10); }
+            for (Dt d : {F16, BF16}) cases.push_back({d, b, m, n, k, false, false, false});
+            if (*q == ',') ++q;
+        }
+    }
     printf("%-4s %5s %3s %3s %3s %-3s | %8s %8s %8s %8s %8s %8s | %6s %6s %6s | %s\n", "dt", "batch", "m", "n", "k", "lay", "floor", "cublas", "small",
            "stream", "team", "tbest", "v/sm", "v/tm", "fl/tb", "configs (us) and checks");
     struct Row { Case c; double floor_us, tv, ts, tp, tt, ttb, tbest; std::string best, tbname; bool ok; double tf = NAN, tfb = NAN; std::string tfbname; };
