@@ -1,4 +1,5 @@
-// Host launcher of one staged variant's F16 D=128 kernel (stage.py writes <v>.cu = its decode_mma.cu + this macro).
+// Host launchers of one staged variant's F16 kernel (stage.py writes <v>.cu = its decode_mma.cu + one of these macros):
+// D = 128 (GQA_AB_LAUNCHER, ab/main.cu) or D = 64 (GQA_AB_LAUNCHER_D64, paged/main64.cu).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -10,9 +11,9 @@ struct GqaAbArgs {
     float scale_log2;
 };
 
-#define GQA_AB_LAUNCHER(FN, KERNEL, NS)                                                                             \
+#define GQA_AB_LAUNCHER_D(FN, KERNEL, NS, D)                                                                        \
     void FN(const GqaAbArgs& x, cudaStream_t st) {                                                                 \
-        constexpr int smem = NS::Cfg<128>::SMEM;                                                                   \
+        constexpr int smem = NS::Cfg<D>::SMEM;                                                                     \
         static bool init = false;                                                                                  \
         if (!init) {                                                                                               \
             cudaFuncSetAttribute(KERNEL, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);                       \
@@ -23,6 +24,9 @@ struct GqaAbArgs {
             x.part_o, x.part_lse, x.counters, x.hq, x.hkv, x.g, x.head_tiles, x.splits, x.chunk, x.max_len,         \
             x.max_pages, x.page_shift, x.stride_b, x.stride_h, x.stride_l, x.page_stride, x.scale_log2);            \
     }
+
+#define GQA_AB_LAUNCHER(FN, KERNEL, NS) GQA_AB_LAUNCHER_D(FN, KERNEL, NS, 128)
+#define GQA_AB_LAUNCHER_D64(FN, KERNEL, NS) GQA_AB_LAUNCHER_D(FN, KERNEL, NS, 64)
 
 // The same launch with a thread-block cluster of all `splits` blocks of a (KV head, head tile, sequence) along x,
 // when 2 ≤ splits ≤ 16 and the GPU can co-schedule such a cluster (cudaOccupancyMaxActiveClusters > 0); otherwise a

@@ -7,6 +7,7 @@
 // within 2 F16 ulps of A's and its lse within 1e-5 relative); then A, B, C, D are timed interleaved, the L2
 // flushed by a 256 MiB read before every launch, CUDA events, median of 31. Split counts and chunks are those of
 // GqaDecodeHeuristics (the regimes recorded in docs/benchmarks/h100/gqa_decode.json at c2335e1).
+#include "harness.h"
 #include "launch.h"
 
 #include <cuda_fp16.h>
@@ -26,8 +27,6 @@ void d_launch(const GqaAbArgs& x, cudaStream_t st);
 
 // F16 bits as an ordered integer: the distance of two of them is their distance in ulps (same or opposite sign).
 static int ordered(uint16_t h) { return (h & 0x8000) ? -(int)(h & 0x7fff) : (int)h; }
-
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("CUDA %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); exit(2); } } while (0)
 
 __global__ void fill_random(__half* p, long long n, unsigned seed) {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
@@ -51,33 +50,13 @@ __global__ void poison_tail(__half* k, __half* v, const int* lens, const int* ta
         for (int d = 0; d < 128; ++d) { k[off + d] = nan; v[off + d] = nan; }
     }
 }
-__global__ void l2_flush_read(const uint4* p, long long n, unsigned* sink) {
-    unsigned x = 0;
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
-        const uint4 w = __ldcg(p + i);
-        x ^= w.x ^ w.y ^ w.z ^ w.w;
-    }
-    if (x == 0x9E3779B9u) *sink = x;
-}
-
 struct Shape { int b, l, hq, hkv; bool paged, varied; int splits; };
 
 int main() {
     cudaDeviceProp prop; CK(cudaGetDeviceProperties(&prop, 0));
     const int sms = prop.multiProcessorCount;
     cudaStream_t st; CK(cudaStreamCreate(&st));
-    double copy_gbps;
-    {
-        size_t nb = 1u << 30; void *x, *y; CK(cudaMalloc(&x, nb)); CK(cudaMalloc(&y, nb));
-        cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
-        std::vector<float> t;
-        for (int r = 0; r < 9; ++r) {
-            CK(cudaEventRecord(e0, st)); CK(cudaMemcpyAsync(y, x, nb, cudaMemcpyDeviceToDevice, st)); CK(cudaEventRecord(e1, st));
-            CK(cudaEventSynchronize(e1)); float ms; CK(cudaEventElapsedTime(&ms, e0, e1)); t.push_back(ms);
-        }
-        std::sort(t.begin(), t.end()); copy_gbps = 2.0 * nb / (t[4] * 1e6);
-        CK(cudaFree(x)); CK(cudaFree(y));
-    }
+    const double copy_gbps = copy_rate_gbps(st);
     printf("GPU %s, %d SMs, copy %.0f GB/s\n", prop.name, sms, copy_gbps);
     size_t flush_bytes = 256u << 20; void* flush; CK(cudaMalloc(&flush, flush_bytes)); CK(cudaMemset(flush, 0x5a, flush_bytes));
     unsigned* sink; CK(cudaMalloc(&sink, 4));

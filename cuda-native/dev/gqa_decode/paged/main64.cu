@@ -6,7 +6,8 @@
 // outputs (0xFF); its o and lse must equal variant A's on the contiguous layout byte for byte (same arithmetic, same
 // logical cache), and A must have no NaN. Then A, B, C, D are timed interleaved, the L2 flushed by a 256 MiB read
 // before every launch, CUDA events, median of 31. Split counts and chunks as GqaDecodeHeuristics picks for the sweep.
-#include "launch64.h"
+#include "harness.h"
+#include "launch.h"
 
 #include <cuda_fp16.h>
 
@@ -19,12 +20,10 @@
 #include <string>
 #include <vector>
 
-void a_launch(const GqaPgArgs& x, cudaStream_t st);
-void b_launch(const GqaPgArgs& x, cudaStream_t st);
-void c_launch(const GqaPgArgs& x, cudaStream_t st);
-void d_launch(const GqaPgArgs& x, cudaStream_t st);
-
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("CUDA %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); exit(2); } } while (0)
+void a_launch(const GqaAbArgs& x, cudaStream_t st);
+void b_launch(const GqaAbArgs& x, cudaStream_t st);
+void c_launch(const GqaAbArgs& x, cudaStream_t st);
+void d_launch(const GqaAbArgs& x, cudaStream_t st);
 
 constexpr int D = 64;
 
@@ -54,15 +53,6 @@ __global__ void fill_cache(__half* k, __half* v, const int* lens, const int* tab
         v[off] = dead ? nan : __float2half(hash_value(i, 3));
     }
 }
-__global__ void l2_flush_read(const uint4* p, long long n, unsigned* sink) {
-    unsigned x = 0;
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
-        const uint4 w = __ldcg(p + i);
-        x ^= w.x ^ w.y ^ w.z ^ w.w;
-    }
-    if (x == 0x9E3779B9u) *sink = x;
-}
-
 enum Layout { BHLD, BLHD, P16RAND, P16IDENT, P64RAND, NLAYOUT };
 static const char* kLayoutName[NLAYOUT] = {"bhld", "blhd", "p16rand", "p16ident", "p64rand"};
 
@@ -70,18 +60,7 @@ int main() {
     cudaDeviceProp prop; CK(cudaGetDeviceProperties(&prop, 0));
     const int sms = prop.multiProcessorCount;
     cudaStream_t st; CK(cudaStreamCreate(&st));
-    double copy_gbps;
-    {
-        size_t nb = 1u << 30; void *x, *y; CK(cudaMalloc(&x, nb)); CK(cudaMalloc(&y, nb));
-        cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
-        std::vector<float> t;
-        for (int r = 0; r < 9; ++r) {
-            CK(cudaEventRecord(e0, st)); CK(cudaMemcpyAsync(y, x, nb, cudaMemcpyDeviceToDevice, st)); CK(cudaEventRecord(e1, st));
-            CK(cudaEventSynchronize(e1)); float ms; CK(cudaEventElapsedTime(&ms, e0, e1)); t.push_back(ms);
-        }
-        std::sort(t.begin(), t.end()); copy_gbps = 2.0 * nb / (t[4] * 1e6);
-        CK(cudaFree(x)); CK(cudaFree(y));
-    }
+    const double copy_gbps = copy_rate_gbps(st);
     printf("GPU %s, %d SMs, copy %.0f GB/s\n", prop.name, sms, copy_gbps);
     size_t flush_bytes = 256u << 20; void* flush; CK(cudaMalloc(&flush, flush_bytes)); CK(cudaMemset(flush, 0x5a, flush_bytes));
     unsigned* sink; CK(cudaMalloc(&sink, 4));
@@ -114,7 +93,7 @@ int main() {
                 __half *k, *v; int* dtable = nullptr;
                 CK(cudaMalloc(&k, kv_elems * 2)); CK(cudaMalloc(&v, kv_elems * 2));
                 CK(cudaMemset(k, 0, kv_elems * 2)); CK(cudaMemset(v, 0, kv_elems * 2));
-                GqaPgArgs x{};
+                GqaAbArgs x{};
                 if (page) {
                     std::vector<int> perm(B * mp);
                     for (int i = 0; i < (int)perm.size(); ++i) perm[i] = i;
@@ -135,8 +114,8 @@ int main() {
                 x.chunk = ((L + splits - 1) / splits + 63) / 64 * 64; x.max_len = L;
                 x.scale_log2 = (float)(1.0 / std::sqrt((double)D) * 1.4426950408889634);
                 constexpr int NV = 4;
-                void (*launch[NV])(const GqaPgArgs&, cudaStream_t) = {a_launch, b_launch, c_launch, d_launch};
-                GqaPgArgs xs[NV];
+                void (*launch[NV])(const GqaAbArgs&, cudaStream_t) = {a_launch, b_launch, c_launch, d_launch};
+                GqaAbArgs xs[NV];
                 std::string verdict;
                 for (int i = 0; i < NV; ++i) {
                     xs[i] = x;

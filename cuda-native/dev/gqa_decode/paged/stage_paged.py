@@ -21,7 +21,6 @@ Usage: python3 cuda-native/dev/gqa_decode/paged/stage_paged.py [--l2] [--base RE
 GPU host: bash <dest>/run.sh <dest>
 """
 import os
-import shutil
 import subprocess
 import sys
 
@@ -35,7 +34,7 @@ if '--base' in sys.argv:
     del sys.argv[i:i + 2]
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'ab'))
-from staging import ROOT, SRC as src, destination, replace, shipped_kernel  # noqa: E402
+from staging import ROOT, SRC as src, destination, replace, shipped_kernel, write_variants  # noqa: E402
 
 here = os.path.dirname(os.path.abspath(__file__))
 dst = destination(1, 'gqa-paged')
@@ -55,18 +54,6 @@ else:
                           check=True, capture_output=True, text=True).stdout
     variants = (('a', head), ('b', tree), ('c', head), ('d', tree))
     what = 'A and C (%s), B and D (working tree)' % BASE
-if os.path.exists(dst):
-    shutil.rmtree(dst)
-os.makedirs(dst)
-for name, text in variants:
-    text = text.replace('namespace gqa_mma', 'namespace gqa_mma_' + name).replace('gqa_mma::', 'gqa_mma_' + name + '::')
-    text = text.replace('gqa_decode_mma_', name + '_gqa_decode_mma_')
-    os.makedirs(os.path.join(dst, name))
-    open(os.path.join(dst, name, 'decode_mma.cu'), 'w').write(text)
-    shutil.copy(os.path.join(src, 'common', 'gapfill_types.cuh'), os.path.join(dst, name))
-    open(os.path.join(dst, name + '.cu'), 'w').write(
-        '#include "decode_mma.cu"\n#include "launch64.h"\nGQA_PG_LAUNCHER(%s_launch, %s_gqa_decode_mma_f16_d64, gqa_mma_%s)\n'
-        % (name, name, name))
-for f in ('launch64.h', 'main64.cu', 'run.sh'):
-    shutil.copy(os.path.join(here, f), dst)
+write_variants(dst, src, here, variants, launchers={v: 'GQA_AB_LAUNCHER_D64' for v in 'abcd'}, kernel='f16_d64',
+               main=os.path.join(here, 'main64.cu'))
 print('staged ' + what + ' into ' + dst)
