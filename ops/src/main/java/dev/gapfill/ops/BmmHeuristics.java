@@ -372,11 +372,14 @@ public final class BmmHeuristics {
      * Example: F16 8192 at 32³ on an H100: 6 KiB moved per matrix → 1 matrix per group, 1 warp, teams of
      * 12,800 B (two stages of A and B padded to 32 x 40 halves, one C slot), 4 per block (128 threads,
      * 51,200 B), 4 blocks per SM → 2112 teams, 4 groups each → 512 blocks.
-     * <p>F16/BF16 above 32 ({@link #halfMidTeam}) take the configurations that measured fastest in the H100 harness at
-     * 4de5ecd: with u = ceil(m/32)·ceil(n/32) warp tiles, teams of min(4, u) warps with 3 stages while u ≤ 4 (48³ and
-     * 64³: w4 s3 16.29 / 22.18 µs at 2048 against the rule above's w1 s2 17.76 / 28.80), 4 warps with 2 stages up to
-     * u = 15 (96³: w4 s2 52.96 against w8 s3 62.18, w2 s2 70.56), 8 warps with 2 stages from 16 (128³: w8 s2 81.44
-     * against w4 s2 123.01). Example: F16 2048 at 128³ on an H100: teams of 8 warps, 174,080 B (two stages of A and B
+     * <p>F16/BF16 above 32 ({@link #halfMidTeam}) take the configurations that measured fastest in the H100 harness,
+     * with u = ceil(m/32)·ceil(n/32) warp tiles: teams of min(4, u) warps up to u = 15, 8 warps from 16, always 2
+     * stages. Widths from run 4de5ecd (48³ and 64³ at 2048: w4 16.29 / 22.18 µs against the rule above's w1 17.76 /
+     * 28.80; 96³: w4 s2 52.96 against w8 s3 62.18, w2 s2 70.56; 128³: w8 s2 81.44 against w4 s2 123.01). Stages from
+     * run f673558 ({@code cuda-native/dev/bmm/results-h100-f673558-mid.txt}), where 2 beat 3 at the same width on all
+     * 18 rows, u = 1 to 4: 2048 32×32×128 w1 17.92 against 21.98 µs, 2048 48×32×128 w2 21.18 against 24.93, 2048 64³
+     * w4 19.10 against 21.95, 2048 40×56×72 w4 18.18 against 23.39 (4de5ecd's 3-stage 4-warp teams had been compared
+     * with narrower 2-stage teams only). Example: F16 2048 at 128³ on an H100: teams of 8 warps, 174,080 B (two stages of A and B
      * padded to 128 x 136 halves, one C slot), one per block, one block per SM → 132 teams, 16 groups each → 128 blocks.
      */
     public static TeamPlan teamPlan(BmmShape s, DeviceInfo info) {
@@ -391,7 +394,7 @@ public final class BmmHeuristics {
         boolean mid = !f32 && Math.max(s.m(), Math.max(s.n(), s.k())) > FRAG32_MAX_DIM;
         int w = (int) (f32 ? Math.min(4, Math.max(1, ceilDiv(nm * units, 64)))
                 : mid ? (units >= 16 ? 8 : Math.min(4, units)) : Math.min(4, Math.max(1, nm * units / 4)));
-        int stages = mid && units <= 4 ? 3 : 2;
+        int stages = 2;
         boolean direct = f32;
         long team = stages * nm * (aBytes + bBytes) + (direct ? 0 : nm * cBytes);
         int tpb = Math.max(1, Math.min(4, 8 / w));

@@ -217,25 +217,25 @@ class BmmHeuristicsTest {
     }
 
     /**
-     * F16/BF16 above 32 with m·n·k above 32³: forced CUSTOM runs bmm_team in the configurations the H100 harness at 4de5ecd
-     * measured fastest (w4 s3 at 48³ and 64³, w4 s2 at 96³, w8 s2 at 128³), from batch 2048, and above 96 at any batch;
+     * F16/BF16 above 32 with m·n·k above 32³: forced CUSTOM runs bmm_team in the configurations the H100 harness
+     * measured fastest (w4 s2 at 48³, 64³ and 96³, w8 s2 at 128³; widths from run 4de5ecd, stages from f673558), from batch 2048, and above 96 at any batch;
      * AUTO's choice on those shapes stays cuBLAS; unaligned, misaligned rows, a shared B or an A100 without the shared
      * memory for the 128³ plan run bmm_small.
      */
     @Test void halfMidSizesRunTheTeamKernelWhenForced() {
-        assertEquals("team_mma_w4_g1_s3_sc", forced(BmmShape.of(DType.F16, 2048, 48, 48, 48)));
-        assertEquals("team_mma_w4_g1_s3_sc", forced(BmmShape.of(DType.BF16, 8192, 64, 64, 64)));
+        assertEquals("team_mma_w4_g1_s2_sc", forced(BmmShape.of(DType.F16, 2048, 48, 48, 48)));
+        assertEquals("team_mma_w4_g1_s2_sc", forced(BmmShape.of(DType.BF16, 8192, 64, 64, 64)));
         assertEquals("team_mma_w4_g1_s2_sc", forced(BmmShape.of(DType.F16, 2048, 96, 96, 96)));
         assertEquals("team_mma_w8_g1_s2_sc", forced(BmmShape.of(DType.BF16, 2048, 128, 128, 128).withTransposes(true, true)));
         assertEquals("team_mma_w8_g1_s2_sc", forced(BmmShape.of(DType.F16, 512, 128, 128, 128)));
-        assertEquals("team_mma_w4_g1_s3_sc", forced(BmmShape.of(DType.F16, 2048, 32, 128, 64)));
+        assertEquals("team_mma_w4_g1_s2_sc", forced(BmmShape.of(DType.F16, 2048, 32, 128, 64)));
         assertTrue(forced(BmmShape.of(DType.F16, 512, 64, 64, 64)).startsWith("small_"));         // 48³..96³ at 512: small
         assertTrue(forced(BmmShape.of(DType.F16, 2048, 1, 64, 64)).startsWith("small_"));         // m·n·k ≤ 32³
         assertTrue(forced(BmmShape.of(DType.F16, 2048, 100, 100, 100)).startsWith("small_"));     // rows not 16-byte multiples
         assertTrue(forced(BmmShape.of(DType.F16, 2048, 64, 64, 64).withSharedB(true)).startsWith("small_"));
         assertTrue(Bmm.decide(BmmShape.of(DType.F16, 2048, 64, 64, 64), H100, Backend.CUSTOM, false).variant().startsWith("small_"));
         assertTrue(Bmm.decide(BmmShape.of(DType.F16, 2048, 128, 128, 128), A100, Backend.CUSTOM, true).variant().startsWith("small_"));
-        assertEquals("team_mma_w4_g1_s3_sc", Bmm.decide(BmmShape.of(DType.F16, 2048, 64, 64, 64), A100, Backend.CUSTOM, true).variant());
+        assertEquals("team_mma_w4_g1_s2_sc", Bmm.decide(BmmShape.of(DType.F16, 2048, 64, 64, 64), A100, Backend.CUSTOM, true).variant());
         for (long batch : new long[] {512, 2048, 8192}) {
             for (int n : new int[] {48, 64, 96, 128}) {
                 for (DType dt : new DType[] {DType.F16, DType.BF16}) {
@@ -255,6 +255,26 @@ class BmmHeuristicsTest {
         BmmHeuristics.TeamPlan p = BmmHeuristics.teamPlan(BmmShape.of(DType.F16, 2048, 128, 128, 128), H100);
         assertEquals(new BmmHeuristics.TeamPlan(1, 8, 1, 2, false, 256, 128, 2 * 2 * 128 * 136 * 2 + 128 * 136 * 2), p);
         assertEquals(174_080, p.smemBytes());
+    }
+
+    /**
+     * Mid sizes with at most 4 warp tiles run 2 stages at every team width (run f673558: 2 ahead of 3 on all 18 rows
+     * with u = 1 to 4); the width stays min(4, u).
+     */
+    @Test void teamPlanMidSizesUpToFourWarpTilesUseTwoStages() {
+        int[][] shapes = {{32, 32, 128}, {48, 32, 128}, {32, 64, 96}, {16, 48, 96}, {48, 48, 48}, {64, 64, 64}, {40, 56, 72}};
+        int[] warps = {1, 2, 2, 2, 4, 4, 4};
+        for (int i = 0; i < shapes.length; i++) {
+            int[] d = shapes[i];
+            BmmHeuristics.TeamPlan p = BmmHeuristics.teamPlan(BmmShape.of(DType.BF16, 2048, d[0], d[1], d[2]), H100);
+            assertEquals(warps[i], p.teamWarps(), java.util.Arrays.toString(d) + " " + p);
+            assertEquals(2, p.stages(), java.util.Arrays.toString(d) + " " + p);
+        }
+        // F16 2048 at 64³: one matrix per group; A and B padded to 64 x 72 halves, two stages and one C slot each
+        BmmHeuristics.TeamPlan p = BmmHeuristics.teamPlan(BmmShape.of(DType.F16, 2048, 64, 64, 64), H100);
+        assertEquals(1, p.mats());
+        assertEquals(2, p.teamsPerBlock());
+        assertEquals(2 * (2 * (64 * 72 * 2 + 64 * 72 * 2) + 64 * 72 * 2), p.smemBytes());
     }
 
     @Property(tries = 300)

@@ -189,8 +189,8 @@ class BmmGpuTest {
     }
 
     /**
-     * bmm_team for F16/BF16 above 32 (forced CUSTOM; BmmHeuristics.halfMidTeam): every team width of its plan (w4 s3, w4 s2,
-     * w8 s2), partial 32×32 warp tiles and k16 steps, every layout, a partial last block, A one element off its allocation
+     * bmm_team for F16/BF16 above 32 (forced CUSTOM; BmmHeuristics.halfMidTeam): every team width of its plan (1, 2, 4 and
+     * 8 warps, 2 stages), partial 32×32 warp tiles and k16 steps, every layout, a partial last block, A one element off its allocation
      * (bmm_small runs) and a shared B (bmm_small). Above 96 at small batches (the rule takes any batch there), up to 96 at
      * batch 2049 (the rule starts at 2048), where the CPU reference costs most, so in fewer layouts.
      */
@@ -216,7 +216,8 @@ class BmmGpuTest {
                     }
                 }
             }
-            int[][] mid = {{48, 48, 48}, {40, 56, 72}, {64, 33, 40}};  // u = 4 (w4 s3), 4, 4 (n = 33: small)
+            // u = 4 (w4), 4, 4 (n = 33: small), 1 (w1), 2 (w2)
+            int[][] mid = {{48, 48, 48}, {40, 56, 72}, {64, 33, 40}, {32, 32, 96}, {48, 32, 72}};
             for (int i = 0; i < mid.length; i++) {
                 int[] sh = mid[i];
                 for (int t = 0; t < 4; t += dt == DType.F16 ? 1 : 3) {
@@ -232,7 +233,8 @@ class BmmGpuTest {
             }
         }
         if (info.smemPerBlockOptin() >= 174_080) {
-            assertEquals(java.util.Set.of("team_mma_w4_g1_s2_sc", "team_mma_w4_g1_s3_sc", "team_mma_w8_g1_s2_sc"), widths, widths.toString());
+            assertEquals(java.util.Set.of("team_mma_w1_g1_s2_sc", "team_mma_w2_g1_s2_sc", "team_mma_w4_g1_s2_sc", "team_mma_w8_g1_s2_sc"),
+                    widths, widths.toString());
         }
     }
 
