@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole validation record on a two-GPU host in one call (about 480 s): the suite and the stress (300 s on eight
-# streams, then 150 s on one shared stream) on GPU 0, and every compute-sanitizer tool at full jqwik tries in 23
-# processes over both GPUs (19 with RECORD_EXAMPLES=0), sharded by class. Int8MmGpuTest's 72-shape grid runs under racecheck in four slices
+# streams, then 150 s on one shared stream) on GPU 0, and every compute-sanitizer tool at full jqwik tries in 24
+# processes over both GPUs (20 with RECORD_EXAMPLES=0), sharded by class. Int8MmGpuTest's 72-shape grid runs under racecheck in four slices
 # (core's GpuTestSlice) with Gapfill's kernels instrumented only (with cuBLASLt instrumented one K = 4096 shape takes
 # minutes); its random property runs in a process of its own with every kernel instrumented, because under the kernel
 # filter the tool dies in it ("failed to handle a hardware exception", docs/reliability.md). Initcheck instruments
@@ -10,13 +10,22 @@
 # elsewhere. Writes what scripts/device-run.sh writes.
 # Usage (GPU host, repository root): scripts/record-x2.sh
 set -u
-gpu1="memcheck/bm synccheck/bm racecheck/bm initcheck/eb racecheck/g racecheck/m racecheck/i0 racecheck/i1 initcheck/d"
+gpu1="memcheck/bm synccheck/bm racecheck/bn initcheck/eb racecheck/g racecheck/m racecheck/i0 racecheck/i1 initcheck/d"
 # the examples module's GPU classes (the demo, the stress command, the lessons) under every tool; RECORD_EXAMPLES=0
 # leaves them out (at 4f86968, every kernel instrumented: memcheck 61 s, initcheck 106 s; racecheck and synccheck
 # timed out at 450 s, hence the kernel filter below)
 if [ "${RECORD_EXAMPLES:-1}" = 1 ]; then gpu1="$gpu1 memcheck/x racecheck/x"; xs="synccheck/x initcheck/x"; fi
 gpu0="memcheck/r synccheck/r initcheck/er racecheck/gd racecheck/e racecheck/c racecheck/v racecheck/i2 racecheck/i3"
-gpu0="$gpu0 racecheck/ip ${xs:-}"
+gpu0="$gpu0 racecheck/ip racecheck/bv ${xs:-}"
+# BmmGpuTest under racecheck in two processes: its vendor split-K test alone (bv), whose folded n = 8 GEMMs run cuBLAS's
+# nvjet 64x8 kernels (at 4a5fe64 racecheck/bm reported 8 hazards inside them, none in a Gapfill kernel), and the rest (bn)
+bm=dev.gapfill.verify.BmmGpuTest
+bv="methods:$bm#vendorPathReducesSplitKPartialsInFp32()"
+bn="methods:$bm#randomShapesBothBackends(int,int,int,int,int,boolean,boolean,boolean,int,boolean,int,long)"
+for t in regimeBoundaries teamKernelShapesLayoutsAndAlignment teamKernelHalfMidSizesEveryWidthAndLayout \
+    fragKernelShapesLayoutsOffsetsAndMatricesPerWarp frag32KernelShapesLayoutsOffsetsAndWarpsPerMatrix \
+    f32FragKernelShapesOffsetsAndMatricesPerWarp allLayoutsAndSharedBAtOddSizes aboveTheCustomLimitAutoIsVendorAndCustomIsRefused \
+    tf32IsWithinTheTf32Bound sameInputsGiveTheSameBitsTwice decideMatchesTheHeuristicsForTheDevice; do bn="$bn|$bm#$t()"; done
 i8=dev.gapfill.verify.Int8MmGpuTest
 grid="methods:$i8#everyBackendMatchesTheReferenceAndTheVendor(int,int,int)|$i8#newOutputOnThePerThreadStream()"
 grid="$grid|$i8#validationRunsBeforeAnyLaunchOnTheGpu()"
@@ -28,7 +37,7 @@ export SANITIZER_SHARDS='bm=.*\.BmmGpuTest eb=.*\.BmmGpuTest'\
 ' x=dev\.gapfill\.examples\.(DemoTest|StressCmdTest|LessonsTest)'\
 ' d=.*\.(DepthwiseConv3x3|MemoryBaseline)GpuTest gd=.*\.(GqaDecode|DepthwiseConv3x3)GpuTest g=.*\.GroupedGemmGpuTest'\
 ' m=.*\.MoeRouteGpuTest e=.*\.ElementwiseGpuTest c=.*\.(GpuRuntimeTest|MemoryBaselineGpuTest|MultiGpuTest)'\
-' v=.*\.(Ops|Tensor)ValidationGpuProperties'" i0=$grid i1=$grid i2=$grid i3=$grid ip=$property"
+' v=.*\.(Ops|Tensor)ValidationGpuProperties'" i0=$grid i1=$grid i2=$grid i3=$grid ip=$property bn=$bn bv=$bv"
 g=""; for e in $gpu1; do g="$g $e=1,0"; done
 export SANITIZER_GPUS="${g# }"
 export SANITIZER_JOPTS="racecheck/i0=-Dgapfill.test.slice=0/4 racecheck/i1=-Dgapfill.test.slice=1/4"\
