@@ -189,11 +189,11 @@ static Cfg team_plan(Dt d, int batch, int m, int n, int k, bool ta, bool tb, con
     long units = d == F32 ? cdiv(m, 4) * cdiv(n, 4) : cdiv(m, 32) * cdiv(n, 32);  // thread tiles (F32) / warp tiles
     if (nm <= 0) nm = (int)std::max(1L, std::min(16L, 4096L / real));           // >= ~4 KB moved per group
     nm = (int)std::min<long>(nm, batch);
-    // F16/BF16 above 32 (since 7666243): min(4, u) warps up to u = 8, 8 warps from 9, u = ceil(m/32)·ceil(n/32) (runs
-    // 4de5ecd and ab53e1c: 96^3 w8 ahead of w4); 2 stages everywhere since run f673558 had 2 ahead of 3 at every u <= 4 row.
+    // F16/BF16 above 32 (since 7666243): u warps up to u = 4, 8 warps above, u = ceil(m/32)·ceil(n/32) (runs 4de5ecd,
+    // ab53e1c and e4b8c63: w8 ahead of w4 at u = 6, 8 and 9); 2 stages everywhere since run f673558 had 2 ahead of 3 at every u <= 4 row.
     const bool mid = d != F32 && std::max({m, n, k}) > 32;
     if (W <= 0) W = d == F32 ? (int)std::min(4L, std::max(1L, cdiv(nm * units, 64)))
-                  : mid ? (units >= 9 ? 8 : (int)std::min(4L, units)) : (int)std::min(4L, std::max(1L, nm * units / 4));
+                  : mid ? (units > 4 ? 8 : (int)std::min(4L, units)) : (int)std::min(4L, std::max(1L, nm * units / 4));
     if (stages <= 0) stages = 2;
     long team = (long)stages * nm * (a + b) + (direct ? 0 : nm * c);
     int tpb = std::max(1, std::min(4, 8 / W));

@@ -373,11 +373,12 @@ public final class BmmHeuristics {
      * 12,800 B (two stages of A and B padded to 32 x 40 halves, one C slot), 4 per block (128 threads,
      * 51,200 B), 4 blocks per SM → 2112 teams, 4 groups each → 512 blocks.
      * <p>F16/BF16 above 32 ({@link #halfMidTeam}) take the configurations that measured fastest in the H100 harness,
-     * with u = ceil(m/32)·ceil(n/32) warp tiles: teams of min(4, u) warps up to u = 8, 8 warps from 9, always 2
-     * stages. Widths from runs 4de5ecd (48³ and 64³ at 2048: w4 16.29 / 22.18 µs against the rule above's w1 17.76 /
-     * 28.80; 128³: w8 s2 81.44 against w4 s2 123.01) and ab53e1c ({@code results-h100-ab53e1c-mid96.txt}; 96³, u = 9:
-     * w8 s2 44.67 against w4 s2 53.50 at 2048, 171.58 against 181.89 at 8192; 4de5ecd had tried w8 with 3 stages
-     * only). u = 5 to 8 keeps 4 warps, unmeasured against 8. Stages from
+     * with u = ceil(m/32)·ceil(n/32) warp tiles: teams of u warps up to u = 4, 8 warps above, always 2 stages. Widths
+     * from runs 4de5ecd (48³ and 64³ at 2048: w4 16.29 / 22.18 µs against the rule above's w1 17.76 / 28.80; 128³: w8
+     * s2 81.44 against w4 s2 123.01), ab53e1c ({@code results-h100-ab53e1c-mid96.txt}; 96³, u = 9: w8 s2 44.67 against
+     * w4 s2 53.50 at 2048, 171.58 against 181.89 at 8192; 4de5ecd had tried w8 with 3 stages only) and e4b8c63
+     * ({@code results-h100-e4b8c63-u5to9.txt}; at 2048, u = 6: 64×96×64 w8 27.07 against w4 32.58; u = 8: 128×64×64
+     * 31.58 against 35.46, 64×128×96 40.03 against 43.30). Stages from
      * run f673558 ({@code cuda-native/dev/bmm/results-h100-f673558-mid.txt}), where 2 beat 3 at the same width on all
      * 18 rows, u = 1 to 4: 2048 32×32×128 w1 17.92 against 21.98 µs, 2048 48×32×128 w2 21.18 against 24.93, 2048 64³
      * w4 19.10 against 21.95, 2048 40×56×72 w4 18.18 against 23.39 (4de5ecd's 3-stage 4-warp teams had been compared
@@ -395,7 +396,7 @@ public final class BmmHeuristics {
         long units = f32 ? ceilDiv(s.m(), 4) * ceilDiv(s.n(), 4) : ceilDiv(s.m(), 32) * ceilDiv(s.n(), 32);
         boolean mid = !f32 && Math.max(s.m(), Math.max(s.n(), s.k())) > FRAG32_MAX_DIM;
         int w = (int) (f32 ? Math.min(4, Math.max(1, ceilDiv(nm * units, 64)))
-                : mid ? (units >= 9 ? 8 : Math.min(4, units)) : Math.min(4, Math.max(1, nm * units / 4)));
+                : mid ? (units > 4 ? 8 : Math.min(4, units)) : Math.min(4, Math.max(1, nm * units / 4)));
         int stages = 2;
         boolean direct = f32;
         long team = stages * nm * (aBytes + bBytes) + (direct ? 0 : nm * cBytes);

@@ -218,8 +218,8 @@ class BmmHeuristicsTest {
 
     /**
      * F16/BF16 above 32 with m·n·k above 32³: forced CUSTOM runs bmm_team in the configurations the H100 harness
-     * measured fastest (w4 s2 at 48³ and 64³, w8 s2 at 96³ and 128³; widths from runs 4de5ecd and ab53e1c, stages from
-     * f673558), from batch 2048, and above 96 at any batch;
+     * measured fastest (w4 s2 at 48³ and 64³, w8 s2 from 5 warp tiles, 96³ and 128³ among them; widths from runs
+     * 4de5ecd, ab53e1c and e4b8c63, stages from f673558), from batch 2048, and above 96 at any batch;
      * AUTO's choice on those shapes stays cuBLAS; unaligned, misaligned rows, a shared B or an A100 without the shared
      * memory for the 128³ plan run bmm_small.
      */
@@ -227,7 +227,9 @@ class BmmHeuristicsTest {
         assertEquals("team_mma_w4_g1_s2_sc", forced(BmmShape.of(DType.F16, 2048, 48, 48, 48)));
         assertEquals("team_mma_w4_g1_s2_sc", forced(BmmShape.of(DType.BF16, 8192, 64, 64, 64)));
         assertEquals("team_mma_w8_g1_s2_sc", forced(BmmShape.of(DType.F16, 2048, 96, 96, 96)));          // u = 9
-        assertEquals("team_mma_w4_g1_s2_sc", forced(BmmShape.of(DType.F16, 2048, 128, 64, 64)));         // u = 8
+        assertEquals("team_mma_w8_g1_s2_sc", forced(BmmShape.of(DType.F16, 2048, 128, 64, 64)));         // u = 8
+        assertEquals("team_mma_w8_g1_s2_sc", forced(BmmShape.of(DType.BF16, 2048, 64, 96, 64)));         // u = 6
+        assertEquals("team_mma_w4_g1_s2_sc", forced(BmmShape.of(DType.F16, 2048, 64, 64, 40)));          // u = 4
         assertEquals("team_mma_w8_g1_s2_sc", forced(BmmShape.of(DType.BF16, 512, 96, 112, 80)));         // u = 12
         assertEquals("team_mma_w8_g1_s2_sc", forced(BmmShape.of(DType.BF16, 2048, 128, 128, 128).withTransposes(true, true)));
         assertEquals("team_mma_w8_g1_s2_sc", forced(BmmShape.of(DType.F16, 512, 128, 128, 128)));

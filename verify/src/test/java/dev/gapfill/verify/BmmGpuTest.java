@@ -198,7 +198,7 @@ class BmmGpuTest {
         long seed = 1300;
         DeviceInfo info = Gpu.device(GPU).info();
         java.util.Set<String> widths = new java.util.TreeSet<>();
-        // u = 16 (w8), 8 (w4), 12 (w8, warps with one and two tiles); 100: rows not 16-byte multiples
+        // u = 16 (w8), 8 (w8, one tile a warp), 12 (w8, warps with one and two tiles); 100: rows not 16-byte multiples
         int[][] large = {{120, 128, 96}, {128, 40, 104}, {96, 112, 80}, {97, 100, 128}};
         int[] batches = {5, 131, 2 * info.smCount() + 1};
         for (DType dt : new DType[] {DType.F16, DType.BF16}) {
