@@ -6,7 +6,10 @@ import java.io.IOException;
 import java.lang.reflect.Method;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
@@ -19,7 +22,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 /**
  * scripts/record-x2.sh names some GPU classes' tests one by one: Int8MmGpuTest's (the grid shards and the property's
  * own process) and BmmGpuTest's (racecheck over the vendor split-K test alone and over the rest). A test added to either
- * class would silently miss racecheck in the record, so this keeps the lists and the classes in step.
+ * class would silently miss racecheck in the record, so this keeps the lists and the classes in step; and
+ * scripts/record-x1.sh's two calls must run every process of record-x2.sh.
  */
 class RecordShardsTest {
     @Test void theRecordScriptNamesEveryTestOfInt8MmGpuTest() throws IOException {
@@ -38,6 +42,31 @@ class RecordShardsTest {
             }
         }
         assertEquals(tests(BmmGpuTest.class), named, "the test methods of BmmGpuTest and those record-x2.sh selects");
+    }
+
+    /** record-x1.sh's two calls run every tool process of record-x2.sh, each once. */
+    @Test void theOneGpuRecordRunsEveryProcessOfTheTwoGpuRecordOnce() throws IOException, InterruptedException {
+        script();  // skips without a checkout
+        List<String> halves = bash("scripts/record-x1.sh print");
+        assertEquals(2, halves.size(), "record-x1.sh print: two lines, " + halves);
+        List<String> all = bash("RECORD_SOURCE_ONLY=1 . scripts/record-x2.sh; echo $SANITIZER_TOOLS");
+        List<String> expected = new ArrayList<>(List.of(all.get(0).trim().split("\\s+")));
+        List<String> got = new ArrayList<>(List.of(halves.get(0).trim().split("\\s+")));
+        got.addAll(List.of(halves.get(1).trim().split("\\s+")));
+        assertEquals(24, expected.size(), "record-x2.sh's tool processes: " + expected);
+        Collections.sort(expected);
+        Collections.sort(got);
+        assertEquals(expected, got, "the two parts of record-x1.sh against record-x2.sh");
+    }
+
+    private static List<String> bash(String command) throws IOException, InterruptedException {
+        Path bash = Path.of("/bin/bash");
+        assumeTrue(Files.isExecutable(bash), "needs bash");
+        Process p = new ProcessBuilder(bash.toString(), "-c", command).directory(Path.of("..").toFile())
+                .redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertEquals(0, p.waitFor(), command + ": " + out);
+        return out.lines().filter(l -> !l.isBlank()).collect(Collectors.toList());
     }
 
     private static String script() throws IOException {
