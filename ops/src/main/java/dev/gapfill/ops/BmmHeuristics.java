@@ -374,8 +374,8 @@ public final class BmmHeuristics {
      * 51,200 B), 4 blocks per SM → 2112 teams, 4 groups each → 512 blocks.
      * <p>F16/BF16 above 32 ({@link #halfMidTeam}) take the configurations that measured fastest in the H100 harness,
      * with u = ceil(m/32)·ceil(n/32) warp tiles: teams of u warps up to u = 4, 8 warps above, always 2 stages. Widths
-     * from runs 4de5ecd (48³ and 64³ at 2048: w4 16.29 / 22.18 µs against the rule above's w1 17.76 / 28.80; 128³: w8
-     * s2 81.44 against w4 s2 123.01), ab53e1c ({@code results-h100-ab53e1c-mid96.txt}; 96³, u = 9: w8 s2 44.67 against
+     * from runs 4de5ecd (48³ and 64³ at 2048: w4 with 3 stages 16.29 / 22.18 µs against the rule above's w1 17.76 /
+     * 28.80; 128³: w8 s2 81.44 against w4 s2 123.01), ab53e1c ({@code results-h100-ab53e1c-mid96.txt}; 96³, u = 9: w8 s2 44.67 against
      * w4 s2 53.50 at 2048, 171.58 against 181.89 at 8192; 4de5ecd had tried w8 with 3 stages only) and e4b8c63
      * ({@code results-h100-e4b8c63-u5to9.txt}; at 2048, u = 6: 64×96×64 w8 27.07 against w4 32.58; u = 8: 128×64×64
      * 31.58 against 35.46, 64×128×96 40.03 against 43.30). Stages from
