@@ -32,7 +32,8 @@
 #include <string>
 #include <vector>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("CUDA %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); exit(2); } } while (0)
+#include "dev_harness.h"  // ../common: CK, l2_flush_read (the flush by a read: it leaves clean lines in L2, so the timed
+                          // kernel pays no write-back of the flush's data, which a memset flush leaves dirty), copy_rate_gbps
 #define CB(x) do { cublasStatus_t s_ = (x); if (s_ != CUBLAS_STATUS_SUCCESS) { printf("cuBLAS %d at %s:%d\n", (int)s_, __FILE__, __LINE__); exit(2); } } while (0)
 
 enum Dt { F16, BF16, F32 };
@@ -268,16 +269,6 @@ __global__ void ref_kernel(const T* A, const T* B, int batch, int m, int n, int 
         ref[e] = s; abssum[e] = sa; seq[e] = f;
     }
 }
-// L2 flush by reading (the lines left in L2 are clean, so the timed kernel pays no write-back of
-// the flush's data, which a memset flush leaves dirty).
-__global__ void l2_flush_read(const uint4* p, long long n, unsigned* sink) {
-    unsigned x = 0;
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
-        const uint4 v = __ldcg(p + i);
-        x ^= v.x ^ v.y ^ v.z ^ v.w;
-    }
-    if (x == 0x9E3779B9u) *sink = x;  // keeps the loads; practically never true
-}
 struct Counts { unsigned long long fails, inexact, first; };
 template <typename T>
 __global__ void check_kernel(const T* out, long long total, const double* ref, const double* abssum, const float* seq, double uout, double gam,
@@ -511,18 +502,7 @@ int main(int argc, char** argv) {
     // ---------------------------------------------------------------- sweep
     const int REPS = 25;
     size_t flush_bytes = 256u << 20; void* flush; CK(cudaMalloc(&flush, flush_bytes));
-    double copy_gbps;
-    {
-        size_t nb = 1u << 30; void *x, *y; CK(cudaMalloc(&x, nb)); CK(cudaMalloc(&y, nb));
-        cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
-        std::vector<float> t;
-        for (int r = 0; r < 9; ++r) {
-            CK(cudaEventRecord(e0, st)); CK(cudaMemcpyAsync(y, x, nb, cudaMemcpyDeviceToDevice, st)); CK(cudaEventRecord(e1, st));
-            CK(cudaEventSynchronize(e1)); float ms; CK(cudaEventElapsedTime(&ms, e0, e1)); t.push_back(ms);
-        }
-        std::sort(t.begin(), t.end()); copy_gbps = 2.0 * nb / (t[4] * 1e6);
-        cudaFree(x); cudaFree(y);
-    }
+    const double copy_gbps = copy_rate_gbps(st);
     cudaEvent_t ev0, ev1; CK(cudaEventCreate(&ev0)); CK(cudaEventCreate(&ev1));
     const char* fenv = getenv("BMM_FLUSH");
     const bool memset_flush = fenv && !strcmp(fenv, "memset");

@@ -7,7 +7,7 @@
 # Run from the repo root on the device: OUT=$OUT bash cuda-native/dev/bmm/run_frag32.sh  (24 s on the H100)
 set -o pipefail
 OUT=${OUT:-.}; here=$(cd "$(dirname "$0")" && pwd); src=$here/../../src/main/cuda
-nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -I"$here" -I"$src/common" -I"$src/bmm" "$here/bench_bmm.cu" -lcublas \
+nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -I"$here" -I"$here/../common" -I"$src/common" -I"$src/bmm" "$here/bench_bmm.cu" -lcublas \
   -o /tmp/bench_bmm >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 grep -A2 "bmm_frag_f32_nn" "$OUT/build.log" | grep -o "Compiling entry function '[a-z0-9_]*'\|Used [0-9]* registers" | paste - - | head -6
 BMM_SKIP=stream,team timeout 150 /tmp/bench_bmm corr >"$OUT/corr.txt" 2>&1; echo "corr rc=$?"

@@ -6,7 +6,7 @@
 # the geomeans. Run from the repo root on the device: OUT=$OUT bash cuda-native/dev/bmm/run_frag32h.sh
 set -o pipefail
 OUT=${OUT:-.}; here=$(cd "$(dirname "$0")" && pwd); src=$here/../../src/main/cuda
-nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -I"$here" -I"$src/common" -I"$src/bmm" "$here/bench_bmm.cu" -lcublas \
+nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -I"$here" -I"$here/../common" -I"$src/common" -I"$src/bmm" "$here/bench_bmm.cu" -lcublas \
   -o /tmp/bench_bmm >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 BMM_SKIP=stream timeout 200 /tmp/bench_bmm corr >"$OUT/corr.txt" 2>&1; echo "corr rc=$?"
 grep -m 20 -E "FAIL|MISMATCH|CUDA" "$OUT/corr.txt"; tail -1 "$OUT/corr.txt"

@@ -2,7 +2,7 @@
 # One device call: build the harness (sm_90a), check bmm_team on the corr cases, then the n <= 128 sweep
 # (cuBLAS, bmm_small, bmm_stream default plan, bmm_team default plan and alternatives), read-based L2 flush.
 # Run from a folder holding bench_bmm.cu, bmm_small.cu, bmm_stream.cu, bmm_team.cu, bmm_mma.cuh, bmm_ffma.cuh and
-# gapfill_types.cuh (copies of cuda-native/dev/bmm and src/main/cuda/{bmm,common}).
+# gapfill_types.cuh, dev_harness.h (copies of cuda-native/dev/bmm, dev/common and src/main/cuda/{bmm,common}).
 set -o pipefail
 OUT=${OUT:-.}
 nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -I. bench_bmm.cu -lcublas -o bench >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }

@@ -6,7 +6,7 @@
 # (the shipped one first), each checked. Run from the repo root on the device: OUT=$OUT bash cuda-native/dev/bmm/run_mid.sh
 set -o pipefail
 OUT=${OUT:-.}; here=$(cd "$(dirname "$0")" && pwd); src=$here/../../src/main/cuda
-nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -I"$here" -I"$src/common" -I"$src/bmm" "$here/bench_bmm.cu" -lcublas \
+nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -I"$here" -I"$here/../common" -I"$src/common" -I"$src/bmm" "$here/bench_bmm.cu" -lcublas \
   -o /tmp/bench_bmm >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 BMM_SHAPES="${BMM_SHAPES:-32x32x128,32x32x128@8192,32x64x96,64x32x64@8192,48x32x128,16x48x96,40x56x72,64x64x64,128x128x128}" BMM_SKIP=stream \
   timeout 300 /tmp/bench_bmm sweep >"$OUT/mid.txt" 2>&1; echo "sweep rc=$?"

@@ -1,35 +1,36 @@
-// What the gqa_decode A/B mains share (ab/main.cu, paged/main64.cu): the CUDA error check, the L2 flush by a read, and
-// the device-to-device copy rate that the floors divide by.
+// What the gqa_decode A/B mains share (ab/main.cu, paged/main64.cu) beyond ../../common/dev_harness.h (the error check,
+// the L2 flush by a read, the copy rate): the interleaved timing of the variants (AbTimer).
 #pragma once
-#include <cuda_runtime.h>
+#include "dev_harness.h"
 
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("CUDA %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); exit(2); } } while (0)
-
-// Reads n 16-byte words around L2 (ld.cg), so the next launch finds its data in DRAM only.
-__global__ void l2_flush_read(const uint4* p, long long n, unsigned* sink) {
-    unsigned x = 0;
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
-        const uint4 w = __ldcg(p + i);
-        x ^= w.x ^ w.y ^ w.z ^ w.w;
+// The variants' timing: before every launch the L2 is flushed by a 256 MiB read (l2_flush_read), CUDA events around the
+// launch, 3 untimed then 31 timed repetitions of all variants interleaved, medians in µs. With `rotate` the variants'
+// order turns by one every repetition (paged/main64.cu); without, A, B, C, D in turn (ab/main.cu).
+struct AbTimer {
+    cudaStream_t st;
+    int sms;
+    size_t flush_bytes = 256u << 20;
+    void* flush = nullptr;
+    unsigned* sink = nullptr;
+    cudaEvent_t ev0, ev1;
+    AbTimer(cudaStream_t stream, int sm_count) : st(stream), sms(sm_count) {
+        CK(cudaMalloc(&flush, flush_bytes)); CK(cudaMemset(flush, 0x5a, flush_bytes)); CK(cudaMalloc(&sink, 4));
+        CK(cudaEventCreate(&ev0)); CK(cudaEventCreate(&ev1));
     }
-    if (x == 0x9E3779B9u) *sink = x;
-}
-
-// Copy rate in GB/s (read + write) of a 1 GiB device-to-device copy, median of 9.
-static double copy_rate_gbps(cudaStream_t st) {
-    size_t nb = 1u << 30; void *x, *y; CK(cudaMalloc(&x, nb)); CK(cudaMalloc(&y, nb));
-    cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
-    std::vector<float> t;
-    for (int r = 0; r < 9; ++r) {
-        CK(cudaEventRecord(e0, st)); CK(cudaMemcpyAsync(y, x, nb, cudaMemcpyDeviceToDevice, st)); CK(cudaEventRecord(e1, st));
-        CK(cudaEventSynchronize(e1)); float ms; CK(cudaEventElapsedTime(&ms, e0, e1)); t.push_back(ms);
+    template <int NV, class Launch, class X>
+    void medians(Launch (&launch)[NV], X (&xs)[NV], bool rotate, double (&med)[NV]) {
+        std::vector<float> t[NV];
+        for (int r = -3; r < 31; ++r)
+            for (int i = 0; i < NV; ++i) {
+                const int j = rotate ? (i + r + 3) % NV : i;
+                l2_flush_read<<<4 * sms, 512, 0, st>>>((const uint4*)flush, (long long)(flush_bytes / 16), sink);
+                CK(cudaEventRecord(ev0, st));
+                launch[j](xs[j], st);
+                CK(cudaEventRecord(ev1, st));
+                CK(cudaEventSynchronize(ev1)); CK(cudaGetLastError());
+                float ms; CK(cudaEventElapsedTime(&ms, ev0, ev1));
+                if (r >= 0) t[j].push_back(ms * 1000);
+            }
+        for (int i = 0; i < NV; ++i) { std::sort(t[i].begin(), t[i].end()); med[i] = t[i][15]; }
     }
-    std::sort(t.begin(), t.end());
-    CK(cudaFree(x)); CK(cudaFree(y)); CK(cudaEventDestroy(e0)); CK(cudaEventDestroy(e1));
-    return 2.0 * nb / (t[4] * 1e6);
-}
+};

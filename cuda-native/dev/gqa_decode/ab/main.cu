@@ -58,9 +58,7 @@ int main() {
     cudaStream_t st; CK(cudaStreamCreate(&st));
     const double copy_gbps = copy_rate_gbps(st);
     printf("GPU %s, %d SMs, copy %.0f GB/s\n", prop.name, sms, copy_gbps);
-    size_t flush_bytes = 256u << 20; void* flush; CK(cudaMalloc(&flush, flush_bytes)); CK(cudaMemset(flush, 0x5a, flush_bytes));
-    unsigned* sink; CK(cudaMalloc(&sink, 4));
-    cudaEvent_t ev0, ev1; CK(cudaEventCreate(&ev0)); CK(cudaEventCreate(&ev1));
+    AbTimer timer(st, sms);
 
     const char* d_env = getenv("GQA_AB_D_SPLITS");
     const bool d_same_splits = d_env != nullptr && strcmp(d_env, "same") == 0;
@@ -146,19 +144,8 @@ int main() {
         }
         const bool ok_d = ulp_d <= 2 && rel_l <= 1e-5;
         bad += !same_b + !same_c + !ok_d + (nan_a > 0);
-        std::vector<float> t[NV];
-        for (int r = -3; r < 31; ++r)
-            for (int i = 0; i < NV; ++i) {
-                l2_flush_read<<<4 * sms, 512, 0, st>>>((const uint4*)flush, (long long)(flush_bytes / 16), sink);
-                CK(cudaEventRecord(ev0, st));
-                launch[i](xs[i], st);
-                CK(cudaEventRecord(ev1, st));
-                CK(cudaEventSynchronize(ev1)); CK(cudaGetLastError());
-                float ms; CK(cudaEventElapsedTime(&ms, ev0, ev1));
-                if (r >= 0) t[i].push_back(ms * 1000);
-            }
         double med[NV];
-        for (int i = 0; i < NV; ++i) { std::sort(t[i].begin(), t[i].end()); med[i] = t[i][15]; }
+        timer.medians(launch, xs, false, med);
         long long sum_len = 0;
         for (int x_ : lens) sum_len += x_;
         const double floor_us = (2.0 * sum_len * sh.hkv * D * 2 + 2.0 * sh.b * sh.hq * D * 2) / (copy_gbps * 1e3);

@@ -28,7 +28,7 @@ def replace(text, old, new):
 def write_variants(dst, src, here, variants, launchers=None, kernel='f16_d128', main=None):
     """variants: (name, decode_mma.cu text) for a, b, c, d. Each gets its own namespace, kernel names and
     translation unit with a host launcher of its kernel gqa_decode_mma_<kernel> (launch.h's GQA_AB_LAUNCHER, or the
-    macro that launchers maps its name to); launch.h, harness.h, run.sh and the harness main (main, default this
+    macro that launchers maps its name to); launch.h, harness.h (with ../../common/dev_harness.h), run.sh and the harness main (main, default this
     folder's main.cu) go beside them, with the kernel's name in the file `kernel` for run.sh."""
     launchers = launchers or {}
     if os.path.exists(dst):
@@ -46,5 +46,6 @@ def write_variants(dst, src, here, variants, launchers=None, kernel='f16_d128', 
             '%s(%s_launch, %s_gqa_decode_mma_%s, gqa_mma_%s)\n' % (launchers.get(name, 'GQA_AB_LAUNCHER'), name, name, kernel, name))
     for f in ('launch.h', 'harness.h', 'run.sh'):
         shutil.copy(os.path.join(HERE, f), dst)
+    shutil.copy(os.path.join(HERE, '..', '..', 'common', 'dev_harness.h'), dst)
     shutil.copy(main or os.path.join(here, 'main.cu'), os.path.join(dst, 'main.cu'))
     open(os.path.join(dst, 'kernel'), 'w').write(kernel + '\n')

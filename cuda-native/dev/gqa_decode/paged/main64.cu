@@ -62,9 +62,7 @@ int main() {
     cudaStream_t st; CK(cudaStreamCreate(&st));
     const double copy_gbps = copy_rate_gbps(st);
     printf("GPU %s, %d SMs, copy %.0f GB/s\n", prop.name, sms, copy_gbps);
-    size_t flush_bytes = 256u << 20; void* flush; CK(cudaMalloc(&flush, flush_bytes)); CK(cudaMemset(flush, 0x5a, flush_bytes));
-    unsigned* sink; CK(cudaMalloc(&sink, 4));
-    cudaEvent_t ev0, ev1; CK(cudaEventCreate(&ev0)); CK(cudaEventCreate(&ev1));
+    AbTimer timer(st, sms);
 
     const int hq = 16, hkv = 2, g = hq / hkv, tiles = 1;
     const int shapes[][3] = {{16, 32768, 4}, {4, 131072, 16}, {64, 8192, 1}, {16, 8192, 4}, {1, 131072, 64}, {64, 2048, 1}};
@@ -142,20 +140,8 @@ int main() {
                     bad += !same;
                     verdict += same ? " =" : " DIFFERENT";
                 }
-                std::vector<float> t[NV];
-                for (int r = -3; r < 31; ++r)
-                    for (int i = 0; i < NV; ++i) {
-                        const int j = (i + r + 3) % NV;  // rotate the order every repetition
-                        l2_flush_read<<<4 * sms, 512, 0, st>>>((const uint4*)flush, (long long)(flush_bytes / 16), sink);
-                        CK(cudaEventRecord(ev0, st));
-                        launch[j](xs[j], st);
-                        CK(cudaEventRecord(ev1, st));
-                        CK(cudaEventSynchronize(ev1)); CK(cudaGetLastError());
-                        float ms; CK(cudaEventElapsedTime(&ms, ev0, ev1));
-                        if (r >= 0) t[j].push_back(ms * 1000);
-                    }
                 double med[NV];
-                for (int i = 0; i < NV; ++i) { std::sort(t[i].begin(), t[i].end()); med[i] = t[i][15]; }
+                timer.medians(launch, xs, true, med);
                 if (lay == BHLD) a_bhld = med[0];
                 char name[64];
                 snprintf(name, sizeof name, "B=%d L=%d 16/2%s", B, L, varied ? " var" : "");
