@@ -193,8 +193,11 @@ static Cfg team_plan(Dt d, int batch, int m, int n, int k, bool ta, bool tb, con
     // F16/BF16 above 32 (since 7666243): u warps up to u = 4, 8 warps above, u = ceil(m/32)·ceil(n/32) (runs 4de5ecd,
     // ab53e1c and e4b8c63: w8 ahead of w4 at u = 6, 8 and 9); 2 stages everywhere since run f673558 had 2 ahead of 3 at every u <= 4 row.
     const bool mid = d != F32 && std::max({m, n, k}) > 32;
+    const bool shipped_width = W <= 0;
     if (W <= 0) W = d == F32 ? (int)std::min(4L, std::max(1L, cdiv(nm * units, 64)))
                   : mid ? (units > 4 ? 8 : (int)std::min(4L, units)) : (int)std::min(4L, std::max(1L, nm * units / 4));
+    // two warps at u = 4 with m, n, k <= 48 from 24 matrices per SM (run 998b26e: 40^3 and 48^3 at 8192, 48^3 at 4096 in e4b8c63)
+    if (shipped_width && mid && units == 4 && std::max({m, n, k}) <= 48 && batch >= 24L * dv.sms) W = 2;
     if (stages <= 0) stages = 2;
     long team = (long)stages * nm * (a + b) + (direct ? 0 : nm * c);
     int tpb = std::max(1, std::min(4, 8 / W));

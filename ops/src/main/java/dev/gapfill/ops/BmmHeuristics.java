@@ -96,6 +96,19 @@ public final class BmmHeuristics {
      * 512 128³ 26.40 / 35.42, but 512 48³ 8.00 / 7.68).
      */
     public static final int HALF_TEAM_ANY_BATCH_MIN_DIM_EXCLUSIVE = 96;
+    /**
+     * F16/BF16 mid sizes with 4 warp tiles and m, n and k all at most this take two-warp teams (each warp two tiles)
+     * from {@link #HALF_TEAM_W2_MIN_MATS_PER_SM} matrices per SM on, else four (below).
+     */
+    public static final int HALF_TEAM_W2_MAX_DIM = 48;
+    /**
+     * Matrices per SM from which {@link #HALF_TEAM_W2_MAX_DIM}'s shapes take two-warp teams. H100 harness, f16 w2 / w4
+     * µs: 998b26e ({@code results-h100-998b26e-u4.txt}) 40³ at 8192 38.34 / 41.50, 48³ at 8192 44.38 / 46.88, 48³ at 2048
+     * 15.71 / 14.91; e4b8c63 48³ at 4096 23.55 / 24.42. With 132 SMs, 2048 is 15.5 matrices per SM and 4096 is 31; the
+     * threshold sits between. Larger u = 4 shapes keep four (998b26e, 8192: 56³ 64.80 / 60.83, 40×48×56 55.20 / 47.84,
+     * 48×64×48 55.46 / 52.26, 64×48×64 66.91 / 63.36; 64³ at 4096 39.01 / 36.38).
+     */
+    public static final int HALF_TEAM_W2_MIN_MATS_PER_SM = 24;
     /** Shared memory a block may use when it holds more than one matrix (keeps several blocks per SM). */
     static final int MULTI_MATRIX_SMEM_BUDGET = 48 * 1024;
 
@@ -373,7 +386,8 @@ public final class BmmHeuristics {
      * 12,800 B (two stages of A and B padded to 32 x 40 halves, one C slot), 4 per block (128 threads,
      * 51,200 B), 4 blocks per SM → 2112 teams, 4 groups each → 512 blocks.
      * <p>F16/BF16 above 32 ({@link #halfMidTeam}) take the configurations that measured fastest in the H100 harness,
-     * with u = ceil(m/32)·ceil(n/32) warp tiles: teams of u warps up to u = 4, 8 warps above, always 2 stages. Widths
+     * with u = ceil(m/32)·ceil(n/32) warp tiles: teams of u warps up to u = 4, 8 warps above, always 2 stages; at u = 4
+     * with m, n, k ≤ {@link #HALF_TEAM_W2_MAX_DIM} two warps from {@link #HALF_TEAM_W2_MIN_MATS_PER_SM} matrices per SM. Widths
      * from runs 4de5ecd (48³ and 64³ at 2048: w4 with 3 stages 16.29 / 22.18 µs against the rule above's w1 17.76 /
      * 28.80; 128³: w8 s2 81.44 against w4 s2 123.01), ab53e1c ({@code results-h100-ab53e1c-mid96.txt}; 96³, u = 9: w8 s2 44.67 against
      * w4 s2 53.50 at 2048, 171.58 against 181.89 at 8192; 4de5ecd had tried w8 with 3 stages only) and e4b8c63
@@ -397,6 +411,10 @@ public final class BmmHeuristics {
         boolean mid = !f32 && Math.max(s.m(), Math.max(s.n(), s.k())) > FRAG32_MAX_DIM;
         int w = (int) (f32 ? Math.min(4, Math.max(1, ceilDiv(nm * units, 64)))
                 : mid ? (units > 4 ? 8 : Math.min(4, units)) : Math.min(4, Math.max(1, nm * units / 4)));
+        if (mid && units == 4 && Math.max(s.m(), Math.max(s.n(), s.k())) <= HALF_TEAM_W2_MAX_DIM
+                && s.batch() >= (long) HALF_TEAM_W2_MIN_MATS_PER_SM * info.smCount()) {
+            w = 2;
+        }
         int stages = 2;
         boolean direct = f32;
         long team = stages * nm * (aBytes + bBytes) + (direct ? 0 : nm * cBytes);

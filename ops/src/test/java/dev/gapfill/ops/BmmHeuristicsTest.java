@@ -225,6 +225,14 @@ class BmmHeuristicsTest {
      */
     @Test void halfMidSizesRunTheTeamKernelWhenForced() {
         assertEquals("team_mma_w4_g1_s2_sc", forced(BmmShape.of(DType.F16, 2048, 48, 48, 48)));
+        // u = 4 with m, n, k <= 48 from 24 matrices per SM (3168 on 132 SMs): two warps, two warp tiles each
+        assertEquals("team_mma_w2_g1_s2_sc", forced(BmmShape.of(DType.F16, 8192, 48, 48, 48)));
+        assertEquals("team_mma_w2_g1_s2_sc", forced(BmmShape.of(DType.BF16, 4096, 48, 48, 48)));
+        assertEquals("team_mma_w2_g1_s2_sc", forced(BmmShape.of(DType.F16, 3168, 40, 40, 40)));
+        assertEquals("team_mma_w4_g1_s2_sc", forced(BmmShape.of(DType.F16, 3167, 40, 40, 40)));
+        assertEquals("team_mma_w4_g1_s2_sc", forced(BmmShape.of(DType.F16, 8192, 56, 56, 56)));           // k, m, n > 48
+        assertEquals("team_mma_w4_g1_s2_sc", forced(BmmShape.of(DType.F16, 8192, 48, 48, 56)));
+        assertEquals("team_mma_w4_g1_s2_sc", forced(BmmShape.of(DType.BF16, 4096, 64, 64, 64)));
         assertEquals("team_mma_w4_g1_s2_sc", forced(BmmShape.of(DType.BF16, 8192, 64, 64, 64)));
         assertEquals("team_mma_w8_g1_s2_sc", forced(BmmShape.of(DType.F16, 2048, 96, 96, 96)));          // u = 9
         assertEquals("team_mma_w8_g1_s2_sc", forced(BmmShape.of(DType.F16, 2048, 128, 64, 64)));         // u = 8

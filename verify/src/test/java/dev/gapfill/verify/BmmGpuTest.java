@@ -217,16 +217,21 @@ class BmmGpuTest {
                     }
                 }
             }
-            // u = 4 (w4), 4, 4 (n = 33: small), 1 (w1), 2 (w2)
-            int[][] mid = {{48, 48, 48}, {40, 56, 72}, {64, 33, 40}, {32, 32, 96}, {48, 32, 72}};
+            // m, n, k, batch: u = 4 (w4), 4, 4 (n = 33: small), 1 (w1), 2 (w2), and u = 4 with two warps each holding two
+            // warp tiles (m, n, k <= 48 at 24 or more matrices per SM on a GPU of up to 170 SMs)
+            int[][] mid = {{48, 48, 48, 2049}, {40, 56, 72, 2049}, {64, 33, 40, 2049}, {32, 32, 96, 2049}, {48, 32, 72, 2049},
+                    {40, 48, 40, 4099}};
             for (int i = 0; i < mid.length; i++) {
                 int[] sh = mid[i];
                 for (int t = 0; t < 4; t += dt == DType.F16 ? 1 : 3) {
                     boolean ta = (t & 1) != 0, tb = (t & 2) != 0;
-                    BmmShape s = BmmShape.of(dt, 2049, sh[0], sh[1], sh[2]).withTransposes(ta, tb);
-                    Decision d = check(dt, 2049, sh[0], sh[1], sh[2], ta, tb, false, Backend.CUSTOM, t == 1, 0, seed++);
+                    BmmShape s = BmmShape.of(dt, sh[3], sh[0], sh[1], sh[2]).withTransposes(ta, tb);
+                    Decision d = check(dt, sh[3], sh[0], sh[1], sh[2], ta, tb, false, Backend.CUSTOM, t == 1, 0, seed++);
                     boolean team = BmmHeuristics.useTeam(s, info);
                     assertTrue(d.variant().startsWith(team ? "team_mma_" : "small_"), s + " " + d);
+                    if (team && sh[3] >= (long) BmmHeuristics.HALF_TEAM_W2_MIN_MATS_PER_SM * info.smCount() && sh[0] <= 48) {
+                        assertTrue(d.variant().startsWith("team_mma_w2_"), s + " " + d);
+                    }
                     if (team) {
                         widths.add(d.variant());
                     }
