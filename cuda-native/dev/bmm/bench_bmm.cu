@@ -51,7 +51,7 @@ static long operand_elems(Dt d, int rows, int cols) {
     int stride = cp + (((cp / V) % 2 == 0) ? V : 0);
     return (long)rp * stride;
 }
-struct Cfg { int kind; int mats, threads, grid, stages; long smem; int W = 1, direct = 0, tpb = 1; };  // kind 0 vendor, 1 small, 2 stream, 3 team, 5 frag (4 was the widened-FFMA experiment, results-h100-c9ae2e4-hffma.txt)
+struct Cfg { int kind; int mats, threads, grid, stages; long smem; int W = 1, direct = 0, tpb = 1, cb = 16; };  // kind 0 vendor, 1 small, 2 stream, 3 team, 5 frag (4 was the widened-FFMA experiment, results-h100-c9ae2e4-hffma.txt)
 // BmmHeuristics.plan (bmm_small)
 static Cfg small_plan(Dt d, int batch, int m, int n, int k, bool ta, bool tb, bool shared, const Dev& dv) {
     long a = operand_elems(d, ta ? k : m, ta ? m : k) * dtbytes(d);
@@ -170,9 +170,17 @@ static KernT kern_team(Dt d, bool ta, bool tb) {
         {(KernT)bmm_team_f32_nn, (KernT)bmm_team_f32_nt, (KernT)bmm_team_f32_tn, (KernT)bmm_team_f32_tt}};
     return ks[d][(ta ? 2 : 0) + (tb ? 1 : 0)];
 }
-// bmm_team: does it take the problem (16-byte rows of A, B, C as stored, B not shared)? Pointers are checked at launch.
-static bool team_ok(Dt d, int m, int n, int k, bool ta, bool tb, bool shared) {
-    const int V = 16 / dtbytes(d);
+static KernT kern_team8(Dt d, bool ta, bool tb) {  // 8-byte chunks, F16/BF16 only
+    static KernT ks[2][4] = {
+        {(KernT)bmm_team8_f16_nn, (KernT)bmm_team8_f16_nt, (KernT)bmm_team8_f16_tn, (KernT)bmm_team8_f16_tt},
+        {(KernT)bmm_team8_bf16_nn, (KernT)bmm_team8_bf16_nt, (KernT)bmm_team8_bf16_tn, (KernT)bmm_team8_bf16_tt}};
+    return ks[d == BF16 ? 1 : 0][(ta ? 2 : 0) + (tb ? 1 : 0)];
+}
+// bmm_team: does it take the problem (rows of A, B, C as stored a multiple of cb bytes, B not shared; cb = 8 for
+// bmm_team8, F16/BF16 only)? Pointers are checked at launch.
+static bool team_ok(Dt d, int m, int n, int k, bool ta, bool tb, bool shared, int cb = 16) {
+    if (cb == 8 && d == F32) return false;
+    const int V = cb / dtbytes(d);
     return !shared && (ta ? m : k) % V == 0 && (tb ? k : n) % V == 0 && n % V == 0;
 }
 // bmm_team's plan (BmmHeuristics.teamPlan): W warps per team, nm matrices per group, stages, C staged or
@@ -242,7 +250,7 @@ static void launch(const Cfg& p, const Case& c, const void* A, const void* B, vo
     else if (p.kind == 5) kern_frag(c.d, c.ta, c.tb, c.m, c.n, c.k, p.mats)<<<p.grid, p.threads, 0, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, c.shared);
     else if (p.kind == 6) kern_frag32(c.d, c.ta, c.tb, p.mats)<<<p.grid, p.threads, 0, st>>>(A, B, C, c.batch, c.m, c.n, c.k, 1, c.shared);
     else if (p.kind == 2) kern_stream(c.d, c.ta, c.tb)<<<p.grid, p.threads, p.smem, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, p.stages, c.shared);
-    else kern_team(c.d, c.ta, c.tb)<<<p.grid, p.threads, p.smem, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, p.stages, p.W, p.direct);
+    else (p.cb == 8 ? kern_team8 : kern_team)(c.d, c.ta, c.tb)<<<p.grid, p.threads, p.smem, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, p.stages, p.W, p.direct);
 }
 
 // ---------------------------------------------------------------- device data and reference
@@ -380,7 +388,7 @@ static std::string cfgname(const Cfg& p) {
     if (p.kind == 1) snprintf(b, sizeof b, "small g%d t%d", p.mats, p.threads);
     else if (p.kind == 5) snprintf(b, sizeof b, "frag w%d t%d", p.mats, p.threads);
     else if (p.kind == 6) snprintf(b, sizeof b, "frag32 w%d t%d", p.mats, p.threads);
-    else if (p.kind == 3) snprintf(b, sizeof b, "team w%d g%d s%d %s t%d x%d", p.W, p.mats, p.stages, p.direct ? "dc" : "sc", p.threads, p.grid);
+    else if (p.kind == 3) snprintf(b, sizeof b, "team%s w%d g%d s%d %s t%d x%d", p.cb == 8 ? "8" : "", p.W, p.mats, p.stages, p.direct ? "dc" : "sc", p.threads, p.grid);
     else snprintf(b, sizeof b, "stream g%d s%d t%d x%d", p.mats, p.stages, p.threads, p.grid);
     return b;
 }
@@ -412,6 +420,7 @@ int main(int argc, char** argv) {
             CK(cudaFuncSetAttribute(kern_small((Dt)d, t & 2, t & 1), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dv.smem_optin));
             CK(cudaFuncSetAttribute(kern_stream((Dt)d, t & 2, t & 1), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dv.smem_optin));
             CK(cudaFuncSetAttribute(kern_team((Dt)d, t & 2, t & 1), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dv.smem_optin));
+            if (d != F32) CK(cudaFuncSetAttribute(kern_team8((Dt)d, t & 2, t & 1), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dv.smem_optin));
         }
     {
         cudaFuncAttributes fa; CK(cudaFuncGetAttributes(&fa, (const void*)bmm_stream_f16_nn));
@@ -605,9 +614,15 @@ int main(int argc, char** argv) {
                 }
         }
         int i_team = -1, i_team0 = (int)cfgs.size();
-        if (custom_ok && use_team && team_ok(c.d, c.m, c.n, c.k, c.ta, c.tb, c.shared)) {
+        // bmm_team8 (8-byte chunks) where only 8-byte rows hold; where 16-byte rows hold too, its shipped plan beside
+        // bmm_team's (the cost of the smaller chunks)
+        const bool t16 = team_ok(c.d, c.m, c.n, c.k, c.ta, c.tb, c.shared), t8 = team_ok(c.d, c.m, c.n, c.k, c.ta, c.tb, c.shared, 8);
+        if (custom_ok && use_team && (t16 || t8)) {
             const int D = c.d == F32 ? 1 : 0;  // shipped: F32 stores C from registers
+            const int CB = t16 ? 16 : 8;
             Cfg t0 = team_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, dv, 0, 0, 0, D);
+            t0.cb = CB;
+            if (t16 && t8 && t0.kind == 3) { Cfg q = t0; q.cb = 8; cfgs.push_back(q); }
             if (t0.kind == 3) {
                 i_team = (int)cfgs.size(); cfgs.push_back(t0);
                 const int W = t0.W, nm = t0.mats, S = t0.stages, os = S == 3 ? 2 : 3;
@@ -618,8 +633,9 @@ int main(int argc, char** argv) {
                     if (a[0] > 8) continue;
                     Cfg q = team_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, dv, a[0], a[1], a[2], a[3]);
                     if (q.kind != 3) continue;
+                    q.cb = CB;
                     bool dup = false;
-                    for (auto& o : cfgs) dup |= o.kind == 3 && o.W == q.W && o.mats == q.mats && o.stages == q.stages && o.direct == q.direct;
+                    for (auto& o : cfgs) dup |= o.kind == 3 && o.cb == q.cb && o.W == q.W && o.mats == q.mats && o.stages == q.stages && o.direct == q.direct;
                     if (!dup) cfgs.push_back(q);
                 }
             }

@@ -2,6 +2,8 @@
 // every stored row a multiple of 16 bytes (F16/BF16: the stored column counts of A, B and n % 8 == 0;
 // F32: % 4 == 0), A, B, C 16-byte aligned, B not shared. BmmHeuristics picks it over bmm_small.cu
 // where it measured faster (see "Dispatch" in docs/ops/bmm.md); unaligned views run bmm_small.
+// bmm_team8_*: the same kernel for F16/BF16 rows that are multiples of 8 bytes only (the stored column
+// counts % 4 == 0, e.g. 100) with A, B, C 8-byte aligned: 8-byte cp.async chunks and C stores.
 //
 // Regime: n <= 32 (F16/BF16) and n <= 48 (F32) at batch >= 2048, where bmm_small's one-shot blocks
 // leave DRAM idle between load and store. Floor: batch·(m·k + k·n + m·n)·sizeof(T) / copy bandwidth.
@@ -23,8 +25,8 @@
 // shared-memory destination (rows padded to an odd number of 16-byte chunks, so ldmatrix stays
 // conflict-free) follows by strength reduction: the (row, chunk) position of the thread's first chunk
 // and of one step are divided out once per kernel (make_walk); the loop adds and wraps (two
-// compares), no division, no multiplication. 16-byte cp.async throughout (sm_80 and sm_90 alike).
-// C is either staged in shared memory and written with 16-byte stores by the same kind of walk
+// compares), no division, no multiplication. 16-byte cp.async throughout (sm_80 and sm_90 alike; 8-byte
+// chunks in bmm_team8_*). C is either staged in shared memory and written with 16-byte (8-byte) stores by the same kind of walk
 // (direct_c = 0), or written from registers as 4-byte pairs (F16/BF16) / float4 (F32) (direct_c = 1),
 // which saves the staging area.
 //   F16/BF16: each warp of the team takes 32x32 output tiles (16x16 sub-tiles past m or n skipped),
@@ -55,18 +57,18 @@ template <typename T> struct Geo {
     __device__ __forceinline__ int elems() const { return rows_p * stride; }
 };
 
-// One thread's walk over the 16-byte chunks of consecutive [rows][cols] matrices, chunk i = t,
-// t + step, ...: global offset i·V elements; shared offset j·slot + r·stride + c·V for
-// i = (j·rows + r)·cpr + c. Divided out once; the loop only adds.
+// One thread's walk over the CB-byte chunks (16, or 8 in bmm_team8_*) of V = CB / sizeof(T) elements of
+// consecutive [rows][cols] matrices, chunk i = t, t + step, ...: global offset i·V elements; shared offset
+// j·slot + r·stride + c·V for i = (j·rows + r)·cpr + c. Divided out once; the loop only adds.
 struct Walk {
     int r0, c0, d0;  // first chunk: row within its matrix, chunk within the row, shared offset
     int qr, qc, dd;  // one step: rows (mod rows), chunks (mod cpr), shared offset (whole matrices included)
     int cpr, rows;
     int wrap_c, wrap_r;  // shared-offset corrections when the chunk, the row index wraps
 };
-template <typename T>
+template <typename T, int CB>
 __device__ __forceinline__ Walk make_walk(const Geo<T>& o, int slot, int t, int step) {
-    constexpr int V = Geo<T>::V;
+    constexpr int V = CB / (int)sizeof(T);
     Walk w;
     w.cpr = o.cols / V;
     w.rows = o.rows;
@@ -92,28 +94,39 @@ __device__ __forceinline__ void walk_step(const Walk& w, int& r, int& c, int& d)
     if (r >= w.rows) { r -= w.rows; d += w.wrap_r; }
 }
 
+__device__ __forceinline__ void cp_async8(void* smem_dst, const void* gmem_src) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(smem_addr(smem_dst)), "l"(gmem_src) : "memory");
+}
 // Global -> shared: `total` chunks (nm matrices) from g.
-template <typename T>
+template <typename T, int CB>
 __device__ __forceinline__ void load_walk(T* s, const T* __restrict__ g, int total, const Walk& w, int t, int step) {
-    constexpr int V = Geo<T>::V;
+    constexpr int V = CB / (int)sizeof(T);
     int r = w.r0, c = w.c0, d = w.d0;
     const T* src = g + (size_t)t * V;
     const size_t sstep = (size_t)step * V;
     for (int i = t; i < total; i += step) {
-        cp_async16(s + d, src);
+        if constexpr (CB == 16) {
+            cp_async16(s + d, src);
+        } else {
+            cp_async8(s + d, src);
+        }
         src += sstep;
         walk_step(w, r, c, d);
     }
 }
 // Shared -> global (C staging): `total` chunks to g.
-template <typename T>
+template <typename T, int CB>
 __device__ __forceinline__ void store_walk(T* __restrict__ g, const T* s, int total, const Walk& w, int t, int step) {
-    constexpr int V = Geo<T>::V;
+    constexpr int V = CB / (int)sizeof(T);
     int r = w.r0, c = w.c0, d = w.d0;
     T* dst = g + (size_t)t * V;
     const size_t sstep = (size_t)step * V;
     for (int i = t; i < total; i += step) {
-        *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(s + d);
+        if constexpr (CB == 16) {
+            *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(s + d);
+        } else {
+            *reinterpret_cast<uint2*>(dst) = *reinterpret_cast<const uint2*>(s + d);
+        }
         dst += sstep;
         walk_step(w, r, c, d);
     }
@@ -164,7 +177,7 @@ __device__ __forceinline__ void team_sync(int team, int team_threads) {
 
 // ---------------------------------------------------------------- tensor cores (F16 / BF16)
 // One group of nm matrices by one team: warp wt of W takes 32x32 tiles wt, wt + W, ...; results go to
-// the C staging slots (Cg == nullptr) or straight to global memory Cg (4-byte pairs; n % 8 == 0).
+// the C staging slots (Cg == nullptr) or straight to global memory Cg (4-byte pairs; n % 4 == 0).
 template <typename T, bool TA, bool TB>
 __device__ __forceinline__ void mma_group(const T* sA, int aslot, const Geo<T>& ga, const T* sB, int bslot, const Geo<T>& gb,
                                           T* sC, int cslot, const Geo<T>& gc, T* __restrict__ Cg, int nm, int m, int n, int k,
@@ -195,7 +208,7 @@ __device__ __forceinline__ void mma_group(const T* sA, int aslot, const Geo<T>& 
                     T* c = sC + j * cslot;
                     *reinterpret_cast<uint32_t*>(c + row * gc.stride + col) = pack2<T>(acc[i][h][0], acc[i][h][1]);
                     *reinterpret_cast<uint32_t*>(c + (row + 8) * gc.stride + col) = pack2<T>(acc[i][h][2], acc[i][h][3]);
-                } else if (col < n) {  // n % 8 == 0: col < n implies col + 1 < n
+                } else if (col < n) {  // n even: col < n implies col + 1 < n
                     T* c = Cg + (size_t)j * m * n;
                     if (row < m) *reinterpret_cast<uint32_t*>(c + (size_t)row * n + col) = pack2<T>(acc[i][h][0], acc[i][h][1]);
                     if (row + 8 < m) *reinterpret_cast<uint32_t*>(c + (size_t)(row + 8) * n + col) = pack2<T>(acc[i][h][2], acc[i][h][3]);
@@ -234,7 +247,7 @@ __device__ __forceinline__ void ffma_group(const float* sA, int aslot, const Geo
     }
 }
 
-template <typename T, bool TA, bool TB>
+template <typename T, bool TA, bool TB, int CB>
 __device__ __forceinline__ void bmm_team(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int batch, int m, int n,
                                          int k, int mats, int stages, int team_warps, int direct_c) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -258,14 +271,15 @@ __device__ __forceinline__ void bmm_team(const T* __restrict__ A, const T* __res
                 zero_kpad(s0 + s * stage + mats * aslot, mats, gb, bslot, TB, t, TT);
             }
     }
-    const Walk wa = make_walk(ga, aslot, t, TT), wb = make_walk(gb, bslot, t, TT), wc = make_walk(gc, cslot, t, TT);
-    const int cchunks = m * (n / Geo<T>::V);
-    const int achunks = ga.rows * (ga.cols / Geo<T>::V), bchunks = gb.rows * (gb.cols / Geo<T>::V);
+    constexpr int V = CB / (int)sizeof(T);
+    const Walk wa = make_walk<T, CB>(ga, aslot, t, TT), wb = make_walk<T, CB>(gb, bslot, t, TT), wc = make_walk<T, CB>(gc, cslot, t, TT);
+    const int cchunks = m * (n / V);
+    const int achunks = ga.rows * (ga.cols / V), bchunks = gb.rows * (gb.cols / V);
     auto load_group = [&](int s, int g) {
         const int b0 = g * mats, nm = min(mats, batch - b0);
         T* st = s0 + s * stage;
-        load_walk(st, A + (size_t)b0 * m * k, nm * achunks, wa, t, TT);
-        load_walk(st + mats * aslot, B + (size_t)b0 * k * n, nm * bchunks, wb, t, TT);
+        load_walk<T, CB>(st, A + (size_t)b0 * m * k, nm * achunks, wa, t, TT);
+        load_walk<T, CB>(st + mats * aslot, B + (size_t)b0 * k * n, nm * bchunks, wb, t, TT);
     };
     for (int s = 0; s < stages - 1; ++s) {
         const int g = g0 + s * tstep;
@@ -293,7 +307,7 @@ __device__ __forceinline__ void bmm_team(const T* __restrict__ A, const T* __res
         }
         if (!direct_c) {
             team_sync(team, TT);  // C staged
-            store_walk(C + (size_t)b0 * m * n, sC, nm * cchunks, wc, t, TT);
+            store_walk<T, CB>(C + (size_t)b0 * m * n, sC, nm * cchunks, wc, t, TT);
         }
         s = s + 1 == stages ? 0 : s + 1;
     }
@@ -306,13 +320,14 @@ __device__ __forceinline__ void bmm_team(const T* __restrict__ A, const T* __res
 // 32·team_warps, at most 256 threads, at most 15 teams when team_warps > 1); grid: persistent, at
 // most ceil(ceil(batch / mats) / teams) blocks. Dynamic shared memory: teams · (stages · mats ·
 // (A slot + B slot) + (direct_c ? 0 : mats · C slot)). Needs 2 <= stages <= 6, 16-byte rows, aligned
-// pointers, B not shared (see the header).
-#define GAPFILL_BMM_TEAM(NAME, T, TA, TB)                                                                              \
+// pointers, B not shared (see the header); bmm_team8_*: 8-byte rows and pointers.
+#define GAPFILL_BMM_TEAM_CB(NAME, T, TA, TB, CB)                                                                       \
     extern "C" __global__ void __launch_bounds__(256, 2) NAME(const T* A, const T* B, T* C, int batch, int m, int n,   \
                                                               int k, int mats, int stages, int team_warps,           \
                                                               int direct_c) {                                         \
-        gapfill_bmm_team::bmm_team<T, TA, TB>(A, B, C, batch, m, n, k, mats, stages, team_warps, direct_c);            \
+        gapfill_bmm_team::bmm_team<T, TA, TB, CB>(A, B, C, batch, m, n, k, mats, stages, team_warps, direct_c);        \
     }
+#define GAPFILL_BMM_TEAM(NAME, T, TA, TB) GAPFILL_BMM_TEAM_CB(NAME, T, TA, TB, 16)
 
 GAPFILL_BMM_TEAM(bmm_team_f16_nn, __half, false, false)
 GAPFILL_BMM_TEAM(bmm_team_f16_nt, __half, false, true)
@@ -326,3 +341,11 @@ GAPFILL_BMM_TEAM(bmm_team_f32_nn, float, false, false)
 GAPFILL_BMM_TEAM(bmm_team_f32_nt, float, false, true)
 GAPFILL_BMM_TEAM(bmm_team_f32_tn, float, true, false)
 GAPFILL_BMM_TEAM(bmm_team_f32_tt, float, true, true)
+GAPFILL_BMM_TEAM_CB(bmm_team8_f16_nn, __half, false, false, 8)
+GAPFILL_BMM_TEAM_CB(bmm_team8_f16_nt, __half, false, true, 8)
+GAPFILL_BMM_TEAM_CB(bmm_team8_f16_tn, __half, true, false, 8)
+GAPFILL_BMM_TEAM_CB(bmm_team8_f16_tt, __half, true, true, 8)
+GAPFILL_BMM_TEAM_CB(bmm_team8_bf16_nn, __nv_bfloat16, false, false, 8)
+GAPFILL_BMM_TEAM_CB(bmm_team8_bf16_nt, __nv_bfloat16, false, true, 8)
+GAPFILL_BMM_TEAM_CB(bmm_team8_bf16_tn, __nv_bfloat16, true, false, 8)
+GAPFILL_BMM_TEAM_CB(bmm_team8_bf16_tt, __nv_bfloat16, true, true, 8)

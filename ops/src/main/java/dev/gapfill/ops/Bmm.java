@@ -140,7 +140,7 @@ public final class Bmm {
         if (a.device().isCpu()) {
             return Decision.reference();
         }
-        return decide(s, Gpu.device(a.device()).info(), options.backend(), aligned16(a.address(), b.address()));
+        return decide(s, Gpu.device(a.device()).info(), options.backend(), alignment(a.address(), b.address()));
     }
 
     /** The decision for a problem on a device (pure; what {@link #decide(Tensor, Tensor, Options)} uses). */
@@ -150,6 +150,11 @@ public final class Bmm {
 
     /** As {@link #decide(BmmShape, DeviceInfo, Backend)}; {@code aligned16}: A, B and C all start on 16 bytes. */
     static Decision decide(BmmShape s, DeviceInfo info, Backend requested, boolean aligned16) {
+        return decide(s, info, requested, aligned16 ? 16 : 0);
+    }
+
+    /** As {@link #decide(BmmShape, DeviceInfo, Backend)}; {@code align}: the largest of 16 and 8 that A, B and C all start on, else 0. */
+    static Decision decide(BmmShape s, DeviceInfo info, Backend requested, int align) {
         switch (Backend.resolve(requested)) {
             case VENDOR:
                 return BmmHeuristics.vendor(s, "forced by the caller or gapfill.backend");
@@ -159,13 +164,13 @@ public final class Bmm {
                     throw new UnsupportedShapeException("backend", "a shape the custom kernels take (" + why + "; use AUTO or VENDOR)",
                             "CUSTOM on " + s);
                 }
-                return BmmHeuristics.custom(s, info, "forced by the caller or gapfill.backend", aligned16);
+                return BmmHeuristics.custom(s, info, "forced by the caller or gapfill.backend", align);
             }
             case REFERENCE:
                 throw new ArgumentException("options.backend", "AUTO, VENDOR or CUSTOM for device tensors (the reference runs for CPU tensors)",
                         "REFERENCE");
             default:
-                return BmmHeuristics.decide(s, info, aligned16);
+                return BmmHeuristics.decide(s, info, align);
         }
     }
 
@@ -234,13 +239,15 @@ public final class Bmm {
         }
         Stream st = OpStreams.pick(a.device(), stream);
         CudaDevice dev = st.cudaDevice();
-        Decision d = decide(s, dev.info(), options.backend(), aligned16(a.address(), b.address(), out.address()));
+        Decision d = decide(s, dev.info(), options.backend(), alignment(a.address(), b.address(), out.address()));
         if (d.backend() == Backend.CUSTOM && d.variant().startsWith("frag_")) {
             runFrag(s, a, b, out, st, dev.info());
         } else if (d.backend() == Backend.CUSTOM && d.variant().startsWith("frag32_")) {
             runFrag32(s, a, b, out, st, dev.info());
         } else if (d.backend() == Backend.CUSTOM && d.variant().startsWith("team_")) {
-            runTeam(s, a, b, out, st, dev.info());
+            runTeam(s, a, b, out, st, dev.info(), "bmm_team_");
+        } else if (d.backend() == Backend.CUSTOM && d.variant().startsWith("team8_")) {
+            runTeam(s, a, b, out, st, dev.info(), "bmm_team8_");
         } else if (d.backend() == Backend.CUSTOM) {
             runCustom(s, a, b, out, st, dev.info());
         } else {
@@ -277,20 +284,22 @@ public final class Bmm {
                         .i32(1).i32(s.sharedB() ? 1 : 0));
     }
 
-    private static void runTeam(BmmShape s, Tensor a, Tensor b, Tensor out, Stream st, DeviceInfo info) {
+    /** bmm_team ({@code prefix} "bmm_team_") or its 8-byte-copy twin ("bmm_team8_", F16/BF16), in {@link BmmHeuristics#teamPlan}. */
+    private static void runTeam(BmmShape s, Tensor a, Tensor b, Tensor out, Stream st, DeviceInfo info, String prefix) {
         BmmHeuristics.TeamPlan p = BmmHeuristics.teamPlan(s, info);
-        String symbol = "bmm_team_" + s.dtype().name().toLowerCase(Locale.ROOT) + "_" + (s.transA() ? "t" : "n") + (s.transB() ? "t" : "n");
+        String symbol = prefix + s.dtype().name().toLowerCase(Locale.ROOT) + "_" + (s.transA() ? "t" : "n") + (s.transB() ? "t" : "n");
         TEAM_MODULE.function(st.cudaDevice(), symbol).launch(st, p.grid(), 1, 1, p.threads(), 1, 1, p.smemBytes(),
                 KernelArgs.begin().ptr(a).ptr(b).ptr(out).i32((int) s.batch()).i32((int) s.m()).i32((int) s.n()).i32((int) s.k())
                         .i32(p.mats()).i32(p.stages()).i32(p.teamWarps()).i32(p.directC() ? 1 : 0));
     }
 
-    private static boolean aligned16(long... addresses) {
+    /** 16 when every address is a multiple of 16, else 8 when every one is a multiple of 8, else 0. */
+    static int alignment(long... addresses) {
         long or = 0;
         for (long x : addresses) {
             or |= x;
         }
-        return (or & 15) == 0;
+        return (or & 15) == 0 ? 16 : (or & 7) == 0 ? 8 : 0;
     }
 
     /**

@@ -109,6 +109,25 @@ public final class BmmHeuristics {
      * 48×64×48 55.46 / 52.26, 64×48×64 66.91 / 63.36; 64³ at 4096 39.01 / 36.38).
      */
     public static final int HALF_TEAM_W2_MIN_MATS_PER_SM = 24;
+    /**
+     * bmm_team8 (F16/BF16 rows in 8-byte, not 16-byte, multiples) runs for forced CUSTOM from this batch on, and at any
+     * batch above {@link #HALF_TEAM_ANY_BATCH_MIN_DIM_EXCLUSIVE} (H100 harness at 0790f2f,
+     * {@code cuda-native/dev/bmm/results-h100-0790f2f-team8.txt}, f16 team8 / bmm_small µs: 512 60³ 10.14 / 10.88,
+     * 76³ 14.34 / 16.42, 92³ 17.95 / 22.21, 100³ 24.10 / 27.30).
+     */
+    public static final int TEAM8_MIN_BATCH = 512;
+    /**
+     * AUTO runs bmm_team8 on F16/BF16 rows in 8-byte (not 16-byte) multiples with at most this many 32×32 warp tiles
+     * (u = ceil(m/32)·ceil(n/32)) from {@link #TEAM8_MIN_BATCH} on; at u = 16 cuBLAS is as fast or faster (same run,
+     * f16 cuBLAS / team8 µs: 2048 100³ 77.60 / 78.72, 124³ 86.05 / 93.89, 8192 100³ 252.16 / 285.06).
+     */
+    public static final int TEAM8_AUTO_MAX_WARP_TILES = 9;
+    /**
+     * AUTO's bmm_team8 rule ({@link #TEAM8_AUTO_MAX_WARP_TILES}) starts at this batch: measured wins at 2048, 4096 and
+     * 8192 on every u ≤ 9 shape; at 512 narrower (f16 cuBLAS / team8 µs: 60³ 10.18 / 10.14, 76³ 18.08 / 14.34, 92³ 19.30
+     * / 17.95) and on three shapes only.
+     */
+    public static final int TEAM8_AUTO_MIN_BATCH = 2048;
     /** Shared memory a block may use when it holds more than one matrix (keeps several blocks per SM). */
     static final int MULTI_MATRIX_SMEM_BUDGET = 48 * 1024;
 
@@ -173,6 +192,15 @@ public final class BmmHeuristics {
      * bytes (bmm_team needs it; unaligned views run bmm_small, or the vendor where only the team wins).
      */
     public static Decision decide(BmmShape s, DeviceInfo info, boolean aligned16) {
+        return decide(s, info, aligned16 ? 16 : 0);
+    }
+
+    /**
+     * The backend and variant AUTO uses for {@code s}; {@code align}: the largest of 16 and 8 that A, B and C all
+     * start on (0 for neither): bmm_team needs 16, bmm_team8 8.
+     */
+    public static Decision decide(BmmShape s, DeviceInfo info, int align) {
+        boolean aligned16 = align >= 16;
         String unsupported = customUnsupportedReason(s, info);
         if (unsupported != null) {
             return vendor(s, unsupported);
@@ -210,11 +238,16 @@ public final class BmmHeuristics {
         }
         if (maxDim <= HALF_CUSTOM_MAX_DIM && volume <= HALF_CUSTOM_ANY_BATCH_VOLUME) {
             return custom(s, info, "m*n*k=" + volume + " <= 32^3 with max(m,n,k) <= " + HALF_CUSTOM_MAX_DIM
-                    + " (measured f16 8192 16^3: vendor 30.4 us, custom 11.4 us; 2048 17x33x9: 17.6 / 10.8)", aligned16);
+                    + " (measured f16 8192 16^3: vendor 30.4 us, custom 11.4 us; 2048 17x33x9: 17.6 / 10.8)", align);
+        }
+        if (!teamTakes(s) && warpTiles(s) <= TEAM8_AUTO_MAX_WARP_TILES && s.batch() >= TEAM8_AUTO_MIN_BATCH && useTeam8(s, info, align)) {
+            return custom(s, info, "rows in 8-byte, not 16-byte, multiples with " + warpTiles(s) + " <= " + TEAM8_AUTO_MAX_WARP_TILES
+                    + " warp tiles at batch " + s.batch() + ": bmm_team8 (measured f16 2048 60^3: vendor 30.78 us, team8 20.99; "
+                    + "76^3 67.10 / 38.62; 8192 92^3 222.02 / 189.54; 512 76^3 18.08 / 14.34)", align);
         }
         if (maxDim <= HALF_CUSTOM_MAX_DIM && s.batch() <= HALF_MID_BATCH_MAX) {
             return custom(s, info, "max(m,n,k)=" + maxDim + " <= " + HALF_CUSTOM_MAX_DIM + " at batch " + s.batch() + " <= "
-                    + HALF_MID_BATCH_MAX + " (measured bf16 512 48^3: vendor 10.1 us, custom 8.6 us)", aligned16);
+                    + HALF_MID_BATCH_MAX + " (measured bf16 512 48^3: vendor 10.1 us, custom 8.6 us)", align);
         }
         return vendor(s, "max(m,n,k)=" + maxDim + ", m*n*k=" + volume + ", batch " + s.batch()
                 + ": cuBLAS's tiles fill the GPU (measured f16 2048 64^3: vendor 24.5 us, custom 29.0 us; f16 512 64^3 at 4de5ecd: 8.70 / 9.50)");
@@ -239,6 +272,15 @@ public final class BmmHeuristics {
      * aligned16, bmm_small otherwise.
      */
     public static Decision custom(BmmShape s, DeviceInfo info, String reason, boolean aligned16) {
+        return custom(s, info, reason, aligned16 ? 16 : 0);
+    }
+
+    /**
+     * As {@link #custom(BmmShape, DeviceInfo, String, boolean)}; {@code align}: the largest of 16 and 8 that A, B and C
+     * all start on (0 for neither). bmm_team8 runs where {@link #useTeam8}.
+     */
+    public static Decision custom(BmmShape s, DeviceInfo info, String reason, int align) {
+        boolean aligned16 = align >= 16;
         String kind = s.dtype() == DType.F32 ? "ffma" : "mma";
         if (useFrag(s)) {
             FragPlan f = fragPlan(s, info);
@@ -252,6 +294,11 @@ public final class BmmHeuristics {
         if (aligned16 && useTeam(s, info)) {
             TeamPlan t = teamPlan(s, info);
             return new Decision(Backend.CUSTOM, "team_" + kind + "_w" + t.teamWarps() + "_g" + t.mats() + "_s" + t.stages()
+                    + (t.directC() ? "_dc" : "_sc"), reason);
+        }
+        if (useTeam8(s, info, align)) {
+            TeamPlan t = teamPlan(s, info);
+            return new Decision(Backend.CUSTOM, "team8_" + kind + "_w" + t.teamWarps() + "_g" + t.mats() + "_s" + t.stages()
                     + (t.directC() ? "_dc" : "_sc"), reason);
         }
         Plan p = plan(s, info);
@@ -334,6 +381,40 @@ public final class BmmHeuristics {
         long aCols = s.transA() ? s.m() : s.k();
         long bCols = s.transB() ? s.k() : s.n();
         return !s.sharedB() && aCols % v == 0 && bCols % v == 0 && s.n() % v == 0;
+    }
+
+    /** bmm_team8's layout needs: F16/BF16, every stored row of A, B and C a multiple of 8 bytes, B per matrix. */
+    static boolean team8Takes(BmmShape s) {
+        long aCols = s.transA() ? s.m() : s.k();
+        long bCols = s.transB() ? s.k() : s.n();
+        return s.dtype() != DType.F32 && !s.sharedB() && aCols % 4 == 0 && bCols % 4 == 0 && s.n() % 4 == 0;
+    }
+
+    /** The count u = ceil(m/32)·ceil(n/32) of 32×32 output tiles of one matrix (the F16/BF16 team kernels' warp tiles). */
+    static long warpTiles(BmmShape s) {
+        return ceilDiv(s.m(), 32) * ceilDiv(s.n(), 32);
+    }
+
+    /**
+     * Whether the custom path runs bmm_team8 (bmm_team with 8-byte copies) for F16/BF16: where bmm_team does not run
+     * because the stored rows are multiples of 8 bytes but not all of 16 ({@link #team8Takes}; then from
+     * {@link #TEAM8_MIN_BATCH}, or at any batch above {@link #HALF_TEAM_ANY_BATCH_MIN_DIM_EXCLUSIVE}), or because A, B and
+     * C start on 8 bytes but not 16 ({@code align} = 8; then where {@link #halfMidTeam} holds); in both cases for
+     * 32 < max(m,n,k) ≤ 128 with m·n·k above 32³, in {@link #teamPlan}'s plan, whose shared memory must fit a block.
+     */
+    public static boolean useTeam8(BmmShape s, DeviceInfo info, int align) {
+        if (align < 8 || !team8Takes(s) || info.cc() < 80 || s.batch() > Integer.MAX_VALUE) {
+            return false;
+        }
+        boolean rows16 = teamTakes(s);
+        if (rows16 && align >= 16) {
+            return false;  // bmm_team
+        }
+        long maxDim = Math.max(s.m(), Math.max(s.n(), s.k()));
+        boolean wanted = rows16 ? halfMidTeam(s)
+                : maxDim > FRAG32_MAX_DIM && maxDim <= CUSTOM_MAX_DIM && s.m() * s.n() * s.k() > HALF_CUSTOM_ANY_BATCH_VOLUME
+                        && (s.batch() >= TEAM8_MIN_BATCH || maxDim > HALF_TEAM_ANY_BATCH_MIN_DIM_EXCLUSIVE);
+        return wanted && teamPlan(s, info).smemBytes() <= info.smemPerBlockOptin();
     }
 
     /**

@@ -244,7 +244,8 @@ class BmmHeuristicsTest {
         assertEquals("team_mma_w4_g1_s2_sc", forced(BmmShape.of(DType.F16, 2048, 32, 128, 64)));
         assertTrue(forced(BmmShape.of(DType.F16, 512, 64, 64, 64)).startsWith("small_"));         // 48³..96³ at 512: small
         assertTrue(forced(BmmShape.of(DType.F16, 2048, 1, 64, 64)).startsWith("small_"));         // m·n·k ≤ 32³
-        assertTrue(forced(BmmShape.of(DType.F16, 2048, 100, 100, 100)).startsWith("small_"));     // rows not 16-byte multiples
+        assertTrue(forced(BmmShape.of(DType.F16, 2048, 100, 100, 100)).startsWith("team8_"));     // rows 8-byte, not 16-byte multiples
+        assertTrue(forced(BmmShape.of(DType.F16, 2048, 98, 98, 98)).startsWith("small_"));        // rows 4-byte multiples
         assertTrue(forced(BmmShape.of(DType.F16, 2048, 64, 64, 64).withSharedB(true)).startsWith("small_"));
         assertTrue(Bmm.decide(BmmShape.of(DType.F16, 2048, 64, 64, 64), H100, Backend.CUSTOM, false).variant().startsWith("small_"));
         assertTrue(Bmm.decide(BmmShape.of(DType.F16, 2048, 128, 128, 128), A100, Backend.CUSTOM, true).variant().startsWith("small_"));
@@ -260,6 +261,47 @@ class BmmHeuristicsTest {
                     }
                 }
             }
+        }
+    }
+
+    /**
+     * F16/BF16 rows in 8-byte but not 16-byte multiples (stored column counts % 4 == 0, some % 8 != 0) run bmm_team8
+     * when forced (bmm_small before), from batch 512 or above 96; AUTO takes it up to 9 warp tiles and leaves u = 16 to
+     * cuBLAS. 16-byte rows on 8-byte-aligned pointers run bmm_team8 where bmm_team would run; no 8-byte alignment, bmm_small.
+     */
+    @Test void eightByteRowsRunTheTeam8Kernel() {
+        assertEquals("team8_mma_w8_g1_s2_sc", Bmm.decide(BmmShape.of(DType.F16, 2048, 100, 100, 100), H100, Backend.CUSTOM, 16).variant());
+        assertEquals("team8_mma_w4_g1_s2_sc", Bmm.decide(BmmShape.of(DType.BF16, 2048, 60, 60, 60), H100, Backend.CUSTOM, 8).variant());
+        assertEquals("team8_mma_w8_g1_s2_sc", Bmm.decide(BmmShape.of(DType.F16, 512, 76, 76, 76), H100, Backend.CUSTOM, 16).variant());
+        assertEquals("team8_mma_w8_g1_s2_sc", Bmm.decide(BmmShape.of(DType.F16, 64, 100, 100, 100), H100, Backend.CUSTOM, 16).variant());
+        assertTrue(Bmm.decide(BmmShape.of(DType.F16, 256, 60, 60, 60), H100, Backend.CUSTOM, 16).variant().startsWith("small_"));
+        assertTrue(Bmm.decide(BmmShape.of(DType.F16, 2048, 60, 60, 60), H100, Backend.CUSTOM, 0).variant().startsWith("small_"));
+        assertTrue(Bmm.decide(BmmShape.of(DType.F16, 2048, 62, 62, 62), H100, Backend.CUSTOM, 16).variant().startsWith("small_"));
+        assertTrue(Bmm.decide(BmmShape.of(DType.F16, 2048, 60, 60, 60).withSharedB(true), H100, Backend.CUSTOM, 16).variant().startsWith("small_"));
+        assertTrue(Bmm.decide(BmmShape.of(DType.F32, 2048, 60, 60, 60), H100, Backend.CUSTOM, 16).variant().startsWith("small_"));
+        // 16-byte rows: bmm_team on 16-byte pointers, bmm_team8 on 8-byte ones
+        assertEquals("team_mma_w4_g1_s2_sc", Bmm.decide(BmmShape.of(DType.F16, 2048, 64, 64, 64), H100, Backend.CUSTOM, 16).variant());
+        assertEquals("team8_mma_w4_g1_s2_sc", Bmm.decide(BmmShape.of(DType.F16, 2048, 64, 64, 64), H100, Backend.CUSTOM, 8).variant());
+        // AUTO
+        for (DType dt : new DType[] {DType.F16, DType.BF16}) {
+            for (long batch : new long[] {2048, 4096, 8192}) {
+                for (int[] d : new int[][] {{60, 60, 60}, {76, 76, 76}, {92, 92, 92}, {36, 44, 52}, {124, 36, 60}, {44, 44, 44}}) {
+                    BmmShape sh = BmmShape.of(dt, batch, d[0], d[1], d[2]);
+                    Decision x = BmmHeuristics.decide(sh, H100, 16);
+                    assertTrue(x.variant().startsWith("team8_"), sh + " " + x);
+                    assertTrue(BmmHeuristics.decide(sh, H100, 8).variant().startsWith("team8_"), sh.toString());
+                    assertEquals(Backend.VENDOR, BmmHeuristics.decide(sh, H100, 0).backend(), sh.toString());
+                }
+                for (int[] d : new int[][] {{100, 100, 100}, {124, 124, 124}}) {  // u = 16
+                    BmmShape sh = BmmShape.of(dt, batch, d[0], d[1], d[2]);
+                    assertEquals(Backend.VENDOR, BmmHeuristics.decide(sh, H100, 16).backend(), sh.toString());
+                }
+            }
+            assertEquals(Backend.VENDOR, BmmHeuristics.decide(BmmShape.of(dt, 512, 76, 76, 76), H100, 16).backend());
+            assertEquals(Backend.VENDOR, BmmHeuristics.decide(BmmShape.of(dt, 1024, 60, 60, 60), H100, 16).backend());
+            // at batch <= 1024 with max(m,n,k) <= 48 rule 3 runs the custom path, which is bmm_team8 from 512
+            assertTrue(BmmHeuristics.decide(BmmShape.of(dt, 512, 44, 44, 44), H100, 16).variant().startsWith("team8_"));
+            assertEquals(Backend.VENDOR, BmmHeuristics.decide(BmmShape.of(dt, 2048, 64, 64, 64), H100, 8).backend());
         }
     }
 

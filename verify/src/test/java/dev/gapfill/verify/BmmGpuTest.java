@@ -211,7 +211,7 @@ class BmmGpuTest {
                     BmmShape s = BmmShape.of(dt, b, sh[0], sh[1], sh[2]).withTransposes(ta, tb).withSharedB(shared);
                     Decision d = check(dt, b, sh[0], sh[1], sh[2], ta, tb, shared, Backend.CUSTOM, t % 2 == 0, offset, seed++);
                     boolean team = offset == 0 && BmmHeuristics.useTeam(s, info);
-                    assertTrue(d.variant().startsWith(team ? "team_mma_" : "small_"), s + " offset " + offset + " " + d);
+                    assertTrue(d.variant().startsWith(expectedTeamKind(s, info, offset)), s + " offset " + offset + " " + d);
                     if (team) {
                         widths.add(d.variant());
                     }
@@ -228,7 +228,7 @@ class BmmGpuTest {
                     BmmShape s = BmmShape.of(dt, sh[3], sh[0], sh[1], sh[2]).withTransposes(ta, tb);
                     Decision d = check(dt, sh[3], sh[0], sh[1], sh[2], ta, tb, false, Backend.CUSTOM, t == 1, 0, seed++);
                     boolean team = BmmHeuristics.useTeam(s, info);
-                    assertTrue(d.variant().startsWith(team ? "team_mma_" : "small_"), s + " " + d);
+                    assertTrue(d.variant().startsWith(expectedTeamKind(s, info, 0)), s + " " + d);
                     if (team && sh[3] >= (long) BmmHeuristics.HALF_TEAM_W2_MIN_MATS_PER_SM * info.smCount() && sh[0] <= 48) {
                         assertTrue(d.variant().startsWith("team_mma_w2_"), s + " " + d);
                     }
@@ -242,6 +242,36 @@ class BmmGpuTest {
             assertEquals(java.util.Set.of("team_mma_w1_g1_s2_sc", "team_mma_w2_g1_s2_sc", "team_mma_w4_g1_s2_sc", "team_mma_w8_g1_s2_sc"),
                     widths, widths.toString());
         }
+        // bmm_team8: rows in 8-byte, not 16-byte, multiples (m, n, k % 4 == 0), every layout for F16; and 16-byte rows with
+        // A 4 elements (8 bytes) off its allocation. m, n, k, batch, offset of A
+        java.util.Set<String> eight = new java.util.TreeSet<>();
+        int[][] team8 = {{60, 60, 60, 2049, 0}, {36, 44, 52, 1031, 0}, {100, 92, 76, 513, 0}, {124, 36, 100, 37, 0}, {64, 64, 64, 2049, 4}};
+        for (DType dt : new DType[] {DType.F16, DType.BF16}) {
+            for (int[] sh : team8) {
+                for (int t = 0; t < 4; t += dt == DType.F16 ? 1 : 3) {
+                    boolean ta = (t & 1) != 0, tb = (t & 2) != 0;
+                    BmmShape s = BmmShape.of(dt, sh[3], sh[0], sh[1], sh[2]).withTransposes(ta, tb);
+                    Decision d = check(dt, sh[3], sh[0], sh[1], sh[2], ta, tb, false, Backend.CUSTOM, t == 2, sh[4], seed++);
+                    assertTrue(d.variant().startsWith(expectedTeamKind(s, info, sh[4])), s + " offset " + sh[4] + " " + d);
+                    if (d.variant().startsWith("team8_")) {
+                        eight.add(d.variant());
+                    }
+                }
+            }
+        }
+        if (info.smemPerBlockOptin() >= 174_080) {
+            assertTrue(eight.containsAll(java.util.Set.of("team8_mma_w4_g1_s2_sc", "team8_mma_w8_g1_s2_sc")), eight.toString());
+        }
+    }
+
+    /** The custom kernel forced CUSTOM should run: bmm_team on 16-byte rows and pointers, bmm_team8 on 8-byte, else bmm_small. */
+    private static String expectedTeamKind(BmmShape s, DeviceInfo info, int offsetElements) {
+        long off = (long) offsetElements * s.dtype().bytes();
+        int align = off % 16 == 0 ? 16 : off % 8 == 0 ? 8 : 0;
+        if (align == 16 && BmmHeuristics.useTeam(s, info)) {
+            return "team_mma_";
+        }
+        return BmmHeuristics.useTeam8(s, info, align) ? "team8_mma_" : "small_";
     }
 
     /**
