@@ -243,9 +243,10 @@ class BmmGpuTest {
                     widths, widths.toString());
         }
         // bmm_team8: rows in 8-byte, not 16-byte, multiples (m, n, k % 4 == 0), every layout for F16; and 16-byte rows with
-        // A 4 elements (8 bytes) off its allocation. m, n, k, batch, offset of A
+        // A 4 elements (8 bytes) off its allocation. m, n, k, batch, offset of A: u = 4 (w4) from batch 512, u = 12 and 8
+        // (w8) above 96 at small batches (the rule takes any batch there), so the CPU reference stays cheap
         java.util.Set<String> eight = new java.util.TreeSet<>();
-        int[][] team8 = {{60, 60, 60, 2049, 0}, {36, 44, 52, 1031, 0}, {100, 92, 76, 513, 0}, {124, 36, 100, 37, 0}, {64, 64, 64, 2049, 4}};
+        int[][] team8 = {{36, 44, 52, 513, 0}, {40, 36, 28, 515, 0}, {100, 92, 76, 37, 0}, {124, 36, 100, 21, 0}, {112, 64, 64, 19, 4}};
         for (DType dt : new DType[] {DType.F16, DType.BF16}) {
             for (int[] sh : team8) {
                 for (int t = 0; t < 4; t += dt == DType.F16 ? 1 : 3) {
