@@ -118,7 +118,7 @@ public final class BmmHeuristics {
     public static final int TEAM8_MIN_BATCH = 512;
     /**
      * AUTO runs bmm_team8 on F16/BF16 rows in 8-byte (not 16-byte) multiples with at most this many 32×32 warp tiles
-     * (u = ceil(m/32)·ceil(n/32)) from {@link #TEAM8_MIN_BATCH} on; at u = 16 cuBLAS is as fast or faster (same run,
+     * (u = ceil(m/32)·ceil(n/32)) from {@link #TEAM8_AUTO_MIN_BATCH} on; at u = 16 cuBLAS is as fast or faster (same run,
      * f16 cuBLAS / team8 µs: 2048 100³ 77.60 / 78.72, 124³ 86.05 / 93.89, 8192 100³ 252.16 / 285.06).
      */
     public static final int TEAM8_AUTO_MAX_WARP_TILES = 9;
@@ -243,7 +243,7 @@ public final class BmmHeuristics {
         if (!teamTakes(s) && warpTiles(s) <= TEAM8_AUTO_MAX_WARP_TILES && s.batch() >= TEAM8_AUTO_MIN_BATCH && useTeam8(s, info, align)) {
             return custom(s, info, "rows in 8-byte, not 16-byte, multiples with " + warpTiles(s) + " <= " + TEAM8_AUTO_MAX_WARP_TILES
                     + " warp tiles at batch " + s.batch() + ": bmm_team8 (measured f16 2048 60^3: vendor 30.78 us, team8 20.99; "
-                    + "76^3 67.10 / 38.62; 8192 92^3 222.02 / 189.54; 512 76^3 18.08 / 14.34)", align);
+                    + "76^3 67.10 / 38.62; 8192 60^3 110.14 / 67.07; 8192 92^3 222.02 / 189.54)", align);
         }
         if (maxDim <= HALF_CUSTOM_MAX_DIM && s.batch() <= HALF_MID_BATCH_MAX) {
             return custom(s, info, "max(m,n,k)=" + maxDim + " <= " + HALF_CUSTOM_MAX_DIM + " at batch " + s.batch() + " <= "

@@ -229,7 +229,9 @@ class BmmGpuTest {
                     Decision d = check(dt, sh[3], sh[0], sh[1], sh[2], ta, tb, false, Backend.CUSTOM, t == 1, 0, seed++);
                     boolean team = BmmHeuristics.useTeam(s, info);
                     assertTrue(d.variant().startsWith(expectedTeamKind(s, info, 0)), s + " " + d);
-                    if (team && sh[3] >= (long) BmmHeuristics.HALF_TEAM_W2_MIN_MATS_PER_SM * info.smCount() && sh[0] <= 48) {
+                    if (team && sh[3] >= (long) BmmHeuristics.HALF_TEAM_W2_MIN_MATS_PER_SM * info.smCount()
+                            && Math.max(sh[0], Math.max(sh[1], sh[2])) <= BmmHeuristics.HALF_TEAM_W2_MAX_DIM
+                            && (sh[0] + 31) / 32 * ((sh[1] + 31) / 32) == 4) {
                         assertTrue(d.variant().startsWith("team_mma_w2_"), s + " " + d);
                     }
                     if (team) {
