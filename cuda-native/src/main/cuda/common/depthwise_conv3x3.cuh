@@ -119,6 +119,20 @@ __device__ __forceinline__ void accumulate_tap_row(const float (&wr)[9][CPT], in
         }
 }
 
+// One input row's taps for N neighbouring output columns of one channel (the NCHW kernels): acc[e] (+)= Σ_q
+// w[p][q]·in[S·e+q] in q order, each one fp32 fma; fresh starts from +0 like the reference. in holds the input
+// columns S·j0−1 … the outputs need, widened to fp32.
+template <int S, int N, int K>
+__device__ __forceinline__ void taps(const float (&wr)[9], int p, const float (&in)[K], float (&acc)[N], bool fresh) {
+#pragma unroll
+    for (int e = 0; e < N; ++e) {
+        float a = fresh ? 0.f : acc[e];
+#pragma unroll
+        for (int q = 0; q < 3; ++q) a = __fmaf_rn(wr[p * 3 + q], in[S * e + q], a);
+        acc[e] = a;
+    }
+}
+
 // ---- N-element accesses (N·sizeof(T) ∈ {2, 4, 8, 16} bytes) used by both layouts ----
 template <int B> struct RawBits;
 template <> struct RawBits<16> { using type = uint4; };

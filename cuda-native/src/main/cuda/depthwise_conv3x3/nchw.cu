@@ -94,18 +94,6 @@ __device__ __forceinline__ void unpack_row(const Geo& g, const RowBuf<T, S, VW>&
     }
 }
 
-// acc[e] (+)= Σ_q w[p][q]·in[S·e+q] in q order; fresh starts from +0 like the reference.
-template <int S, int VW, int K>
-__device__ __forceinline__ void taps(const float (&wr)[9], int p, const float (&in)[K], float (&acc)[VW], bool fresh) {
-#pragma unroll
-    for (int e = 0; e < VW; ++e) {
-        float a = fresh ? 0.f : acc[e];
-#pragma unroll
-        for (int q = 0; q < 3; ++q) a = __fmaf_rn(wr[p * 3 + q], in[S * e + q], a);
-        acc[e] = a;
-    }
-}
-
 template <typename T, int VW>
 __device__ __forceinline__ void finish_row(const T* __restrict__ res, T* __restrict__ y, size_t o, int nvalid, float b,
                                            bool hasBias, int act, const float (&acc)[VW]) {

@@ -11,6 +11,7 @@ public final class KernelFunction {
     private final String name;
     private final CUfunc_st handle;
     private volatile int maxDynamicSmemSet = 48 * 1024;
+    private final java.util.concurrent.ConcurrentHashMap<Long, Integer> residentBlocks = new java.util.concurrent.ConcurrentHashMap<>();
 
     KernelFunction(CudaDevice device, String name, CUfunc_st handle) {
         this.device = device;
@@ -19,6 +20,36 @@ public final class KernelFunction {
     }
 
     public String name() { return name; }
+
+    /**
+     * Blocks of {@code blockThreads} threads with {@code smemBytes} of dynamic shared memory that fit on one SM at once
+     * (the driver's occupancy calculator: this function's registers, shared memory and the per-SM limits), at least 1.
+     * Cached per (threads, shared memory); used to size persistent grids.
+     */
+    public int residentBlocksPerSm(int blockThreads, int smemBytes) {
+        long key = ((long) blockThreads << 32) | (smemBytes & 0xffffffffL);
+        Integer cached = residentBlocks.get(key);
+        if (cached != null) {
+            return cached;
+        }
+        device.activate();
+        allowDynamicSmem(smemBytes);
+        int[] n = new int[1];
+        device.checkDriver(cudart.cuOccupancyMaxActiveBlocksPerMultiprocessor(n, handle, blockThreads, smemBytes),
+                "cuOccupancyMaxActiveBlocksPerMultiprocessor(" + name + ", " + blockThreads + " threads, smem " + smemBytes + ")");
+        int v = Math.max(1, n[0]);
+        residentBlocks.put(key, v);
+        return v;
+    }
+
+    /** Opts the function into {@code smemBytes} of dynamic shared memory above the 48 KiB default (once per size increase). */
+    private void allowDynamicSmem(int smemBytes) {
+        if (smemBytes > maxDynamicSmemSet) {
+            device.checkDriver(cudart.cuFuncSetAttribute(handle, cudart.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smemBytes),
+                    "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES=" + smemBytes + ", " + name + ")");
+            maxDynamicSmemSet = smemBytes;
+        }
+    }
 
     /**
      * Launches on {@code stream}. Dynamic shared memory above 48 KiB is opted into once per function.
@@ -34,11 +65,7 @@ public final class KernelFunction {
             throw new GapfillException("internal: bad grid " + gridX + "x" + gridY + "x" + gridZ + " for " + name);
         }
         device.activate();
-        if (smemBytes > maxDynamicSmemSet) {
-            device.checkDriver(cudart.cuFuncSetAttribute(handle, cudart.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smemBytes),
-                    "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES=" + smemBytes + ", " + name + ")");
-            maxDynamicSmemSet = smemBytes;
-        }
+        allowDynamicSmem(smemBytes);
         int rc = cudart.cuLaunchKernel(handle, gridX, gridY, gridZ, blockX, blockY, blockZ, smemBytes, stream.handle(),
                 args.params(), null);
         device.checkDriver(rc, "cuLaunchKernel(" + name + ", grid " + gridX + "x" + gridY + "x" + gridZ + ", block "

@@ -44,6 +44,7 @@ public final class DepthwiseConv3x3 {
     private static final KernelModule NCHW = KernelModule.of("depthwise_conv3x3/nchw");
     private static final KernelModule NHWC = KernelModule.of("depthwise_conv3x3/nhwc");
     private static final KernelModule NHWC_RING = KernelModule.of("depthwise_conv3x3/nhwc_ring");
+    private static final KernelModule NCHW_PLANE = KernelModule.of("depthwise_conv3x3/nchw_plane");
 
     private DepthwiseConv3x3() {}
 
@@ -383,6 +384,25 @@ public final class DepthwiseConv3x3 {
 
     private static boolean aligned(Tensor t, int bytes) { return t == null || (t.address() % bytes) == 0; }
 
+    /** The whole-plane NCHW kernel where {@link DepthwiseConv3x3Heuristics#usePlane} picks it and its geometry applies; false otherwise. */
+    private static boolean launchPlane(Problem p, Tensor x, Tensor out, Tensor residual, KernelArgs args, Stream s, int sms) {
+        if (!DepthwiseConv3x3Heuristics.usePlane(p)) {
+            return false;
+        }
+        DepthwiseConv3x3Heuristics.PlaneGrid g = DepthwiseConv3x3Heuristics.planeGrid(p, aligned(x, 16), aligned(out, 16));
+        if (g == null) {
+            return false;
+        }
+        dev.gapfill.core.KernelFunction f = NCHW_PLANE.function(s.cudaDevice(), g.symbol(p.dtype(), p.stride()));
+        int vec = aligned(out, g.storeBytes(p.dtype())) && aligned(residual, g.storeBytes(p.dtype())) ? 1 : 0;
+        // persistent: each block walks chunks blockIdx.x, + gridDim.x, ... with the next chunk's copies in flight
+        int grid = (int) Math.min(g.chunks(), (long) f.residentBlocksPerSm(g.threads(), g.smemBytes()) * sms);
+        args.i32(p.n() * p.c()).i32(p.c()).i32(p.h()).i32(p.w()).i32(p.outH()).i32(p.outW()).i32(g.planesPerChunk())
+                .i32(g.rowsPerStrip()).i32(p.act().ordinal()).i32(vec).i32(g.stage() ? 1 : 0);
+        f.launch(s, grid, 1, 1, g.threads(), 1, 1, g.smemBytes(), args);
+        return true;
+    }
+
     private static void launchCustom(Problem p, Tensor x, Tensor w, Tensor bias, Tensor residual, Tensor out, Stream s) {
         int esz = p.dtype().bytes();
         int ho = p.outH();
@@ -408,6 +428,8 @@ public final class DepthwiseConv3x3 {
             args.i32(p.n()).i32(p.h()).i32(p.w()).i32(p.c()).i32(ho).i32(wo).i32(g.rowsPerStrip()).i32(g.chunk())
                     .i32(p.act().ordinal()).i32(vec);
             NHWC.function(s.cudaDevice(), prefix).launch(s, (int) g.blocks(), 1, 1, DepthwiseConv3x3Heuristics.BLOCK, 1, 1, 0, args);
+        } else if (launchPlane(p, x, out, residual, args, s, sms)) {
+            return;
         } else {
             // the widest access the shape allows, narrowed until every pointer is aligned to it
             int vw = DepthwiseConv3x3Heuristics.nchwVectorWidth(p);

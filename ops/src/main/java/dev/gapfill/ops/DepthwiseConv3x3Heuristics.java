@@ -297,12 +297,150 @@ public final class DepthwiseConv3x3Heuristics {
         return new RingGrid(cfg, cgs, tws, (int) colTiles, chunks, strips, rps, perStrip * strips, threads, smem, bps);
     }
 
+    // ------------------------------------------------------------------ NCHW whole-plane kernel (nchw_plane.cu)
+
+    /**
+     * System property that steers the whole-plane NCHW kernel: {@code auto} (default: {@link #usePlane}'s measured
+     * rule), {@code false} (never: nchw.cu everywhere), {@code force} (wherever its geometry applies, any stride and
+     * activation: for tests). Read at every call.
+     */
+    public static final String PLANE_PROPERTY = "gapfill.depthwise.nchwPlane";
+
+    /** Largest H·W (input pixels per plane) for which F16/BF16 run the plane kernel: 28 × 28. */
+    static final int PLANE_MAX_HALF_PIXELS = 28 * 28;
+
+    /** Dynamic shared memory per block of the plane kernel at most: two per SM fit in the 228 KiB of sm_90 / 164 KiB of sm_80. */
+    static final int PLANE_SMEM_CAP = 80 * 1024;
+
+    /** Threads per block the plane geometry aims for (planes per chunk = this / threads per plane, rounded). */
+    static final int PLANE_THREAD_TARGET = 128;
+
+    /**
+     * Whether {@code p} runs on the whole-plane NCHW kernel when {@link #planeGrid} applies to its tensors. Stride-1
+     * NCHW only: F32 with NONE/RELU/RELU6 at any plane size the geometry takes (its SiLU/GELU evaluate in fp64 and
+     * lose at the plane kernel's occupancy), F16/BF16 with every activation at H·W ≤ 28 × 28. Measured on the H100
+     * (cuda-native/dev/depthwise_conv3x3/h100-plane-ab.txt: both kernels interleaved, L2 flushed, every output
+     * bit-identical): 64×1024×14×14 F16 1.55-1.86× nchw.cu (RELU 29.6 against 50.9 µs), 32×512×28×28 F16 1.07-1.35×,
+     * F32 14×14 and 28×28 NONE/RELU 1.12-1.35×, F32 32×256×56×56 NONE 1.32× (73.1 against 96.2 µs). Not taken where
+     * it lost or tied: F16/BF16 at 56×56 and above (56×56 BF16 RELU 0.94×, 8×96×112×112 F16 NONE 0.93×), stride 2
+     * (0.5-1.0×), F32 SiLU/GELU (0.6-1.0×).
+     */
+    public static boolean usePlane(Problem p) {
+        String mode = System.getProperty(PLANE_PROPERTY, "auto");
+        if ("false".equalsIgnoreCase(mode) || p.layout() != Layout.NCHW) {
+            return false;
+        }
+        if ("force".equalsIgnoreCase(mode)) {
+            return true;
+        }
+        if (p.stride() != 1) {
+            return false;
+        }
+        return p.dtype() == DType.F32 ? p.act().isExact() : (long) p.h() * p.w() <= PLANE_MAX_HALF_PIXELS;
+    }
+
+    /**
+     * Geometry of the whole-plane kernel: {@code seg} output columns × {@code rowsPerStrip} output rows per thread
+     * item, {@code planesPerChunk} planes per chunk (one contiguous run of input bytes, a multiple of 16), {@code
+     * threads} per block, {@code smemBytes} of dynamic shared memory (two input chunks, plus the chunk's outputs when
+     * {@code stage}: they leave in 16-byte stores), {@code chunks} in all. The grid is min(chunks, resident blocks).
+     */
+    public record PlaneGrid(int seg, int lv, int rowsPerStrip, int planesPerChunk, int threads, int smemBytes, int chunks,
+                            boolean stage) {
+        /** The kernel symbol, e.g. {@code dwconv3x3_nchw_plane_f16_s1_g7_l1}. */
+        public String symbol(DType t, int stride) {
+            return "dwconv3x3_nchw_plane_" + t.name().toLowerCase(java.util.Locale.ROOT) + "_s" + stride + "_g" + seg + "_l" + lv;
+        }
+
+        /** Bytes of one output store when not staged (and of one residual load): y and the residual must be aligned to it for vector accesses. */
+        public int storeBytes(DType t) {
+            return Math.min((seg & -seg) * t.bytes(), 16);
+        }
+    }
+
+    /** Output columns per thread of the plane kernel: 7 when W' is a multiple of 7 up to 28, else the widest of 8 (16-bit types; 4 for F32), 4, 2, 1 dividing W'. */
+    static int planeSegment(Problem p) {
+        int wo = p.outW();
+        if (wo % 7 == 0 && wo <= 28) {
+            return 7;
+        }
+        for (int seg = p.dtype() == DType.F32 ? 4 : 8; seg > 1; seg /= 2) {
+            if (wo % seg == 0) {
+                return seg;
+            }
+        }
+        return 1;
+    }
+
+    private static int gcd(long a, long b) {
+        while (b != 0) {
+            long t = a % b;
+            a = b;
+            b = t;
+        }
+        return (int) a;
+    }
+
+    /**
+     * The plane kernel's geometry for {@code p}, or null where it does not apply: stride 2 with W odd, x not 16-byte
+     * aligned, more than 256 column segments per row, or not even the smallest chunk within {@link #PLANE_SMEM_CAP}.
+     * Outputs are staged through shared memory when y is 16-byte aligned and a chunk's outputs are a multiple of 16
+     * bytes (rounding the planes per chunk to make them so).
+     */
+    public static PlaneGrid planeGrid(Problem p, boolean xAligned16, boolean yAligned16) {
+        if ((p.stride() == 2 && p.w() % 2 != 0) || !xAligned16) {
+            return null;
+        }
+        int es = p.dtype().bytes();
+        int ho = p.outH();
+        int wo = p.outW();
+        int seg = planeSegment(p);
+        int nseg = wo / seg;
+        if (nseg > 256) {
+            return null;
+        }
+        int strips = Math.min((ho + 7) / 8, 256 / nseg);     // strips of <= 8 rows, balanced
+        int rps = (ho + strips - 1) / strips;
+        strips = (ho + rps - 1) / rps;
+        int perPlane = strips * nseg;
+        long planeBytes = (long) p.h() * p.w() * es;
+        long outBytes = (long) ho * wo * es;
+        if (2 * planeBytes > PLANE_SMEM_CAP) {
+            return null;
+        }
+        int unitIn = 16 / gcd(16, planeBytes % 16);
+        int unitOut = 16 / gcd(16, outBytes % 16);
+        int lcm = unitIn / gcd(unitIn, unitOut) * unitOut;
+        int perBlock = Math.max(PLANE_THREAD_TARGET, perPlane) / perPlane;  // planes per chunk before rounding
+        boolean stage = yAligned16 && perBlock >= lcm;
+        int unit = stage ? lcm : unitIn;
+        int planesPerChunk = perBlock / unit * unit;
+        while (planesPerChunk >= unit && 2 * planesPerChunk * planeBytes + (stage ? planesPerChunk * outBytes : 0) > PLANE_SMEM_CAP) {
+            planesPerChunk -= unit;
+        }
+        if (planesPerChunk < unit) {
+            return null;
+        }
+        int threads = Math.max(64, (planesPerChunk * perPlane + 31) / 32 * 32);
+        int smem = (int) (2 * planesPerChunk * planeBytes + (stage ? planesPerChunk * outBytes : 0));
+        long planes = (long) p.n() * p.c();
+        int chunks = (int) ((planes + planesPerChunk - 1) / planesPerChunk);
+        int lv = Math.min((p.stride() * seg) & -(p.stride() * seg), 16 / es);
+        return new PlaneGrid(seg, lv, rps, planesPerChunk, threads, smem, chunks, stage);
+    }
+
     /**
      * Kernel variant: layout, access width, stride: {@code nchw_v<VW>_s<S>} (VW from the shape; the
      * launch narrows it for unaligned pointers) or {@code nhwc_c<CPT>w<WC>_<vec|scalar>_s<S>} (vector
      * accesses when C % CPT == 0 and the pointers are aligned, which the pool allocator gives).
      */
     public static String customVariant(Problem p) {
+        if (usePlane(p)) {
+            PlaneGrid g = planeGrid(p, true, true);  // with the pool's aligned allocations
+            if (g != null) {
+                return "nchw_plane_g" + g.seg() + "_s" + p.stride();
+            }
+        }
         if (p.layout() == Layout.NCHW) {
             return "nchw_v" + nchwVectorWidth(p) + "_s" + p.stride();
         }

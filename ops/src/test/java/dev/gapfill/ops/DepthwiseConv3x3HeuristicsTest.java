@@ -8,6 +8,7 @@ import dev.gapfill.ops.DepthwiseConv3x3.Problem;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -60,13 +61,15 @@ class DepthwiseConv3x3HeuristicsTest {
         // NCHW accesses run along W and never cross a row: W = 56 is 7 vectors of 8 halves; W' = 28 at stride 2 takes 4
         assertEquals("nchw_v8_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NCHW, 1, 8, 56, 56, 1)));
         assertEquals("nchw_v4_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NCHW, 1, 8, 56, 56, 2)));
-        assertEquals("nchw_v2_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.BF16, Layout.NCHW, 1, 8, 14, 14, 1)));
+        // F16/BF16 stride 1 up to 28 x 28 runs the whole-plane kernel (7 columns per thread at W' = 7, 14, 21, 28)
+        assertEquals("nchw_plane_g7_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.BF16, Layout.NCHW, 1, 8, 14, 14, 1)));
         assertEquals("nchw_v4_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F32, Layout.NCHW, 1, 8, 28, 28, 1)));
         // F32 stride 2 runs half the width the shape allows (measured faster): W' = 28 allows 4
         assertEquals("nchw_v2_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F32, Layout.NCHW, 1, 8, 56, 56, 2)));
         // odd W at stride 2, or W not even: one column per thread
         assertEquals("nchw_v1_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NCHW, 1, 8, 57, 57, 2)));
-        assertEquals("nchw_v1_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NCHW, 1, 8, 7, 7, 1)));
+        assertEquals("nchw_v1_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NCHW, 1, 8, 7, 7, 2)));
+        assertEquals("nchw_v1_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NCHW, 1, 8, 33, 33, 1)));
     }
 
     @Test void stripsAreBalancedAndShortenedForSmallGrids() {
@@ -231,5 +234,126 @@ class DepthwiseConv3x3HeuristicsTest {
                 DepthwiseConv3x3Heuristics.vendorVariant(new Problem(DType.BF16, Layout.NCHW, 1, 4, 4, 4, 1, Activation.GELU_ERF, false, true)));
         assertEquals("cudnn_grouped_conv+clipped_relu(6)",
                 DepthwiseConv3x3Heuristics.vendorVariant(new Problem(DType.BF16, Layout.NCHW, 1, 4, 4, 4, 1, Activation.RELU6, false, false)));
+    }
+
+    private static Problem q(DType dt, Layout l, int n, int c, int h, int w, int s, Activation act) {
+        return new Problem(dt, l, n, c, h, w, s, act, true, false);
+    }
+
+    private static void withPlaneMode(String mode, Runnable r) {
+        String before = System.getProperty(DepthwiseConv3x3Heuristics.PLANE_PROPERTY);
+        try {
+            System.setProperty(DepthwiseConv3x3Heuristics.PLANE_PROPERTY, mode);
+            r.run();
+        } finally {
+            if (before == null) {
+                System.clearProperty(DepthwiseConv3x3Heuristics.PLANE_PROPERTY);
+            } else {
+                System.setProperty(DepthwiseConv3x3Heuristics.PLANE_PROPERTY, before);
+            }
+        }
+    }
+
+    @Test void planeKernelWhereTheH100AbMeasuredItAhead() {
+        // F16/BF16 stride 1 up to 28 x 28 with every activation; F32 stride 1 with NONE/RELU/RELU6 at any size it takes
+        for (Activation act : Activation.values()) {
+            assertTrue(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 64, 1024, 14, 14, 1, act)));
+            assertTrue(DepthwiseConv3x3Heuristics.usePlane(q(DType.BF16, Layout.NCHW, 32, 512, 28, 28, 1, act)));
+            assertFalse(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 32, 256, 56, 56, 1, act)), "56x56 half: nchw.cu");
+            assertEquals(act.isExact(), DepthwiseConv3x3Heuristics.usePlane(q(DType.F32, Layout.NCHW, 32, 256, 56, 56, 1, act)));
+            assertFalse(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 64, 1024, 14, 14, 2, act)), "stride 2: nchw.cu");
+            assertFalse(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NHWC, 64, 1024, 14, 14, 1, act)));
+        }
+        assertFalse(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 1, 8, 29, 28, 1, Activation.NONE)), "H*W > 784");
+        assertEquals("nchw_plane_g4_s1", DepthwiseConv3x3Heuristics.customVariant(q(DType.F32, Layout.NCHW, 32, 256, 56, 56, 1, Activation.RELU)));
+        assertEquals("nchw_v4_s1", DepthwiseConv3x3Heuristics.customVariant(q(DType.F32, Layout.NCHW, 32, 256, 56, 56, 1, Activation.SILU)));
+        withPlaneMode("false", () -> {
+            assertFalse(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 64, 1024, 14, 14, 1, Activation.NONE)));
+            assertEquals("nchw_v2_s1", DepthwiseConv3x3Heuristics.customVariant(q(DType.F16, Layout.NCHW, 64, 1024, 14, 14, 1, Activation.NONE)));
+        });
+        withPlaneMode("force", () -> {
+            assertTrue(DepthwiseConv3x3Heuristics.usePlane(q(DType.F32, Layout.NCHW, 8, 96, 56, 56, 2, Activation.GELU_ERF)));
+            assertEquals("nchw_plane_g7_s2", DepthwiseConv3x3Heuristics.customVariant(q(DType.F32, Layout.NCHW, 8, 96, 56, 56, 2, Activation.GELU_ERF)));
+            assertFalse(DepthwiseConv3x3Heuristics.usePlane(q(DType.F32, Layout.NHWC, 8, 96, 56, 56, 2, Activation.GELU_ERF)));
+        });
+    }
+
+    @Test void planeGeometryOfTheMeasuredShapes() {
+        // 64x1024x14x14 F16: 2 segments of 7 columns x 2 strips of 7 rows per plane, 32 planes (12.5 KiB) per chunk, 128 threads
+        DepthwiseConv3x3Heuristics.PlaneGrid g = DepthwiseConv3x3Heuristics.planeGrid(q(DType.F16, Layout.NCHW, 64, 1024, 14, 14, 1, Activation.NONE), true, true);
+        assertEquals(new DepthwiseConv3x3Heuristics.PlaneGrid(7, 1, 7, 32, 128, 3 * 32 * 392, 2048, true), g);
+        assertEquals("dwconv3x3_nchw_plane_f16_s1_g7_l1", g.symbol(DType.F16, 1));
+        assertEquals(2, g.storeBytes(DType.F16));
+        // 32x512x28x28 BF16: 4 x 4 items per plane, 8 planes per chunk
+        assertEquals(new DepthwiseConv3x3Heuristics.PlaneGrid(7, 1, 7, 8, 128, 3 * 8 * 1568, 2048, true),
+                DepthwiseConv3x3Heuristics.planeGrid(q(DType.BF16, Layout.NCHW, 32, 512, 28, 28, 1, Activation.SILU), true, true));
+        // 32x256x56x56 F32: 4 columns (16-byte loads) x 7 strips of 8 rows = 98 items, one plane per chunk
+        g = DepthwiseConv3x3Heuristics.planeGrid(q(DType.F32, Layout.NCHW, 32, 256, 56, 56, 1, Activation.NONE), true, true);
+        assertEquals(new DepthwiseConv3x3Heuristics.PlaneGrid(4, 4, 8, 1, 128, 3 * 12544, 8192, true), g);
+        assertEquals(16, g.storeBytes(DType.F32));
+        // an output view that is not 16-byte aligned: direct stores, no output buffer
+        g = DepthwiseConv3x3Heuristics.planeGrid(q(DType.F16, Layout.NCHW, 64, 1024, 14, 14, 1, Activation.NONE), true, false);
+        assertEquals(new DepthwiseConv3x3Heuristics.PlaneGrid(7, 1, 7, 32, 128, 2 * 32 * 392, 2048, false), g);
+    }
+
+    @Test void planeNotForUnalignedInputOddWidthAtStrideTwoOrLargePlanes() {
+        assertNull(DepthwiseConv3x3Heuristics.planeGrid(q(DType.F16, Layout.NCHW, 1, 8, 14, 14, 1, Activation.NONE), false, true));
+        assertNull(DepthwiseConv3x3Heuristics.planeGrid(q(DType.F16, Layout.NCHW, 1, 8, 14, 15, 2, Activation.NONE), true, true));
+        assertNotNull(DepthwiseConv3x3Heuristics.planeGrid(q(DType.F16, Layout.NCHW, 1, 8, 15, 14, 2, Activation.NONE), true, true));
+        // two input chunks of one plane must fit in 80 KiB: 224 x 224 F16 (98 KiB a plane) does not, 112 x 112 F32 (49 KiB) neither
+        assertNull(DepthwiseConv3x3Heuristics.planeGrid(q(DType.F16, Layout.NCHW, 16, 64, 224, 224, 1, Activation.NONE), true, true));
+        assertNull(DepthwiseConv3x3Heuristics.planeGrid(q(DType.F32, Layout.NCHW, 8, 96, 112, 112, 1, Activation.NONE), true, true));
+        assertNull(DepthwiseConv3x3Heuristics.planeGrid(q(DType.F16, Layout.NCHW, 1, 1, 1, 40000, 1, Activation.NONE), true, true));
+    }
+
+    @Test void planeGeometryKeepsItsInvariantsOnEveryShape() {
+        java.util.Set<String> compiled = new java.util.HashSet<>();
+        for (String dt : new String[] {"f32", "f16", "bf16"}) {
+            for (String sl : new String[] {"s1_g1_l1", "s1_g2_l2", "s1_g4_l4", "s1_g7_l1", "s2_g1_l2", "s2_g2_l4", "s2_g7_l2"}) {
+                compiled.add("dwconv3x3_nchw_plane_" + dt + "_" + sl);
+            }
+            compiled.add("dwconv3x3_nchw_plane_" + dt + "_s2_g4_l" + (dt.equals("f32") ? 4 : 8));
+        }
+        for (String dt : new String[] {"f16", "bf16"}) {
+            compiled.add("dwconv3x3_nchw_plane_" + dt + "_s1_g8_l8");
+            compiled.add("dwconv3x3_nchw_plane_" + dt + "_s2_g8_l8");
+        }
+        int applicable = 0;
+        int[] sizes = {1, 2, 3, 5, 7, 8, 13, 14, 16, 21, 28, 31, 56, 64, 100, 112, 150};
+        for (DType dt : new DType[] {DType.F32, DType.F16, DType.BF16}) {
+            for (int s = 1; s <= 2; s++) {
+                for (int h : sizes) {
+                    for (int w : sizes) {
+                        for (int planes : new int[] {1, 3, 17, 1000}) {
+                            for (boolean yAligned : new boolean[] {true, false}) {
+                                Problem pr = q(dt, Layout.NCHW, 1, planes, h, w, s, Activation.RELU);
+                                DepthwiseConv3x3Heuristics.PlaneGrid g = DepthwiseConv3x3Heuristics.planeGrid(pr, true, yAligned);
+                                if (g == null) {
+                                    continue;
+                                }
+                                applicable++;
+                                String m = pr + " -> " + g;
+                                int es = dt.bytes();
+                                int ho = pr.outH();
+                                int wo = pr.outW();
+                                assertTrue(compiled.contains(g.symbol(dt, s)), m);
+                                assertEquals(0, wo % g.seg(), m);
+                                assertTrue(s == 1 || w % 2 == 0, m);
+                                int perPlane = (wo / g.seg()) * ((ho + g.rowsPerStrip() - 1) / g.rowsPerStrip());
+                                assertTrue(g.planesPerChunk() * perPlane <= g.threads() && g.threads() <= 256 && g.threads() % 32 == 0, m);
+                                assertEquals(0, (long) g.planesPerChunk() * h * w * es % 16, m);
+                                assertTrue(!g.stage() || yAligned && (long) g.planesPerChunk() * ho * wo * es % 16 == 0, m);
+                                long smem = 2L * g.planesPerChunk() * h * w * es + (g.stage() ? (long) g.planesPerChunk() * ho * wo * es : 0);
+                                assertEquals(smem, g.smemBytes(), m);
+                                assertTrue(smem <= 80 * 1024, m);
+                                assertTrue((long) g.chunks() * g.planesPerChunk() >= planes && (long) (g.chunks() - 1) * g.planesPerChunk() < planes, m);
+                                assertTrue(g.rowsPerStrip() >= 1 && g.rowsPerStrip() <= Math.max(8, ho), m);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assertTrue(applicable > 1000, "the grid exercises the geometry: " + applicable);
     }
 }

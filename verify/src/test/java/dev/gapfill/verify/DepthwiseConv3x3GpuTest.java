@@ -258,6 +258,53 @@ class DepthwiseConv3x3GpuTest {
     }
 
     /**
+     * The whole-plane NCHW kernel (nchw_plane.cu) forced wherever its geometry applies ({@code gapfill.depthwise.nchwPlane=force}):
+     * both strides, every dtype, exact and smooth activations, plane sizes that give 1-, 2-, 4-, 7- and 8-column segments,
+     * chunks whose last one ends in a tail of less than 16 bytes, bias and residual on and off, the residual in place, and
+     * an output view 2 bytes off (outputs stored from registers instead of through shared memory). Bit-exact against the
+     * reference for RELU6, within 1 ulp for SILU/GELU_ERF; the decision names the kernel. With the switch at
+     * {@code false} the same problems run nchw.cu.
+     */
+    @Test void planeKernelForcedMatchesTheReference() {
+        Random rnd = new Random(31);
+        String before = System.getProperty(DepthwiseConv3x3Heuristics.PLANE_PROPERTY);
+        int[][] shapes = {{14, 14, 1}, {7, 28, 1}, {17, 6, 1}, {9, 16, 1}, {3, 1, 1}, {15, 14, 2}, {28, 28, 2}, {5, 2, 2}};
+        List<String> failures = new ArrayList<>();
+        int planeRuns = 0;
+        try {
+            for (String mode : new String[] {"force", "false"}) {
+                System.setProperty(DepthwiseConv3x3Heuristics.PLANE_PROPERTY, mode);
+                int k = 0;
+                for (DType dt : new DType[] {DType.F32, DType.F16, DType.BF16}) {
+                    for (int[] sh : shapes) {
+                        Activation act = new Activation[] {Activation.RELU6, Activation.GELU_ERF, Activation.SILU}[k % 3];
+                        int c = (k & 1) == 0 ? 3 : 13;
+                        Problem p = new Problem(dt, Layout.NCHW, 1 + k % 2, c, sh[0], sh[1], sh[2], act, (k & 2) == 0, (k & 4) == 0);
+                        int misalign = k % 5 == 2 ? 1 : 0;
+                        boolean inPlace = p.residual() && k % 3 == 1;
+                        k++;
+                        boolean plane = DepthwiseConv3x3Heuristics.customVariant(p).startsWith("nchw_plane");
+                        assertEquals(mode.equals("force"), plane, mode + " " + p + " " + DepthwiseConv3x3Heuristics.customVariant(p));
+                        planeRuns += plane ? 1 : 0;
+                        Verdict v = runAndCheck(p, Backend.CUSTOM, rnd, misalign, inPlace);
+                        if (!v.pass() || (act == Activation.RELU6 && !v.bitExact())) {
+                            failures.add(mode + " " + p + " misalign=" + misalign + " inPlace=" + inPlace + ": " + v);
+                        }
+                    }
+                }
+            }
+        } finally {
+            if (before == null) {
+                System.clearProperty(DepthwiseConv3x3Heuristics.PLANE_PROPERTY);
+            } else {
+                System.setProperty(DepthwiseConv3x3Heuristics.PLANE_PROPERTY, before);
+            }
+        }
+        assertEquals(24, planeRuns);
+        assertTrue(failures.isEmpty(), failures.size() + " failures, first: " + (failures.isEmpty() ? "" : failures.get(0)));
+    }
+
+    /**
      * y holds the residual. The shape is used by no other test, so the vendor's first call for it is this one: its
      * cuDNN algorithm search (which runs trial convolutions) must not write over the residual held in y.
      */
