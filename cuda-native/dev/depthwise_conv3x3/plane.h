@@ -1,4 +1,4 @@
-// The NCHW whole-plane kernel (src/main/cuda/depthwise_conv3x3/nchw_plane.cu) for the dev harness plane_main.cu.
+// The NCHW whole-plane kernel (src/main/cuda/depthwise_conv3x3/nchw_plane.cu, stride 1) for the dev harness plane_main.cu.
 #pragma once
 #include <cuda_runtime.h>
 

@@ -1,6 +1,6 @@
 // depthwise_conv3x3/nchw_plane: NCHW with whole (n, c) planes staged in shared memory,
-// y[n,c,i,j] = act(bias[c] + Σ_{p,q} w[c,p,q]·x[n, c, s·i+p−1, s·j+q−1] (+ res[n,c,i,j])), zero padding 1,
-// stride s ∈ {1,2}, Ho = ceil(H/s), Wo = ceil(W/s).
+// y[n,c,i,j] = act(bias[c] + Σ_{p,q} w[c,p,q]·x[n, c, i+p−1, j+q−1] (+ res[n,c,i,j])), zero padding 1,
+// stride 1 (stride 2 stays in nchw.cu: this kernel measured 0.5-1.0x its time there on the H100).
 //
 // Regime: NCHW planes small enough that a block holds several of them (H·W·sizeof(T) up to a few tens of KiB:
 // 14×14, 28×28, 56×56, 64×64, 112×112 in the sweep), sm_80+ (cp.async). The planes of consecutive (n, c) are
@@ -15,7 +15,7 @@
 // Block: a persistent loop over chunks k = blockIdx.x, blockIdx.x + gridDim.x, …; chunk k is planes
 // [k·P, min((k+1)·P, planes)). Thread t owns one item of every chunk: plane t / (strips·nseg) of the chunk,
 // output rows [i0, i0 + R) of it (strip), output columns [j0, j0 + SEG) (segment); threads past P·strips·nseg
-// only copy. It walks its strip's input rows top to bottom (S·(R−1)+3 of them), reading the S·SEG + 2 input
+// only copy. It walks its strip's input rows top to bottom (R + 2 of them), reading the SEG + 2 input
 // columns it needs of each row from shared memory once (LV-wide loads for the columns inside the segment, one
 // scalar per halo column; zero outside the image), converting each once to fp32, and adds the row into the ≤ 3
 // output rows that use it (a rolling window of three accumulator rows, as nchw.cu). Taps in the reference's order
@@ -30,12 +30,12 @@
 // The walk is compiled once per activation class (NONE/RELU/RELU6 together, SILU, GELU_ERF, GELU_TANH), so the
 // code a launch runs holds one epilogue: with every epilogue inlined per row the i-cache misses (as nchw.cu's
 // unrolled predecessor did).
-// Requirements (DepthwiseConv3x3Heuristics.planeGrid checks them and otherwise keeps nchw.cu): Wo % SEG == 0;
-// stride 2 only with W even (W = 2·Wo, so no input column past W−1 is read); LV divides W and S·SEG; x 16-byte
+// Requirements (DepthwiseConv3x3Heuristics.planeGrid checks them and otherwise keeps nchw.cu): W % SEG == 0;
+// LV divides SEG; x 16-byte
 // aligned and P·H·W·sizeof(T) a multiple of 16 (every chunk starts on a 16-byte boundary; the last chunk's tail
-// of < 16 bytes is copied per element); stage only with y 16-byte aligned and P·Ho·Wo·sizeof(T) a multiple of 16;
+// of < 16 bytes is copied per element); stage only with y 16-byte aligned (a chunk's outputs are as many bytes);
 // vecOut only with y and res aligned to the store piece (the largest power of two dividing SEG, ≤ 16 bytes).
-// Dynamic shared memory: 2·P·H·W·sizeof(T) (+ P·Ho·Wo·sizeof(T) when stage) bytes. Limits: N·C·H·W < 2^31
+// Dynamic shared memory: 2·P·H·W·sizeof(T) (+ P·H·W·sizeof(T) when stage) bytes. Limits: N·C·H·W < 2^31
 // (validated in Java).
 #include "depthwise_conv3x3.cuh"
 
@@ -66,24 +66,23 @@ __device__ __forceinline__ void copy_chunk(const T* __restrict__ x, T* dst, int 
     if ((int)threadIdx.x < tail) dst[done + threadIdx.x] = src[done + threadIdx.x];
 }
 
-// The S·SEG + 2 input columns S·j0 − 1 … S·j0 + S·SEG of the input row at rp (rp points at column S·j0) in fp32
-// (in[0] the left halo, in[1 …] the segment's own columns, in[S·SEG + 1] the right halo at stride 1, unused at 2);
-// zero for a row outside the image (valid = false) and for halo columns outside it.
-template <typename T, int S, int SEG, int LV, int K>
-__device__ __forceinline__ void row_in(const T* rp, bool valid, bool left, bool right, float (&in)[K]) {
-    static_assert(K == S * SEG + 2, "row width");
+// The SEG + 2 input columns j0 − 1 … j0 + SEG of the input row at rp (rp points at column j0) in fp32 (in[0] the
+// left halo, in[1 …] the segment's own columns, in[SEG + 1] the right halo); zero for a row outside the image
+// (valid = false) and for halo columns outside it.
+template <typename T, int SEG, int LV>
+__device__ __forceinline__ void row_in(const T* rp, bool valid, bool left, bool right, float (&in)[SEG + 2]) {
 #pragma unroll
-    for (int e = 0; e < K; ++e) in[e] = 0.f;
+    for (int e = 0; e < SEG + 2; ++e) in[e] = 0.f;
     if (!valid) return;
 #pragma unroll
-    for (int v = 0; v < S * SEG / LV; ++v) {
+    for (int v = 0; v < SEG / LV; ++v) {
         Pack<T, LV> q;
         q.raw = *reinterpret_cast<const typename RawBits<LV * (int)sizeof(T)>::type*>(rp + v * LV);
 #pragma unroll
         for (int e = 0; e < LV; ++e) in[1 + v * LV + e] = to_float(q.v[e]);
     }
     if (left) in[0] = to_float(rp[-1]);
-    if (S == 1 && right) in[K - 1] = to_float(rp[SEG]);
+    if (right) in[SEG + 1] = to_float(rp[SEG]);
 }
 
 // Elements per store: the largest power of two that divides SEG, at most 16 bytes.
@@ -135,82 +134,58 @@ __device__ __forceinline__ void finish_seg(const T* __restrict__ res, T* dst, si
 }
 
 // One thread's item of one chunk: output rows [i0, i0 + rows) × columns [j0, j0 + SEG) of the plane at xp (shared
-// memory), written to dst at index o (+ Wo per row); the residual at global index ro (+ Wo per row).
-template <typename T, int S, int SEG, int LV, int AC, bool SHARED>
-__device__ __forceinline__ void walk(const T* xp, int i0, int j0, int rows, int H, int W, int Wo, const float (&wr)[9],
-                                     float b, bool hasBias, const T* __restrict__ res, T* dst, size_t o, size_t ro,
-                                     int act, bool vec) {
-    const bool left = j0 > 0, right = S == 1 && j0 + SEG < W;
-    if (S == 1) {
-        // input row i0−1+t goes into output rows i0+t−2 (p=2, then finished), i0+t−1 (p=1), i0+t (p=0, fresh)
-        constexpr int K = SEG + 2;
-        float a0[SEG] = {}, a1[SEG] = {}, a2[SEG] = {}, in[K];
-        const T* rp = xp + (i0 - 1) * W + j0;
-        int r = i0 - 1;
+// memory), written to dst at index o (+ W per row); the residual at global index ro (+ W per row). Input row i0−1+t
+// goes into output rows i0+t−2 (p=2, then finished), i0+t−1 (p=1) and i0+t (p=0, fresh).
+template <typename T, int SEG, int LV, int AC, bool SHARED>
+__device__ __forceinline__ void walk(const T* xp, int i0, int j0, int rows, int H, int W, const float (&wr)[9], float b,
+                                     bool hasBias, const T* __restrict__ res, T* dst, size_t o, size_t ro, int act, bool vec) {
+    constexpr int K = SEG + 2;
+    const bool left = j0 > 0, right = j0 + SEG < W;
+    float a0[SEG] = {}, a1[SEG] = {}, a2[SEG] = {}, in[K];
+    const T* rp = xp + (i0 - 1) * W + j0;
+    int r = i0 - 1;
 #pragma unroll 1
-        for (int t = 0; t < rows + 2; ++t) {
-            row_in<T, 1, SEG, LV, K>(rp, r >= 0 && r < H, left, right, in);
-            if (t >= 2) {
-                taps<1, SEG, K>(wr, 2, in, a0, false);
-                finish_seg<T, SEG, AC, SHARED>(res, dst, o, ro, b, hasBias, act, vec, a0);
-                o += (size_t)Wo;
-                ro += (size_t)Wo;
-            }
-            if (t >= 1 && t - 1 < rows) taps<1, SEG, K>(wr, 1, in, a1, false);
-            if (t < rows) taps<1, SEG, K>(wr, 0, in, a2, true);
+    for (int t = 0; t < rows + 2; ++t) {
+        row_in<T, SEG, LV>(rp, r >= 0 && r < H, left, right, in);
+        if (t >= 2) {
+            taps<1, SEG, K>(wr, 2, in, a0, false);
+            finish_seg<T, SEG, AC, SHARED>(res, dst, o, ro, b, hasBias, act, vec, a0);
+            o += (size_t)W;
+            ro += (size_t)W;
+        }
+        if (t >= 1 && t - 1 < rows) taps<1, SEG, K>(wr, 1, in, a1, false);
+        if (t < rows) taps<1, SEG, K>(wr, 0, in, a2, true);
 #pragma unroll
-            for (int e = 0; e < SEG; ++e) { a0[e] = a1[e]; a1[e] = a2[e]; }
-            rp += W;
-            ++r;
-        }
-    } else {
-        // output row i0+t takes input rows 2(i0+t)−1 (p=0), 2(i0+t) (p=1), 2(i0+t)+1 (p=2)
-        constexpr int K = 2 * SEG + 2;
-        float a[SEG], in[K];
-        const T* rp = xp + (2 * i0 - 1) * W + 2 * j0;
-        row_in<T, 2, SEG, LV, K>(rp, i0 > 0, left, false, in);
-        taps<2, SEG, K>(wr, 0, in, a, true);
-#pragma unroll 1
-        for (int t = 0; t < rows; ++t) {
-            rp += W;
-            row_in<T, 2, SEG, LV, K>(rp, true, left, false, in);  // row 2(i0+t) < H
-            taps<2, SEG, K>(wr, 1, in, a, false);
-            rp += W;
-            row_in<T, 2, SEG, LV, K>(rp, 2 * (i0 + t) + 1 < H, left, false, in);
-            taps<2, SEG, K>(wr, 2, in, a, false);
-            finish_seg<T, SEG, AC, SHARED>(res, dst, o, ro, b, hasBias, act, vec, a);
-            o += (size_t)Wo;
-            ro += (size_t)Wo;
-            taps<2, SEG, K>(wr, 0, in, a, true);
-        }
+        for (int e = 0; e < SEG; ++e) { a0[e] = a1[e]; a1[e] = a2[e]; }
+        rp += W;
+        ++r;
     }
 }
 
-template <typename T, int S, int SEG, int LV, bool SHARED>
-__device__ __forceinline__ void walk_act(const T* xp, int i0, int j0, int rows, int H, int W, int Wo, const float (&wr)[9],
-                                         float b, bool hasBias, const T* __restrict__ res, T* dst, size_t o, size_t ro,
-                                         int act, bool vec) {
-    if (act == ACT_SILU) walk<T, S, SEG, LV, ACT_SILU, SHARED>(xp, i0, j0, rows, H, W, Wo, wr, b, hasBias, res, dst, o, ro, act, vec);
-    else if (act == ACT_GELU_ERF) walk<T, S, SEG, LV, ACT_GELU_ERF, SHARED>(xp, i0, j0, rows, H, W, Wo, wr, b, hasBias, res, dst, o, ro, act, vec);
-    else if (act == ACT_GELU_TANH) walk<T, S, SEG, LV, ACT_GELU_TANH, SHARED>(xp, i0, j0, rows, H, W, Wo, wr, b, hasBias, res, dst, o, ro, act, vec);
-    else walk<T, S, SEG, LV, AC_EXACT, SHARED>(xp, i0, j0, rows, H, W, Wo, wr, b, hasBias, res, dst, o, ro, act, vec);
+template <typename T, int SEG, int LV, bool SHARED>
+__device__ __forceinline__ void walk_act(const T* xp, int i0, int j0, int rows, int H, int W, const float (&wr)[9], float b,
+                                         bool hasBias, const T* __restrict__ res, T* dst, size_t o, size_t ro, int act,
+                                         bool vec) {
+    if (act == ACT_SILU) walk<T, SEG, LV, ACT_SILU, SHARED>(xp, i0, j0, rows, H, W, wr, b, hasBias, res, dst, o, ro, act, vec);
+    else if (act == ACT_GELU_ERF) walk<T, SEG, LV, ACT_GELU_ERF, SHARED>(xp, i0, j0, rows, H, W, wr, b, hasBias, res, dst, o, ro, act, vec);
+    else if (act == ACT_GELU_TANH) walk<T, SEG, LV, ACT_GELU_TANH, SHARED>(xp, i0, j0, rows, H, W, wr, b, hasBias, res, dst, o, ro, act, vec);
+    else walk<T, SEG, LV, AC_EXACT, SHARED>(xp, i0, j0, rows, H, W, wr, b, hasBias, res, dst, o, ro, act, vec);
 }
 
-template <typename T, int S, int SEG, int LV>
+template <typename T, int SEG, int LV>
 __device__ __forceinline__ void dw_plane(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
                                          const T* __restrict__ res, T* __restrict__ y, int planes, int C, int H, int W,
-                                         int Ho, int Wo, int P, int R, int act, int vecOut, int stage) {
-    static_assert(S == 1 || S == 2, "stride must be 1 or 2");
-    static_assert((S * SEG) % LV == 0, "LV-wide loads tile the segment's columns");
+                                         int P, int R, int act, int vecOut, int stage) {
+    static_assert(SEG % LV == 0, "LV-wide loads tile the segment's columns");
     extern __shared__ __align__(16) unsigned char smem[];
-    const int planeIn = H * W, planeOut = Ho * Wo;  // < 2^31 (validated)
-    const int nseg = Wo / SEG, strips = (Ho + R - 1) / R, perPlane = nseg * strips;
+    const int planeIn = H * W;                     // < 2^31 (validated); the output plane is as large
+    const int nseg = W / SEG, strips = (H + R - 1) / R, perPlane = nseg * strips;
     const int tid = (int)threadIdx.x;
     const int pl = tid / perPlane, rem = tid - pl * perPlane;
     const int strip = rem / nseg, seg = rem - strip * nseg;
     const int i0 = strip * R, j0 = seg * SEG;
     const bool worker = pl < P;
-    const int rows = min(R, Ho - i0);
+    const int rows = min(R, H - i0);
     const int nchunks = (planes + P - 1) / P;
     T* buf0 = reinterpret_cast<T*>(smem);
     T* buf1 = buf0 + (size_t)P * planeIn;          // P·H·W·sizeof(T) is a multiple of 16: aligned
@@ -242,19 +217,19 @@ __device__ __forceinline__ void dw_plane(const T* __restrict__ x, const T* __res
         __syncthreads();
         if (live) {
             const T* xp = (cur ? buf1 : buf0) + (size_t)pl * planeIn;
-            const size_t og = ((size_t)plane * Ho + i0) * Wo + j0;  // global output index of (i0, j0)
+            const size_t og = ((size_t)plane * H + i0) * W + j0;  // global output index of (i0, j0)
             if (stage)
-                walk_act<T, S, SEG, LV, true>(xp, i0, j0, rows, H, W, Wo, wr, b, hasBias, res, obuf,
-                                              ((size_t)pl * Ho + i0) * Wo + j0, og, act, vec);
+                walk_act<T, SEG, LV, true>(xp, i0, j0, rows, H, W, wr, b, hasBias, res, obuf, ((size_t)pl * H + i0) * W + j0,
+                                           og, act, vec);
             else
-                walk_act<T, S, SEG, LV, false>(xp, i0, j0, rows, H, W, Wo, wr, b, hasBias, res, y, og, og, act, vec);
+                walk_act<T, SEG, LV, false>(xp, i0, j0, rows, H, W, wr, b, hasBias, res, y, og, og, act, vec);
         }
         __syncthreads();  // the chunk's input is no longer read (its buffer takes chunk k + 2·gridDim.x next), obuf is full
         if (stage) {
             // the chunk's outputs are contiguous in y: 16-byte streaming stores, then the < 16-byte tail per element
             const int pc = min(P, planes - k * P);
-            const size_t elems = (size_t)pc * planeOut;
-            T* dst = y + (size_t)k * P * planeOut;
+            const size_t elems = (size_t)pc * planeIn;
+            T* dst = y + (size_t)k * P * planeIn;
             const int n16 = (int)(elems * sizeof(T) / 16);
             for (int q = tid; q < n16; q += (int)blockDim.x)
                 __stcs(reinterpret_cast<uint4*>(dst) + q, reinterpret_cast<const uint4*>(obuf)[q]);
@@ -267,23 +242,18 @@ __device__ __forceinline__ void dw_plane(const T* __restrict__ x, const T* __res
 
 }  // namespace
 
-// Entry points: dwconv3x3_nchw_plane_<dtype>_s<S>_g<SEG>_l<LV>, SEG ∈ {1, 2, 4, 7, 8} output columns per thread (8 for
-// 16-bit types), LV = the largest power of two dividing S·SEG, at most 16 / sizeof(T) (with SEG | Wo and, at stride 2,
-// W = 2·Wo, LV divides W, so every LV-wide shared load is aligned). DepthwiseConv3x3Heuristics.planeSegment picks SEG.
-#define DW_PLANE(T, TN, S, SEG, LV)                                                                                  \
-    extern "C" __global__ void __launch_bounds__(256, 2) dwconv3x3_nchw_plane_##TN##_s##S##_g##SEG##_l##LV(          \
-        const T* x, const T* w, const T* bias, const T* res, T* y, int planes, int C, int H, int W, int Ho, int Wo,  \
-        int P, int R, int act, int vecOut, int stage) {                                                              \
-        dw_plane<T, S, SEG, LV>(x, w, bias, res, y, planes, C, H, W, Ho, Wo, P, R, act, vecOut, stage);            \
+// Entry points: dwconv3x3_nchw_plane_<dtype>_s1_g<SEG>_l<LV>, SEG ∈ {1, 2, 4, 7, 8} output columns per thread (8 for
+// 16-bit types), LV = the largest power of two dividing SEG, at most 16 / sizeof(T) (with SEG | W every LV-wide shared
+// load is aligned). DepthwiseConv3x3Heuristics.planeSegment picks SEG.
+#define DW_PLANE(T, TN, SEG, LV)                                                                                     \
+    extern "C" __global__ void __launch_bounds__(256, 2) dwconv3x3_nchw_plane_##TN##_s1_g##SEG##_l##LV(              \
+        const T* x, const T* w, const T* bias, const T* res, T* y, int planes, int C, int H, int W, int P, int R,    \
+        int act, int vecOut, int stage) {                                                                            \
+        dw_plane<T, SEG, LV>(x, w, bias, res, y, planes, C, H, W, P, R, act, vecOut, stage);                        \
     }
-#define DW_PLANE_COMMON(T, TN, L4)                                                                                   \
-    DW_PLANE(T, TN, 1, 1, 1) DW_PLANE(T, TN, 1, 2, 2) DW_PLANE(T, TN, 1, 4, 4) DW_PLANE(T, TN, 1, 7, 1)            \
-    DW_PLANE(T, TN, 2, 1, 2) DW_PLANE(T, TN, 2, 2, 4) DW_PLANE(T, TN, 2, 4, L4) DW_PLANE(T, TN, 2, 7, 2)
 
-DW_PLANE_COMMON(float, f32, 4)
-DW_PLANE_COMMON(__half, f16, 8)
-DW_PLANE(__half, f16, 1, 8, 8)
-DW_PLANE(__half, f16, 2, 8, 8)
-DW_PLANE_COMMON(__nv_bfloat16, bf16, 8)
-DW_PLANE(__nv_bfloat16, bf16, 1, 8, 8)
-DW_PLANE(__nv_bfloat16, bf16, 2, 8, 8)
+DW_PLANE(float, f32, 1, 1) DW_PLANE(float, f32, 2, 2) DW_PLANE(float, f32, 4, 4) DW_PLANE(float, f32, 7, 1)
+DW_PLANE(__half, f16, 1, 1) DW_PLANE(__half, f16, 2, 2) DW_PLANE(__half, f16, 4, 4) DW_PLANE(__half, f16, 7, 1)
+DW_PLANE(__half, f16, 8, 8)
+DW_PLANE(__nv_bfloat16, bf16, 1, 1) DW_PLANE(__nv_bfloat16, bf16, 2, 2) DW_PLANE(__nv_bfloat16, bf16, 4, 4)
+DW_PLANE(__nv_bfloat16, bf16, 7, 1) DW_PLANE(__nv_bfloat16, bf16, 8, 8)

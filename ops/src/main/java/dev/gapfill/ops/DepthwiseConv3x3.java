@@ -393,12 +393,12 @@ public final class DepthwiseConv3x3 {
         if (g == null) {
             return false;
         }
-        dev.gapfill.core.KernelFunction f = NCHW_PLANE.function(s.cudaDevice(), g.symbol(p.dtype(), p.stride()));
+        dev.gapfill.core.KernelFunction f = NCHW_PLANE.function(s.cudaDevice(), g.symbol(p.dtype()));
         int vec = aligned(out, g.storeBytes(p.dtype())) && aligned(residual, g.storeBytes(p.dtype())) ? 1 : 0;
         // persistent: each block walks chunks blockIdx.x, + gridDim.x, ... with the next chunk's copies in flight
         int grid = (int) Math.min(g.chunks(), (long) f.residentBlocksPerSm(g.threads(), g.smemBytes()) * sms);
-        args.i32(p.n() * p.c()).i32(p.c()).i32(p.h()).i32(p.w()).i32(p.outH()).i32(p.outW()).i32(g.planesPerChunk())
-                .i32(g.rowsPerStrip()).i32(p.act().ordinal()).i32(vec).i32(g.stage() ? 1 : 0);
+        args.i32(p.n() * p.c()).i32(p.c()).i32(p.h()).i32(p.w()).i32(g.planesPerChunk()).i32(g.rowsPerStrip())
+                .i32(p.act().ordinal()).i32(vec).i32(g.stage() ? 1 : 0);
         f.launch(s, grid, 1, 1, g.threads(), 1, 1, g.smemBytes(), args);
         return true;
     }

@@ -301,8 +301,8 @@ public final class DepthwiseConv3x3Heuristics {
 
     /**
      * System property that steers the whole-plane NCHW kernel: {@code auto} (default: {@link #usePlane}'s measured
-     * rule), {@code false} (never: nchw.cu everywhere), {@code force} (wherever its geometry applies, any stride and
-     * activation: for tests). Read at every call.
+     * rule), {@code false} (never: nchw.cu everywhere), {@code force} (wherever its geometry applies: stride 1, any
+     * dtype, plane size and activation; for tests). Read at every call.
      */
     public static final String PLANE_PROPERTY = "gapfill.depthwise.nchwPlane";
 
@@ -322,19 +322,16 @@ public final class DepthwiseConv3x3Heuristics {
      * (cuda-native/dev/depthwise_conv3x3/h100-plane-ab.txt: both kernels interleaved, L2 flushed, every output
      * bit-identical): 64×1024×14×14 F16 1.55-1.86× nchw.cu (RELU 29.6 against 50.9 µs), 32×512×28×28 F16 1.07-1.35×,
      * F32 14×14 and 28×28 NONE/RELU 1.12-1.35×, F32 32×256×56×56 NONE 1.32× (73.1 against 96.2 µs). Not taken where
-     * it lost or tied: F16/BF16 at 56×56 and above (56×56 BF16 RELU 0.94×, 8×96×112×112 F16 NONE 0.93×), stride 2
-     * (0.5-1.0×), F32 SiLU/GELU (0.6-1.0×).
+     * it lost or tied: F16/BF16 at 56×56 and above (56×56 BF16 RELU 0.94×, 8×96×112×112 F16 NONE 0.93×), F32
+     * SiLU/GELU (0.6-1.0×). Stride 2 has no plane kernel (a stride-2 build measured 0.5-1.0× nchw.cu).
      */
     public static boolean usePlane(Problem p) {
         String mode = System.getProperty(PLANE_PROPERTY, "auto");
-        if ("false".equalsIgnoreCase(mode) || p.layout() != Layout.NCHW) {
-            return false;
+        if ("false".equalsIgnoreCase(mode) || p.layout() != Layout.NCHW || p.stride() != 1) {
+            return false;  // (no stride-2 plane kernel)
         }
         if ("force".equalsIgnoreCase(mode)) {
             return true;
-        }
-        if (p.stride() != 1) {
-            return false;
         }
         return p.dtype() == DType.F32 ? p.act().isExact() : (long) p.h() * p.w() <= PLANE_MAX_HALF_PIXELS;
     }
@@ -348,8 +345,8 @@ public final class DepthwiseConv3x3Heuristics {
     public record PlaneGrid(int seg, int lv, int rowsPerStrip, int planesPerChunk, int threads, int smemBytes, int chunks,
                             boolean stage) {
         /** The kernel symbol, e.g. {@code dwconv3x3_nchw_plane_f16_s1_g7_l1}. */
-        public String symbol(DType t, int stride) {
-            return "dwconv3x3_nchw_plane_" + t.name().toLowerCase(java.util.Locale.ROOT) + "_s" + stride + "_g" + seg + "_l" + lv;
+        public String symbol(DType t) {
+            return "dwconv3x3_nchw_plane_" + t.name().toLowerCase(java.util.Locale.ROOT) + "_s1_g" + seg + "_l" + lv;
         }
 
         /** Bytes of one output store when not staged (and of one residual load): y and the residual must be aligned to it for vector accesses. */
@@ -358,9 +355,9 @@ public final class DepthwiseConv3x3Heuristics {
         }
     }
 
-    /** Output columns per thread of the plane kernel: 7 when W' is a multiple of 7 up to 28, else the widest of 8 (16-bit types; 4 for F32), 4, 2, 1 dividing W'. */
+    /** Output columns per thread of the plane kernel: 7 when W is a multiple of 7 up to 28, else the widest of 8 (16-bit types; 4 for F32), 4, 2, 1 dividing W. */
     static int planeSegment(Problem p) {
-        int wo = p.outW();
+        int wo = p.w();
         if (wo % 7 == 0 && wo <= 28) {
             return 7;
         }
@@ -382,51 +379,49 @@ public final class DepthwiseConv3x3Heuristics {
     }
 
     /**
-     * The plane kernel's geometry for {@code p}, or null where it does not apply: stride 2 with W odd, x not 16-byte
-     * aligned, more than 256 column segments per row, or not even the smallest chunk within {@link #PLANE_SMEM_CAP}.
-     * Outputs are staged through shared memory when y is 16-byte aligned and a chunk's outputs are a multiple of 16
-     * bytes (rounding the planes per chunk to make them so).
+     * The plane kernel's geometry for {@code p}, or null where it does not apply: stride 2, x not 16-byte aligned, more
+     * than 256 column segments per row, or not even the smallest chunk within {@link #PLANE_SMEM_CAP}. Outputs are
+     * staged through shared memory when y is 16-byte aligned (a chunk's outputs are as many bytes as its inputs, a
+     * multiple of 16).
      */
     public static PlaneGrid planeGrid(Problem p, boolean xAligned16, boolean yAligned16) {
-        if ((p.stride() == 2 && p.w() % 2 != 0) || !xAligned16) {
+        if (p.stride() != 1 || !xAligned16) {
             return null;
         }
         int es = p.dtype().bytes();
-        int ho = p.outH();
-        int wo = p.outW();
+        int h = p.h();
+        int w = p.w();
         int seg = planeSegment(p);
-        int nseg = wo / seg;
+        int nseg = w / seg;
         if (nseg > 256) {
             return null;
         }
-        int strips = Math.min((ho + 7) / 8, 256 / nseg);     // strips of <= 8 rows, balanced
-        int rps = (ho + strips - 1) / strips;
-        strips = (ho + rps - 1) / rps;
+        int strips = Math.min((h + 7) / 8, 256 / nseg);     // strips of <= 8 rows, balanced
+        int rps = (h + strips - 1) / strips;
+        strips = (h + rps - 1) / rps;
         int perPlane = strips * nseg;
-        long planeBytes = (long) p.h() * p.w() * es;
-        long outBytes = (long) ho * wo * es;
+        long planeBytes = (long) h * w * es;
         if (2 * planeBytes > PLANE_SMEM_CAP) {
             return null;
         }
-        int unitIn = 16 / gcd(16, planeBytes % 16);
-        int unitOut = 16 / gcd(16, outBytes % 16);
-        int lcm = unitIn / gcd(unitIn, unitOut) * unitOut;
-        int perBlock = Math.max(PLANE_THREAD_TARGET, perPlane) / perPlane;  // planes per chunk before rounding
-        boolean stage = yAligned16 && perBlock >= lcm;
-        int unit = stage ? lcm : unitIn;
-        int planesPerChunk = perBlock / unit * unit;
-        while (planesPerChunk >= unit && 2 * planesPerChunk * planeBytes + (stage ? planesPerChunk * outBytes : 0) > PLANE_SMEM_CAP) {
+        int unit = 16 / gcd(16, planeBytes % 16);   // planes per chunk: a multiple of this keeps chunks 16-byte aligned
+        int planesPerChunk = Math.max(PLANE_THREAD_TARGET, perPlane) / perPlane / unit * unit;
+        if (planesPerChunk < unit && unit * perPlane <= 256) {
+            planesPerChunk = unit;  // e.g. 15 x 13 F16 planes (390 bytes) go 8 to a chunk: 208 threads
+        }
+        int buffers = yAligned16 ? 3 : 2;             // two input chunks (+ the outputs when staged)
+        while (planesPerChunk >= unit && buffers * planesPerChunk * planeBytes > PLANE_SMEM_CAP) {
             planesPerChunk -= unit;
         }
         if (planesPerChunk < unit) {
             return null;
         }
         int threads = Math.max(64, (planesPerChunk * perPlane + 31) / 32 * 32);
-        int smem = (int) (2 * planesPerChunk * planeBytes + (stage ? planesPerChunk * outBytes : 0));
+        int smem = (int) (buffers * planesPerChunk * planeBytes);
         long planes = (long) p.n() * p.c();
         int chunks = (int) ((planes + planesPerChunk - 1) / planesPerChunk);
-        int lv = Math.min((p.stride() * seg) & -(p.stride() * seg), 16 / es);
-        return new PlaneGrid(seg, lv, rps, planesPerChunk, threads, smem, chunks, stage);
+        int lv = Math.min(seg & -seg, 16 / es);
+        return new PlaneGrid(seg, lv, rps, planesPerChunk, threads, smem, chunks, yAligned16);
     }
 
     /**
@@ -438,7 +433,7 @@ public final class DepthwiseConv3x3Heuristics {
         if (usePlane(p)) {
             PlaneGrid g = planeGrid(p, true, true);  // with the pool's aligned allocations
             if (g != null) {
-                return "nchw_plane_g" + g.seg() + "_s" + p.stride();
+                return "nchw_plane_g" + g.seg() + "_s1";
             }
         }
         if (p.layout() == Layout.NCHW) {

@@ -259,7 +259,7 @@ class DepthwiseConv3x3GpuTest {
 
     /**
      * The whole-plane NCHW kernel (nchw_plane.cu) forced wherever its geometry applies ({@code gapfill.depthwise.nchwPlane=force}):
-     * both strides, every dtype, exact and smooth activations, plane sizes that give 1-, 2-, 4-, 7- and 8-column segments,
+     * stride 1 (stride 2 must keep nchw.cu), every dtype, exact and smooth activations, plane sizes that give 1-, 2-, 4-, 7- and 8-column segments,
      * chunks whose last one ends in a tail of less than 16 bytes, bias and residual on and off, the residual in place, and
      * an output view 2 bytes off (outputs stored from registers instead of through shared memory). Bit-exact against the
      * reference for RELU6, within 1 ulp for SILU/GELU_ERF; the decision names the kernel. With the switch at
@@ -284,7 +284,7 @@ class DepthwiseConv3x3GpuTest {
                         boolean inPlace = p.residual() && k % 3 == 1;
                         k++;
                         boolean plane = DepthwiseConv3x3Heuristics.customVariant(p).startsWith("nchw_plane");
-                        assertEquals(mode.equals("force"), plane, mode + " " + p + " " + DepthwiseConv3x3Heuristics.customVariant(p));
+                        assertEquals(mode.equals("force") && sh[2] == 1, plane, mode + " " + p + " " + DepthwiseConv3x3Heuristics.customVariant(p));
                         planeRuns += plane ? 1 : 0;
                         Verdict v = runAndCheck(p, Backend.CUSTOM, rnd, misalign, inPlace);
                         if (!v.pass() || (act == Activation.RELU6 && !v.bitExact())) {
@@ -300,7 +300,7 @@ class DepthwiseConv3x3GpuTest {
                 System.setProperty(DepthwiseConv3x3Heuristics.PLANE_PROPERTY, before);
             }
         }
-        assertEquals(24, planeRuns);
+        assertEquals(15, planeRuns);
         assertTrue(failures.isEmpty(), failures.size() + " failures, first: " + (failures.isEmpty() ? "" : failures.get(0)));
     }
 
