@@ -106,10 +106,11 @@ __device__ __forceinline__ T act_round(float v, int act) {
 }
 
 // bias, residual, activation, one rounding; SEG outputs written in pieces of SV elements to dst (shared memory when
-// the block stages its outputs, else y itself: streaming stores).
-template <typename T, int SEG, int AC, bool SHARED>
-__device__ __forceinline__ void finish_seg(const T* __restrict__ res, T* dst, size_t o, size_t ro, float b, bool hasBias,
-                                           int act, bool vec, const float (&acc)[SEG]) {
+// the block stages its outputs, else y itself: streaming stores). shared is block-uniform (a runtime flag rather than
+// a template parameter: one copy of the walk per activation class keeps the fatbin small).
+template <typename T, int SEG, int AC>
+__device__ __forceinline__ void finish_seg(const T* __restrict__ res, T* dst, bool shared, size_t o, size_t ro, float b,
+                                           bool hasBias, int act, bool vec, const float (&acc)[SEG]) {
     constexpr int SV = StoreWidth<T, SEG>::value;
     using R = typename RawBits<SV * (int)sizeof(T)>::type;
 #pragma unroll
@@ -122,7 +123,7 @@ __device__ __forceinline__ void finish_seg(const T* __restrict__ res, T* dst, si
 #pragma unroll
         for (int e = 0; e < SV; ++e) q.v[e] = act_round<T, AC>(v[e], act);
         T* d = dst + o + g * SV;
-        if (SHARED) {
+        if (shared) {
             *reinterpret_cast<R*>(d) = q.raw;
         } else if (vec) {
             __stcs(reinterpret_cast<R*>(d), q.raw);
@@ -136,9 +137,10 @@ __device__ __forceinline__ void finish_seg(const T* __restrict__ res, T* dst, si
 // One thread's item of one chunk: output rows [i0, i0 + rows) × columns [j0, j0 + SEG) of the plane at xp (shared
 // memory), written to dst at index o (+ W per row); the residual at global index ro (+ W per row). Input row i0−1+t
 // goes into output rows i0+t−2 (p=2, then finished), i0+t−1 (p=1) and i0+t (p=0, fresh).
-template <typename T, int SEG, int LV, int AC, bool SHARED>
+template <typename T, int SEG, int LV, int AC>
 __device__ __forceinline__ void walk(const T* xp, int i0, int j0, int rows, int H, int W, const float (&wr)[9], float b,
-                                     bool hasBias, const T* __restrict__ res, T* dst, size_t o, size_t ro, int act, bool vec) {
+                                     bool hasBias, const T* __restrict__ res, T* dst, bool shared, size_t o, size_t ro, int act,
+                                     bool vec) {
     constexpr int K = SEG + 2;
     const bool left = j0 > 0, right = j0 + SEG < W;
     float a0[SEG] = {}, a1[SEG] = {}, a2[SEG] = {}, in[K];
@@ -149,7 +151,7 @@ __device__ __forceinline__ void walk(const T* xp, int i0, int j0, int rows, int 
         row_in<T, SEG, LV>(rp, r >= 0 && r < H, left, right, in);
         if (t >= 2) {
             taps<1, SEG, K>(wr, 2, in, a0, false);
-            finish_seg<T, SEG, AC, SHARED>(res, dst, o, ro, b, hasBias, act, vec, a0);
+            finish_seg<T, SEG, AC>(res, dst, shared, o, ro, b, hasBias, act, vec, a0);
             o += (size_t)W;
             ro += (size_t)W;
         }
@@ -162,14 +164,14 @@ __device__ __forceinline__ void walk(const T* xp, int i0, int j0, int rows, int 
     }
 }
 
-template <typename T, int SEG, int LV, bool SHARED>
+template <typename T, int SEG, int LV>
 __device__ __forceinline__ void walk_act(const T* xp, int i0, int j0, int rows, int H, int W, const float (&wr)[9], float b,
-                                         bool hasBias, const T* __restrict__ res, T* dst, size_t o, size_t ro, int act,
-                                         bool vec) {
-    if (act == ACT_SILU) walk<T, SEG, LV, ACT_SILU, SHARED>(xp, i0, j0, rows, H, W, wr, b, hasBias, res, dst, o, ro, act, vec);
-    else if (act == ACT_GELU_ERF) walk<T, SEG, LV, ACT_GELU_ERF, SHARED>(xp, i0, j0, rows, H, W, wr, b, hasBias, res, dst, o, ro, act, vec);
-    else if (act == ACT_GELU_TANH) walk<T, SEG, LV, ACT_GELU_TANH, SHARED>(xp, i0, j0, rows, H, W, wr, b, hasBias, res, dst, o, ro, act, vec);
-    else walk<T, SEG, LV, AC_EXACT, SHARED>(xp, i0, j0, rows, H, W, wr, b, hasBias, res, dst, o, ro, act, vec);
+                                         bool hasBias, const T* __restrict__ res, T* dst, bool shared, size_t o, size_t ro,
+                                         int act, bool vec) {
+    if (act == ACT_SILU) walk<T, SEG, LV, ACT_SILU>(xp, i0, j0, rows, H, W, wr, b, hasBias, res, dst, shared, o, ro, act, vec);
+    else if (act == ACT_GELU_ERF) walk<T, SEG, LV, ACT_GELU_ERF>(xp, i0, j0, rows, H, W, wr, b, hasBias, res, dst, shared, o, ro, act, vec);
+    else if (act == ACT_GELU_TANH) walk<T, SEG, LV, ACT_GELU_TANH>(xp, i0, j0, rows, H, W, wr, b, hasBias, res, dst, shared, o, ro, act, vec);
+    else walk<T, SEG, LV, AC_EXACT>(xp, i0, j0, rows, H, W, wr, b, hasBias, res, dst, shared, o, ro, act, vec);
 }
 
 template <typename T, int SEG, int LV>
@@ -218,11 +220,9 @@ __device__ __forceinline__ void dw_plane(const T* __restrict__ x, const T* __res
         if (live) {
             const T* xp = (cur ? buf1 : buf0) + (size_t)pl * planeIn;
             const size_t og = ((size_t)plane * H + i0) * W + j0;  // global output index of (i0, j0)
-            if (stage)
-                walk_act<T, SEG, LV, true>(xp, i0, j0, rows, H, W, wr, b, hasBias, res, obuf, ((size_t)pl * H + i0) * W + j0,
-                                           og, act, vec);
-            else
-                walk_act<T, SEG, LV, false>(xp, i0, j0, rows, H, W, wr, b, hasBias, res, y, og, og, act, vec);
+            const bool shared = stage != 0;
+            walk_act<T, SEG, LV>(xp, i0, j0, rows, H, W, wr, b, hasBias, res, shared ? obuf : y, shared,
+                                 shared ? ((size_t)pl * H + i0) * W + j0 : og, og, act, vec);
         }
         __syncthreads();  // the chunk's input is no longer read (its buffer takes chunk k + 2·gridDim.x next), obuf is full
         if (stage) {
