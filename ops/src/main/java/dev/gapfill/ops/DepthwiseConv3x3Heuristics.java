@@ -318,12 +318,13 @@ public final class DepthwiseConv3x3Heuristics {
     /**
      * Whether {@code p} runs on the whole-plane NCHW kernel when {@link #planeGrid} applies to its tensors. Stride-1
      * NCHW only: F32 with NONE/RELU/RELU6 at any plane size the geometry takes (its SiLU/GELU evaluate in fp64 and
-     * lose at the plane kernel's occupancy), F16/BF16 with every activation at H·W ≤ 28 × 28. Measured on the H100
-     * (cuda-native/dev/depthwise_conv3x3/h100-plane-ab.txt: both kernels interleaved, L2 flushed, every output
-     * bit-identical): 64×1024×14×14 F16 1.55-1.86× nchw.cu (RELU 29.6 against 50.9 µs), 32×512×28×28 F16 1.07-1.35×,
-     * F32 14×14 and 28×28 NONE/RELU 1.12-1.35×, F32 32×256×56×56 NONE 1.32× (73.1 against 96.2 µs). Not taken where
-     * it lost or tied: F16/BF16 at 56×56 and above (56×56 BF16 RELU 0.94×, 8×96×112×112 F16 NONE 0.93×), F32
-     * SiLU/GELU (0.6-1.0×). Stride 2 has no plane kernel (a stride-2 build measured 0.5-1.0× nchw.cu).
+     * lose at the plane kernel's occupancy), F16/BF16 with every activation at H·W ≤ 28 × 28. Measured on the H100 at
+     * a4aa713 (cuda-native/dev/depthwise_conv3x3/h100-plane-ab.txt: both kernels interleaved, L2 flushed, every output
+     * bit-identical): 64×1024×14×14 F16/BF16 1.50-1.71× nchw.cu (F16 RELU 30.9 against 51.0 µs), 32×512×28×28
+     * 1.02-1.25×, F32 NONE/RELU 14×14 1.30×, 28×28 1.09-1.11×, 32×256×56×56 1.30× (74.2 against 96.3 µs), 1×384×64×64
+     * 1.06×. Not taken where it lost or tied: F16/BF16 at 56×56 and above (56×56 BF16 RELU 0.92×, 8×96×112×112 F16
+     * NONE 0.86×), F32 SiLU/GELU (0.81-1.01×). Stride 2 has no plane kernel (a stride-2 build measured 0.5-1.0×
+     * nchw.cu).
      */
     public static boolean usePlane(Problem p) {
         String mode = System.getProperty(PLANE_PROPERTY, "auto");
