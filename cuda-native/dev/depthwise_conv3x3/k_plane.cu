@@ -6,23 +6,27 @@
 #include <algorithm>
 #include <cstdint>
 
-#define PLANE_FN(T, TN, SEG, LV) ((const void*)dwconv3x3_nchw_plane_##TN##_s1_g##SEG##_l##LV)
-static const void* plane_fn(int dt, int seg) {
-#define PS(T, TN, G8)                                                                                               \
-    switch (seg) { case 1: return PLANE_FN(T, TN, 1, 1); case 2: return PLANE_FN(T, TN, 2, 2);                      \
-        case 4: return PLANE_FN(T, TN, 4, 4); case 7: return PLANE_FN(T, TN, 7, 1); default: return G8; }
-    if (dt == F32) { PS(float, f32, nullptr) }
-    if (dt == F16) { PS(__half, f16, PLANE_FN(__half, f16, 8, 8)) }
-    PS(__nv_bfloat16, bf16, PLANE_FN(__nv_bfloat16, bf16, 8, 8))
-#undef PS
+#include "plane_table.h"
+PLANE_TABLE(plane_fn, dwconv3x3_nchw_plane_)
+
+#if PLANE_AB
+const void* prev_plane_fn(int dt, int seg);
+#endif
+static const void* variant_fn(int variant, int dt, int seg) {
+#if PLANE_AB
+    if (variant == 1) return prev_plane_fn(dt, seg);
+#endif
+    (void)variant;
+    return plane_fn(dt, seg);
 }
+const char* plane_variant_name(int variant) { return variant == 1 ? "prev" : "plane"; }
 
 static int gcd(int a, int b) { while (b) { int t = a % b; a = b; b = t; } return a; }
 
 // DepthwiseConv3x3Heuristics.planeSegment / planeGrid (PLANE_THREAD_TARGET 128, PLANE_SMEM_CAP 80 KiB); the grid as
 // DepthwiseConv3x3.launchPlane sizes it (min(chunks, resident blocks)).
 PlaneGeo plane_geometry(int dt, int s, const void* x, const void* y, const void* r, int planes, int h, int wd, int gridMode,
-                        int pOverride, int rOverride, bool noStage) {
+                        int pOverride, int rOverride, bool noStage, int variant) {
     PlaneGeo g{};
     const int es = dt == F32 ? 4 : 2;
     if (s != 1 || (uintptr_t)x % 16) return g;
@@ -53,7 +57,8 @@ PlaneGeo plane_geometry(int dt, int s, const void* x, const void* y, const void*
     g.chunks = (planes + P - 1) / P;
     const int sv = std::min((seg & -seg) * es, 16);
     g.vecOut = (uintptr_t)y % sv == 0 && (uintptr_t)r % sv == 0;
-    const void* fn = plane_fn(dt, seg);
+    g.variant = variant;
+    const void* fn = variant_fn(variant, dt, seg);
     cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)cap);  // any geometry of this cap
     int bps = 0, dev = 0, sms = 0;
     cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, fn, g.threads, g.smem);
@@ -69,5 +74,5 @@ void plane_run(int dt, int s, const PlaneGeo& g, const void* x, const void* w, c
     (void)s;
     int P = g.P, R = g.R, vec = g.vecOut, stage = g.stage;
     void* args[] = {(void*)&x, (void*)&w, (void*)&b, (void*)&r, (void*)&y, &planes, &c, &h, &wd, &P, &R, &act, &vec, &stage};
-    cudaLaunchKernel(plane_fn(dt, g.seg), dim3(g.grid), dim3(g.threads), args, g.smem, st);
+    cudaLaunchKernel(variant_fn(g.variant, dt, g.seg), dim3(g.grid), dim3(g.threads), args, g.smem, st);
 }

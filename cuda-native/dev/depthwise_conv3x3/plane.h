@@ -5,10 +5,13 @@
 // Launch geometry, as DepthwiseConv3x3Heuristics.planeGrid picks it: SEG output columns and R output rows per
 // thread item, P planes per chunk, threads per block, dynamic shared memory, chunks, grid (persistent: ≤ resident
 // blocks; or one block per chunk), blocks per SM, vecOut. ok = false: the plane kernel does not apply.
-struct PlaneGeo { bool ok; int seg, lv, R, P, threads, smem, chunks, grid, bps, vecOut, stage; };
+struct PlaneGeo { bool ok; int seg, lv, R, P, threads, smem, chunks, grid, bps, vecOut, stage, variant; };
 // gridMode 0: persistent (min(chunks, resident blocks)); 1: one block per chunk; > 1: that many blocks (tests).
 // pOverride > 0 forces P (rounded to the alignment unit), rOverride > 0 forces R; noStage: outputs stored from registers.
 PlaneGeo plane_geometry(int dt, int s, const void* x, const void* y, const void* r, int planes, int h, int wd, int gridMode,
-                        int pOverride, int rOverride, bool noStage = false);
+                        int pOverride, int rOverride, bool noStage = false, int variant = 0);
+// variant 0: the kernel in src/main/cuda; 1: prev (nchw_plane_prev.cu, an earlier revision), when built with PLANE_AB=1
+// (run_plane.sh); the same geometry for both.
+const char* plane_variant_name(int variant);
 void plane_run(int dt, int s, const PlaneGeo& g, const void* x, const void* w, const void* b, const void* r, void* y,
                int planes, int c, int h, int wd, int act, cudaStream_t st);

@@ -12,6 +12,9 @@
 //     bandwidth measured here; a summary of the rows moving >= 32 MB.
 #include "harness.h"
 #include "plane.h"
+#ifndef PLANE_AB
+#define PLANE_AB 0
+#endif
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -103,7 +106,7 @@ static Stats compareOut(const void* a, const void* b, size_t n, int dt, cudaStre
 }
 
 // resMode: 0 none, 1 separate tensor, 2 in place (y holds it). yOff: elements y (and res) are shifted by.
-struct Case { int dt, s, n, c, h, w, bias, resMode, yOff, gridMode, pOv, rOv; bool noStage; };
+struct Case { int dt, s, n, c, h, w, bias, resMode, yOff, gridMode, pOv, rOv; bool noStage; int variant; };
 struct Dev { char *x, *w, *b, *r, *ys, *yv; };
 static bool runCase(const Case& k, const Dev& d, int act, cudaStream_t st, bool regenerate, Stats* out, PlaneGeo* geo) {
     const int es = esz(k.dt), ho = (k.h + k.s - 1) / k.s, wo = (k.w + k.s - 1) / k.s, planes = k.n * k.c;
@@ -116,7 +119,7 @@ static bool runCase(const Case& k, const Dev& d, int act, cudaStream_t st, bool 
     }
     const void* rs = k.resMode == 0 ? nullptr : k.resMode == 1 ? r : ys;
     const void* rv = k.resMode == 0 ? nullptr : k.resMode == 1 ? r : yv;
-    const PlaneGeo g = plane_geometry(k.dt, k.s, x, yv, rv, planes, k.h, k.w, k.gridMode, k.pOv, k.rOv, k.noStage);
+    const PlaneGeo g = plane_geometry(k.dt, k.s, x, yv, rv, planes, k.h, k.w, k.gridMode, k.pOv, k.rOv, k.noStage, k.variant);
     if (geo) *geo = g;
     if (!g.ok) return false;
     if (k.resMode == 2) { CK(cudaMemcpyAsync(ys, r, ny * es, cudaMemcpyDeviceToDevice, st)); CK(cudaMemcpyAsync(yv, r, ny * es, cudaMemcpyDeviceToDevice, st)); }
@@ -147,7 +150,7 @@ static int oddSizes(cudaStream_t st, bool quick) {
                         const int pOv[] = {0, 1, 3, 0, 2};
                         const int rOv[] = {0, 0, 1, 2, 3, 0};
                         Case k{dt, s, 1 + idx % 2, c, h, w, idx & 1, (idx >> 1) % 3, idx % 7 == 3 ? 1 : 0, gridModes[(idx / 3) % 4],
-                               pOv[idx % 5], rOv[(idx / 5) % 6], idx % 11 == 5};
+                               pOv[idx % 5], rOv[(idx / 5) % 6], idx % 11 == 5, 0};
                         idx++;
                         bool any = false;
                         for (int act = 0; act < 6; ++act) {
@@ -224,11 +227,16 @@ int main() {
                              {64, 1024, 14, 14, 1}, {16, 64, 224, 224, 1}, {8, 96, 112, 112, 2}, {32, 256, 56, 56, 2},
                              {16, 64, 224, 224, 2}};
     const int timed[] = {0, 1, 3, 4};
+#if PLANE_AB
+    const int NV = 3, reps = 25;  // shipped nchw.cu; plane; prev (the same geometry)
+#else
     const int NV = 3, reps = 25;  // shipped nchw.cu; plane (the shipped geometry); plane with outputs stored from registers
+#endif
     struct Row { double mb, floor, t[NV]; int act; };
     std::vector<Row> rows;
-    printf("\n%-5s %-20s %-8s %7s %8s | %9s %5s | %9s %5s | %9s %5s | %8s | check\n", "dtype", "NxCxHxW s", "act", "MB",
-           "floor_us", "shipped", "frac", "plane", "frac", "direct", "frac", "best/shp");
+    printf("\n%-5s %-20s %-8s %7s %8s | %9s %5s |", "dtype", "NxCxHxW s", "act", "MB", "floor_us", "shipped", "frac");
+    for (int v = 1; v < NV; ++v) printf(" %9s %5s |", PLANE_AB ? plane_variant_name(v - 1) : v == 1 ? "plane" : "direct", "frac");
+    printf(" %8s | check\n", "best/shp");
     for (auto& sh : shapes) {
         const int n = sh[0], c = sh[1], h = sh[2], w = sh[3], s = sh[4];
         const int ho = (h + s - 1) / s, wo = (w + s - 1) / s, planes = n * c;
@@ -239,12 +247,16 @@ int main() {
             for (char** p : {&d.x, &d.r}) CK(cudaMalloc(p, nx * es));
             for (char** p : {&d.ys, &d.yv}) CK(cudaMalloc(p, ny * es));
             CK(cudaMalloc(&d.w, (size_t)c * 9 * es)); CK(cudaMalloc(&d.b, (size_t)c * es));
-            const Case k{dt, s, n, c, h, w, 1, 0, 0, 0, 0, 0, false};
+            const Case k{dt, s, n, c, h, w, 1, 0, 0, 0, 0, 0, false, 0};
             PlaneGeo g = plane_geometry(dt, s, d.x, d.yv, nullptr, planes, h, w, 0, 0, 0);
             PlaneGeo gv[NV];
             gv[1] = g;
             gv[2] = plane_geometry(dt, s, d.x, d.yv, nullptr, planes, h, w, 1, 0, 0);
+#if PLANE_AB
+            gv[2] = plane_geometry(dt, s, d.x, d.yv, nullptr, planes, h, w, 0, 0, 0, false, 1);
+#else
             gv[2] = plane_geometry(dt, s, d.x, d.yv, nullptr, planes, h, w, 0, 0, 0, true);
+#endif
             if (!g.ok) {
                 printf("# %s %dx%dx%dx%d s%d: plane kernel does not apply\n", dtName[dt], n, c, h, w, s);
                 for (char* p : {d.x, d.r, d.ys, d.yv, d.w, d.b}) cudaFree(p);
@@ -304,7 +316,7 @@ int main() {
         for (int v = 0; v < NV; ++v) reach[v] += r.floor / r.t[v] >= 0.75;
         faster += r.t[1] < r.t[0];
     }
-    printf("\nSUMMARY rows moving >= 32 MB that the plane kernel takes: %d; reaching 0.75 of the floor: shipped %d, plane %d, direct %d; plane (persistent) faster than shipped on %d\n",
+    printf("\nSUMMARY rows moving >= 32 MB that the plane kernel takes: %d; reaching 0.75 of the floor: shipped %d, v1 %d, v2 %d; plane (persistent) faster than shipped on %d\n",
            big, reach[0], reach[1], reach[2], faster);
     printf("SUMMARY check failures (odd sizes + sweep shapes): %d\n", failures);
     return failures ? 1 : 0;

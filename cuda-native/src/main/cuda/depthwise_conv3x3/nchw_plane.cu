@@ -91,76 +91,105 @@ template <typename T, int SEG> struct StoreWidth {
     static constexpr int value = pow2 * (int)sizeof(T) <= 16 ? pow2 : 16 / (int)sizeof(T);
 };
 
-// Activation classes the walk is compiled for: the exact ones (NONE, RELU, RELU6: the act argument picks, a compare
-// or two per element) and each smooth one on its own, so the code a launch runs holds one activation's epilogue.
+// Activation classes the walk is compiled for: the exact ones (NONE, RELU, RELU6: the act argument picks) and each
+// smooth one on its own, so the code a launch runs holds one activation's epilogue.
 enum ActClass : int { AC_EXACT = -1 };
 
-template <typename T, int AC>
-__device__ __forceinline__ T act_round(float v, int act) {
-    if (AC == AC_EXACT) {
-        if (act == ACT_RELU) return from_float<T>(relu(v));
-        if (act == ACT_RELU6) return from_float<T>(relu6(v));
-        return from_float<T>(v);
-    }
-    return finish<T>(v, AC);
-}
-
-// bias, residual, activation, one rounding; SEG outputs written in pieces of SV elements to dst (shared memory when
-// the block stages its outputs, else y itself: streaming stores). shared is block-uniform (a runtime flag rather than
-// a template parameter: one copy of the walk per activation class keeps the fatbin small).
+// One output row piece: bias, residual, activation, one rounding, and the SEG outputs written to dst (shared memory
+// when the block stages its outputs, else y itself: streaming stores) in pieces of SV elements. Every flag is tested
+// once per row, outside the element loops (ncu: the per-element form cost ~44 instructions per output at SEG = 7).
+// shared is block-uniform (a runtime flag rather than a template parameter: one copy of the walk per activation class
+// keeps the fatbin small).
 template <typename T, int SEG, int AC>
 __device__ __forceinline__ void finish_seg(const T* __restrict__ res, T* dst, bool shared, size_t o, size_t ro, float b,
                                            bool hasBias, int act, bool vec, const float (&acc)[SEG]) {
     constexpr int SV = StoreWidth<T, SEG>::value;
     using R = typename RawBits<SV * (int)sizeof(T)>::type;
+    float v[SEG];
 #pragma unroll
-    for (int g = 0; g < SEG / SV; ++g) {
-        float v[SV];
+    for (int e = 0; e < SEG; ++e) v[e] = acc[e];
+    if (hasBias) {
 #pragma unroll
-        for (int e = 0; e < SV; ++e) v[e] = hasBias ? __fadd_rn(acc[g * SV + e], b) : acc[g * SV + e];
-        if (res != nullptr) add_residual<T, SV>(res + ro + g * SV, vec, SV, v);
-        Pack<T, SV> q;
+        for (int e = 0; e < SEG; ++e) v[e] = __fadd_rn(v[e], b);
+    }
+    if (res != nullptr) {
 #pragma unroll
-        for (int e = 0; e < SV; ++e) q.v[e] = act_round<T, AC>(v[e], act);
-        T* d = dst + o + g * SV;
-        if (shared) {
-            *reinterpret_cast<R*>(d) = q.raw;
-        } else if (vec) {
-            __stcs(reinterpret_cast<R*>(d), q.raw);
-        } else {
+        for (int g = 0; g < SEG / SV; ++g)
+            add_residual<T, SV>(res + ro + g * SV, vec, SV, *reinterpret_cast<float(*)[SV]>(&v[g * SV]));
+    }
+    Pack<T, SV> q[SEG / SV];
+    if (AC == AC_EXACT) {
+        if (act == ACT_RELU) {
 #pragma unroll
-            for (int e = 0; e < SV; ++e) d[e] = q.v[e];
+            for (int e = 0; e < SEG; ++e) v[e] = relu(v[e]);
+        } else if (act == ACT_RELU6) {
+#pragma unroll
+            for (int e = 0; e < SEG; ++e) v[e] = relu6(v[e]);
         }
+#pragma unroll
+        for (int e = 0; e < SEG; ++e) q[e / SV].v[e % SV] = from_float<T>(v[e]);
+    } else {
+#pragma unroll
+        for (int e = 0; e < SEG; ++e) q[e / SV].v[e % SV] = finish<T>(v[e], AC);
+    }
+    T* d = dst + o;
+    if (shared) {
+#pragma unroll
+        for (int g = 0; g < SEG / SV; ++g) reinterpret_cast<R*>(d)[g] = q[g].raw;
+    } else if (vec) {
+#pragma unroll
+        for (int g = 0; g < SEG / SV; ++g) __stcs(reinterpret_cast<R*>(d) + g, q[g].raw);
+    } else {
+#pragma unroll
+        for (int e = 0; e < SEG; ++e) d[e] = q[e / SV].v[e % SV];
     }
 }
 
+// Where a thread's walk stands: the input row at rp (index r) is next; o and ro index the next output row to finish
+// in dst and in the residual.
+template <typename T> struct WalkPos {
+    const T* rp;
+    int r;
+    size_t o, ro;
+};
+
+// Step t of the walk: input row i0−1+t goes into output rows i0+t−2 (p=2, then finished), i0+t−1 (p=1) and i0+t
+// (p=0, fresh); p2, p1, p0 are those rows' accumulators.
+template <typename T, int SEG, int LV, int AC>
+__device__ __forceinline__ void walk_step(WalkPos<T>& k, int t, int rows, int H, int W, bool left, bool right,
+                                          const float (&wr)[9], float b, bool hasBias, const T* __restrict__ res, T* dst,
+                                          bool shared, int act, bool vec, float (&p2)[SEG], float (&p1)[SEG], float (&p0)[SEG]) {
+    constexpr int K = SEG + 2;
+    float in[K];
+    row_in<T, SEG, LV>(k.rp, k.r >= 0 && k.r < H, left, right, in);
+    if (t >= 2) {
+        taps<1, SEG, K>(wr, 2, in, p2, false);
+        finish_seg<T, SEG, AC>(res, dst, shared, k.o, k.ro, b, hasBias, act, vec, p2);
+        k.o += (size_t)W;
+        k.ro += (size_t)W;
+    }
+    if (t >= 1 && t - 1 < rows) taps<1, SEG, K>(wr, 1, in, p1, false);
+    if (t < rows) taps<1, SEG, K>(wr, 0, in, p0, true);
+    k.rp += W;
+    ++k.r;
+}
+
 // One thread's item of one chunk: output rows [i0, i0 + rows) × columns [j0, j0 + SEG) of the plane at xp (shared
-// memory), written to dst at index o (+ W per row); the residual at global index ro (+ W per row). Input row i0−1+t
-// goes into output rows i0+t−2 (p=2, then finished), i0+t−1 (p=1) and i0+t (p=0, fresh).
+// memory), written to dst at index o (+ W per row); the residual at global index ro (+ W per row). One step per loop
+// iteration, the accumulator rows rotated by copies: unrolling by three (roles rotating instead) was within ±3 % on the
+// H100 (cuda-native/dev/depthwise_conv3x3/h100-plane-ab2.txt, "plane" against "roll") for more registers and code.
 template <typename T, int SEG, int LV, int AC>
 __device__ __forceinline__ void walk(const T* xp, int i0, int j0, int rows, int H, int W, const float (&wr)[9], float b,
                                      bool hasBias, const T* __restrict__ res, T* dst, bool shared, size_t o, size_t ro, int act,
                                      bool vec) {
-    constexpr int K = SEG + 2;
     const bool left = j0 > 0, right = j0 + SEG < W;
-    float a0[SEG] = {}, a1[SEG] = {}, a2[SEG] = {}, in[K];
-    const T* rp = xp + (i0 - 1) * W + j0;
-    int r = i0 - 1;
+    float a0[SEG] = {}, a1[SEG] = {}, a2[SEG] = {};
+    WalkPos<T> k{xp + (i0 - 1) * W + j0, i0 - 1, o, ro};
 #pragma unroll 1
     for (int t = 0; t < rows + 2; ++t) {
-        row_in<T, SEG, LV>(rp, r >= 0 && r < H, left, right, in);
-        if (t >= 2) {
-            taps<1, SEG, K>(wr, 2, in, a0, false);
-            finish_seg<T, SEG, AC>(res, dst, shared, o, ro, b, hasBias, act, vec, a0);
-            o += (size_t)W;
-            ro += (size_t)W;
-        }
-        if (t >= 1 && t - 1 < rows) taps<1, SEG, K>(wr, 1, in, a1, false);
-        if (t < rows) taps<1, SEG, K>(wr, 0, in, a2, true);
+        walk_step<T, SEG, LV, AC>(k, t, rows, H, W, left, right, wr, b, hasBias, res, dst, shared, act, vec, a0, a1, a2);
 #pragma unroll
         for (int e = 0; e < SEG; ++e) { a0[e] = a1[e]; a1[e] = a2[e]; }
-        rp += W;
-        ++r;
     }
 }
 

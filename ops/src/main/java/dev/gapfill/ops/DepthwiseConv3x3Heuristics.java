@@ -318,13 +318,13 @@ public final class DepthwiseConv3x3Heuristics {
     /**
      * Whether {@code p} runs on the whole-plane NCHW kernel when {@link #planeGrid} applies to its tensors. Stride-1
      * NCHW only: F32 with NONE/RELU/RELU6 at any plane size the geometry takes (its SiLU/GELU evaluate in fp64 and
-     * lose at the plane kernel's occupancy), F16/BF16 with every activation at H·W ≤ 28 × 28. Measured on the H100 at
-     * a4aa713 (cuda-native/dev/depthwise_conv3x3/h100-plane-ab.txt: both kernels interleaved, L2 flushed, every output
-     * bit-identical): 64×1024×14×14 F16/BF16 1.50-1.71× nchw.cu (F16 RELU 30.9 against 51.0 µs), 32×512×28×28
-     * 1.02-1.25×, F32 NONE/RELU 14×14 1.30×, 28×28 1.09-1.11×, 32×256×56×56 1.30× (74.2 against 96.3 µs), 1×384×64×64
-     * 1.06×. Not taken where it lost or tied: F16/BF16 at 56×56 and above (56×56 BF16 RELU 0.92×, 8×96×112×112 F16
-     * NONE 0.86×), F32 SiLU/GELU (0.81-1.01×). Stride 2 has no plane kernel (a stride-2 build measured 0.5-1.0×
-     * nchw.cu).
+     * lose at the plane kernel's occupancy), F16/BF16 with every activation at H·W ≤ 28 × 28. Measured on the H100
+     * (cuda-native/dev/depthwise_conv3x3/h100-plane-ab2.txt, column "roll": the kernel as shipped; both kernels
+     * interleaved, L2 flushed, every output bit-identical to nchw.cu's): 64×1024×14×14 F16/BF16 1.65-1.81× nchw.cu
+     * (F16 NONE 27.5 against 49.7 µs), 32×512×28×28 1.22-1.31×, F32 NONE/RELU 14×14 1.39×, 28×28 1.18×, 32×256×56×56
+     * 1.30× (74.2 against 96.3 µs), 1×384×64×64 1.08×. Not taken where it lost or tied: F16/BF16 at 56×56 and above
+     * (56×56 BF16 RELU 0.90×, 8×96×112×112 F16 NONE 0.80×), F32 SiLU/GELU (0.79-1.03×). Stride 2 has no plane kernel
+     * (a stride-2 build measured 0.5-1.0× nchw.cu; h100-plane-ab.txt is the a4aa713 kernel's A/B).
      */
     public static boolean usePlane(Problem p) {
         String mode = System.getProperty(PLANE_PROPERTY, "auto");
