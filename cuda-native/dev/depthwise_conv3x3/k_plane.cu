@@ -26,7 +26,7 @@ static int gcd(int a, int b) { while (b) { int t = a % b; a = b; b = t; } return
 // DepthwiseConv3x3Heuristics.planeSegment / planeGrid (PLANE_THREAD_TARGET 128, PLANE_SMEM_CAP 80 KiB); the grid as
 // DepthwiseConv3x3.launchPlane sizes it (min(chunks, resident blocks)).
 PlaneGeo plane_geometry(int dt, int s, const void* x, const void* y, const void* r, int planes, int h, int wd, int gridMode,
-                        int pOverride, int rOverride, bool noStage, int variant) {
+                        int pOverride, int rOverride, bool noStage, int variant, int threadTarget) {
     PlaneGeo g{};
     const int es = dt == F32 ? 4 : 2;
     if (s != 1 || (uintptr_t)x % 16) return g;
@@ -43,9 +43,13 @@ PlaneGeo plane_geometry(int dt, int s, const void* x, const void* y, const void*
     const long long planeBytes = (long long)h * wd * es, cap = 80 * 1024;
     if (2 * planeBytes > cap) return g;
     const int unit = 16 / gcd(16, (int)(planeBytes % 16));
-    const bool stage = !noStage && (uintptr_t)y % 16 == 0;
+    const bool stage = !noStage && (uintptr_t)y % 16 == 0 && std::min((seg & -seg) * es, 16) < 16;
     const int buffers = stage ? 3 : 2;
-    int P = std::max(128, perPlane) / perPlane / unit * unit;
+    if (threadTarget <= 0) {  // DepthwiseConv3x3Heuristics.planeGrid: 256 for 16-bit planes filling < 80 % of 128 threads
+        const int busy = 128 / perPlane * perPlane;
+        threadTarget = es == 2 && busy > 0 && busy * 5 < std::max(64, (busy + 31) / 32 * 32) * 4 ? 256 : 128;
+    }
+    int P = std::max(threadTarget, perPlane) / perPlane / unit * unit;
     if (P < unit && unit * perPlane <= 256) P = unit;
     if (pOverride > 0) P = std::min(P, std::max(unit, pOverride / unit * unit));
     while (P >= unit && buffers * P * planeBytes > cap) P -= unit;

@@ -15,6 +15,9 @@
 #ifndef PLANE_AB
 #define PLANE_AB 0
 #endif
+#ifndef PLANE_GEO  // PLANE_GEO=1: time geometry alternatives of the current kernel instead (direct stores, 256 threads)
+#define PLANE_GEO 0
+#endif
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -229,13 +232,16 @@ int main() {
     const int timed[] = {0, 1, 3, 4};
 #if PLANE_AB
     const int NV = 3, reps = 25;  // shipped nchw.cu; plane; prev (the same geometry)
+#elif PLANE_GEO
+    const int NV = 5, reps = 25;  // shipped nchw.cu; plane (staged, 128 threads targeted); direct 128; direct 256; staged 256
 #else
     const int NV = 3, reps = 25;  // shipped nchw.cu; plane (the shipped geometry); plane with outputs stored from registers
 #endif
     struct Row { double mb, floor, t[NV]; int act; };
     std::vector<Row> rows;
     printf("\n%-5s %-20s %-8s %7s %8s | %9s %5s |", "dtype", "NxCxHxW s", "act", "MB", "floor_us", "shipped", "frac");
-    for (int v = 1; v < NV; ++v) printf(" %9s %5s |", PLANE_AB ? plane_variant_name(v - 1) : v == 1 ? "plane" : "direct", "frac");
+    static const char* geoNames[] = {"", "plane", "dir128", "dir256", "stg256"};
+    for (int v = 1; v < NV; ++v) printf(" %9s %5s |", PLANE_AB ? plane_variant_name(v - 1) : PLANE_GEO ? geoNames[v] : v == 1 ? "plane" : "direct", "frac");
     printf(" %8s | check\n", "best/shp");
     for (auto& sh : shapes) {
         const int n = sh[0], c = sh[1], h = sh[2], w = sh[3], s = sh[4];
@@ -254,6 +260,10 @@ int main() {
             gv[2] = plane_geometry(dt, s, d.x, d.yv, nullptr, planes, h, w, 1, 0, 0);
 #if PLANE_AB
             gv[2] = plane_geometry(dt, s, d.x, d.yv, nullptr, planes, h, w, 0, 0, 0, false, 1);
+#elif PLANE_GEO
+            gv[2] = plane_geometry(dt, s, d.x, d.yv, nullptr, planes, h, w, 0, 0, 0, true, 0, 128);
+            gv[3] = plane_geometry(dt, s, d.x, d.yv, nullptr, planes, h, w, 0, 0, 0, true, 0, 256);
+            gv[4] = plane_geometry(dt, s, d.x, d.yv, nullptr, planes, h, w, 0, 0, 0, false, 0, 256);
 #else
             gv[2] = plane_geometry(dt, s, d.x, d.yv, nullptr, planes, h, w, 0, 0, 0, true);
 #endif
@@ -309,11 +319,11 @@ int main() {
             for (char* p : {d.x, d.r, d.ys, d.yv, d.w, d.b}) cudaFree(p);
         }
     }
-    int big = 0, reach[NV] = {}, faster = 0;
+    int big = 0, reach[5] = {}, faster = 0;
     for (auto& r : rows) {
         if (r.mb < 32) continue;
         big++;
-        for (int v = 0; v < NV; ++v) reach[v] += r.floor / r.t[v] >= 0.75;
+        for (int v = 0; v < NV && v < 3; ++v) reach[v] += r.floor / r.t[v] >= 0.75;
         faster += r.t[1] < r.t[0];
     }
     printf("\nSUMMARY rows moving >= 32 MB that the plane kernel takes: %d; reaching 0.75 of the floor: shipped %d, v1 %d, v2 %d; plane (persistent) faster than shipped on %d\n",

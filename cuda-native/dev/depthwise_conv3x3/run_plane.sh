@@ -20,7 +20,7 @@ if [ "$AB" = 1 ] && [ ! -f "$D/nchw_plane_prev.cu" ]; then
   git -C "$D" show "${PLANE_PREV:-a4aa713}:cuda-native/src/main/cuda/depthwise_conv3x3/nchw_plane.cu" \
     | sed 's/dwconv3x3_nchw_plane_/prev_nchw_plane_/g' > "$D/nchw_plane_prev.cu" || { echo "cannot generate nchw_plane_prev.cu"; exit 1; }
 fi
-nvcc $F -DPLANE_AB=$AB --Werror all-warnings -c "$D/plane_main.cu" -o "$B/main.o" > "$B/main.log" 2>&1 & p3=$!
+nvcc $F -DPLANE_AB=$AB -DPLANE_GEO=${PLANE_GEO:-0} --Werror all-warnings -c "$D/plane_main.cu" -o "$B/main.o" > "$B/main.log" 2>&1 & p3=$!
 pids="$p1 $p2 $p3"; objs="$B/k_nchw.o $B/k_plane.o $B/main.o"
 if [ "$AB" = 1 ]; then
   for v in prev; do nvcc $F -Xptxas -v -c "$D/k_plane_$v.cu" -o "$B/k_plane_$v.o" > "$B/k_plane_$v.log" 2>&1 & pids="$pids $!"; objs="$objs $B/k_plane_$v.o"; done

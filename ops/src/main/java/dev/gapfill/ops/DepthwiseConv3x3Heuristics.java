@@ -306,25 +306,31 @@ public final class DepthwiseConv3x3Heuristics {
      */
     public static final String PLANE_PROPERTY = "gapfill.depthwise.nchwPlane";
 
-    /** Largest H·W (input pixels per plane) for which F16/BF16 run the plane kernel: 28 × 28. */
-    static final int PLANE_MAX_HALF_PIXELS = 28 * 28;
+    /** Largest H·W (input pixels per plane) for which F16/BF16 run the plane kernel: 56 × 56. */
+    static final int PLANE_MAX_HALF_PIXELS = 56 * 56;
 
     /** Dynamic shared memory per block of the plane kernel at most: two per SM fit in the 228 KiB of sm_90 / 164 KiB of sm_80. */
     static final int PLANE_SMEM_CAP = 80 * 1024;
 
-    /** Threads per block the plane geometry aims for (planes per chunk = this / threads per plane, rounded). */
+    /**
+     * Threads per block the plane geometry aims for (planes per chunk = this / threads per plane, rounded); 16-bit types
+     * whose planes fill less than 80 % of a 128-thread block aim for 256 instead (32×256×56×56 F16: 49 items a plane,
+     * 2 planes = 98 of 128 threads; at 256, 5 planes = 245: 46.6 against 49.2 µs).
+     */
     static final int PLANE_THREAD_TARGET = 128;
+    static final int PLANE_THREAD_TARGET_WIDE = 256;
 
     /**
      * Whether {@code p} runs on the whole-plane NCHW kernel when {@link #planeGrid} applies to its tensors. Stride-1
      * NCHW only: F32 with NONE/RELU/RELU6 at any plane size the geometry takes (its SiLU/GELU evaluate in fp64 and
-     * lose at the plane kernel's occupancy), F16/BF16 with every activation at H·W ≤ 28 × 28. Measured on the H100
-     * (cuda-native/dev/depthwise_conv3x3/h100-plane-ab2.txt, column "roll": the kernel as shipped; both kernels
-     * interleaved, L2 flushed, every output bit-identical to nchw.cu's): 64×1024×14×14 F16/BF16 1.65-1.81× nchw.cu
-     * (F16 NONE 27.5 against 49.7 µs), 32×512×28×28 1.22-1.31×, F32 NONE/RELU 14×14 1.39×, 28×28 1.18×, 32×256×56×56
-     * 1.30× (74.2 against 96.3 µs), 1×384×64×64 1.08×. Not taken where it lost or tied: F16/BF16 at 56×56 and above
-     * (56×56 BF16 RELU 0.90×, 8×96×112×112 F16 NONE 0.80×), F32 SiLU/GELU (0.79-1.03×). Stride 2 has no plane kernel
-     * (a stride-2 build measured 0.5-1.0× nchw.cu; h100-plane-ab.txt is the a4aa713 kernel's A/B).
+     * lose at the plane kernel's occupancy), F16/BF16 with every activation at H·W ≤ 56 × 56. Measured on the H100
+     * (cuda-native/dev/depthwise_conv3x3/h100-plane-geo.txt, the shipped geometry in each row's best column: "plane"
+     * where the outputs are staged, "dir128"/"dir256" where they leave as 16-byte row pieces; both kernels interleaved,
+     * L2 flushed, every output bit-identical to nchw.cu's): 64×1024×14×14 F16/BF16 1.66-1.82× nchw.cu (F16 NONE 27.4
+     * against 49.6 µs), 32×512×28×28 1.22-1.31×, 32×256×56×56 1.01-1.17× (F16 SILU 51.5 against 60.0), F32 NONE/RELU
+     * 14×14 1.36×, 28×28 1.17×, 32×256×56×56 1.29× (74.6 against 96.3 µs), 1×384×64×64 1.20×. Not taken where it lost
+     * or tied: F16/BF16 above 56×56 (1×384×64×64 BF16 NONE 0.98×, 8×96×112×112 F16 NONE 0.87×), F32 SiLU/GELU
+     * (0.82-1.06×). Stride 2 has no plane kernel (a stride-2 build measured 0.5-1.0× nchw.cu).
      */
     public static boolean usePlane(Problem p) {
         String mode = System.getProperty(PLANE_PROPERTY, "auto");
@@ -383,7 +389,7 @@ public final class DepthwiseConv3x3Heuristics {
      * The plane kernel's geometry for {@code p}, or null where it does not apply: stride 2, x not 16-byte aligned, more
      * than 256 column segments per row, or not even the smallest chunk within {@link #PLANE_SMEM_CAP}. Outputs are
      * staged through shared memory when y is 16-byte aligned (a chunk's outputs are as many bytes as its inputs, a
-     * multiple of 16).
+     * multiple of 16) and a thread's row piece is narrower than 16 bytes.
      */
     public static PlaneGrid planeGrid(Problem p, boolean xAligned16, boolean yAligned16) {
         if (p.stride() != 1 || !xAligned16) {
@@ -406,11 +412,19 @@ public final class DepthwiseConv3x3Heuristics {
             return null;
         }
         int unit = 16 / gcd(16, planeBytes % 16);   // planes per chunk: a multiple of this keeps chunks 16-byte aligned
-        int planesPerChunk = Math.max(PLANE_THREAD_TARGET, perPlane) / perPlane / unit * unit;
+        int target = PLANE_THREAD_TARGET;
+        int busy = PLANE_THREAD_TARGET / perPlane * perPlane;  // threads whole planes keep busy at the 128 target
+        if (es == 2 && busy > 0 && busy * 5 < Math.max(64, (busy + 31) / 32 * 32) * 4) {
+            target = PLANE_THREAD_TARGET_WIDE;                 // 16-bit planes that fill < 80 % of the block
+        }
+        int planesPerChunk = Math.max(target, perPlane) / perPlane / unit * unit;
         if (planesPerChunk < unit && unit * perPlane <= 256) {
             planesPerChunk = unit;  // e.g. 15 x 13 F16 planes (390 bytes) go 8 to a chunk: 208 threads
         }
-        int buffers = yAligned16 ? 3 : 2;             // two input chunks (+ the outputs when staged)
+        // outputs staged through shared memory when a thread's row piece is narrower than 16 bytes (SEG = 7: 2-4 byte
+        // stores scattered over a warp's rows); 16-byte pieces (SEG · sizeof(T) = 16) leave directly, as fast or faster
+        boolean stage = yAligned16 && Math.min((seg & -seg) * es, 16) < 16;
+        int buffers = stage ? 3 : 2;                  // two input chunks (+ the outputs when staged)
         while (planesPerChunk >= unit && buffers * planesPerChunk * planeBytes > PLANE_SMEM_CAP) {
             planesPerChunk -= unit;
         }
@@ -422,7 +436,7 @@ public final class DepthwiseConv3x3Heuristics {
         long planes = (long) p.n() * p.c();
         int chunks = (int) ((planes + planesPerChunk - 1) / planesPerChunk);
         int lv = Math.min(seg & -seg, 16 / es);
-        return new PlaneGrid(seg, lv, rps, planesPerChunk, threads, smem, chunks, yAligned16);
+        return new PlaneGrid(seg, lv, rps, planesPerChunk, threads, smem, chunks, stage);
     }
 
     /**

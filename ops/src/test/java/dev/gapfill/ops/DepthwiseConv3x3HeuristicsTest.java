@@ -59,7 +59,7 @@ class DepthwiseConv3x3HeuristicsTest {
         assertEquals("nhwc_c2w2_vec_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F32, Layout.NHWC, 1, 6, 7, 7, 2)));
         assertEquals("nhwc_ring4_c2w4_scalar_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.BF16, Layout.NHWC, 1, 6, 7, 7, 1)));
         // NCHW accesses run along W and never cross a row: W = 56 is 7 vectors of 8 halves; W' = 28 at stride 2 takes 4
-        assertEquals("nchw_v8_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NCHW, 1, 8, 56, 56, 1)));
+        assertEquals("nchw_v8_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NCHW, 1, 8, 64, 64, 1)));
         assertEquals("nchw_v4_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NCHW, 1, 8, 56, 56, 2)));
         // F16/BF16 stride 1 up to 28 x 28 runs the whole-plane kernel (7 columns per thread at W' = 7, 14, 21, 28)
         assertEquals("nchw_plane_g7_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.BF16, Layout.NCHW, 1, 8, 14, 14, 1)));
@@ -259,12 +259,13 @@ class DepthwiseConv3x3HeuristicsTest {
         for (Activation act : Activation.values()) {
             assertTrue(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 64, 1024, 14, 14, 1, act)));
             assertTrue(DepthwiseConv3x3Heuristics.usePlane(q(DType.BF16, Layout.NCHW, 32, 512, 28, 28, 1, act)));
-            assertFalse(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 32, 256, 56, 56, 1, act)), "56x56 half: nchw.cu");
+            assertTrue(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 32, 256, 56, 56, 1, act)));
+            assertFalse(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 1, 384, 64, 64, 1, act)), "64x64 half: nchw.cu");
             assertEquals(act.isExact(), DepthwiseConv3x3Heuristics.usePlane(q(DType.F32, Layout.NCHW, 32, 256, 56, 56, 1, act)));
             assertFalse(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 64, 1024, 14, 14, 2, act)), "stride 2: nchw.cu");
             assertFalse(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NHWC, 64, 1024, 14, 14, 1, act)));
         }
-        assertFalse(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 1, 8, 29, 28, 1, Activation.NONE)), "H*W > 784");
+        assertFalse(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 1, 8, 57, 56, 1, Activation.NONE)), "H*W > 3136");
         assertEquals("nchw_plane_g4_s1", DepthwiseConv3x3Heuristics.customVariant(q(DType.F32, Layout.NCHW, 32, 256, 56, 56, 1, Activation.RELU)));
         assertEquals("nchw_v4_s1", DepthwiseConv3x3Heuristics.customVariant(q(DType.F32, Layout.NCHW, 32, 256, 56, 56, 1, Activation.SILU)));
         withPlaneMode("false", () -> {
@@ -290,10 +291,14 @@ class DepthwiseConv3x3HeuristicsTest {
         // 32x512x28x28 BF16: 4 x 4 items per plane, 8 planes per chunk
         assertEquals(new DepthwiseConv3x3Heuristics.PlaneGrid(7, 1, 7, 8, 128, 3 * 8 * 1568, 2048, true),
                 DepthwiseConv3x3Heuristics.planeGrid(q(DType.BF16, Layout.NCHW, 32, 512, 28, 28, 1, Activation.SILU), true, true));
-        // 32x256x56x56 F32: 4 columns (16-byte loads) x 7 strips of 8 rows = 98 items, one plane per chunk
+        // 32x256x56x56 F32: 4 columns (16-byte loads and stores: not staged) x 7 strips of 8 rows = 98 items, one plane per chunk
         g = DepthwiseConv3x3Heuristics.planeGrid(q(DType.F32, Layout.NCHW, 32, 256, 56, 56, 1, Activation.NONE), true, true);
-        assertEquals(new DepthwiseConv3x3Heuristics.PlaneGrid(4, 4, 8, 1, 128, 3 * 12544, 8192, true), g);
+        assertEquals(new DepthwiseConv3x3Heuristics.PlaneGrid(4, 4, 8, 1, 128, 2 * 12544, 8192, false), g);
         assertEquals(16, g.storeBytes(DType.F32));
+        // 32x256x56x56 F16: 8 columns (16 bytes) x 7 strips = 49 items; 2 planes would fill 98 of 128 threads, so the
+        // 256 target: 5 planes, 245 threads
+        assertEquals(new DepthwiseConv3x3Heuristics.PlaneGrid(8, 8, 8, 5, 256, 2 * 5 * 6272, 1639, false),
+                DepthwiseConv3x3Heuristics.planeGrid(q(DType.F16, Layout.NCHW, 32, 256, 56, 56, 1, Activation.RELU), true, true));
         // an output view that is not 16-byte aligned: direct stores, no output buffer
         g = DepthwiseConv3x3Heuristics.planeGrid(q(DType.F16, Layout.NCHW, 64, 1024, 14, 14, 1, Activation.NONE), true, false);
         assertEquals(new DepthwiseConv3x3Heuristics.PlaneGrid(7, 1, 7, 32, 128, 2 * 32 * 392, 2048, false), g);
@@ -342,7 +347,7 @@ class DepthwiseConv3x3HeuristicsTest {
                                 int wo = pr.outW();
                                 assertTrue(compiled.contains(g.symbol(dt)), m);
                                 assertEquals(0, wo % g.seg(), m);
-                                assertEquals(yAligned, g.stage(), m);
+                                assertEquals(yAligned && g.storeBytes(dt) < 16, g.stage(), m);
                                 int perPlane = (wo / g.seg()) * ((ho + g.rowsPerStrip() - 1) / g.rowsPerStrip());
                                 assertTrue(g.planesPerChunk() * perPlane <= g.threads() && g.threads() <= 256 && g.threads() % 32 == 0, m);
                                 assertEquals(0, (long) g.planesPerChunk() * h * w * es % 16, m);
