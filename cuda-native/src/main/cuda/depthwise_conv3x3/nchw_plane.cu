@@ -2,8 +2,9 @@
 // y[n,c,i,j] = act(bias[c] + Σ_{p,q} w[c,p,q]·x[n, c, i+p−1, j+q−1] (+ res[n,c,i,j])), zero padding 1,
 // stride 1 (stride 2 stays in nchw.cu: this kernel measured 0.5-1.0x its time there on the H100).
 //
-// Regime: NCHW planes small enough that a block holds several of them (H·W·sizeof(T) up to a few tens of KiB:
-// 14×14, 28×28, 56×56, 64×64, 112×112 in the sweep), sm_80+ (cp.async). The planes of consecutive (n, c) are
+// Regime: stride-1 NCHW planes small enough that two chunks of them fit in 80 KiB of shared memory, sm_80+ (cp.async);
+// AUTO takes it for F16/BF16 up to 56×56 and for F32 with NONE/RELU/RELU6 (DepthwiseConv3x3Heuristics.usePlane, from
+// the H100 A/Bs in cuda-native/dev/depthwise_conv3x3/h100-plane-*.txt). The planes of consecutive (n, c) are
 // contiguous in memory, so a chunk of P planes is one contiguous run of bytes.
 // Why: nchw.cu gives each thread VW output columns (VW = the widest access that divides W) and keeps two input
 // rows in flight in registers; at W = 14 and 28 that is 4- and 8-byte accesses and ~16 KiB in flight per SM,
@@ -23,17 +24,17 @@
 // + residual, the activation, one rounding (common/depthwise_conv3x3.cuh's functions). Same operations in the
 // same order as nchw.cu, so the same bits for every activation.
 // Outputs: with stage = 1 each thread writes its rounded outputs into a third shared buffer, and after a barrier
-// the block stores the chunk's outputs (contiguous in y) with 16-byte streaming stores; a thread's own row pieces
-// are SEG·sizeof(T) bytes at a row stride, which as direct stores scatter over many sectors per warp instruction
-// (H100: 3-4x slower at SEG = 14). stage = 0 (y not 16-byte aligned, or chunks whose outputs are not a multiple of
-// 16 bytes): direct stores, SEG-wide pieces when vecOut, else per element.
+// the block stores the chunk's outputs (contiguous in y) with 16-byte streaming stores: a thread's own row pieces
+// narrower than 16 bytes, stored directly, scatter over many sectors per warp instruction (H100: 3-4x slower at
+// SEG = 7 and 14). stage = 0 (16-byte row pieces, which store as fast directly, or y not 16-byte aligned): direct
+// stores, SEG-wide pieces when vecOut, else per element.
 // The walk is compiled once per activation class (NONE/RELU/RELU6 together, SILU, GELU_ERF, GELU_TANH), so the
 // code a launch runs holds one epilogue: with every epilogue inlined per row the i-cache misses (as nchw.cu's
 // unrolled predecessor did).
-// Requirements (DepthwiseConv3x3Heuristics.planeGrid checks them and otherwise keeps nchw.cu): W % SEG == 0;
-// LV divides SEG; x 16-byte
-// aligned and P·H·W·sizeof(T) a multiple of 16 (every chunk starts on a 16-byte boundary; the last chunk's tail
-// of < 16 bytes is copied per element); stage only with y 16-byte aligned (a chunk's outputs are as many bytes);
+// Requirements (DepthwiseConv3x3Heuristics.planeGrid checks them and otherwise keeps nchw.cu): W % SEG == 0; LV
+// divides SEG; x 16-byte aligned and P·H·W·sizeof(T) a multiple of 16 (every chunk starts on a 16-byte boundary;
+// the last chunk's tail of < 16 bytes is copied per element); stage only with y 16-byte aligned (a chunk's outputs
+// are as many bytes);
 // vecOut only with y and res aligned to the store piece (the largest power of two dividing SEG, ≤ 16 bytes).
 // Dynamic shared memory: 2·P·H·W·sizeof(T) (+ P·H·W·sizeof(T) when stage) bytes. Limits: N·C·H·W < 2^31
 // (validated in Java).
