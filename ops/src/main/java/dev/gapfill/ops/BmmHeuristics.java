@@ -26,6 +26,10 @@ import dev.gapfill.core.DeviceInfo;
  *   vendor win (f16 8.70 / 9.50, bf16 8.61 / 9.57), so max(m,n,k) ≤ 64 at batch ≤ 512, once a
  *   custom clause, now goes to the vendor. Losses that set the bounds: 2048 48³ 18.9 / 20.0; 2048 64³ 24.5 / 29.0; 2048 1×64×64
  *   13.8 / 15.0; 2048 100³ 81.1 / 95.3; everything ≥ 96.</li>
+ *   <li>(3b) F16/BF16 rows in 8-byte but not 16-byte multiples (or 16-byte rows on 8-byte pointers), not taken by
+ *   rule 3 or the team rule, at most {@link #TEAM8_AUTO_MAX_WARP_TILES} warp tiles, batch ≥ {@link #TEAM8_AUTO_MIN_BATCH}:
+ *   CUSTOM with bmm_team8 (sweep at dd4a11e: 2048 60³ 1.36-1.46×, 76³ 1.41-1.74×, 36×44×52 1.55-1.59× cuBLAS; the
+ *   constants' javadoc has the measurements).</li>
  *   <li>(4a) F32, neither operand transposed, m, n, k ≤ 16: CUSTOM with bmm_frag (harness {@code results-h100-frag32.txt}:
  *   2048 16³ 11.14 / 5.89; 2048 8³ 10.24 / 4.38; 8192 8³ 35.81 / 5.76; 512 16³ 6.62 / 5.12; bmm_small 7.14, 5.82,
  *   7.36, 5.38 on the same rows).</li>
