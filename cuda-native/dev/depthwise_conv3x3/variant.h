@@ -5,7 +5,9 @@
 #pragma once
 #include <cuda_runtime.h>
 
-const int kRingConfigs = 4;
+// 4-6 "e_ring4", "e_c2w4", "e_c2w2": configurations 0, 2, 3 with the epilogue testing its flags once per row
+// (k_ring_rowepi.cu; ab/ring_rowepi.py generates the kernel from the shipped one)
+const int kRingConfigs = 7;
 const char* ring_name(int cfg);
 // Launch geometry: cgs channel groups × tws column groups per block (threads = cgs·tws), colTiles × chunks ×
 // strips × N blocks, rps output rows per strip, smem bytes of ring; vec = 16-byte copies and CPT-wide stores.

@@ -16,16 +16,21 @@
 namespace {
 constexpr int kMaxThreads = 256;
 int ringSlots(int cfg) { return cfg == 1 ? 8 : 4; }
+// configurations 4-6: the row-epilogue copies of 0, 2, 3 (same geometry)
+int baseOf(int cfg) { return cfg == 4 ? 0 : cfg == 5 ? 2 : cfg == 6 ? 3 : cfg; }
 // channels and columns per thread, channel groups per tile (≤ 128 channels): ring4/ring8 4×2, c2w4 2×4 and c2w2 2×2
 // (the shipped entry points of nhwc_ring.cu; DepthwiseConv3x3Heuristics.ringConfig picks among ring4, c2w4, c2w2)
-int cptOf(int cfg) { return cfg >= 2 ? 2 : 4; }
-int wcOf(int cfg) { return cfg == 3 ? 2 : cfg == 2 ? 4 : 2; }
+int cptOf(int cfg) { cfg = baseOf(cfg); return cfg >= 2 ? 2 : 4; }
+int wcOf(int cfg) { cfg = baseOf(cfg); return cfg == 3 ? 2 : cfg == 2 ? 4 : 2; }
 bool aligned(const void* p, int bytes) { return p == nullptr || (uintptr_t)p % bytes == 0; }
 int blocksPerSM(int cfg, int dt, int threads, size_t smem);  // cudaOccupancyMaxActiveBlocksPerMultiprocessor (below)
 int smCount();                                               // (below; stubs in variant_emu.cpp)
 }  // namespace
 
-const char* ring_name(int cfg) { return cfg == 0 ? "ring4" : cfg == 1 ? "ring8" : cfg == 2 ? "c2w4" : "c2w2"; }
+const char* ring_name(int cfg) {
+    static const char* names[] = {"ring4", "ring8", "c2w4", "c2w2", "e_ring4", "e_c2w4", "e_c2w2"};
+    return names[cfg];
+}
 
 RingGeo ring_geometry(int cfg, int dt, const void* x, const void* y, const void* r, int n, int h, int wd, int c, int rpsOverride) {
     RingGeo g{};
@@ -77,8 +82,10 @@ extern "C" __global__ void __launch_bounds__(256, 2) ring8_bf16(const __nv_bfloa
 #define RING_LAUNCH(T, K) K<<<(unsigned)g.blocks, g.threads, g.smem, st>>>((const T*)x, (const T*)w, (const T*)b,   \
         (const T*)r, (T*)y, h, wd, c, g.cgs, g.tws, g.colTiles, g.chunks, g.strips, g.rps, act, g.vec ? 1 : 0)
 
+const void* rowepi_kernel(int geometry, int dt);  // k_ring_rowepi.cu
 namespace {
 const void* kernelOf(int cfg, int dt) {
+    if (cfg >= 4) return rowepi_kernel(cfg - 4, dt);
     const void* f16[] = {(const void*)dwconv3x3_nhwc_ring_f16_s1, (const void*)ring8_f16, (const void*)dwconv3x3_nhwc_ring_c2w4_f16_s1,
                          (const void*)dwconv3x3_nhwc_ring_c2w2_f16_s1};
     const void* bf16[] = {(const void*)dwconv3x3_nhwc_ring_bf16_s1, (const void*)ring8_bf16, (const void*)dwconv3x3_nhwc_ring_c2w4_bf16_s1,
@@ -100,6 +107,14 @@ int smCount() {
 
 void ring_run(int cfg, int dt, const RingGeo& g, const void* x, const void* w, const void* b, const void* r, void* y, int h,
               int wd, int c, int act, cudaStream_t st) {
+    if (cfg >= 4) {
+        int H = h, Wd = wd, C = c, cgs = g.cgs, tws = g.tws, colTiles = g.colTiles, chunks = g.chunks, strips = g.strips,
+            rps = g.rps, a = act, vec = g.vec ? 1 : 0;
+        void* args[] = {(void*)&x, (void*)&w, (void*)&b, (void*)&r, (void*)&y, &H, &Wd, &C, &cgs, &tws, &colTiles, &chunks,
+                        &strips, &rps, &a, &vec};
+        cudaLaunchKernel(kernelOf(cfg, dt), dim3((unsigned)g.blocks), dim3(g.threads), args, g.smem, st);
+        return;
+    }
     if (dt == F16) {
         if (cfg == 0) RING_LAUNCH(__half, dwconv3x3_nhwc_ring_f16_s1);
         else if (cfg == 1) RING_LAUNCH(__half, ring8_f16);
