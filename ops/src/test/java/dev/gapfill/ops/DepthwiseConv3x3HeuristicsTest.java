@@ -349,6 +349,12 @@ class DepthwiseConv3x3HeuristicsTest {
                                 assertEquals(0, wo % g.seg(), m);
                                 assertEquals(yAligned && g.storeBytes(dt) < 16, g.stage(), m);
                                 int perPlane = (wo / g.seg()) * ((ho + g.rowsPerStrip() - 1) / g.rowsPerStrip());
+                                // the items (strip, segment) tile the plane: every output row and column once
+                                int strips = (ho + g.rowsPerStrip() - 1) / g.rowsPerStrip();
+                                assertTrue(strips * g.rowsPerStrip() >= ho && (strips - 1) * g.rowsPerStrip() < ho, m);
+                                assertEquals(wo, (wo / g.seg()) * g.seg(), m);
+                                assertEquals(0, g.seg() % g.lv(), m);
+                                assertTrue(g.lv() * es <= 16 && g.storeBytes(dt) <= 16, m);
                                 assertTrue(g.planesPerChunk() * perPlane <= g.threads() && g.threads() <= 256 && g.threads() % 32 == 0, m);
                                 assertEquals(0, (long) g.planesPerChunk() * h * w * es % 16, m);
                                 long smem = (g.stage() ? 3L : 2L) * g.planesPerChunk() * h * w * es;
