@@ -1,15 +1,17 @@
 // Checks and times the whole-plane NCHW kernel (src/main/cuda/depthwise_conv3x3/nchw_plane.cu, k_plane.cu) against
 // the shipped NCHW kernel (nchw.cu through k_nchw.cu, launched with DepthwiseConv3x3Heuristics' geometry), every
-// dtype and both strides. Run by run_plane.sh.
+// dtype; stride 1 (the plane kernel takes no stride-2 problem: those cases are counted as not taken). Run by run_plane.sh.
 //  1. odd sizes (H, W, C, N; bias and residual on/off, residual in place, y misaligned for the per-element stores,
 //     forced small chunks so the last chunk has a tail of < 16 bytes, forced strip heights, grids of 1-3 persistent
 //     blocks so the double buffer turns over) × every activation: every output element compared with the shipped
 //     kernel's, outputs poisoned (NaN) before each launch, inputs random and non-zero. Both kernels run the same
 //     operations in the same order, so every element must be bit-identical, smooth activations included.
 //  2. the sweep's NCHW shapes (bias on, no residual, as the benchmark): the same check for every activation, then
-//     shipped, plane (persistent grid) and plane (one block per chunk) timed interleaved (L2 flushed by a 256 MiB
-//     read before every launch, CUDA events, median of 25) for NONE/RELU/SILU/GELU_ERF; floor = bytes / copy
-//     bandwidth measured here; a summary of the rows moving >= 32 MB.
+//     timed interleaved (L2 flushed by a 256 MiB read before every launch, CUDA events, median of 25) for
+//     NONE/RELU/SILU/GELU_ERF: nchw.cu, the plane kernel in its shipped geometry, and with outputs stored from
+//     registers (PLANE_GEO=1: staged/direct × 128/256 threads instead; PLANE_AB=1: an earlier revision beside it);
+//     floor = bytes / copy bandwidth measured here; a summary of the rows moving >= 32 MB.
+#include "dev_harness.h"  // cuda-native/dev/common: CK, l2_flush_read, copy_rate_gbps
 #include "harness.h"
 #include "plane.h"
 #ifndef PLANE_AB
@@ -29,7 +31,6 @@
 #include <string>
 #include <vector>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("CUDA %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); exit(1); } } while (0)
 
 static const char* actName[] = {"NONE", "RELU", "RELU6", "SILU", "GELU_ERF", "GELU_TANH"};
 static const char* dtName[] = {"F32", "F16", "BF16"};
@@ -84,15 +85,6 @@ __global__ void compare(const void* a, const void* b, size_t n, int dt, unsigned
     }
     atomicAdd(&s[0], diff); atomicMax(&s[1], mx); atomicAdd(&s[2], nanA); atomicMin(&s[3], first);
 }
-__global__ void flush_read(const uint4* p, size_t n, int* sink) {
-    unsigned acc = 0;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        const uint4 v = p[i];
-        acc ^= v.x ^ v.y ^ v.z ^ v.w;
-    }
-    if (acc == 0x9e3779b9u) *sink = 1;
-}
-
 static unsigned long long seedCounter = 20261126;
 static void randomize(void* p, size_t n, float lo, float hi, int dt, cudaStream_t st) {
     fill<<<numSMs * 8, 256, 0, st>>>(p, n, (seedCounter++) * 0x2545F4914F6CDD1Dull, lo, hi, dt);
@@ -209,22 +201,11 @@ int main() {
     }
 
     const size_t flushBytes = 256u << 20;
-    void* flushBuf; int* sink;
+    void* flushBuf; unsigned* sink;
     CK(cudaMalloc(&flushBuf, flushBytes)); CK(cudaMemset(flushBuf, 0, flushBytes)); CK(cudaMalloc(&sink, 4));
     cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
-    double bw;
-    {
-        const size_t nb = 1u << 30; void *a, *b2; CK(cudaMalloc(&a, nb)); CK(cudaMalloc(&b2, nb));
-        std::vector<float> t;
-        for (int i = 0; i < 12; ++i) {
-            float ms;
-            CK(cudaEventRecord(e0, st)); CK(cudaMemcpyAsync(b2, a, nb, cudaMemcpyDeviceToDevice, st)); CK(cudaEventRecord(e1, st));
-            CK(cudaEventSynchronize(e1)); CK(cudaEventElapsedTime(&ms, e0, e1)); if (i >= 2) t.push_back(ms);
-        }
-        bw = 2.0 * nb / (median(t) * 1e-3);
-        cudaFree(a); cudaFree(b2);
-        printf("copy bandwidth %.0f GB/s (1 GiB device-to-device copy, median of 10)\n", bw / 1e9);
-    }
+    const double bw = copy_rate_gbps(st) * 1e9;
+    printf("copy bandwidth %.0f GB/s (1 GiB device-to-device copy, median of 9)\n", bw / 1e9);
     // {N, C, H, W, stride}
     const int shapes[][5] = {{1, 384, 64, 64, 1}, {8, 96, 112, 112, 1}, {32, 256, 56, 56, 1}, {32, 512, 28, 28, 1},
                              {64, 1024, 14, 14, 1}, {16, 64, 224, 224, 1}, {8, 96, 112, 112, 2}, {32, 256, 56, 56, 2},
@@ -295,7 +276,7 @@ int main() {
                 for (int rep = -2; rep < reps; ++rep)
                     for (int j = 0; j < NV; ++j) {
                         const int v = (j + (rep & 0xff)) % NV;
-                        flush_read<<<numSMs * 4, 512, 0, st>>>((const uint4*)flushBuf, flushBytes / 16, sink);
+                        l2_flush_read<<<numSMs * 4, 512, 0, st>>>((const uint4*)flushBuf, (long long)(flushBytes / 16), sink);
                         CK(cudaEventRecord(e0, st));
                         if (v == 0) shipped(dt, s, d.x, d.w, d.b, nullptr, d.ys, planes, c, h, w, act, st);
                         else plane_run(dt, s, gv[v], d.x, d.w, d.b, nullptr, d.yv, planes, c, h, w, act, st);

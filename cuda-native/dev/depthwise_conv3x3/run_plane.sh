@@ -9,7 +9,7 @@ D=$(cd "$(dirname "$0")" && pwd); S=$(cd "$D/../../src/main/cuda" && pwd)
 OUTD=${OUT:-/tmp}; B=${BUILD_DIR:-/tmp/dw_plane}
 mkdir -p "$B" "$OUTD"
 t0=$(date +%s)
-F="-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I $D -I $S/common -I $S/depthwise_conv3x3"
+F="-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I $D -I $D/../common -I $S/common -I $S/depthwise_conv3x3"
 nvcc $F -Xptxas -v -c "$D/k_nchw.cu" -o "$B/k_nchw.o" > "$B/k_nchw.log" 2>&1 & p1=$!
 nvcc $F -DPLANE_AB=${PLANE_AB:-0} --Werror all-warnings -Xptxas -v -c "$D/k_plane.cu" -o "$B/k_plane.o" > "$B/k_plane.log" 2>&1 & p2=$!
 # PLANE_AB=1: also an earlier nchw_plane.cu (git revision PLANE_PREV, default a4aa713) with renamed entry points,

@@ -330,7 +330,7 @@ public final class DepthwiseConv3x3Heuristics {
      * against 49.6 µs), 32×512×28×28 1.22-1.31×, 32×256×56×56 1.01-1.17× (F16 SILU 51.5 against 60.0), F32 NONE/RELU
      * 14×14 1.36×, 28×28 1.17×, 32×256×56×56 1.29× (74.6 against 96.3 µs), 1×384×64×64 1.20×. Not taken where it lost
      * or tied: F16/BF16 above 56×56 (1×384×64×64 BF16 NONE 0.98×, 8×96×112×112 F16 NONE 0.87×), F32 SiLU/GELU
-     * (0.82-1.06×). Stride 2 has no plane kernel (a stride-2 build measured 0.5-1.0× nchw.cu).
+     * (0.81-1.06×). Stride 2 has no plane kernel (a stride-2 build measured 0.5-1.0× nchw.cu).
      */
     public static boolean usePlane(Problem p) {
         String mode = System.getProperty(PLANE_PROPERTY, "auto");

@@ -2,6 +2,7 @@ package dev.gapfill.ops;
 
 import dev.gapfill.core.DType;
 import dev.gapfill.core.DeviceInfo;
+import dev.gapfill.core.testing.SystemProperty;
 import dev.gapfill.ops.DepthwiseConv3x3.Activation;
 import dev.gapfill.ops.DepthwiseConv3x3.Layout;
 import dev.gapfill.ops.DepthwiseConv3x3.Problem;
@@ -241,17 +242,7 @@ class DepthwiseConv3x3HeuristicsTest {
     }
 
     private static void withPlaneMode(String mode, Runnable r) {
-        String before = System.getProperty(DepthwiseConv3x3Heuristics.PLANE_PROPERTY);
-        try {
-            System.setProperty(DepthwiseConv3x3Heuristics.PLANE_PROPERTY, mode);
-            r.run();
-        } finally {
-            if (before == null) {
-                System.clearProperty(DepthwiseConv3x3Heuristics.PLANE_PROPERTY);
-            } else {
-                System.setProperty(DepthwiseConv3x3Heuristics.PLANE_PROPERTY, before);
-            }
-        }
+        SystemProperty.with(DepthwiseConv3x3Heuristics.PLANE_PROPERTY, mode, r);
     }
 
     @Test void planeKernelWhereTheH100AbMeasuredItAhead() {

@@ -6,6 +6,7 @@ import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.core.testing.GpuTest;
 import dev.gapfill.core.testing.Poison;
+import dev.gapfill.core.testing.SystemProperty;
 import dev.gapfill.ops.Backend;
 import dev.gapfill.ops.Decision;
 import dev.gapfill.ops.DepthwiseConv3x3;
@@ -227,10 +228,8 @@ class DepthwiseConv3x3GpuTest {
      */
     @Test void ringSwitchSelectsEitherKernelAndBothMatchTheReference() {
         Random rnd = new Random(29);
-        String before = System.getProperty(DepthwiseConv3x3Heuristics.RING_PROPERTY);
-        try {
-            for (String ring : new String[] {"true", "false"}) {
-                System.setProperty(DepthwiseConv3x3Heuristics.RING_PROPERTY, ring);
+        for (String ring : new String[] {"true", "false"}) {
+            SystemProperty.with(DepthwiseConv3x3Heuristics.RING_PROPERTY, ring, () -> {
                 int k = 0;
                 for (DType dt : new DType[] {DType.F16, DType.BF16}) {
                     for (Activation act : new Activation[] {Activation.RELU6, Activation.GELU_ERF}) {
@@ -247,13 +246,7 @@ class DepthwiseConv3x3GpuTest {
                         }
                     }
                 }
-            }
-        } finally {
-            if (before == null) {
-                System.clearProperty(DepthwiseConv3x3Heuristics.RING_PROPERTY);
-            } else {
-                System.setProperty(DepthwiseConv3x3Heuristics.RING_PROPERTY, before);
-            }
+            });
         }
     }
 
@@ -267,13 +260,11 @@ class DepthwiseConv3x3GpuTest {
      */
     @Test void planeKernelForcedMatchesTheReference() {
         Random rnd = new Random(31);
-        String before = System.getProperty(DepthwiseConv3x3Heuristics.PLANE_PROPERTY);
         int[][] shapes = {{14, 14, 1}, {7, 28, 1}, {17, 6, 1}, {9, 16, 1}, {3, 1, 1}, {15, 14, 2}, {28, 28, 2}, {5, 2, 2}};
         List<String> failures = new ArrayList<>();
-        int planeRuns = 0;
-        try {
-            for (String mode : new String[] {"force", "false"}) {
-                System.setProperty(DepthwiseConv3x3Heuristics.PLANE_PROPERTY, mode);
+        int[] planeRuns = {0};
+        for (String mode : new String[] {"force", "false"}) {
+            SystemProperty.with(DepthwiseConv3x3Heuristics.PLANE_PROPERTY, mode, () -> {
                 int k = 0;
                 for (DType dt : new DType[] {DType.F32, DType.F16, DType.BF16}) {
                     for (int[] sh : shapes) {
@@ -285,22 +276,16 @@ class DepthwiseConv3x3GpuTest {
                         k++;
                         boolean plane = DepthwiseConv3x3Heuristics.customVariant(p).startsWith("nchw_plane");
                         assertEquals(mode.equals("force") && sh[2] == 1, plane, mode + " " + p + " " + DepthwiseConv3x3Heuristics.customVariant(p));
-                        planeRuns += plane ? 1 : 0;
+                        planeRuns[0] += plane ? 1 : 0;
                         Verdict v = runAndCheck(p, Backend.CUSTOM, rnd, misalign, inPlace);
                         if (!v.pass() || (act == Activation.RELU6 && !v.bitExact())) {
                             failures.add(mode + " " + p + " misalign=" + misalign + " inPlace=" + inPlace + ": " + v);
                         }
                     }
                 }
-            }
-        } finally {
-            if (before == null) {
-                System.clearProperty(DepthwiseConv3x3Heuristics.PLANE_PROPERTY);
-            } else {
-                System.setProperty(DepthwiseConv3x3Heuristics.PLANE_PROPERTY, before);
-            }
+            });
         }
-        assertEquals(15, planeRuns);
+        assertEquals(15, planeRuns[0]);
         assertTrue(failures.isEmpty(), failures.size() + " failures, first: " + (failures.isEmpty() ? "" : failures.get(0)));
     }
 
