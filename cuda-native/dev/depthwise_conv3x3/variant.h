@@ -5,8 +5,8 @@
 #pragma once
 #include <cuda_runtime.h>
 
-// 4-6 "e_ring4", "e_c2w4", "e_c2w2": configurations 0, 2, 3 with the epilogue testing its flags once per row
-// (k_ring_rowepi.cu; ab/ring_rowepi.py generates the kernel from the shipped one)
+// 4-6 "p_ring4", "p_c2w4", "p_c2w2": configurations 0, 2, 3 of an earlier revision of nhwc_ring.cu (k_ring_prev.cu;
+// run_variant.sh generates nhwc_ring_prev.cu from git, revision RING_PREV)
 const int kRingConfigs = 7;
 const char* ring_name(int cfg);
 // Launch geometry: cgs channel groups × tws column groups per block (threads = cgs·tws), colTiles × chunks ×

@@ -28,7 +28,7 @@ int smCount();                                               // (below; stubs in
 }  // namespace
 
 const char* ring_name(int cfg) {
-    static const char* names[] = {"ring4", "ring8", "c2w4", "c2w2", "e_ring4", "e_c2w4", "e_c2w2"};
+    static const char* names[] = {"ring4", "ring8", "c2w4", "c2w2", "p_ring4", "p_c2w4", "p_c2w2"};
     return names[cfg];
 }
 
@@ -82,10 +82,10 @@ extern "C" __global__ void __launch_bounds__(256, 2) ring8_bf16(const __nv_bfloa
 #define RING_LAUNCH(T, K) K<<<(unsigned)g.blocks, g.threads, g.smem, st>>>((const T*)x, (const T*)w, (const T*)b,   \
         (const T*)r, (T*)y, h, wd, c, g.cgs, g.tws, g.colTiles, g.chunks, g.strips, g.rps, act, g.vec ? 1 : 0)
 
-const void* rowepi_kernel(int geometry, int dt);  // k_ring_rowepi.cu
+const void* prev_kernel(int geometry, int dt);  // k_ring_prev.cu
 namespace {
 const void* kernelOf(int cfg, int dt) {
-    if (cfg >= 4) return rowepi_kernel(cfg - 4, dt);
+    if (cfg >= 4) return prev_kernel(cfg - 4, dt);
     const void* f16[] = {(const void*)dwconv3x3_nhwc_ring_f16_s1, (const void*)ring8_f16, (const void*)dwconv3x3_nhwc_ring_c2w4_f16_s1,
                          (const void*)dwconv3x3_nhwc_ring_c2w2_f16_s1};
     const void* bf16[] = {(const void*)dwconv3x3_nhwc_ring_bf16_s1, (const void*)ring8_bf16, (const void*)dwconv3x3_nhwc_ring_c2w4_bf16_s1,

@@ -19,7 +19,11 @@
 // the column halo is its neighbours' pixels, already there), converts each value to fp32 once, and adds
 // the row into the output rows that use it (two accumulator sets whose roles alternate with the row
 // parity, so nothing is copied). Taps in the reference's order (p-major, then q), each one fp32 fma from
-// acc = +0; then + bias, + residual, the shared epilogue of common/depthwise_conv3x3.cuh, one rounding.
+// acc = +0; then + bias, + residual, the activation, one rounding (common/depthwise_conv3x3.cuh's forms), with
+// every flag (residual, activation, vector stores) tested once per output row rather than once per column piece:
+// H100, dev/depthwise_conv3x3/h100-c4fcc3c-ring-rowepi.txt (run_variant.sh, interleaved, L2 flushed, 77,616 odd
+// launches and every sweep row bit-identical to the per-column epilogue): 0.79-0.92× the time on NONE/RELU,
+// 0.94-1.00× on SILU/GELU over the sweep's F16/BF16 stride-1 shapes, no row slower.
 // An output row is finished right after its last input row. One __syncthreads per input row: after it,
 // everyone's copies of row k have landed and nobody reads row k − 1 any more, so its slot takes row
 // k + NS − 1.
@@ -28,6 +32,9 @@
 // Geometry (cgs, tws, colTiles, chunks, strips, rps) comes from DepthwiseConv3x3Heuristics.ringGrid; the
 // grid is colTiles·chunks·strips·N blocks of cgs·tws threads with NS·(tws·WC + 2)·cgs·CPT·sizeof(T) bytes
 // of dynamic shared memory. Limits: N·H·W·C < 2^31 (validated in Java); weights and bias in x's dtype.
+//
+// ptxas spill allowance: 16 bytes per kernel: the 2-channel geometries at their sm_90 register bounds (80 and 64)
+// spill 4 bytes (stores) and 4-12 bytes (loads) since the row epilogue; measured as above, they are faster with it.
 #include "depthwise_conv3x3.cuh"
 
 using namespace gapfill;
@@ -161,12 +168,45 @@ __device__ __forceinline__ void dw_ring(const T* __restrict__ x, const T* __rest
         };
         if (k & 1) step(Y, X);
         else step(X, Y);
-        if (k >= 2) {  // residual, activation, one rounding, CPT-wide store per column
+        if (k >= 2) {  // residual, activation, one rounding, CPT-wide store per column; each flag tested once per row
+            const int ncol = nch > 0 ? min(WC, W - jt) : 0;  // columns of this row the thread stores
+            if (ro != nullptr) {
 #pragma unroll
-            for (int kk = 0; kk < WC; ++kk) {
-                if (jt + kk >= W || nch <= 0) break;
-                if (ro != nullptr) add_residual<T, CPT>(ro + kk * C, vec != 0, nch, v[kk]);
-                act_store<T, CPT>(yo + kk * C, act, vec != 0, nch, v[kk]);
+                for (int kk = 0; kk < WC; ++kk)
+                    if (kk < ncol) add_residual<T, CPT>(ro + kk * C, vec != 0, nch, v[kk]);
+            }
+            Pack<T, CPT> o[WC];
+            if (act == ACT_NONE) {
+#pragma unroll
+                for (int kk = 0; kk < WC; ++kk)
+#pragma unroll
+                    for (int e = 0; e < CPT; ++e) o[kk].v[e] = from_float<T>(v[kk][e]);
+            } else if (act == ACT_RELU) {
+#pragma unroll
+                for (int kk = 0; kk < WC; ++kk)
+#pragma unroll
+                    for (int e = 0; e < CPT; ++e) o[kk].v[e] = from_float<T>(relu(v[kk][e]));
+            } else if (act == ACT_RELU6) {
+#pragma unroll
+                for (int kk = 0; kk < WC; ++kk)
+#pragma unroll
+                    for (int e = 0; e < CPT; ++e) o[kk].v[e] = from_float<T>(relu6(v[kk][e]));
+            } else {
+#pragma unroll
+                for (int kk = 0; kk < WC; ++kk)
+#pragma unroll
+                    for (int e = 0; e < CPT; ++e) o[kk].v[e] = finish<T>(v[kk][e], act);
+            }
+            if (vec) {
+#pragma unroll
+                for (int kk = 0; kk < WC; ++kk)
+                    if (kk < ncol) __stcs(reinterpret_cast<R*>(yo + kk * C), o[kk].raw);
+            } else {
+#pragma unroll
+                for (int kk = 0; kk < WC; ++kk)
+#pragma unroll
+                    for (int e = 0; e < CPT; ++e)
+                        if (kk < ncol && e < nch) yo[kk * C + e] = o[kk].v[e];
             }
             yo += rowElems;
             if (ro != nullptr) ro += rowElems;
