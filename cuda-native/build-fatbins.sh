@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compiles every cuda-native/src/main/cuda/<op>/<kernel>.cu into <out>/<op>/<kernel>.fatbin.
 # SASS for sm_80 (runs on every Ampere/Ada part) and sm_90a (Hopper), plus compute_80 PTX so
-# newer GPUs can JIT it. Warnings are errors, and any register spill fails the build, except up to the bytes a
+# newer GPUs can JIT it, compressed (--compress-mode=size: about half the bytes; the driver, which Gapfill needs at
+# 580 or newer anyway, decompresses at load). Warnings are errors, and any register spill fails the build, except up to the bytes a
 # .cu file allows itself in a line "// ptxas spill allowance: <bytes> per kernel: <why, with the measurement>"
 # (spill stores and spill loads each at most that many bytes per kernel and architecture).
 # Usage: build-fatbins.sh <src-root> <out-root> <log-dir>
@@ -39,7 +40,7 @@ write_index() {  # the list of bundled modules, read by KernelModule.bundled() a
 compile() {
   cu=$1; op=$(basename "$(dirname "$cu")"); name=$(basename "$cu" .cu)
   mkdir -p "$OUT/$op"; log="$LOGS/$op.$name.log"
-  if ! $NVCC -fatbin -std=c++17 -O3 --Werror all-warnings -Xptxas -v -lineinfo \
+  if ! $NVCC -fatbin -std=c++17 -O3 --Werror all-warnings -Xptxas -v -lineinfo --compress-mode=size \
         -I "$SRC/common" $ARCHS -o "$OUT/$op/$name.fatbin" "$cu" >"$log" 2>&1; then
     cat "$log" >&2; echo "ERROR: nvcc failed on $cu" >&2; exit 1
   fi

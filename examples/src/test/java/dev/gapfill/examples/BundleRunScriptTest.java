@@ -223,8 +223,10 @@ class BundleRunScriptTest {
 
     @Test
     void everyKernelOfCudaNativeMatchesTheGapfillKernelRegex() throws Exception {
-        // the kernels as built: each entry's code sits in an ELF section named .text.<kernel> inside the fatbins
+        // the kernels as built: build-fatbins.sh keeps one ptxas log per fatbin (the fatbins themselves are compressed,
+        // so their ELF section names are not readable bytes), each naming every entry it compiled
         Path built = Path.of("..", "cuda-native", "target", "classes");
+        Path logs = Path.of("..", "cuda-native", "target", "ptxas");
         List<Path> fatbins;
         try (var files = Files.walk(built)) {
             fatbins = files.filter(p -> p.toString().endsWith(".fatbin")).toList();
@@ -233,13 +235,17 @@ class BundleRunScriptTest {
         }
         assumeTrue(!fatbins.isEmpty(), "cuda-native's fatbins are built first in the reactor (nvcc)");
         java.util.regex.Pattern ours = java.util.regex.Pattern.compile(kernelRegex());
-        java.util.regex.Pattern section = java.util.regex.Pattern.compile("\\.text\\.([A-Za-z_][A-Za-z_0-9]*)");
+        java.util.regex.Pattern entry = java.util.regex.Pattern.compile("Compiling entry function '([A-Za-z_][A-Za-z_0-9]*)'");
         java.util.Set<String> names = new java.util.TreeSet<>();
         for (Path fatbin : fatbins) {
-            String bytes = new String(Files.readAllBytes(fatbin), StandardCharsets.ISO_8859_1);
-            for (java.util.regex.Matcher m = section.matcher(bytes); m.find(); ) {
+            String module = fatbin.getParent().getFileName() + "." + fatbin.getFileName().toString().replace(".fatbin", "");
+            Path log = logs.resolve(module + ".log");
+            assertTrue(Files.isRegularFile(log), "no ptxas log for " + fatbin + " (" + log + ")");
+            int entries = 0;
+            for (java.util.regex.Matcher m = entry.matcher(Files.readString(log)); m.find(); entries++) {
                 names.add(m.group(1));
             }
+            assertTrue(entries > 0, "ptxas log " + log + " names no entry function");
         }
         assertTrue(names.size() > 100, "kernels found: " + names);
         assertTrue(names.contains("fault_for_tests") && names.contains("l2_flush_read"), "kernels found: " + names);
