@@ -6,8 +6,9 @@
 //  - NONE, RELU, RELU6 are exact in fp32, so the result is bit-exact with the reference.
 //  - SILU, GELU_ERF, GELU_TANH: F16/BF16 outputs evaluate the function in fp32 (the custom kernels with
 //    ex2/rcp approximations and an erfc fit, the vendor composition's pass with expf, erfcf; both below)
-//    then round once to the output (≤ 1 ulp of the output format); F32 outputs evaluate it in fp64
-//    (exp, erfc) from the fp32 pre-activation and round once to fp32 (≤ 1 ulp of fp32).
+//    then round once to the output (≤ 1 ulp of the output format); F32 outputs evaluate SILU and GELU_TANH
+//    in double-float fp32 arithmetic (f32_smooth_act.cuh) and GELU_ERF in fp64 (erfc) from the fp32
+//    pre-activation, and round once to fp32 (≤ 1 ulp of fp32).
 //  - The forms are the cancellation-free ones the reference uses:
 //      silu(v)      = v / (1 + e^-v)            (v·e^v / (1 + e^v) for v < 0: no overflow)
 //      gelu_erf(v)  = ½·v·erfc(−v/√2)                  (= ½v(1+erf(v/√2)), no cancellation for v ≪ 0)
@@ -15,6 +16,7 @@
 #pragma once
 #include "gapfill_types.cuh"
 #include "fast_smooth_act.cuh"
+#include "f32_smooth_act.cuh"
 
 namespace gapfill {
 namespace dwconv {
@@ -94,10 +96,15 @@ template <typename T> __device__ __forceinline__ T finish(float v, int act) {
     if (act == ACT_NONE) return from_float<T>(v);
     return from_float<T>(smooth_act_f32(v, act));
 }
+// F32 outputs: SILU and GELU_TANH in double-float fp32 arithmetic (f32_smooth_act.cuh: within 1 ulp of the exactly
+// rounded fp64 form, checked on all 2^32 inputs); GELU_ERF and non-finite v in fp64.
 template <> __device__ __forceinline__ float finish<float>(float v, int act) {
     if (act == ACT_RELU) return relu(v);
     if (act == ACT_RELU6) return relu6(v);
     if (act == ACT_NONE) return v;
+    if (act != ACT_GELU_ERF && fabsf(v) <= 3.40282347e38f) {
+        return act == ACT_SILU ? f32act::silu_f32(v) : f32act::gelu_tanh_f32(v);
+    }
     return __double2float_rn(smooth_act_f64(v, act));
 }
 

@@ -183,11 +183,12 @@ class DepthwiseConv3x3GpuTest {
      * (a residual, tiny taps) spread log-uniformly over ±[1e-6, 6e4] for F16 (the tails of every function, the sign
      * change, F16's largest values) and ±[1e-30, 1e30] for BF16 (past 2^64 into saturation, down to values whose
      * results are BF16 subnormals); every element must stay within the reference's 1-ulp rule, in both layouts,
-     * both strides and both 16-bit dtypes.
+     * both strides and both 16-bit dtypes. F32 outputs evaluate SILU and GELU_TANH in double-float fp32 arithmetic
+     * (f32_smooth_act.cuh) and GELU_ERF in fp64: ±[1e-10, 1e4] spans their working range and both cut-offs.
      */
     @Test void smoothActivationsStayWithinOneUlpAcrossTheirRange() {
         Random rnd = new Random(23);
-        for (DType dt : new DType[] {DType.F16, DType.BF16}) {
+        for (DType dt : new DType[] {DType.F16, DType.BF16, DType.F32}) {
             for (Activation act : new Activation[] {Activation.SILU, Activation.GELU_TANH, Activation.GELU_ERF}) {
                 for (Layout l : Layout.values()) {
                   for (int stride = 1; stride <= 2; stride++) {
@@ -195,8 +196,9 @@ class DepthwiseConv3x3GpuTest {
                     Options o = Options.builder().layout(l).stride(stride).activation(act).backend(Backend.CUSTOM).build();
                     long[] ys = p.outputShape();
                     float[] r = new float[(int) p.outputElements()];
-                    double lo = dt == DType.F16 ? 1e-6 : 1e-30;
-                    double hi = dt == DType.F16 ? 6e4 : 1e30;
+                    // F32: the double-float forms' whole working range and both of their limits (|a| > 120, 20)
+                    double lo = dt == DType.F16 ? 1e-6 : dt == DType.F32 ? 1e-10 : 1e-30;
+                    double hi = dt == DType.F16 ? 6e4 : dt == DType.F32 ? 1e4 : 1e30;
                     for (int i = 0; i < r.length; i++) {
                         double mag = Math.exp(Math.log(lo) + rnd.nextDouble() * (Math.log(hi) - Math.log(lo)));
                         r[i] = (float) (rnd.nextBoolean() ? mag : -mag);

@@ -1,0 +1,165 @@
+// Smooth activations for F32 outputs in fp32 arithmetic: silu(v) and gelu_tanh(v) within 1 ulp of the
+// exactly rounded value (the reference evaluates them in fp64 and rounds once), without fp64 instructions.
+// Why: the kernels evaluated them in fp64 (exp, IEEE division), which costs ~50 fp64 instructions per output:
+// half the fp32 rate on H100/A100, 1/64 of it on the other Ampere and Ada parts (A10, L4, L40, RTX), where an
+// F32 SiLU layer ran many times slower than the same layer with ReLU.
+//
+// Both are v·σ(a) (silu: a = v; gelu_tanh: a = 2√(2/π)(v + 0.044715 v³), same sign as v), evaluated as
+//   v / (1 + e)          for a ≥ 0,    v·e / (1 + e)    for a < 0,    e = e^−|a| ∈ (0, 1],
+// so nothing cancels. Every quantity that feeds the one final rounding is carried as an unevaluated sum of two
+// floats (hi + lo, "double-float"): a (gelu_tanh), the reduced argument of the exponential, e, 1 + e and the
+// numerator; the quotient is one compensated division step. Error budget, relative to the exact v·σ(a):
+//   e^r = 1 + r + r²·P(r), |r| ≤ ln2/2, P the Taylor polynomial of degree 7 (truncation ≤ 2^-33 of e^r); the
+//   fp32 evaluation of r²·P (≤ 0.061 of e^r) costs ≤ 3·2^-24 of that term: ≤ 2^-26 of e^r; the reduction
+//   r = x − k·ln2 keeps ln2 in three pieces and x − k·L1 exact (L1 has 16 bits, |k| ≤ 174): ≤ 2^-40;
+//   1 + e and the numerator are exact double-float sums/products (TwoSum, fma); the division step leaves
+//   ≤ 2^-44. So the value before the last rounding is within ~2^-25.9 relative of the exact one, below half an
+//   ulp of the result, and the rounded result is within 1 ulp of the exactly rounded value (most are equal).
+// Checked on every one of the 2^32 fp32 inputs against the fp64 forms of depthwise_conv3x3.cuh, on the GPU
+// (cuda-native/dev/depthwise_conv3x3/ab/f32act_check.cu): see that file's results for the measured counts.
+// Outside |a| ≤ 120 the results are exact limits (v, or −0 for a < −120 where v·e^a is below the smallest
+// subnormal); non-finite v goes to the caller's fp64 form.
+// GAPFILL_F32ACT_HOST: the includer compiles these forms for the host (std::fma; rcp as the correctly rounded
+// 1/x, inside rcp.approx's 1 ulp).
+#pragma once
+
+#if defined(GAPFILL_F32ACT_HOST)
+#include <cmath>
+#define GF32_FN static inline
+namespace gapfill { namespace f32act {
+GF32_FN float fma_(float a, float b, float c) { return std::fma(a, b, c); }
+GF32_FN float add_(float a, float b) { return a + b; }
+GF32_FN float mul_(float a, float b) { return a * b; }
+GF32_FN float rcp_(float x) { return 1.f / x; }
+GF32_FN float rint_(float x) { return std::nearbyint(x); }
+GF32_FN float scale_(float x, int k) { return std::ldexp(x, k); }
+}}
+#else
+#define GF32_FN __device__ __forceinline__
+namespace gapfill { namespace f32act {
+GF32_FN float fma_(float a, float b, float c) { return __fmaf_rn(a, b, c); }
+GF32_FN float add_(float a, float b) { return __fadd_rn(a, b); }
+GF32_FN float mul_(float a, float b) { return __fmul_rn(a, b); }
+// 1/x, ≤ 1 ulp (PTX rcp.approx; only called with x ∈ [1, 2])
+GF32_FN float rcp_(float x) {
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+}
+GF32_FN float rint_(float x) { return rintf(x); }
+// x·2^k for −252 ≤ k ≤ 0, one rounding (the first factor 2^max(k, −126) is exact on normal results)
+GF32_FN float scale_(float x, int k) {
+    const int k1 = k < -126 ? -126 : k;
+    const float a = __fmul_rn(x, __int_as_float((k1 + 127) << 23));
+    return k1 == k ? a : __fmul_rn(a, __int_as_float((k - k1 + 127) << 23));
+}
+}}
+#endif
+
+namespace gapfill {
+namespace f32act {
+
+// hi + lo = a + b exactly (any magnitudes).
+GF32_FN void two_sum(float a, float b, float& hi, float& lo) {
+    hi = add_(a, b);
+    const float bb = add_(hi, -a);
+    lo = add_(add_(a, -add_(hi, -bb)), add_(b, -bb));
+}
+// hi + lo = a + b exactly, |a| ≥ |b|.
+GF32_FN void fast_two_sum(float a, float b, float& hi, float& lo) {
+    hi = add_(a, b);
+    lo = add_(b, -add_(hi, -a));
+}
+
+// e^(xh + xl) = (eh + el)·2^k for −175 ≤ xh ≤ 0, |xl| ≤ 2^-20·|xh|; eh ∈ [0.70, 1.42].
+GF32_FN void exp_df(float xh, float xl, float& eh, float& el, int& k) {
+    const float L1 = 0.693145751953125f;       // ln2 to 16 bits: k·L1 exact for |k| < 256
+    const float L2 = 0x1.7f7d1cp-20f;           // the next 24 bits
+    const float L3 = 0x1.ef357ap-45f;           // and the next (ln2 − L1 − L2 − L3 ≈ −1.3e-21)
+    const float kf = rint_(mul_(xh, 1.44269502f));    // log2(e)
+    const float r1 = fma_(-kf, L1, xh);        // exact (Sterbenz: x and k·L1 within a factor 2, 16-bit k·L1)
+    const float p = mul_(kf, L2);
+    const float pe = fma_(kf, L2, -p);         // k·L2 = p + pe exactly
+    float rh, rl;
+    two_sum(r1, -p, rh, rl);
+    rl = add_(add_(rl, -pe), add_(xl, -mul_(kf, L3)));
+    float r;
+    fast_two_sum(rh, rl, r, rl);               // r + rl = x − k·ln2, |r| ≤ 0.3467
+    float P = 2.75573192e-06f;                 // 1/9!
+    P = fma_(P, r, 2.48015873e-05f);           // 1/8!
+    P = fma_(P, r, 1.98412698e-04f);           // 1/7!
+    P = fma_(P, r, 1.38888889e-03f);           // 1/6!
+    P = fma_(P, r, 8.33333333e-03f);           // 1/5!
+    P = fma_(P, r, 4.16666667e-02f);           // 1/4!
+    P = fma_(P, r, 1.66666667e-01f);           // 1/3!
+    P = fma_(P, r, 0.5f);                      // (e^r − 1 − r)/r² to 2^-33
+    const float c = fma_(mul_(r, r), P, rl);   // r²·P + rl
+    float h, l;
+    fast_two_sum(1.f, r, h, l);                // 1 + r exactly
+    l = add_(l, c);
+    fast_two_sum(h, l, eh, el);
+    k = (int)kf;
+}
+
+// (nh + nl) / (dh + dl) for dh ∈ [1, 2], |dl| ≤ 2^-23: one rounding after a compensated step.
+GF32_FN float div_df(float nh, float nl, float dh, float dl) {
+    const float R = rcp_(dh);
+    const float q0 = mul_(nh, R);
+    float rem = fma_(-q0, dh, nh);             // exact: q0 is within 2 ulp of nh/dh
+    rem = fma_(-q0, dl, add_(rem, nl));
+    return fma_(rem, R, q0);
+}
+
+// v·σ(ah + al) for finite v with a of v's sign, |ah| ≤ 120 (callers handle the rest).
+GF32_FN float logistic_times_df(float v, float ah, float al) {
+    const bool neg = ah < 0.f;
+    float eh, el;
+    int k;
+    exp_df(neg ? ah : -ah, neg ? al : -al, eh, el, k);
+    // 1 + e, e = (eh + el)·2^k ≤ 1: below 2^-100 it no longer moves 1 + e
+    float dh = 1.f, dl = 0.f;
+    if (k >= -100) {
+        const float sc = scale_(1.f, k);
+        fast_two_sum(1.f, mul_(eh, sc), dh, dl);
+        dl = fma_(el, sc, dl);
+    }
+    if (!neg) return div_df(v, 0.f, dh, dl);
+    const float nh = mul_(v, eh);
+    const float nl = fma_(v, el, fma_(v, eh, -nh));  // v·(eh + el) = nh + nl to 2^-46
+    return scale_(div_df(nh, nl, dh, dl), k);
+}
+
+// silu(v) = v·σ(v); |v| > 120: v or −0 (the exactly rounded values); non-finite v: not handled here.
+GF32_FN float silu_f32(float v) {
+    if (v > 120.f) return v;
+    if (v < -120.f) return -0.f;
+    if (v == 0.f) return v;  // keeps the sign of zero
+    return logistic_times_df(v, v, 0.f);
+}
+
+// gelu_tanh(v) = v·σ(2√(2/π)(v + 0.044715 v³)), the fp64 constants of the reference split in two floats;
+// |v| > 20: v or −0. Non-finite v: not handled here.
+GF32_FN float gelu_tanh_f32(float v) {
+    if (v > 20.f) return v;
+    if (v < -20.f) return -0.f;
+    if (v == 0.f) return v;
+    const float C1 = 0x1.6e4e26p-5f, C2 = 0x1.a9003ep-30f;   // 0.044715 (double) = C1 + C2 + 5e-17
+    const float K1 = 0x1.988454p+0f, K2 = -0x1.857936p-25f;  // 2·0.79788456080286535588 (double) = K1 + K2 + 2e-16
+    // as double-float: v² = s + se, v³ = m + me
+    const float s = mul_(v, v), se = fma_(v, v, -s);
+    const float m = mul_(s, v), me = fma_(se, v, fma_(s, v, -m));
+    // u = v + 0.044715·v³
+    const float c = mul_(C1, m), ce = fma_(C1, me, fma_(C2, m, fma_(C1, m, -c)));
+    float uh, ul;
+    two_sum(v, c, uh, ul);
+    ul = add_(ul, ce);
+    fast_two_sum(uh, ul, uh, ul);
+    // a = K·u
+    const float ah = mul_(K1, uh), al = fma_(K1, ul, fma_(K2, uh, fma_(K1, uh, -ah)));
+    if (ah > 120.f) return v;
+    if (ah < -120.f) return -0.f;
+    return logistic_times_df(v, ah, al);
+}
+
+}  // namespace f32act
+}  // namespace gapfill
