@@ -1,8 +1,10 @@
-// Every fp32 input (all 2^32 bit patterns) through the F32 epilogue's smooth activations (depthwise_conv3x3.cuh's
-// finish<float>: f32_smooth_act.cuh's double-float forms for SILU and GELU_TANH) against the exactly rounded fp64
-// forms (smooth_act_f64, what the kernels ran before and what the Java reference computes), counting how many
-// results are equal, 1 ulp apart and further; then the throughput of both forms on one GPU (compute only).
-//   nvcc -O3 -std=c++17 -arch=sm_90a -I ../../../src/main/cuda/common f32act_check.cu -o f32act_check && ./f32act_check
+// Every fp32 input (all 2^32 bit patterns) through the double-float smooth activations of F32 outputs
+// (depthwise_conv3x3.cuh's smooth_act_f32_df: f32_smooth_act.cuh's forms for SILU and GELU_TANH, which finish<float>
+// uses where GAPFILL_F32_SMOOTH_DF is 1) against the exactly rounded fp64 forms (smooth_act_f64, what the Java
+// reference computes), counting how many results are equal, 1 ulp apart and further; then the throughput of both
+// forms on one GPU (compute only), and the epilogue's (finish<float>) in this compilation.
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I ../../../src/main/cuda/common f32act_check.cu
+// (with -gencode=arch=compute_80,code=compute_80 instead: the PTX that A100, Ada and newer parts load)
 #include "depthwise_conv3x3.cuh"
 #include <cstdio>
 #include <cstdint>
@@ -21,6 +23,16 @@ __device__ __forceinline__ unsigned long long ulp_diff(float a, float b) {
     return (unsigned long long)(d < 0 ? -d : d);
 }
 
+// GAPFILL_F32_SMOOTH_DF as the device code of this build sees it
+__global__ void form_kernel(int* f) { *f = GAPFILL_F32_SMOOTH_DF; }
+static const char* form_of_finish() {
+    int* d; int h = -1;
+    if (cudaMalloc(&d, 4) != cudaSuccess) return "?";
+    form_kernel<<<1, 1>>>(d);
+    cudaMemcpy(&h, d, 4, cudaMemcpyDeviceToHost); cudaFree(d);
+    return h == 1 ? "double-float" : h == 0 ? "fp64" : "?";
+}
+
 struct Counts { unsigned long long exact, one, more, maxd; unsigned worst; };
 
 __global__ void check_all(int act, unsigned long long start, unsigned long long count, Counts* c) {
@@ -28,7 +40,7 @@ __global__ void check_all(int act, unsigned long long start, unsigned long long 
     for (unsigned long long i = start + blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < start + count;
          i += (unsigned long long)gridDim.x * blockDim.x) {
         const float v = __uint_as_float((unsigned)i);
-        const float y = finish<float>(v, act);
+        const float y = smooth_act_f32_df(v, act);
         const float r = __double2float_rn(smooth_act_f64(v, act));
         const unsigned long long d = ulp_diff(y, r);
         if (d == 0) ++e0; else if (d == 1) ++e1; else ++e2;
@@ -44,7 +56,8 @@ __global__ void bench(int act, int n, float* sink) {
     float acc = 0.f;
     float v = -12.f + 24.f * (float)(blockIdx.x * blockDim.x + threadIdx.x) / (float)(gridDim.x * blockDim.x);
     for (int i = 0; i < n; ++i) {
-        const float y = FORM == 0 ? __double2float_rn(smooth_act_f64(v, act)) : finish<float>(v, act);
+        const float y = FORM == 0 ? __double2float_rn(smooth_act_f64(v, act))
+                        : FORM == 1 ? smooth_act_f32_df(v, act) : finish<float>(v, act);
         acc += y;
         v = __fadd_rn(v, 1.0e-3f);
     }
@@ -53,7 +66,8 @@ __global__ void bench(int act, int n, float* sink) {
 
 int main() {
     cudaDeviceProp p; CK(cudaGetDeviceProperties(&p, 0));
-    printf("GPU %s, %d SMs, cc %d.%d\n", p.name, p.multiProcessorCount, p.major, p.minor);
+    printf("GPU %s, %d SMs, cc %d.%d; this build's finish<float> uses the %s form\n", p.name, p.multiProcessorCount, p.major, p.minor,
+           form_of_finish());
     Counts* c; CK(cudaMalloc(&c, sizeof(Counts)));
     const int acts[] = {ACT_SILU, ACT_GELU_TANH};
     const char* names[] = {"SILU", "GELU_TANH"};
@@ -72,11 +86,13 @@ int main() {
     cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
     const int blocks = p.multiProcessorCount * 8, threads = 256, n = 4096;
     for (int a = 0; a < 2; ++a) {
-        float ms[2][5];
+        float ms[3][5];
         for (int rep = 0; rep < 5; ++rep)
-            for (int f = 0; f < 2; ++f) {
+            for (int f = 0; f < 3; ++f) {
                 CK(cudaEventRecord(e0));
-                if (f == 0) bench<0><<<blocks, threads>>>(acts[a], n, sink); else bench<1><<<blocks, threads>>>(acts[a], n, sink);
+                if (f == 0) bench<0><<<blocks, threads>>>(acts[a], n, sink);
+                else if (f == 1) bench<1><<<blocks, threads>>>(acts[a], n, sink);
+                else bench<2><<<blocks, threads>>>(acts[a], n, sink);
                 CK(cudaEventRecord(e1)); CK(cudaEventSynchronize(e1));
                 CK(cudaEventElapsedTime(&ms[f][rep], e0, e1));
             }
@@ -84,8 +100,8 @@ int main() {
             for (int i = 0; i < 5; ++i) for (int j = i + 1; j < 5; ++j) if (t[j] < t[i]) { float u = t[i]; t[i] = t[j]; t[j] = u; }
             return t[2]; };
         const double evals = (double)blocks * threads * n;
-        printf("%-9s throughput: fp64 form %.1f G/s, fp32 double-float form %.1f G/s (%.2fx)\n", names[a],
-               evals / med(ms[0]) / 1e6, evals / med(ms[1]) / 1e6, med(ms[0]) / med(ms[1]));
+        printf("%-9s throughput: fp64 form %.1f G/s, fp32 double-float form %.1f G/s (%.2fx); finish<float> %.1f G/s\n",
+               names[a], evals / med(ms[0]) / 1e6, evals / med(ms[1]) / 1e6, med(ms[0]) / med(ms[1]), evals / med(ms[2]) / 1e6);
     }
     printf(bad ? "FAILED: results more than 1 ulp from the exactly rounded value\n" : "ok: every result within 1 ulp\n");
     return bad;

@@ -1,22 +1,25 @@
 // Smooth activations for F32 outputs in fp32 arithmetic: silu(v) and gelu_tanh(v) within 1 ulp of the
 // exactly rounded value (the reference evaluates them in fp64 and rounds once), without fp64 instructions.
-// Why: the kernels evaluated them in fp64 (exp, IEEE division), which costs ~50 fp64 instructions per output:
-// half the fp32 rate on H100/A100, 1/64 of it on the other Ampere and Ada parts (A10, L4, L40, RTX), where an
-// F32 SiLU layer ran many times slower than the same layer with ReLU.
+// Why: in fp64 (exp, IEEE division) they cost ~50 fp64 instructions per output. On H100 (fp64 at half the fp32
+// rate) that measures the same as these forms (ab/f32act_check.cu: SILU 0.99×, GELU_TANH 0.85× the fp64 form's
+// throughput), so the sm_90a build keeps fp64 (depthwise_conv3x3.cuh, GAPFILL_F32_SMOOTH_DF); the A10, A40, L4,
+// L40 and RTX parts run fp64 at 1/64 of the fp32 rate, where an F32 SiLU layer would be bound by those
+// instructions, so the sm_80 SASS and the compute_80 PTX use these forms (A100 too: it shares the sm_80 SASS).
 //
 // Both are v·σ(a) (silu: a = v; gelu_tanh: a = 2√(2/π)(v + 0.044715 v³), same sign as v), evaluated as
 //   v / (1 + e)          for a ≥ 0,    v·e / (1 + e)    for a < 0,    e = e^−|a| ∈ (0, 1],
 // so nothing cancels. Every quantity that feeds the one final rounding is carried as an unevaluated sum of two
 // floats (hi + lo, "double-float"): a (gelu_tanh), the reduced argument of the exponential, e, 1 + e and the
 // numerator; the quotient is one compensated division step. Error budget, relative to the exact v·σ(a):
-//   e^r = 1 + r + r²·P(r), |r| ≤ ln2/2, P the Taylor polynomial of degree 7 (truncation ≤ 2^-33 of e^r); the
-//   fp32 evaluation of r²·P (≤ 0.061 of e^r) costs ≤ 3·2^-24 of that term: ≤ 2^-26 of e^r; the reduction
-//   r = x − k·ln2 keeps ln2 in three pieces and x − k·L1 exact (L1 has 16 bits, |k| ≤ 174): ≤ 2^-40;
+//   e^r = 1 + r + r²·P(r), |r| ≤ ln2/2, P the Taylor polynomial of (e^r − 1 − r)/r² to degree 5 (truncation
+//   ≤ 2^-31 of e^r); the fp32 evaluation of r²·P (≤ 0.061 of e^r) costs ≤ 3·2^-24 of that term: ≤ 2^-26 of
+//   e^r; the reduction r = x − k·ln2 keeps ln2 in three pieces and x − k·L1 exact (L1 has 16 bits, |k| ≤ 174),
+//   and carries r as r + rl: ≤ 2^-40;
 //   1 + e and the numerator are exact double-float sums/products (TwoSum, fma); the division step leaves
 //   ≤ 2^-44. So the value before the last rounding is within ~2^-25.9 relative of the exact one, below half an
 //   ulp of the result, and the rounded result is within 1 ulp of the exactly rounded value (most are equal).
-// Checked on every one of the 2^32 fp32 inputs against the fp64 forms of depthwise_conv3x3.cuh, on the GPU
-// (cuda-native/dev/depthwise_conv3x3/ab/f32act_check.cu): see that file's results for the measured counts.
+// Checked on every one of the 2^32 fp32 inputs against the fp64 forms of depthwise_conv3x3.cuh, on the GPU, from
+// sm_90a SASS and from compute_80 PTX (cuda-native/dev/depthwise_conv3x3/ab/f32act_check.cu, results there).
 // Outside |a| ≤ 120 the results are exact limits (v, or −0 for a < −120 where v·e^a is below the smallest
 // subnormal); non-finite v goes to the caller's fp64 form.
 // GAPFILL_F32ACT_HOST: the includer compiles these forms for the host (std::fma; rcp as the correctly rounded
@@ -25,14 +28,16 @@
 
 #if defined(GAPFILL_F32ACT_HOST)
 #include <cmath>
+#include <cstring>
 #define GF32_FN static inline
 namespace gapfill { namespace f32act {
 GF32_FN float fma_(float a, float b, float c) { return std::fma(a, b, c); }
 GF32_FN float add_(float a, float b) { return a + b; }
 GF32_FN float mul_(float a, float b) { return a * b; }
 GF32_FN float rcp_(float x) { return 1.f / x; }
-GF32_FN float rint_(float x) { return std::nearbyint(x); }
 GF32_FN float scale_(float x, int k) { return std::ldexp(x, k); }
+GF32_FN int int_bits_(float x) { int i; std::memcpy(&i, &x, 4); return i; }
+GF32_FN float pow2_(int k) { return std::ldexp(1.f, k); }
 }}
 #else
 #define GF32_FN __device__ __forceinline__
@@ -46,7 +51,9 @@ GF32_FN float rcp_(float x) {
     asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
     return r;
 }
-GF32_FN float rint_(float x) { return rintf(x); }
+GF32_FN int int_bits_(float x) { return __float_as_int(x); }
+// 2^k for −126 ≤ k ≤ 127
+GF32_FN float pow2_(int k) { return __int_as_float((k + 127) << 23); }
 // x·2^k for −252 ≤ k ≤ 0, one rounding (the first factor 2^max(k, −126) is exact on normal results)
 GF32_FN float scale_(float x, int k) {
     const int k1 = k < -126 ? -126 : k;
@@ -73,32 +80,29 @@ GF32_FN void fast_two_sum(float a, float b, float& hi, float& lo) {
 
 // e^(xh + xl) = (eh + el)·2^k for −175 ≤ xh ≤ 0, |xl| ≤ 2^-20·|xh|; eh ∈ [0.70, 1.42].
 GF32_FN void exp_df(float xh, float xl, float& eh, float& el, int& k) {
-    const float L1 = 0.693145751953125f;       // ln2 to 16 bits: k·L1 exact for |k| < 256
-    const float L2 = 0x1.7f7d1cp-20f;           // the next 24 bits
-    const float L3 = 0x1.ef357ap-45f;           // and the next (ln2 − L1 − L2 − L3 ≈ −1.3e-21)
-    const float kf = rint_(mul_(xh, 1.44269502f));    // log2(e)
-    const float r1 = fma_(-kf, L1, xh);        // exact (Sterbenz: x and k·L1 within a factor 2, 16-bit k·L1)
-    const float p = mul_(kf, L2);
-    const float pe = fma_(kf, L2, -p);         // k·L2 = p + pe exactly
-    float rh, rl;
-    two_sum(r1, -p, rh, rl);
-    rl = add_(add_(rl, -pe), add_(xl, -mul_(kf, L3)));
+    const float L1 = 0x1.62e4p-1f;             // ln2 to 16 bits (0.693145751953125): k·L1 exact for |k| < 256
+    const float L2 = 0x1.7f7d1cp-20f;          // the next 24 bits
+    const float L3 = 0x1.ef357ap-45f;          // and the next (ln2 − L1 − L2 − L3 ≈ −1.3e-21)
+    const float M = 0x1.8p23f;                 // adding it rounds to an integer, which its low bits then hold
+    const float t = fma_(xh, 1.44269502f, M);  // k = rint(x·log2(e))
+    const float kf = add_(t, -M);
+    k = int_bits_(t) - int_bits_(M);
+    const float r1 = fma_(-kf, L1, xh);        // exact (x and k·L1 agree to within |r| ≤ 0.35; 16-bit k·L1)
+    const float r0 = fma_(-kf, L2, r1);        // r0 + rl = x − k·ln2 (r1 − r0 exact: they differ by ≤ 2.5e-4)
+    float rl = fma_(-kf, L2, add_(r1, -r0));
+    rl = fma_(-kf, L3, add_(rl, xl));
     float r;
-    fast_two_sum(rh, rl, r, rl);               // r + rl = x − k·ln2, |r| ≤ 0.3467
-    float P = 2.75573192e-06f;                 // 1/9!
-    P = fma_(P, r, 2.48015873e-05f);           // 1/8!
-    P = fma_(P, r, 1.98412698e-04f);           // 1/7!
+    fast_two_sum(r0, rl, r, rl);               // |rl| ≤ ulp(r)/2 again (xl may be ~2^-18), so P(r) is P(x − k·ln2)
+    float P = 1.98412698e-04f;                 // 1/7!
     P = fma_(P, r, 1.38888889e-03f);           // 1/6!
     P = fma_(P, r, 8.33333333e-03f);           // 1/5!
     P = fma_(P, r, 4.16666667e-02f);           // 1/4!
     P = fma_(P, r, 1.66666667e-01f);           // 1/3!
-    P = fma_(P, r, 0.5f);                      // (e^r − 1 − r)/r² to 2^-33
+    P = fma_(P, r, 0.5f);                      // (e^r − 1 − r)/r²; the dropped terms: ≤ 2^-31 of e^r
     const float c = fma_(mul_(r, r), P, rl);   // r²·P + rl
     float h, l;
     fast_two_sum(1.f, r, h, l);                // 1 + r exactly
-    l = add_(l, c);
-    fast_two_sum(h, l, eh, el);
-    k = (int)kf;
+    fast_two_sum(h, add_(l, c), eh, el);
 }
 
 // (nh + nl) / (dh + dl) for dh ∈ [1, 2], |dl| ≤ 2^-23: one rounding after a compensated step.
@@ -116,17 +120,16 @@ GF32_FN float logistic_times_df(float v, float ah, float al) {
     float eh, el;
     int k;
     exp_df(neg ? ah : -ah, neg ? al : -al, eh, el, k);
-    // 1 + e, e = (eh + el)·2^k ≤ 1: below 2^-100 it no longer moves 1 + e
-    float dh = 1.f, dl = 0.f;
-    if (k >= -100) {
-        const float sc = scale_(1.f, k);
-        fast_two_sum(1.f, mul_(eh, sc), dh, dl);
-        dl = fma_(el, sc, dl);
-    }
-    if (!neg) return div_df(v, 0.f, dh, dl);
-    const float nh = mul_(v, eh);
-    const float nl = fma_(v, el, fma_(v, eh, -nh));  // v·(eh + el) = nh + nl to 2^-46
-    return scale_(div_df(nh, nl, dh, dl), k);
+    // 1 + e, e = (eh + el)·2^k ≤ 1; below 2^-126 (k clamped) e no longer moves 1 + e
+    const float sc = pow2_(k < -126 ? -126 : k);
+    float dh, dl;
+    fast_two_sum(1.f, mul_(eh, sc), dh, dl);
+    dl = fma_(el, sc, dl);
+    // numerator v (a ≥ 0) or v·e = (nh + nl)·2^k (a < 0): both evaluated, one selected (no divergent branch)
+    const float ph = mul_(v, eh);
+    const float pl = fma_(v, el, fma_(v, eh, -ph));  // v·(eh + el) = ph + pl to 2^-46
+    const float q = div_df(neg ? ph : v, neg ? pl : 0.f, dh, dl);
+    return neg ? scale_(q, k) : q;
 }
 
 // silu(v) = v·σ(v); |v| > 120: v or −0 (the exactly rounded values); non-finite v: not handled here.
