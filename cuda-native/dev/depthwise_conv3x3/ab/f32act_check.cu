@@ -1,6 +1,6 @@
 // Every fp32 input (all 2^32 bit patterns) through the double-float smooth activations of F32 outputs
 // (depthwise_conv3x3.cuh's smooth_act_f32_df: f32_smooth_act.cuh's forms for SILU and GELU_TANH, which finish<float>
-// uses where GAPFILL_F32_SMOOTH_DF is 1) against the exactly rounded fp64 forms (smooth_act_f64, what the Java
+// uses for SILU, and for GELU_TANH where GAPFILL_F32_GELU_TANH_DF is 1) against the exactly rounded fp64 forms (smooth_act_f64, what the Java
 // reference computes), counting how many results are equal, 1 ulp apart and further; then the throughput of both
 // forms on one GPU (compute only), and the epilogue's (finish<float>) in this compilation.
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I ../../../src/main/cuda/common f32act_check.cu
@@ -23,14 +23,14 @@ __device__ __forceinline__ unsigned long long ulp_diff(float a, float b) {
     return (unsigned long long)(d < 0 ? -d : d);
 }
 
-// GAPFILL_F32_SMOOTH_DF as the device code of this build sees it
-__global__ void form_kernel(int* f) { *f = GAPFILL_F32_SMOOTH_DF; }
+// GAPFILL_F32_GELU_TANH_DF as the device code of this build sees it
+__global__ void form_kernel(int* f) { *f = GAPFILL_F32_GELU_TANH_DF; }
 static const char* form_of_finish() {
     int* d; int h = -1;
     if (cudaMalloc(&d, 4) != cudaSuccess) return "?";
     form_kernel<<<1, 1>>>(d);
     cudaMemcpy(&h, d, 4, cudaMemcpyDeviceToHost); cudaFree(d);
-    return h == 1 ? "double-float" : h == 0 ? "fp64" : "?";
+    return h == 1 ? "double-float" : h == 0 ? "fp64" : "?";  // for GELU_TANH (SILU: double-float in every build)
 }
 
 struct Counts { unsigned long long exact, one, more, maxd; unsigned worst; };
@@ -66,7 +66,7 @@ __global__ void bench(int act, int n, float* sink) {
 
 int main() {
     cudaDeviceProp p; CK(cudaGetDeviceProperties(&p, 0));
-    printf("GPU %s, %d SMs, cc %d.%d; this build's finish<float> uses the %s form\n", p.name, p.multiProcessorCount, p.major, p.minor,
+    printf("GPU %s, %d SMs, cc %d.%d; this build's finish<float> evaluates GELU_TANH in the %s form\n", p.name, p.multiProcessorCount, p.major, p.minor,
            form_of_finish());
     Counts* c; CK(cudaMalloc(&c, sizeof(Counts)));
     const int acts[] = {ACT_SILU, ACT_GELU_TANH};

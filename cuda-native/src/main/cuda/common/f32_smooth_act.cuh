@@ -1,10 +1,9 @@
 // Smooth activations for F32 outputs in fp32 arithmetic: silu(v) and gelu_tanh(v) within 1 ulp of the
 // exactly rounded value (the reference evaluates them in fp64 and rounds once), without fp64 instructions.
-// Why: in fp64 (exp, IEEE division) they cost ~50 fp64 instructions per output. On H100 (fp64 at half the fp32
-// rate) that measures the same as these forms (ab/f32act_check.cu: SILU 0.99×, GELU_TANH 0.85× the fp64 form's
-// throughput), so the sm_90a build keeps fp64 (depthwise_conv3x3.cuh, GAPFILL_F32_SMOOTH_DF); the A10, A40, L4,
-// L40 and RTX parts run fp64 at 1/64 of the fp32 rate, where an F32 SiLU layer would be bound by those
-// instructions, so the sm_80 SASS and the compute_80 PTX use these forms (A100 too: it shares the sm_80 SASS).
+// Why: in fp64 (exp, IEEE division) they cost ~50 fp64 instructions per output. On the H100 (fp64 at half the
+// fp32 rate) these forms run SILU at 1.14× and GELU_TANH at 0.95× the fp64 form's throughput (ab/f32act_check.cu);
+// the A10, A40, L4, L40 and RTX parts run fp64 at 1/64 of the fp32 rate, where the fp64 forms would bound an F32
+// layer. Which builds use which form: depthwise_conv3x3.cuh's finish<float> (GAPFILL_F32_GELU_TANH_DF).
 //
 // Both are v·σ(a) (silu: a = v; gelu_tanh: a = 2√(2/π)(v + 0.044715 v³), same sign as v), evaluated as
 //   v / (1 + e)          for a ≥ 0,    v·e / (1 + e)    for a < 0,    e = e^−|a| ∈ (0, 1],
