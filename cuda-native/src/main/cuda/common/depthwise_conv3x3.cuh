@@ -240,5 +240,34 @@ __device__ __forceinline__ void act_store(T* __restrict__ y, int act, bool vec, 
     }
 }
 
+// One output row piece of WC columns (column stride C elements) × N channels: the activation of class A
+// (ACT_NONE, ACT_RELU, ACT_RELU6 as themselves; any smooth one as ACT_SILU, then act picks which), one rounding,
+// and the first ncols columns stored (one N-wide streaming store each if vec, else the first nvalid elements).
+// The class is a template argument so that a row's stores test no flag; same operations as act_store.
+template <int A, typename T, int N, int WC>
+__device__ __forceinline__ void store_row_as(T* __restrict__ y, int C, int act, bool vec, int ncols, int nvalid,
+                                             const float (&v)[WC][N]) {
+    using R = typename RawBits<N * (int)sizeof(T)>::type;
+#pragma unroll
+    for (int k = 0; k < WC; ++k) {
+        if (k >= ncols) break;
+        Pack<T, N> o;
+#pragma unroll
+        for (int e = 0; e < N; ++e) {
+            if (A == ACT_NONE) o.v[e] = from_float<T>(v[k][e]);
+            else if (A == ACT_RELU) o.v[e] = from_float<T>(relu(v[k][e]));
+            else if (A == ACT_RELU6) o.v[e] = from_float<T>(relu6(v[k][e]));
+            else o.v[e] = finish<T>(v[k][e], act);
+        }
+        if (vec) {
+            __stcs(reinterpret_cast<R*>(y + (size_t)k * C), o.raw);
+        } else {
+#pragma unroll
+            for (int e = 0; e < N; ++e)
+                if (e < nvalid) y[(size_t)k * C + e] = o.v[e];
+        }
+    }
+}
+
 }  // namespace dwconv
 }  // namespace gapfill

@@ -76,20 +76,44 @@ __device__ __forceinline__ void taps(const float (&wr)[9][CPT], int p, const Row
     accumulate_tap_row<S, CPT, WC, KC>(wr, p, in, acc, fresh);
 }
 
-// bias, residual, activation, one rounding, one store per output column of the row.
-template <typename T, int CPT, int WC>
-__device__ __forceinline__ void finish_row(const T* __restrict__ res, T* __restrict__ y, size_t o, int C, int ncols,
-                                           const Geo& g, bool hasBias, const float (&br)[CPT], int act,
-                                           const float (&acc)[WC][CPT]) {
+// bias, residual, activation, one rounding, one store per output column of the row, for activation class A
+// (store_row_as): the activation is tested once per row, not once per column.
+template <int A, typename T, int CPT, int WC>
+__device__ __forceinline__ void finish_cols(const T* __restrict__ res, T* __restrict__ y, size_t o, int C, int ncols,
+                                            const Geo& g, bool hasBias, const float (&br)[CPT], int act,
+                                            const float (&acc)[WC][CPT]) {
 #pragma unroll
     for (int k = 0; k < WC; ++k) {
         if (k >= ncols) break;
-        float v[CPT];
+        float v[1][CPT];
 #pragma unroll
-        for (int e = 0; e < CPT; ++e) v[e] = hasBias ? __fadd_rn(acc[k][e], br[e]) : acc[k][e];
-        if (res != nullptr) add_residual<T, CPT>(res + o + (size_t)k * C, g.vec, g.nch, v);
-        act_store<T, CPT>(y + o + (size_t)k * C, act, g.vec, g.nch, v);
+        for (int e = 0; e < CPT; ++e) v[0][e] = hasBias ? __fadd_rn(acc[k][e], br[e]) : acc[k][e];
+        if (res != nullptr) add_residual<T, CPT>(res + o + (size_t)k * C, g.vec, g.nch, v[0]);
+        store_row_as<A, T, CPT, 1>(y + o + (size_t)k * C, C, act, g.vec, 1, g.nch, v);
     }
+}
+// The F16/BF16 stride-1 kernels (the fallback when the ring kernel is switched off) keep the per-column test: with
+// four copies of the column loop ptxas allocates 145-149 registers there instead of 128 (one block per SM, not two).
+template <typename T, int S, int CPT, int WC>
+__device__ __forceinline__ void finish_row(const T* __restrict__ res, T* __restrict__ y, size_t o, int C, int ncols,
+                                           const Geo& g, bool hasBias, const float (&br)[CPT], int act,
+                                           const float (&acc)[WC][CPT]) {
+    if (S == 1 && sizeof(T) == 2) {
+#pragma unroll
+        for (int k = 0; k < WC; ++k) {
+            if (k >= ncols) break;
+            float v[CPT];
+#pragma unroll
+            for (int e = 0; e < CPT; ++e) v[e] = hasBias ? __fadd_rn(acc[k][e], br[e]) : acc[k][e];
+            if (res != nullptr) add_residual<T, CPT>(res + o + (size_t)k * C, g.vec, g.nch, v);
+            act_store<T, CPT>(y + o + (size_t)k * C, act, g.vec, g.nch, v);
+        }
+        return;
+    }
+    if (act == ACT_NONE) finish_cols<ACT_NONE, T, CPT, WC>(res, y, o, C, ncols, g, hasBias, br, act, acc);
+    else if (act == ACT_RELU) finish_cols<ACT_RELU, T, CPT, WC>(res, y, o, C, ncols, g, hasBias, br, act, acc);
+    else if (act == ACT_RELU6) finish_cols<ACT_RELU6, T, CPT, WC>(res, y, o, C, ncols, g, hasBias, br, act, acc);
+    else finish_cols<ACT_SILU, T, CPT, WC>(res, y, o, C, ncols, g, hasBias, br, act, acc);
 }
 
 template <typename T, int S, int CPT, int WC>
@@ -144,7 +168,7 @@ __device__ __forceinline__ void dw_nhwc(const T* __restrict__ x, const T* __rest
             const RowBuf<T, CPT, KC> b2 = load_row<T, CPT, KC>(g, i0 + 1 + k, k + 1 <= rows);
             if (k >= 2) {
                 taps<T, S, CPT, WC, KC>(wr, 2, b0, a0, false);
-                finish_row<T, CPT, WC>(res, y, o0 + (size_t)(k - 2) * rowStride, C, ncols, g, hasBias, br, act, a0);
+                finish_row<T, S, CPT, WC>(res, y, o0 + (size_t)(k - 2) * rowStride, C, ncols, g, hasBias, br, act, a0);
             }
             if (k >= 1) taps<T, S, CPT, WC, KC>(wr, 1, b0, a1, false);
             taps<T, S, CPT, WC, KC>(wr, 0, b0, a2, true);
@@ -171,7 +195,7 @@ __device__ __forceinline__ void dw_nhwc(const T* __restrict__ x, const T* __rest
             const RowBuf<T, CPT, KC> no = load_row<T, CPT, KC>(g, 2 * (i0 + t) + 3, more);
             taps<T, S, CPT, WC, KC>(wr, 1, be, a, false);
             taps<T, S, CPT, WC, KC>(wr, 2, bo, a, false);
-            finish_row<T, CPT, WC>(res, y, o0 + (size_t)t * rowStride, C, ncols, g, hasBias, br, act, a);
+            finish_row<T, S, CPT, WC>(res, y, o0 + (size_t)t * rowStride, C, ncols, g, hasBias, br, act, a);
             taps<T, S, CPT, WC, KC>(wr, 0, bo, a, true);
             be = ne;
             bo = no;
