@@ -37,3 +37,11 @@ for x in np.linspace(0, 14.5, 200001)[::3]:
     ev_err = max(ev_err, abs(g / g_true - 1))
 print("fit: max relative error %.2e (2^%.1f); evaluated as above: %.2e (2^%.1f)"
       % (fit_err, math.log2(fit_err), ev_err, math.log2(ev_err)))
+
+# constants for gelu_erf_df.cuh: c0..c2 as float pairs (hi, lo), c3..c12 as floats, in C++ hex-float form
+print("// G(u) coefficients (ab/gelu_erf_fit.py): c0..c2 as hi + lo pairs, c3..c12 as floats")
+for i in range(3):
+    hi = float(np.float32(pw[i])); lo = float(np.float32(pw[i] - hi))
+    print("const float C%dH = %s, C%dL = %s;" % (i, float.hex(hi) + "f", i, float.hex(lo) + "f"))
+print("const float CT[10] = {" + ", ".join(float.hex(float(np.float32(pw[i]))) + "f" for i in range(3, N + 1)) + "};  // c3..c12")
+print("const float P = %sf;" % float.hex(P))
