@@ -3,9 +3,11 @@
 // uses for SILU, and for GELU_TANH where GAPFILL_F32_GELU_TANH_DF is 1) against the exactly rounded fp64 forms (smooth_act_f64, what the Java
 // reference computes), counting how many results are equal, 1 ulp apart and further; then the throughput of both
 // forms on one GPU (compute only), and the epilogue's (finish<float>) in this compilation.
-//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I ../../../src/main/cuda/common f32act_check.cu
+// GELU_ERF: the prototype of gelu_erf_df.cuh (not shipped; finish<float> still evaluates it in fp64).
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I . -I ../../../src/main/cuda/common f32act_check.cu
 // (with -gencode=arch=compute_80,code=compute_80 instead: the PTX that A100, Ada and newer parts load)
 #include "depthwise_conv3x3.cuh"
+#include "gelu_erf_df.cuh"  // the GELU_ERF prototype (not shipped), checked and timed as the third activation
 #include <cstdio>
 #include <cstdint>
 #include <cuda_runtime.h>
@@ -33,6 +35,14 @@ static const char* form_of_finish() {
     return h == 1 ? "double-float" : h == 0 ? "fp64" : "?";  // for GELU_TANH (SILU: double-float in every build)
 }
 
+// The double-float form of act: the shipped ones for SILU and GELU_TANH, the prototype for GELU_ERF.
+__device__ __forceinline__ float df_form(float v, int act) {
+    if (act == ACT_GELU_ERF) {
+        return fabsf(v) <= 3.40282347e38f ? gapfill::f32act::gelu_erf_f32(v) : __double2float_rn(smooth_act_f64(v, act));
+    }
+    return smooth_act_f32_df(v, act);
+}
+
 struct Counts { unsigned long long exact, one, more, maxd; unsigned worst; };
 
 __global__ void check_all(int act, unsigned long long start, unsigned long long count, Counts* c) {
@@ -40,7 +50,7 @@ __global__ void check_all(int act, unsigned long long start, unsigned long long 
     for (unsigned long long i = start + blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < start + count;
          i += (unsigned long long)gridDim.x * blockDim.x) {
         const float v = __uint_as_float((unsigned)i);
-        const float y = smooth_act_f32_df(v, act);
+        const float y = df_form(v, act);
         const float r = __double2float_rn(smooth_act_f64(v, act));
         const unsigned long long d = ulp_diff(y, r);
         if (d == 0) ++e0; else if (d == 1) ++e1; else ++e2;
@@ -57,7 +67,7 @@ __global__ void bench(int act, int n, float* sink) {
     float v = -12.f + 24.f * (float)(blockIdx.x * blockDim.x + threadIdx.x) / (float)(gridDim.x * blockDim.x);
     for (int i = 0; i < n; ++i) {
         const float y = FORM == 0 ? __double2float_rn(smooth_act_f64(v, act))
-                        : FORM == 1 ? smooth_act_f32_df(v, act) : finish<float>(v, act);
+                        : FORM == 1 ? df_form(v, act) : finish<float>(v, act);
         acc += y;
         v = __fadd_rn(v, 1.0e-3f);
     }
@@ -69,10 +79,10 @@ int main() {
     printf("GPU %s, %d SMs, cc %d.%d; this build's finish<float> evaluates GELU_TANH in the %s form\n", p.name, p.multiProcessorCount, p.major, p.minor,
            form_of_finish());
     Counts* c; CK(cudaMalloc(&c, sizeof(Counts)));
-    const int acts[] = {ACT_SILU, ACT_GELU_TANH};
-    const char* names[] = {"SILU", "GELU_TANH"};
+    const int acts[] = {ACT_SILU, ACT_GELU_TANH, ACT_GELU_ERF};
+    const char* names[] = {"SILU", "GELU_TANH", "GELU_ERF"};
     int bad = 0;
-    for (int a = 0; a < 2; ++a) {
+    for (int a = 0; a < 3; ++a) {
         CK(cudaMemset(c, 0, sizeof(Counts)));
         const unsigned long long total = 1ull << 32, piece = 1ull << 28;
         for (unsigned long long s = 0; s < total; s += piece) check_all<<<p.multiProcessorCount * 16, 256>>>(acts[a], s, piece, c);
@@ -85,7 +95,7 @@ int main() {
     float* sink; CK(cudaMalloc(&sink, 4));
     cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
     const int blocks = p.multiProcessorCount * 8, threads = 256, n = 4096;
-    for (int a = 0; a < 2; ++a) {
+    for (int a = 0; a < 3; ++a) {
         float ms[3][5];
         for (int rep = 0; rep < 5; ++rep)
             for (int f = 0; f < 3; ++f) {
