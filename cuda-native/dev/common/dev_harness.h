@@ -1,4 +1,5 @@
-// What the dev harnesses share (cuda-native/dev: bmm/bench_bmm.cu, gqa_decode/ab/main.cu, gqa_decode/paged/main64.cu):
+// What the dev harnesses share (cuda-native/dev: bmm/bench_bmm.cu, gqa_decode/ab/main.cu, gqa_decode/paged/main64.cu,
+// depthwise_conv3x3/plane_main.cu, depthwise_conv3x3/ab/f32act_check.cu):
 // the CUDA error check, the L2 flush by a read, and the device-to-device copy rate that the floors divide by.
 #pragma once
 #include <cuda_runtime.h>

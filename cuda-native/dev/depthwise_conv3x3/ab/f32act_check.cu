@@ -4,17 +4,16 @@
 // reference computes), counting how many results are equal, 1 ulp apart and further; then the throughput of both
 // forms on one GPU (compute only), and the epilogue's (finish<float>) in this compilation.
 // GELU_ERF: the prototype of gelu_erf_df.cuh (not shipped; finish<float> still evaluates it in fp64).
-//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I . -I ../../../src/main/cuda/common f32act_check.cu
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I . -I ../../common -I ../../../src/main/cuda/common f32act_check.cu
 // (with -gencode=arch=compute_80,code=compute_80 instead: the PTX that A100, Ada and newer parts load)
 #include "depthwise_conv3x3.cuh"
 #include "gelu_erf_df.cuh"  // the GELU_ERF prototype (not shipped), checked and timed as the third activation
+#include "dev_harness.h"    // cuda-native/dev/common: CK
 #include <cstdio>
 #include <cstdint>
 #include <cuda_runtime.h>
 
 using namespace gapfill::dwconv;
-
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("CUDA %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); return 1; } } while (0)
 
 __device__ __forceinline__ unsigned long long ulp_diff(float a, float b) {
     if (a != a && b != b) return 0;                       // both NaN

@@ -1,7 +1,7 @@
 // Prototype (not shipped): F32 GELU_ERF in double-float fp32 arithmetic, the plan of README.md "Next: F32 GELU_ERF
 // without fp64". gelu_erf(v) = v·E(|v|) for v < 0, v·(1 − E(v)) otherwise, E(x) = ½·erfc(x/√2) = e^(−x²/2)·t·G(u),
 // t = 1/(1 + p·x), u = 2t − 1, G of degree 12 fitted by gelu_erf_fit.py. Built on f32_smooth_act.cuh's helpers;
-// checked on the host by gelu_erf_host.cpp; the GPU check of all 2^32 inputs is for the next session.
+// checked on the host by f32act_host.cpp (-DGAPFILL_GELU_ERF_PROTO); the GPU check of all 2^32 inputs is for the next session.
 #pragma once
 #include "f32_smooth_act.cuh"
 
