@@ -1,13 +1,12 @@
 // Every fp32 input (all 2^32 bit patterns) through the double-float smooth activations of F32 outputs
-// (depthwise_conv3x3.cuh's smooth_act_f32_df: f32_smooth_act.cuh's forms for SILU and GELU_TANH, which finish<float>
-// uses for SILU, and for GELU_TANH where GAPFILL_F32_GELU_TANH_DF is 1) against the exactly rounded fp64 forms (smooth_act_f64, what the Java
-// reference computes), counting how many results are equal, 1 ulp apart and further; then the throughput of both
-// forms on one GPU (compute only), and the epilogue's (finish<float>) in this compilation.
-// GELU_ERF: the prototype of gelu_erf_df.cuh (not shipped; finish<float> still evaluates it in fp64).
-//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I . -I ../../common -I ../../../src/main/cuda/common f32act_check.cu
+// (depthwise_conv3x3.cuh's smooth_act_f32_df: f32_smooth_act.cuh's forms for SILU, GELU_TANH and GELU_ERF; finish<float>
+// uses them for SILU and GELU_ERF, and for GELU_TANH where GAPFILL_F32_GELU_TANH_DF is 1) against the exactly rounded
+// fp64 forms (smooth_act_f64, what the Java reference computes), counting how many results are equal, 1 ulp apart and
+// further; then the throughput of both forms on one GPU (compute only), and the epilogue's (finish<float>) in this
+// compilation.
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I ../../common -I ../../../src/main/cuda/common f32act_check.cu
 // (with -gencode=arch=compute_80,code=compute_80 instead: the PTX that A100, Ada and newer parts load)
 #include "depthwise_conv3x3.cuh"
-#include "gelu_erf_df.cuh"  // the GELU_ERF prototype (not shipped), checked and timed as the third activation
 #include "dev_harness.h"    // cuda-native/dev/common: CK
 #include <cstdio>
 #include <cstdint>
@@ -34,14 +33,6 @@ static const char* form_of_finish() {
     return h == 1 ? "double-float" : h == 0 ? "fp64" : "?";  // for GELU_TANH (SILU: double-float in every build)
 }
 
-// The double-float form of act: the shipped ones for SILU and GELU_TANH, the prototype for GELU_ERF.
-__device__ __forceinline__ float df_form(float v, int act) {
-    if (act == ACT_GELU_ERF) {
-        return fabsf(v) <= 3.40282347e38f ? gapfill::f32act::gelu_erf_f32(v) : __double2float_rn(smooth_act_f64(v, act));
-    }
-    return smooth_act_f32_df(v, act);
-}
-
 struct Counts { unsigned long long exact, one, more, maxd; unsigned worst; };
 
 __global__ void check_all(int act, unsigned long long start, unsigned long long count, Counts* c) {
@@ -49,7 +40,7 @@ __global__ void check_all(int act, unsigned long long start, unsigned long long 
     for (unsigned long long i = start + blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < start + count;
          i += (unsigned long long)gridDim.x * blockDim.x) {
         const float v = __uint_as_float((unsigned)i);
-        const float y = df_form(v, act);
+        const float y = smooth_act_f32_df(v, act);
         const float r = __double2float_rn(smooth_act_f64(v, act));
         const unsigned long long d = ulp_diff(y, r);
         if (d == 0) ++e0; else if (d == 1) ++e1; else ++e2;
@@ -66,7 +57,7 @@ __global__ void bench(int act, int n, float* sink) {
     float v = -12.f + 24.f * (float)(blockIdx.x * blockDim.x + threadIdx.x) / (float)(gridDim.x * blockDim.x);
     for (int i = 0; i < n; ++i) {
         const float y = FORM == 0 ? __double2float_rn(smooth_act_f64(v, act))
-                        : FORM == 1 ? df_form(v, act) : finish<float>(v, act);
+                        : FORM == 1 ? smooth_act_f32_df(v, act) : finish<float>(v, act);
         acc += y;
         v = __fadd_rn(v, 1.0e-3f);
     }

@@ -38,7 +38,7 @@ for x in np.linspace(0, 14.5, 200001)[::3]:
 print("fit: max relative error %.2e (2^%.1f); evaluated as above: %.2e (2^%.1f)"
       % (fit_err, math.log2(fit_err), ev_err, math.log2(ev_err)))
 
-# constants for gelu_erf_df.cuh: c0..c2 as float pairs (hi, lo), c3..c12 as floats, in C++ hex-float form
+# constants for f32_smooth_act.cuh's gelu_erf_f32: c0..c2 as float pairs (hi, lo), c3..c12 as floats, in C++ hex-float form
 print("// G(u) coefficients (ab/gelu_erf_fit.py): c0..c2 as hi + lo pairs, c3..c12 as floats")
 for i in range(3):
     hi = float(np.float32(pw[i])); lo = float(np.float32(pw[i] - hi))

@@ -6,9 +6,10 @@
 //  - NONE, RELU, RELU6 are exact in fp32, so the result is bit-exact with the reference.
 //  - SILU, GELU_ERF, GELU_TANH: F16/BF16 outputs evaluate the function in fp32 (the custom kernels with
 //    ex2/rcp approximations and an erfc fit, the vendor composition's pass with expf, erfcf; both below)
-//    then round once to the output (≤ 1 ulp of the output format); F32 outputs evaluate SILU (and GELU_TANH
-//    where the architecture's fp64 rate is low, below) in double-float fp32 arithmetic (f32_smooth_act.cuh),
-//    the others in fp64 (exp, erfc) from the fp32 pre-activation, and round once to fp32 (≤ 1 ulp of fp32).
+//    then round once to the output (≤ 1 ulp of the output format); F32 outputs evaluate SILU and GELU_ERF (and
+//    GELU_TANH where the architecture's fp64 rate is low, below) in double-float fp32 arithmetic
+//    (f32_smooth_act.cuh), GELU_TANH otherwise in fp64 (exp) from the fp32 pre-activation, and round once to fp32
+//    (≤ 1 ulp of fp32).
 //  - The forms are the cancellation-free ones the reference uses:
 //      silu(v)      = v / (1 + e^-v)            (v·e^v / (1 + e^v) for v < 0: no overflow)
 //      gelu_erf(v)  = ½·v·erfc(−v/√2)                  (= ½v(1+erf(v/√2)), no cancellation for v ≪ 0)
@@ -96,14 +97,14 @@ template <typename T> __device__ __forceinline__ T finish(float v, int act) {
     if (act == ACT_NONE) return from_float<T>(v);
     return from_float<T>(smooth_act_f32(v, act));
 }
-// F32 outputs: SILU always, and GELU_TANH where GAPFILL_F32_GELU_TANH_DF is 1, in double-float fp32 arithmetic
-// (f32_smooth_act.cuh: within 1 ulp of the exactly rounded fp64 form on all 2^32 inputs); GELU_ERF, the other
+// F32 outputs: SILU and GELU_ERF always, and GELU_TANH where GAPFILL_F32_GELU_TANH_DF is 1, in double-float fp32
+// arithmetic (f32_smooth_act.cuh: within 1 ulp of the exactly rounded fp64 form on all 2^32 inputs); the other
 // GELU_TANH builds and non-finite v in fp64. Measured on the H100 (fp64 at half the fp32 rate; ab/f32act_check.cu,
-// h100-2425e89-f32act.txt, compute only): the double-float SILU at 1.14× the fp64 form's throughput, GELU_TANH at
-// 0.95×; the A10, A40, L4, L40 and RTX parts run fp64 at 1/64 of the fp32 rate, where the fp64 forms would bound
-// the layer. So the sm_90a SASS (H100, H200) keeps GELU_TANH in fp64, and the sm_80 SASS and compute_80 PTX (A100
-// and every other Ampere, Ada and newer part) evaluate it in double-float too. A translation unit may set
-// GAPFILL_F32_GELU_TANH_DF itself.
+// compute only): the double-float SILU at 1.12-1.14× the fp64 form's throughput, GELU_ERF at 1.29×, GELU_TANH at
+// 0.94-0.95× (h100-2425e89-f32act.txt, h100-d065f20-f32act.txt); the A10, A40, L4, L40 and RTX parts run fp64 at
+// 1/64 of the fp32 rate, where the fp64 forms would bound the layer. So the sm_90a SASS (H100, H200) keeps
+// GELU_TANH in fp64, and the sm_80 SASS and compute_80 PTX (A100 and every other Ampere, Ada and newer part)
+// evaluate it in double-float too. A translation unit may set GAPFILL_F32_GELU_TANH_DF itself.
 #if !defined(GAPFILL_F32_GELU_TANH_DF)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900
 #define GAPFILL_F32_GELU_TANH_DF 0
@@ -112,9 +113,12 @@ template <typename T> __device__ __forceinline__ T finish(float v, int act) {
 #endif
 #endif
 
+// The double-float form of a smooth activation (SILU, GELU_ERF, GELU_TANH); non-finite v: the fp64 form.
 __device__ __forceinline__ float smooth_act_f32_df(float v, int act) {
-    if (act != ACT_GELU_ERF && fabsf(v) <= 3.40282347e38f) {
-        return act == ACT_SILU ? f32act::silu_f32(v) : f32act::gelu_tanh_f32(v);
+    if (fabsf(v) <= 3.40282347e38f) {
+        return act == ACT_SILU       ? f32act::silu_f32(v)
+               : act == ACT_GELU_ERF ? f32act::gelu_erf_f32(v)
+                                     : f32act::gelu_tanh_f32(v);
     }
     return __double2float_rn(smooth_act_f64(v, act));
 }
@@ -123,7 +127,7 @@ template <> __device__ __forceinline__ float finish<float>(float v, int act) {
     if (act == ACT_RELU) return relu(v);
     if (act == ACT_RELU6) return relu6(v);
     if (act == ACT_NONE) return v;
-    if (act == ACT_SILU || (GAPFILL_F32_GELU_TANH_DF && act == ACT_GELU_TANH)) return smooth_act_f32_df(v, act);
+    if (GAPFILL_F32_GELU_TANH_DF || act != ACT_GELU_TANH) return smooth_act_f32_df(v, act);
     return __double2float_rn(smooth_act_f64(v, act));
 }
 

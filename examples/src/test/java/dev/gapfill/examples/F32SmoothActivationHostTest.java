@@ -14,7 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * The double-float F32 SiLU and GELU_TANH of {@code cuda-native/src/main/cuda/common/f32_smooth_act.cuh}, compiled for
+ * The double-float F32 SiLU, GELU_TANH and GELU_ERF of {@code cuda-native/src/main/cuda/common/f32_smooth_act.cuh}, compiled for
  * the host (its {@code GAPFILL_F32ACT_HOST} mode: the same fp32 operations, {@code std::fma}, an exactly rounded 1/x in
  * place of {@code rcp.approx}) by {@code cuda-native/dev/depthwise_conv3x3/ab/f32act_host.cpp}, and checked against the
  * fp64 forms the reference defines: no result may be more than 1 ulp away. Every 1,009th fp32 bit pattern (4,240,030
@@ -37,7 +37,7 @@ class F32SmoothActivationHostTest {
         assertTrue(Files.isExecutable(exe), compiled);
         String out = run(List.of(exe.toString(), "1009"), 0);
         List<String> lines = out.lines().filter(l -> l.contains(" inputs, ")).toList();
-        assertEquals(2, lines.size(), out);
+        assertEquals(3, lines.size(), out);
         for (String l : lines) {
             assertTrue(l.contains(">1 ulp 0,"), l);
             assertTrue(l.contains("4240030 inputs"), l);
