@@ -123,11 +123,16 @@ __device__ __forceinline__ float smooth_act_f32_df(float v, int act) {
     return __double2float_rn(smooth_act_f64(v, act));
 }
 
+// One branch per form, and one fp64 form for GELU_TANH (where not double-float) and non-finite v, so that each
+// form's code appears once per output element (a form nested in another's branch may be duplicated by the compiler).
 template <> __device__ __forceinline__ float finish<float>(float v, int act) {
     if (act == ACT_RELU) return relu(v);
     if (act == ACT_RELU6) return relu6(v);
     if (act == ACT_NONE) return v;
-    if (GAPFILL_F32_GELU_TANH_DF || act != ACT_GELU_TANH) return smooth_act_f32_df(v, act);
+    const bool finite = fabsf(v) <= 3.40282347e38f;
+    if (finite && act == ACT_SILU) return f32act::silu_f32(v);
+    if (finite && act == ACT_GELU_ERF) return f32act::gelu_erf_f32(v);
+    if (finite && GAPFILL_F32_GELU_TANH_DF && act == ACT_GELU_TANH) return f32act::gelu_tanh_f32(v);
     return __double2float_rn(smooth_act_f64(v, act));
 }
 

@@ -23,6 +23,9 @@
 // block of 256 threads covers 256/cb column groups of cb·CPT channels, so the column halo stays inside
 // the block; cb is chosen by the launcher (all groups when C/CPT ≤ 64).
 // Limits: N·H·W·C < 2^31 (validated in Java); weights and bias in x's dtype.
+//
+// ptxas spill allowance: 4 bytes per kernel: F32 stride 1 at its 128-register bound spills one register (4 bytes)
+// since F32 GELU_ERF is evaluated in double-float (nineteenth session); measured in docs/ops/depthwise_conv3x3.md.
 #define GAPFILL_DWCONV_FASTACT_GUARD 1  // keeps the F16/BF16 s1 kernels at 128 registers (common/depthwise_conv3x3.cuh)
 #include "depthwise_conv3x3.cuh"
 
