@@ -123,10 +123,6 @@ __device__ __forceinline__ float smooth_act_f32_df(float v, int act) {
     return __double2float_rn(smooth_act_f64(v, act));
 }
 
-// GELU_ERF's double-float form out of line: ~300 instructions, which inlined into every output element grow the F32
-// kernels' code by a quarter (NHWC s1: 83 → 104 KB), and the code of the other activations with it.
-static __device__ __noinline__ float gelu_erf_f32_call(float v) { return f32act::gelu_erf_f32(v); }
-
 // One branch per form, and one fp64 form for GELU_TANH (where not double-float) and non-finite v, so that each
 // form's code appears once per output element (a form nested in another's branch may be duplicated by the compiler).
 template <> __device__ __forceinline__ float finish<float>(float v, int act) {
@@ -135,7 +131,7 @@ template <> __device__ __forceinline__ float finish<float>(float v, int act) {
     if (act == ACT_NONE) return v;
     const bool finite = fabsf(v) <= 3.40282347e38f;
     if (finite && act == ACT_SILU) return f32act::silu_f32(v);
-    if (finite && act == ACT_GELU_ERF) return gelu_erf_f32_call(v);
+    if (finite && act == ACT_GELU_ERF) return f32act::gelu_erf_f32(v);
     if (finite && GAPFILL_F32_GELU_TANH_DF && act == ACT_GELU_TANH) return f32act::gelu_tanh_f32(v);
     return __double2float_rn(smooth_act_f64(v, act));
 }
