@@ -42,7 +42,7 @@
 #          stress     gapfill stress (STRESS_SECONDS per phase, default 300; STRESS_TIMEOUT) into <out-dir>/stress.json
 #          checks     tests, sanitizer and stress at the same time (all three check correctness, none is timed), one
 #                     record; SANITIZER_* and STRESS_* as above, STRESS_SECONDS=0 leaves the stress out
-#          bench      the benchmark sweeps (BENCH_ARGS, e.g. "--quick --op bmm"); BENCH_OPS="bmm:120 gqa_decode:200 ..." runs
+#          bench      the benchmark sweeps (BENCH_ARGS, e.g. "--quick --op bmm" or "--dtype F32"); BENCH_OPS="bmm:120 gqa_decode:200 ..." runs
 #                     each op in its own process with its own time limit (else one process, BENCH_TIMEOUT);
 #                     BENCH_RESUME_FROM=<dir of <gpu>/<op>.json> continues the incomplete sweeps there measured at this
 #                     commit (bench --resume) instead of starting over

@@ -5,6 +5,7 @@
 # commit with build-fatbins.sh into a git-ignored folder named in carry) swapped into its cuda-native jar.
 # Results: $OUT/a.tgz and $OUT/b.tgz (each a device-run.sh results archive), $OUT/a.log, $OUT/b.log.
 # B's JSON names the bundle's commit; which fatbins it ran is what this script prints (their sha1).
+# BENCH_ARGS="--dtype F32" limits both sweeps to the F32 cases (72 of 216 rows: about a third of the time).
 # Usage (GPU host, repository root): bash cuda-native/dev/depthwise_conv3x3/sweep_ab.sh <alt-dir>
 set -u
 alt=${1:?directory of alternative depthwise fatbins}

@@ -49,6 +49,9 @@ public final class BenchRunner {
         doc.put("commit", commit);
         doc.put("complete", complete);
         doc.put("quick", ctx.quick());  // a short subset of the sweep (--quick): the report then judges targets on these rows only
+        if (!ctx.dtypeFilter().isEmpty()) {
+            doc.put("dtypes", ctx.dtypeFilter());  // only these dtypes' cases (--dtype): judged like a quick sweep
+        }
         if (ctx.resumedRows(op) > 0) {
             doc.put("resumed_rows", ctx.resumedRows(op));  // rows kept from an earlier run of this commit (bench --resume)
         }

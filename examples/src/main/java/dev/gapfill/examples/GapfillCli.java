@@ -1,5 +1,6 @@
 package dev.gapfill.examples;
 
+import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
 import dev.gapfill.core.DeviceInfo;
 import dev.gapfill.core.Gpu;
@@ -62,6 +63,9 @@ public final class GapfillCli implements Runnable {
         List<String> ops = new ArrayList<>();
         @Option(names = "--out", description = "output root (default: docs/benchmarks)") Path out = Path.of("docs", "benchmarks");
         @Option(names = "--quick", description = "a short subset of each sweep") boolean quick;
+        @Option(names = "--dtype", split = ",", description = "only the cases of these dtypes (int8_mm: output dtype), e.g. F32 for an A/B of"
+                + " F32 kernels; ops without a dtype axis run whole; the files record it and the report judges them like quick ones")
+        List<DType> dtypes = new ArrayList<>();
         @Option(names = "--reps", description = "timed repetitions per path (default 30)") int reps = 30;
         @Option(names = "--warmup", description = "untimed rounds (default 5)") int warmup = 5;
         @Option(names = "--resume", description = "continue an incomplete sweep measured at the same commit on this GPU (its file under --out)"
@@ -83,7 +87,8 @@ public final class GapfillCli implements Runnable {
                 o.printf(java.util.Locale.ROOT, "  [%6.1f s] %s%n", (System.nanoTime() - t0) / 1e9, m);  // where a sweep's time goes
                 o.flush();
             })) {
-                o.println("Benchmarking on " + ctx.info());
+                ctx.onlyDtypes(java.util.Set.copyOf(dtypes));
+                o.println("Benchmarking on " + ctx.info() + (dtypes.isEmpty() ? "" : ", only " + ctx.dtypeFilter()));
                 ctx.ceilings();
                 ctx.onCheckpoint((op, rows) -> {
                     try {
@@ -134,6 +139,11 @@ public final class GapfillCli implements Runnable {
                 java.nio.file.Files.readString(f, java.nio.charset.StandardCharsets.UTF_8));
         if (!commit.equals(doc.get("commit")) || !ctx.info().name().equals(doc.get("gpu"))) {
             o.println("  " + f + " is from another commit or GPU: the sweep starts over");
+            return true;
+        }
+        Object earlierDtypes = doc.getOrDefault("dtypes", List.of());
+        if (!ctx.dtypeFilter().equals(earlierDtypes)) {
+            o.println("  " + f + " has other dtypes (" + earlierDtypes + "): the sweep starts over");
             return true;
         }
         if (!Boolean.FALSE.equals(doc.get("complete"))) {

@@ -47,7 +47,7 @@ final class ReportCmd implements Callable<Integer> {
           .append("  ≥ 13.6 µs). The verdicts stay strict.\n")
           .append("- Correctness first: every row's result was checked (random inputs, poisoned output, every element against\n")
           .append("  the reference or the stated oracle) before it was timed; `check` in the JSON.\n")
-          .append("- Sweeps (`gapfill bench [--op …] [--reps N] [--resume]`) write their rows every 10 s marked `\"complete\": false`, so a\n")
+          .append("- Sweeps (`gapfill bench [--op …] [--dtype …] [--reps N] [--resume]`) write their rows every 10 s marked `\"complete\": false`, so a\n")
           .append("  sweep stopped by a time limit keeps what it measured; `--resume` continues such a sweep at the same commit and GPU,\n")
           .append("  keeping its rows (`resumed_rows`; their floors use the ceilings of the run that measured them).\n")
           .append("- `host_overhead` rows are not GPU times: they are the calling thread's µs per call (validate, decide, enqueue) at a\n")
@@ -133,7 +133,11 @@ final class ReportCmd implements Callable<Integer> {
                 sb.append(String.format(Locale.ROOT, "AUTO within 5 %% of the faster path in %d of %d rows.", autoOk, autoRows));
             }
             sb.append("\n\n");
-            targets(sb, op, rows, Boolean.TRUE.equals(doc.get("complete")) && Boolean.FALSE.equals(doc.get("quick")), ceilingsOf(doc));
+            boolean whole = Boolean.TRUE.equals(doc.get("complete")) && Boolean.FALSE.equals(doc.get("quick")) && !doc.containsKey("dtypes");
+            if (doc.containsKey("dtypes")) {
+                sb.append("Only the cases of ").append(doc.get("dtypes")).append(" were run (`bench --dtype`).\n\n");
+            }
+            targets(sb, op, rows, whole, ceilingsOf(doc));
             Path md = Path.of(f.toString().replace(".json", ".md"));
             Path png = Path.of(f.toString().replace(".json", ".png"));
             if (Files.exists(png)) {
@@ -154,7 +158,8 @@ final class ReportCmd implements Callable<Integer> {
         }
         sb.append("\n## Targets\n\nEach op's section above has a table of its issue's speed targets, judged on that file's rows by\n")
           .append("`IssueTargets` (examples/…/bench). \"Met\" needs the issue's full sweep, complete; on a quick or incomplete sweep a\n")
-          .append("target can only be \"met on these rows\", and files written before the sweep recorded `quick` count as partial.\n");
+          .append("target can only be \"met on these rows\" (so too on a sweep limited to some dtypes, `bench --dtype`), and files written\n")
+          .append("before the sweep recorded `quick` count as partial.\n");
         Files.writeString(out, sb.toString(), StandardCharsets.UTF_8);
         spec.commandLine().getOut().println("report: " + out + " (" + files.size() + " benchmark files)");
         spec.commandLine().getOut().flush();

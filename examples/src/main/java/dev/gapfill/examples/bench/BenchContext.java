@@ -54,6 +54,7 @@ public final class BenchContext implements AutoCloseable {
     private final int warmup;
     private final int reps;
     private final boolean quick;
+    private java.util.Set<DType> dtypes = java.util.Set.of();
     private final Consumer<String> progress;
     private Ceilings ceilings;
     private ReadLine readLine;
@@ -103,6 +104,22 @@ public final class BenchContext implements AutoCloseable {
     public Stream stream() { return stream; }
 
     public boolean quick() { return quick; }
+
+    /**
+     * Limits the sweeps to cases of these dtypes ({@code bench --dtype}; empty: all). A sweep's dtype is its inputs'
+     * (int8Mm's: its output's); ops whose sweep has no dtype axis (moe_route, host_overhead) run whole. The result files
+     * record the filter, and the report judges targets on such a file as on a quick one: "met on these rows" at most.
+     */
+    public BenchContext onlyDtypes(java.util.Set<DType> only) {
+        this.dtypes = java.util.Set.copyOf(only);
+        return this;
+    }
+
+    /** Whether the sweeps include cases of {@code dt} (see {@link #onlyDtypes}). */
+    public boolean wants(DType dt) { return dtypes.isEmpty() || dtypes.contains(dt); }
+
+    /** The dtype filter, sorted by name; empty when the sweeps are whole. */
+    public java.util.List<String> dtypeFilter() { return dtypes.stream().map(DType::name).sorted().toList(); }
 
     public int reps() { return reps; }
 

@@ -47,6 +47,9 @@ public final class BmmBench implements BenchSuite {
         List<BenchRow> rows = ctx.rows(op());
         Random rnd = new Random(3);
         for (Case c : cases(ctx.quick())) {
+            if (!ctx.wants(c.dt())) {
+                continue;  // bench --dtype
+            }
             if (ctx.done(op(), c.dt().name(), "batch", c.batch(), "m", c.m(), "n", c.n(), "k", c.k(), "shared_b", c.shared())) {
                 continue;  // measured by an earlier run of this commit (bench --resume)
             }

@@ -52,15 +52,22 @@ public final class DepthwiseConv3x3Bench implements BenchSuite {
         if (ctx.quick()) {
             // the anchor's case (f16 32x256x56x56 + SiLU, both layouts) and one small f32 case
             for (Layout l : Layout.values()) {
-                rows.addAll(runCase(ctx, rnd, new int[] {32, 256, 56, 56}, 1, l, DType.F16, new Activation[] {Activation.SILU}));
+                if (ctx.wants(DType.F16)) {
+                    rows.addAll(runCase(ctx, rnd, new int[] {32, 256, 56, 56}, 1, l, DType.F16, new Activation[] {Activation.SILU}));
+                }
             }
-            rows.addAll(runCase(ctx, rnd, new int[] {1, 384, 64, 64}, 1, Layout.NHWC, DType.F32, new Activation[] {Activation.NONE}));
+            if (ctx.wants(DType.F32)) {
+                rows.addAll(runCase(ctx, rnd, new int[] {1, 384, 64, 64}, 1, Layout.NHWC, DType.F32, new Activation[] {Activation.NONE}));
+            }
             return rows;
         }
         for (int si = 0; si < SHAPES.length; si++) {
             for (int stride = 1; stride <= (STRIDE2[si] ? 2 : 1); stride++) {
                 for (Layout l : Layout.values()) {
                     for (DType dt : new DType[] {DType.F16, DType.BF16, DType.F32}) {
+                        if (!ctx.wants(dt)) {
+                            continue;  // bench --dtype
+                        }
                         int[] sh = SHAPES[si];
                         int st = stride;
                         if (java.util.Arrays.stream(ACTS).allMatch(a -> ctx.done(op(), dt.name(), "N", sh[0], "C", sh[1], "H", sh[2], "W", sh[3],

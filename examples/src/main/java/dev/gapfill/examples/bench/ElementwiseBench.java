@@ -26,6 +26,9 @@ public final class ElementwiseBench implements BenchSuite {
         Random rnd = new Random(1);
         long[] sizes = ctx.quick() ? new long[] {1L << 24} : new long[] {1L << 20, 1L << 24, 1L << 27};
         for (DType dt : new DType[] {DType.F32, DType.F16, DType.BF16}) {
+            if (!ctx.wants(dt)) {
+                continue;  // bench --dtype
+            }
             for (long n : sizes) {
                 float[] hostA = new float[(int) n];
                 float[] hostB = new float[(int) n];

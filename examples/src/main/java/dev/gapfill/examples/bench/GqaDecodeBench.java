@@ -58,6 +58,9 @@ public final class GqaDecodeBench implements BenchSuite {
         DType[] dts = {DType.F16, DType.BF16};
         int[] pageSizes = {0, 16, 64};
         if (ctx.quick()) {
+            if (!ctx.wants(DType.F16)) {
+                return rows;
+            }
             for (int[] bl : new int[][] {{1, 8192}, {4, 2048}, {16, 8192}}) {
                 for (int ps : new int[] {0, 16}) {
                     runShape(ctx, rows, heads.get(0), bl[0], bl[1], DType.F16, ps, new boolean[] {false});
@@ -66,6 +69,9 @@ public final class GqaDecodeBench implements BenchSuite {
             return rows;
         }
         for (DType dt : dts) {
+            if (!ctx.wants(dt)) {
+                continue;  // bench --dtype
+            }
             for (Heads h : heads) {
                 for (int b : bs) {
                     for (int l : ls) {

@@ -99,6 +99,9 @@ public final class GroupedGemmBench implements BenchSuite {
         DType[] dtypes = ctx.quick() ? new DType[] {DType.BF16} : new DType[] {DType.F16, DType.BF16};
         for (Moe m : configs) {
             for (DType dt : dtypes) {
+                if (!ctx.wants(dt)) {
+                    continue;  // bench --dtype
+                }
                 for (boolean gateUp : new boolean[] {true, false}) {
                     int k = gateUp ? m.hidden() : m.inter();
                     int n = gateUp ? 2 * m.inter() : m.hidden();

@@ -49,7 +49,11 @@ public final class Int8MmBench implements BenchSuite {
         Device dev = ctx.device();
         int[][] kns = ctx.quick() ? new int[][] {{4096, 4096}} : KN;
         int[] ms = ctx.quick() ? new int[] {1, 16, 64, 128} : MS;
-        DType[] outs = ctx.quick() ? new DType[] {DType.I32, DType.F16} : new DType[] {DType.I32, DType.F16, DType.BF16};
+        DType[] outs = java.util.Arrays.stream(ctx.quick() ? new DType[] {DType.I32, DType.F16} : new DType[] {DType.I32, DType.F16, DType.BF16})
+                .filter(ctx::wants).toArray(DType[]::new);  // bench --dtype: the output dtype
+        if (outs.length == 0) {
+            return rows;
+        }
         for (int[] kn : kns) {
             int k = kn[0];
             int n = kn[1];
