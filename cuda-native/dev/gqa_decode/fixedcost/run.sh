@@ -11,7 +11,7 @@ OUT=${OUT:-}
 [ -n "$OUT" ] && mkdir -p "$OUT"
 b=$(mktemp -d /tmp/gqa_fixedcost.XXXXXX)
 # decode_fc.cu = the shipped decode_mma.cu + decode_fc.patch (kept as a patch so the tree holds one copy of the kernel)
-python3 "$here/apply_patch.py" "$src/gqa_decode/decode_mma.cu" "$here/decode_fc.patch" "$b/decode_fc.cu" || exit 3
+python3 "$here/../../common/apply_patch.py" "$src/gqa_decode/decode_mma.cu" "$here/decode_fc.patch" "$b/decode_fc.cu" || exit 3
 F="-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_80,code=sm_80"
 nvcc $F -Xptxas -v -I"$src/common" -I"$src/gqa_decode" -c "$here/shipped.cu" -o "$b/ship.o" > "$b/ship.log" 2>&1 &
 for v in 1 2 3 4; do

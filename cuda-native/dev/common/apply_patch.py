@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Applies a unified diff of one file (decode_fc.patch) to its exact base: apply_patch.py <base> <patch> <out>.
+"""Applies a unified diff of one file (e.g. gqa_decode/fixedcost/decode_fc.patch) to its exact base: apply_patch.py <base> <patch> <out>.
 Every context and removed line must match the base, else it fails (the base changed: regenerate the patch)."""
 import re
 import sys
