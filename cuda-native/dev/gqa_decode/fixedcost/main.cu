@@ -3,16 +3,25 @@
 //   S1 = decode_fc.cu SYNC 1: the split ticket fenced by thread 0 alone (fence.sc, the cooperative-groups pattern)
 //   S2 = decode_fc.cu SYNC 2: the ticket as one atom.acq_rel.gpu by thread 0 (no sequentially consistent fence)
 //   S2T = S2 + EARLY_TABLE: paged caches (pages >= 16) request the first block-table entries with the length
+//   F0  = decode_fc.cu SYNC 0 with 4 warps: the shipped code through the WARPS-parameterised path (checked only)
+//   W8, W16 = SYNC 2 with 8 / 16 warps per block (fewer ring stages where shared memory needs it; no W16 at d256):
+//         fewer splits for the same bytes in flight, so less (or, at 1 split, none) of the merge goes through the
+//         global ticket. Their warp merge sums in another order, so they are checked against the fp64 reference
+//         (and A's max difference is reported), not byte for byte.
 // Part 1, correctness: a grid of small and odd cases (B, L, lengths full / random in [0, L] with a zero and a clamped
 // length, six head configurations, F16/BF16, five cache layouts, three split counts). Random inputs, NaN in every
 // cache row at or past a sequence's length, o/lse/partials poisoned with NaN bytes before every launch. Each variant
-// must equal A byte for byte (o and lse), leave the split counters at 0, and A must equal itself across layouts;
-// A and every variant must be within a stated tolerance of an fp64 CPU reference on checked sequences.
+// must equal A byte for byte (o and lse; F0, S1, S2, S2T) or be within the tolerance (W8, W16), leave the split
+// counters at 0, and equal its own bhld output on every layout; A and every variant must be within a stated tolerance
+// of an fp64 CPU reference on checked sequences. Split counts: the plan's, the most, 3, half, a quarter and 1.
 // Part 2, timing: F16 B in {1,4,16} x L in {512,2048,8192} x {32/8 d128, 16/2 d64} x {bhld, paged16}, lengths = L,
 // the plan's split count (GqaDecodeHeuristics.splits mirrored), A/S1/S2/S2T and two reference launches (an empty
 // kernel; a plain read of the same K+V bytes) interleaved in rotating order, the L2 flushed before every launch by a
 // write of 256 MiB (FLUSH=read: dev_harness.h's read flush), CUDA events, median of 61 (3 untimed rounds first).
-// Exit status 1 if any correctness check fails. With OUT set, the timing rows also go to $OUT/fixedcost_timing.csv.
+// Part 3, wide blocks: the same 36 shapes, A and S2 at the plan's split count interleaved with W8 and W16 at the
+// plan's, half, a quarter of and 1 split; the summary gives geomeans of time / A per split setting and of the best.
+// Exit status 1 if any correctness check fails. With OUT set, the timing rows also go to $OUT/fixedcost_timing.csv
+// and $OUT/fixedcost_wide.csv.
 #include "dev_harness.h"
 #include "kernels.h"
 
@@ -32,9 +41,12 @@
 #include <thread>
 #include <vector>
 
-constexpr int NV = 4;  // checked variants: A, S1, S2, S2T
-constexpr int NK = 5;  // timed kernels: the four + NOM (no ticket, no merge: wrong output with splits, a bound)
-static const char* kVarName[NK] = {"A", "S1", "S2", "S2T", "NOM"};
+constexpr int NK = 8;      // kernels
+enum { VA, VS1, VS2, VS2T, VNOM, VF0, VW8, VW16 };
+static const char* kVarName[NK] = {"A", "S1", "S2", "S2T", "NOM", "F0", "W8", "W16"};
+constexpr int NTIMED = 5;  // timing table: A, S1, S2, S2T, NOM (no ticket, no merge: wrong output with splits, a bound)
+static const int kChecked[] = {VA, VF0, VS1, VS2, VS2T, VW8, VW16};  // correctness, A first (the byte reference)
+static bool byte_variant(int v) { return v == VF0 || v == VS1 || v == VS2 || v == VS2T; }
 enum Layout { BHLD, BLHD, P16, P64, P4, NLAYOUT };
 static const char* kLayName[NLAYOUT] = {"bhld", "blhd", "paged16", "paged64", "paged4"};
 static int layout_page(int lay) { return lay == P16 ? 16 : lay == P64 ? 64 : lay == P4 ? 4 : 0; }
@@ -110,15 +122,17 @@ struct KArgs {
     float scale_log2;
     int batch, d;
 };
-static const void* g_kern[NK][2][3];
-static int g_smem[3];
+static const void* g_kern[NK][2][3];  // nullptr: no such kernel (W16 d256), or it does not fit this device
+static int g_smem[NK][3], g_threads[NK], g_stages[NK][3];
 static int di(int d) { return d == 64 ? 0 : d == 128 ? 1 : 2; }
 static void launch(int v, bool bf16, const KArgs& x, cudaStream_t st) {
     void* args[] = {(void*)&x.q, (void*)&x.k, (void*)&x.v, (void*)&x.table, (void*)&x.lens, (void*)&x.out, (void*)&x.lse,
                     (void*)&x.po, (void*)&x.pl, (void*)&x.cnt, (void*)&x.hq, (void*)&x.hkv, (void*)&x.g, (void*)&x.tiles,
                     (void*)&x.splits, (void*)&x.chunk, (void*)&x.max_len, (void*)&x.max_pages, (void*)&x.page_shift,
                     (void*)&x.sb, (void*)&x.sh, (void*)&x.sl, (void*)&x.ps, (void*)&x.scale_log2};
-    CK(cudaLaunchKernel(g_kern[v][bf16][di(x.d)], dim3(x.splits, x.hkv * x.tiles, x.batch), dim3(128), args, g_smem[di(x.d)], st));
+    const void* f = g_kern[v][bf16][di(x.d)];
+    if (f == nullptr) { printf("internal: no kernel %s d%d\n", kVarName[v], x.d); exit(2); }
+    CK(cudaLaunchKernel(f, dim3(x.splits, x.hkv * x.tiles, x.batch), dim3(g_threads[v]), args, g_smem[v][di(x.d)], st));
 }
 
 // Device buffers, allocated once for the largest case.
@@ -216,8 +230,8 @@ static float out_value(bool bf16, const std::vector<uint16_t>& o, size_t i) {
 }
 
 struct Tally {  // per (heads, dtype, layout) group
-    long runs = 0, ident_o[NV] = {}, ident_l[NV] = {}, fails = 0;
-    double maxdiff_o[NV] = {}, maxdiff_l[NV] = {}, ref_o[NV] = {}, ref_l[NV] = {};
+    long runs = 0, runs_v[NK] = {}, ident[NK] = {}, ident_o[NK] = {}, ident_l[NK] = {}, fails = 0;
+    double maxdiff_o[NK] = {}, maxdiff_l[NK] = {}, ref_o[NK] = {}, ref_l[NK] = {};
 };
 
 int main() {
@@ -228,20 +242,64 @@ int main() {
     const bool flush_read = flush_env && strcmp(flush_env, "read") == 0;
     const double copy_gbps = copy_rate_gbps(st);
     printf("GPU %s, %d SMs, L2 %d MiB, copy %.0f GB/s, cc %d.%d\n", prop.name, sms, prop.l2CacheSize >> 20, copy_gbps, prop.major, prop.minor);
-    for (int bf = 0; bf < 2; ++bf)
-        for (int d : {64, 128, 256}) {
-            g_kern[0][bf][di(d)] = ship_kernel(bf, d);
-            g_kern[1][bf][di(d)] = fc1_kernel(bf, d);
-            g_kern[2][bf][di(d)] = fc2_kernel(bf, d);
-            g_kern[3][bf][di(d)] = fc3_kernel(bf, d);
-            g_kern[4][bf][di(d)] = fc4_kernel(bf, d);
-            g_smem[di(d)] = ship_smem(d);
-            for (int v = 0; v < NK; ++v)
-                CK(cudaFuncSetAttribute(g_kern[v][bf][di(d)], cudaFuncAttributeMaxDynamicSharedMemorySize, g_smem[di(d)]));
-        }
+    // Kernels and their launch configuration, both from the kernels' translation units (the same compile-time
+    // constants as the kernels: 32·warps threads, Cfg<D, stages, warps>::SMEM). The checks below fail the run if the
+    // block size does not match the kernel's __launch_bounds__, or a kernel the tables need does not fit this device.
+    struct Getters { const void* (*kern)(bool, int); int (*threads)(); int (*smem)(int); int (*stages)(int); };
+    const Getters get[NK] = {{ship_kernel, ship_threads, ship_smem, ship_stages}, {fc1_kernel, fc1_threads, fc1_smem, fc1_stages},
+                             {fc2_kernel, fc2_threads, fc2_smem, fc2_stages},     {fc3_kernel, fc3_threads, fc3_smem, fc3_stages},
+                             {fc4_kernel, fc4_threads, fc4_smem, fc4_stages},     {fc0_kernel, fc0_threads, fc0_smem, fc0_stages},
+                             {fc5_kernel, fc5_threads, fc5_smem, fc5_stages},     {fc6_kernel, fc6_threads, fc6_smem, fc6_stages}};
     for (int v = 0; v < NK; ++v) {
-        cudaFuncAttributes fa; CK(cudaFuncGetAttributes(&fa, g_kern[v][0][1]));
-        printf("%-4s f16 d128: %d registers, %zu B local\n", kVarName[v], fa.numRegs, (size_t)fa.localSizeBytes);
+        g_threads[v] = get[v].threads();
+        std::string line;
+        for (int d : {64, 128, 256}) {
+            g_smem[v][di(d)] = get[v].smem(d);
+            g_stages[v][di(d)] = get[v].stages(d);
+            char buf[128];
+            int regs = 0;
+            for (int bf = 0; bf < 2; ++bf) {
+                const void* f = get[v].kern(bf, d);
+                if (f != nullptr) {
+                    cudaFuncAttributes fa; CK(cudaFuncGetAttributes(&fa, f));
+                    if (fa.maxThreadsPerBlock != g_threads[v] || (g_threads[v] != 32 * (g_threads[v] / 32))) {
+                        printf("launch configuration mismatch: %s %s d%d launches %d threads, the kernel allows %d\n", kVarName[v],
+                               bf ? "bf16" : "f16", d, g_threads[v], fa.maxThreadsPerBlock);
+                        exit(2);
+                    }
+                    if (fa.localSizeBytes != 0) printf("NOTE: %s %s d%d uses %zu B of local memory\n", kVarName[v], bf ? "bf16" : "f16", d,
+                                                       (size_t)fa.localSizeBytes);
+                    if ((size_t)g_smem[v][di(d)] + fa.sharedSizeBytes > prop.sharedMemPerBlockOptin) {
+                        printf("NOTE: %s d%d needs %d + %zu B of shared memory, more than this device's %zu: not run\n", kVarName[v], d,
+                               g_smem[v][di(d)], (size_t)fa.sharedSizeBytes, (size_t)prop.sharedMemPerBlockOptin);
+                        f = nullptr;
+                    } else {
+                        CK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, g_smem[v][di(d)]));
+                        if (!bf) regs = fa.numRegs;
+                    }
+                }
+                g_kern[v][bf][di(d)] = f;
+            }
+            if (g_kern[v][0][di(d)] && g_kern[v][1][di(d)])
+                snprintf(buf, sizeof buf, "  d%d: %d st %5.1f KiB %3d regs", d, g_stages[v][di(d)], g_smem[v][di(d)] / 1024.0, regs);
+            else
+                snprintf(buf, sizeof buf, "  d%d: %-26s", d, "-");
+            line += buf;
+        }
+        printf("%-4s %3d threads;%s (stages per warp, dynamic smem, f16 registers)\n", kVarName[v], g_threads[v], line.c_str());
+    }
+    // The tables need every kernel at d64 and d128, and all but W16 at d256.
+    for (int v = 0; v < NK; ++v)
+        for (int d : {64, 128, 256})
+            for (int bf = 0; bf < 2; ++bf)
+                if (g_kern[v][bf][di(d)] == nullptr && !(v == VW16 && d == 256) && !(v >= VW8 && prop.sharedMemPerBlockOptin < 232448)) {
+                    printf("missing kernel %s %s d%d\n", kVarName[v], bf ? "bf16" : "f16", d);
+                    exit(2);
+                }
+    if (g_smem[VF0][0] != g_smem[VA][0] || g_smem[VF0][1] != g_smem[VA][1] || g_smem[VF0][2] != g_smem[VA][2] || g_threads[VF0] != 128 ||
+        g_threads[VW8] != 256 || g_threads[VW16] != 512) {
+        printf("internal: unexpected launch configuration\n");
+        exit(2);
     }
 
     Bufs bu{};
@@ -317,27 +375,37 @@ int main() {
                         }
                         const double u = bf ? 1.0 / 256 : 1.0 / 2048;  // unit roundoff of T
                         const double tol_o = 4 * u + 1e-4;
-                        std::vector<uint16_t> a_bhld_o[3];  // A's outputs on bhld per split setting (layout invariance)
-                        std::vector<float> a_bhld_l[3];
+                        constexpr int NSPLIT = 6;  // split settings: the plan's, the most (chunk 64), 3, half, a quarter, 1
+                        std::vector<uint16_t> a_bhld_o[NSPLIT][NK];  // each variant's outputs on bhld per split setting
+                        std::vector<float> a_bhld_l[NSPLIT][NK];     // (layout invariance)
                         for (int lay = 0; lay < NLAYOUT; ++lay) {
                             if ((lay == P64 || lay == P4) && !((hd.hq == 32 && hd.hkv == 8) || hd.hq == 16)) continue;
                             Tally& ty = tally[(hi * 2 + bf) * NLAYOUT + lay];
                             KArgs x = setup(bu, bf, B, L, hd.hq, hd.hkv, hd.d, lay, lens, seed, rng, st, sms);
-                            int want[3] = {x.splits, (L + 63) / 64, 3};  // the plan's, the most (chunk 64), 3
-                            for (int si = 0; si < 3; ++si) {
-                                if (si > 0 && want[si] == want[0]) continue;
-                                if (si == 2 && (L < 129 || want[2] == want[1])) continue;
-                                split_chunk(L, std::min(256, want[si]), x.splits, x.chunk);
+                            const int plan = x.splits;
+                            const int want[NSPLIT] = {plan, (L + 63) / 64, 3, plan / 2, plan / 4, 1};
+                            int seen_s[NSPLIT], seen_c[NSPLIT], nseen = 0;
+                            for (int si = 0; si < NSPLIT; ++si) {
+                                if (si == 2 && L < 129) continue;
+                                int sp, ck;
+                                split_chunk(L, std::max(1, std::min(256, want[si])), sp, ck);
+                                bool dup = false;
+                                for (int j = 0; j < nseen; ++j) dup |= seen_s[j] == sp && seen_c[j] == ck;
+                                if (dup) continue;  // this (splits, chunk) ran already
+                                seen_s[nseen] = sp; seen_c[nseen] = ck; ++nseen;
+                                x.splits = sp; x.chunk = ck;
                                 const size_t on = (size_t)B * hd.hq * hd.d, ln = (size_t)B * hd.hq;
-                                std::vector<uint16_t> o[NV];
-                                std::vector<float> l[NV];
+                                std::vector<uint16_t> o[NK];
+                                std::vector<float> l[NK];
                                 bool run_bad = false;
                                 std::string why;
-                                for (int v = 0; v < NV; ++v) {
+                                for (int v : kChecked) {
+                                    if (g_kern[v][bf][di(hd.d)] == nullptr) continue;  // W16 at d256
                                     CK(cudaMemsetAsync(bu.out, 0xff, on * 2, st)); CK(cudaMemsetAsync(bu.lse, 0xff, ln * 4, st));
                                     CK(cudaMemsetAsync(bu.po, 0xff, on * x.splits * 4, st)); CK(cudaMemsetAsync(bu.pl, 0xff, ln * x.splits * 4, st));
                                     launch(v, bf, x, st);
                                     CK(cudaStreamSynchronize(st)); CK(cudaGetLastError());
+                                    ++ty.runs_v[v];
                                     o[v].resize(on); l[v].resize(ln);
                                     std::vector<int> cnt((size_t)B * hd.hkv * x.tiles);
                                     CK(cudaMemcpy(o[v].data(), bu.out, on * 2, cudaMemcpyDeviceToHost));
@@ -350,21 +418,21 @@ int main() {
                                     for (size_t i = 0; i < on; ++i) nan_o += std::isnan(out_value(bf, o[v], i));
                                     for (size_t i = 0; i < ln; ++i) nan_l += std::isnan(l[v][i]);
                                     if (nan_o || nan_l) { run_bad = true; why += std::string(" NaN:") + kVarName[v]; }
-                                    // byte comparison with A, and the largest differences
-                                    if (v > 0) {
-                                        const bool io = memcmp(o[v].data(), o[0].data(), on * 2) == 0;
-                                        const bool il = memcmp(l[v].data(), l[0].data(), ln * 4) == 0;
-                                        ty.ident_o[v] += io; ty.ident_l[v] += il;
+                                    // byte comparison with A (required for F0, S1, S2, S2T), and the largest differences
+                                    if (v != VA) {
+                                        const bool io = memcmp(o[v].data(), o[VA].data(), on * 2) == 0;
+                                        const bool il = memcmp(l[v].data(), l[VA].data(), ln * 4) == 0;
+                                        ty.ident_o[v] += io; ty.ident_l[v] += il; ty.ident[v] += io && il;
                                         for (size_t i = 0; i < on; ++i) {
-                                            const double dd = std::fabs((double)out_value(bf, o[v], i) - out_value(bf, o[0], i));
+                                            const double dd = std::fabs((double)out_value(bf, o[v], i) - out_value(bf, o[VA], i));
                                             ty.maxdiff_o[v] = std::max(ty.maxdiff_o[v], std::isnan(dd) ? INFINITY : dd);
                                         }
                                         for (size_t i = 0; i < ln; ++i)
-                                            if (l[v][i] != l[0][i]) {
-                                                const double dd = std::fabs((double)l[v][i] - l[0][i]);
+                                            if (l[v][i] != l[VA][i]) {
+                                                const double dd = std::fabs((double)l[v][i] - l[VA][i]);
                                                 ty.maxdiff_l[v] = std::max(ty.maxdiff_l[v], std::isnan(dd) ? INFINITY : dd);
                                             }
-                                        if (!io || !il) { run_bad = true; why += std::string(" differs-from-A:") + kVarName[v]; }
+                                        if (byte_variant(v) && (!io || !il)) { run_bad = true; why += std::string(" differs-from-A:") + kVarName[v]; }
                                     }
                                     // fp64 reference
                                     double eo = 0, el = 0;
@@ -382,9 +450,12 @@ int main() {
                                     }
                                     ty.ref_o[v] = std::max(ty.ref_o[v], eo); ty.ref_l[v] = std::max(ty.ref_l[v], el);
                                     if (!(eo <= tol_o) || !(el <= 2e-4)) { run_bad = true; why += std::string(" reference:") + kVarName[v]; }
+                                    // every variant gives the same bytes on every layout as on bhld (same split setting)
+                                    if (lay == BHLD) { a_bhld_o[si][v] = o[v]; a_bhld_l[si][v] = l[v]; }
+                                    else if (o[v] != a_bhld_o[si][v] || l[v] != a_bhld_l[si][v]) {
+                                        run_bad = true; why += std::string(" layout-differs:") + kVarName[v];
+                                    }
                                 }
-                                if (lay == BHLD) { a_bhld_o[si] = o[0]; a_bhld_l[si] = l[0]; }
-                                else if (o[0] != a_bhld_o[si] || l[0] != a_bhld_l[si]) { run_bad = true; why += " A-layout-differs"; }
                                 ++ty.runs; ++total_runs;
                                 if (run_bad) {
                                     ++ty.fails; ++bad;
@@ -397,10 +468,13 @@ int main() {
                     }
     }
     const double t_check = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-    printf("\ncorrectness: %ld runs (each: A, S1, S2, S2T on poisoned outputs and partials), %.0f s, tolerance vs fp64: |o| <= 4u+1e-4 "
-           "(u = 2^-11 F16, 2^-8 BF16), |lse| <= 2e-4 (1+|lse|), -inf for len 0\n", total_runs, t_check);
-    printf("%-16s %-34s %5s %5s | %-11s %-11s %-11s | %-8s %-8s | %-8s %-8s\n", "heads dtype", "layouts", "runs", "fail", "S1 o/lse=A",
-           "S2 o/lse=A", "S2T o/lse=A", "max|dO|", "max|dL|", "ref o", "ref lse");
+    printf("\ncorrectness: %ld runs (each: A, F0, S1, S2, S2T, W8, W16 on poisoned outputs and partials; no W16 at d256), %.0f s, "
+           "tolerance vs fp64: |o| <= 4u+1e-4 (u = 2^-11 F16, 2^-8 BF16), |lse| <= 2e-4 (1+|lse|), -inf for len 0\n", total_runs, t_check);
+    printf("byte-identical variants (o and lse must equal A's: count identical / runs; max |d| against A; max error against fp64 of A and these)\n");
+    printf("%-16s %-34s %5s %5s | %-11s %-11s %-11s %-11s | %-8s %-8s | %-8s %-8s\n", "heads dtype", "layouts", "runs", "fail", "F0 o/lse=A",
+           "S1 o/lse=A", "S2 o/lse=A", "S2T o/lse=A", "max|dO|", "max|dL|", "ref o", "ref lse");
+    std::vector<Tally> sum_t;
+    std::vector<std::string> sum_name, sum_lays;
     for (int hi = 0; hi < (int)(sizeof(heads) / sizeof(heads[0])); ++hi)
         for (int bf = 0; bf < 2; ++bf) {
             Tally t;
@@ -410,24 +484,43 @@ int main() {
                 if (!u.runs) continue;
                 lays += (lays.empty() ? "" : ",") + std::string(kLayName[lay]);
                 t.runs += u.runs; t.fails += u.fails;
-                for (int v = 0; v < NV; ++v) {
-                    t.ident_o[v] += u.ident_o[v]; t.ident_l[v] += u.ident_l[v];
+                for (int v = 0; v < NK; ++v) {
+                    t.runs_v[v] += u.runs_v[v];
+                    t.ident[v] += u.ident[v]; t.ident_o[v] += u.ident_o[v]; t.ident_l[v] += u.ident_l[v];
                     t.maxdiff_o[v] = std::max(t.maxdiff_o[v], u.maxdiff_o[v]); t.maxdiff_l[v] = std::max(t.maxdiff_l[v], u.maxdiff_l[v]);
                     t.ref_o[v] = std::max(t.ref_o[v], u.ref_o[v]); t.ref_l[v] = std::max(t.ref_l[v], u.ref_l[v]);
                 }
             }
             if (!t.runs) continue;
-            char name[32], c[3][24];
+            char name[32], c[4][24];
             snprintf(name, sizeof name, "%d/%d d%d %s", heads[hi].hq, heads[hi].hkv, heads[hi].d, bf ? "bf16" : "f16");
-            for (int v = 1; v < NV; ++v) snprintf(c[v - 1], sizeof c[0], "%ld/%ld", t.ident_o[v], t.ident_l[v]);
-            double mo = 0, ml = 0, ro = 0, rl = 0;
-            for (int v = 0; v < NV; ++v) {
+            const int bv[4] = {VF0, VS1, VS2, VS2T};
+            double mo = 0, ml = 0, ro = t.ref_o[VA], rl = t.ref_l[VA];
+            for (int i = 0; i < 4; ++i) {
+                const int v = bv[i];
+                snprintf(c[i], sizeof c[0], "%ld/%ld", t.ident[v], t.runs_v[v]);
                 mo = std::max(mo, t.maxdiff_o[v]); ml = std::max(ml, t.maxdiff_l[v]);
                 ro = std::max(ro, t.ref_o[v]); rl = std::max(rl, t.ref_l[v]);
             }
-            printf("%-16s %-34s %5ld %5ld | %-11s %-11s %-11s | %-8.1e %-8.1e | %-8.1e %-8.1e\n", name, lays.c_str(), t.runs, t.fails, c[0], c[1],
-                   c[2], mo, ml, ro, rl);
+            printf("%-16s %-34s %5ld %5ld | %-11s %-11s %-11s %-11s | %-8.1e %-8.1e | %-8.1e %-8.1e\n", name, lays.c_str(), t.runs, t.fails, c[0], c[1],
+                   c[2], c[3], mo, ml, ro, rl);
+            sum_t.push_back(t); sum_name.push_back(name); sum_lays.push_back(lays);
         }
+    printf("wide blocks (within the fp64 tolerance; not byte-identical by design): runs, max |d| against A at the same split count, max error "
+           "against fp64 (A's in the last columns)\n");
+    printf("%-16s | %5s %-8s %-8s %-8s %-8s | %5s %-8s %-8s %-8s %-8s | %-8s %-8s\n", "heads dtype", "W8", "max|dO|", "max|dL|", "ref o", "ref lse",
+           "W16", "max|dO|", "max|dL|", "ref o", "ref lse", "A ref o", "A ref l");
+    for (size_t i = 0; i < sum_t.size(); ++i) {
+        const Tally& t = sum_t[i];
+        std::string cols;
+        for (int v : {VW8, VW16}) {
+            char buf[96];
+            if (t.runs_v[v]) snprintf(buf, sizeof buf, "%5ld %-8.1e %-8.1e %-8.1e %-8.1e | ", t.runs_v[v], t.maxdiff_o[v], t.maxdiff_l[v], t.ref_o[v], t.ref_l[v]);
+            else snprintf(buf, sizeof buf, "%5s %-8s %-8s %-8s %-8s | ", "-", "", "", "", "");
+            cols += buf;
+        }
+        printf("%-16s | %s%-8.1e %-8.1e\n", sum_name[i].c_str(), cols.c_str(), t.ref_o[VA], t.ref_l[VA]);
+    }
     printf("correctness: %s (%d failing runs of %ld)\n\n", bad ? "FAILED" : "ok", bad, total_runs);
     fflush(stdout);
 
@@ -442,12 +535,12 @@ int main() {
         if (csv) fprintf(csv, "B,L,hq,hkv,d,layout,splits,chunk,floor_us,empty_us,read_us,A_us,S1_us,S2_us,S2T_us,NOM_us,plan_row\n");
     }
     const int reps = 101;
-    constexpr int NT = NK + 2;  // + empty, read
+    constexpr int NT = NTIMED + 2;  // + empty, read
     const Heads theads[] = {{32, 8, 128}, {16, 2, 64}};
     printf("timing: F16, lengths = L, the L2 flushed by a %s of 256 MiB before every launch, CUDA events, median of %d (us); "
            "NOM = no ticket/merge (wrong on purpose: what is left of the merge's cost)\n", flush_read ? "read" : "write", reps);
     const char* hdr = "%-30s %4s %6s | %6s %6s | %7s %7s %7s %7s %7s | %6s %6s %6s %6s | %s\n";
-    double lg[NK] = {}, lg_split[NK] = {};
+    double lg[NTIMED] = {}, lg_split[NTIMED] = {};
     int nrow = 0, nrow_split = 0;
     unsigned salt = 1;
     // One row: A, S1, S2, S2T, NOM, empty, read interleaved in rotating order; `mult` scales the plan's split count.
@@ -465,7 +558,7 @@ int main() {
         std::vector<uint16_t> o0(on), o1(on);
         std::vector<float> l0(ln), l1(ln);
         bool same = true;
-        for (int v = 0; v < NV; ++v) {
+        for (int v : {VA, VS1, VS2, VS2T}) {
             CK(cudaMemsetAsync(bu.out, 0xff, on * 2, st)); CK(cudaMemsetAsync(bu.lse, 0xff, ln * 4, st));
             launch(v, false, x, st);
             CK(cudaStreamSynchronize(st)); CK(cudaGetLastError());
@@ -480,8 +573,8 @@ int main() {
                 if (flush_read) l2_flush_read<<<4 * sms, 512, 0, st>>>((const uint4*)flush, (long long)(flush_bytes / 16), sink);
                 else l2_flush_write<<<4 * sms, 512, 0, st>>>((uint4*)flush, (long long)(flush_bytes / 16), salt++);
                 CK(cudaEventRecord(e0, st));
-                if (j < NK) launch(j, false, x, st);
-                else if (j == NK) empty_kernel<<<sms, 32, 0, st>>>();
+                if (j < NTIMED) launch(j, false, x, st);
+                else if (j == NTIMED) empty_kernel<<<sms, 32, 0, st>>>();
                 else l2_flush_read<<<4 * sms, 512, 0, st>>>((const uint4*)x.k, (long long)(kv_total / 16), sink);
                 CK(cudaEventRecord(e1, st));
                 CK(cudaEventSynchronize(e1)); CK(cudaGetLastError());
@@ -495,15 +588,15 @@ int main() {
         char name[64];
         snprintf(name, sizeof name, "B=%d L=%d %d/%d d%d %s", B, L, hd.hq, hd.hkv, hd.d, kLayName[lay]);
         printf("%-30s %4d %6.1f | %6.2f %6.2f | %7.2f %7.2f %7.2f %7.2f %7.2f | %6.3f %6.3f %6.3f %6.3f | %6.2f%s\n", name, x.splits, floor_us,
-               med[NK], med[NK + 1], med[0], med[1], med[2], med[3], med[4], med[1] / med[0], med[2] / med[0], med[3] / med[0], med[4] / med[0],
-               med[0] - med[NK + 1], same ? "" : "  OUTPUTS DIFFER FROM A");
+               med[NTIMED], med[NTIMED + 1], med[0], med[1], med[2], med[3], med[4], med[1] / med[0], med[2] / med[0], med[3] / med[0],
+               med[4] / med[0], med[0] - med[NTIMED + 1], same ? "" : "  OUTPUTS DIFFER FROM A");
         fflush(stdout);
         if (!same) ++bad;
         if (csv)
             fprintf(csv, "%d,%d,%d,%d,%d,%s,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%d\n", B, L, hd.hq, hd.hkv, hd.d, kLayName[lay], x.splits,
-                    x.chunk, floor_us, med[NK], med[NK + 1], med[0], med[1], med[2], med[3], med[4], summary ? 1 : 0);
+                    x.chunk, floor_us, med[NTIMED], med[NTIMED + 1], med[0], med[1], med[2], med[3], med[4], summary ? 1 : 0);
         if (summary) {
-            for (int v = 0; v < NK; ++v) {
+            for (int v = 0; v < NTIMED; ++v) {
                 lg[v] += std::log(med[v] / med[0]);
                 if (x.splits > 1) lg_split[v] += std::log(med[v] / med[0]);
             }
@@ -520,6 +613,150 @@ int main() {
         for (int L : {512, 2048, 8192})
             for (double m : {0.5, 2.0}) time_row(theads[0], BHLD, B, L, m, false);
     if (csv) fclose(csv);
+
+    // ---------------- part 3: wide blocks at fewer splits ----------------
+    // Per shape: A and S2 at the plan's split count, W8 and W16 at the plan's, half, a quarter of it and 1 split
+    // (settings that come out at the same split count are timed once), interleaved in rotating order, each after the
+    // same flush. Before timing, every configuration's o and lse are checked against A's (S2: byte for byte; W8, W16:
+    // within twice the fp64 tolerance, no NaN, counters back at 0).
+    constexpr int NWS = 4;                     // split settings of W8 / W16: plan, half, quarter, 1
+    const double kSetMult[NWS] = {1.0, 0.5, 0.25, 0.0};
+    static const char* kSetName[NWS] = {"p", "p/2", "p/4", "1"};
+    struct Slot { int v, set; KArgs x; int same_as; };
+    FILE* wcsv = nullptr;
+    if (const char* out = getenv("OUT")) {
+        wcsv = fopen((std::string(out) + "/fixedcost_wide.csv").c_str(), "w");
+        if (wcsv) fprintf(wcsv, "B,L,hq,hkv,d,layout,plan_splits,variant,setting,splits,chunk,us\n");
+    }
+    // geomean accumulators per subset (0: all rows, 1: plan splits > 1, 2: B·L <= 2048): log(time / A)
+    constexpr int NSUB = 3;
+    double gs2[NSUB] = {}, gw[NSUB][2][NWS] = {}, gbest[NSUB][2] = {}, gbest_any[NSUB] = {}, gbest_s2[NSUB] = {};
+    int nsub[NSUB] = {}, nw[NSUB][2] = {};
+    int wins[2][NWS] = {};  // rows where W@setting beats S2 at the plan's split count by more than 2 %
+    printf("\nwide blocks: W8 = 8 warps/block, W16 = 16 warps/block (both SYNC 2), at the plan's (p), half, a quarter of and 1 split, "
+           "against A and S2 at the plan's; F16, lengths = L, same flush, median of %d (us)\n", reps);
+    printf("%-30s %4s %-12s | %7s %7s | %7s %7s %7s %7s | %7s %7s %7s %7s | %-12s %-12s %6s\n", "shape", "p", "W splits", "A", "S2", "W8@p",
+           "W8@p/2", "W8@p/4", "W8@1", "W16@p", "W16@p/2", "W16@p/4", "W16@1", "best W8/A", "best W16/A", "best/S2");
+    auto time_wide = [&](const Heads& hd, int lay, int B, int L) {
+        std::vector<int> lens(B, L);
+        const KArgs x0 = setup(bu, false, B, L, hd.hq, hd.hkv, hd.d, lay, lens, 7 + L + B, rng, st, sms);
+        const int plan = x0.splits;
+        std::vector<Slot> sl;
+        sl.push_back({VA, 0, x0, -1});
+        sl.push_back({VS2, 0, x0, -1});
+        int wsplits[NWS];
+        for (int w = 0; w < 2; ++w)
+            for (int k = 0; k < NWS; ++k) {
+                KArgs x = x0;
+                split_chunk(L, std::max(1, std::min(256, (int)std::lround(plan * kSetMult[k]))), x.splits, x.chunk);
+                wsplits[k] = x.splits;
+                int same = -1;
+                for (size_t j = 2; j < sl.size(); ++j)
+                    if (sl[j].v == (w ? VW16 : VW8) && sl[j].x.splits == x.splits && sl[j].x.chunk == x.chunk) same = (int)j;
+                sl.push_back({w ? VW16 : VW8, k, x, same});
+            }
+        // outputs of every configuration against A's
+        const size_t on = (size_t)B * hd.hq * hd.d, ln = (size_t)B * hd.hq;
+        const double tol_o = 4.0 / 2048 + 1e-4;
+        std::vector<uint16_t> oa(on), ov(on);
+        std::vector<float> la(ln), lv(ln);
+        std::string wrong;
+        for (size_t i = 0; i < sl.size(); ++i) {
+            if (sl[i].same_as >= 0 || g_kern[sl[i].v][0][di(hd.d)] == nullptr) continue;
+            CK(cudaMemsetAsync(bu.out, 0xff, on * 2, st)); CK(cudaMemsetAsync(bu.lse, 0xff, ln * 4, st));
+            CK(cudaMemsetAsync(bu.po, 0xff, on * sl[i].x.splits * 4, st)); CK(cudaMemsetAsync(bu.pl, 0xff, ln * sl[i].x.splits * 4, st));
+            launch(sl[i].v, false, sl[i].x, st);
+            CK(cudaStreamSynchronize(st)); CK(cudaGetLastError());
+            CK(cudaMemcpy(i ? ov.data() : oa.data(), bu.out, on * 2, cudaMemcpyDeviceToHost));
+            CK(cudaMemcpy(i ? lv.data() : la.data(), bu.lse, ln * 4, cudaMemcpyDeviceToHost));
+            std::vector<int> cnt((size_t)B * hd.hkv * sl[i].x.tiles);
+            CK(cudaMemcpy(cnt.data(), bu.cnt, cnt.size() * 4, cudaMemcpyDeviceToHost));
+            bool ok = true;
+            for (int c : cnt) ok &= c == 0;
+            if (!ok) CK(cudaMemset(bu.cnt, 0, bu.cnt_ints * 4));
+            if (i == 0) {
+                for (size_t e = 0; e < on; ++e) ok &= !std::isnan(out_value(false, oa, e));
+                for (size_t e = 0; e < ln; ++e) ok &= !std::isnan(la[e]);
+            } else if (sl[i].v == VS2) {
+                ok &= ov == oa && memcmp(lv.data(), la.data(), ln * 4) == 0;
+            } else {
+                for (size_t e = 0; e < on; ++e) ok &= std::fabs((double)out_value(false, ov, e) - out_value(false, oa, e)) <= 2 * tol_o;
+                for (size_t e = 0; e < ln; ++e) ok &= std::fabs((double)lv[e] - la[e]) <= 4e-4 * (1 + std::fabs((double)la[e]));
+            }
+            if (!ok) {
+                char buf[64];
+                snprintf(buf, sizeof buf, " %s@%d", kVarName[sl[i].v], sl[i].x.splits);
+                wrong += buf;
+            }
+        }
+        std::vector<int> uniq;  // slots to time
+        for (size_t i = 0; i < sl.size(); ++i)
+            if (sl[i].same_as < 0 && g_kern[sl[i].v][0][di(hd.d)] != nullptr) uniq.push_back((int)i);
+        const int nu = (int)uniq.size();
+        std::vector<std::vector<float>> t(nu);
+        for (int r = -3; r < reps; ++r)
+            for (int i = 0; i < nu; ++i) {
+                const int j = (i + r + 3) % nu;
+                if (flush_read) l2_flush_read<<<4 * sms, 512, 0, st>>>((const uint4*)flush, (long long)(flush_bytes / 16), sink);
+                else l2_flush_write<<<4 * sms, 512, 0, st>>>((uint4*)flush, (long long)(flush_bytes / 16), salt++);
+                CK(cudaEventRecord(e0, st));
+                launch(sl[uniq[j]].v, false, sl[uniq[j]].x, st);
+                CK(cudaEventRecord(e1, st));
+                CK(cudaEventSynchronize(e1)); CK(cudaGetLastError());
+                float ms; CK(cudaEventElapsedTime(&ms, e0, e1));
+                if (r >= 0) t[j].push_back(ms * 1000);
+            }
+        std::vector<double> med(sl.size(), NAN);
+        for (int i = 0; i < nu; ++i) { std::sort(t[i].begin(), t[i].end()); med[uniq[i]] = t[i][t[i].size() / 2]; }
+        for (size_t i = 0; i < sl.size(); ++i)
+            if (sl[i].same_as >= 0) med[i] = med[sl[i].same_as];
+        char name[64], ws[32], cells[2][NWS][16], best[2][24];
+        snprintf(name, sizeof name, "B=%d L=%d %d/%d d%d %s", B, L, hd.hq, hd.hkv, hd.d, kLayName[lay]);
+        snprintf(ws, sizeof ws, "%d/%d/%d/%d", wsplits[0], wsplits[1], wsplits[2], wsplits[3]);
+        const double ta = med[0], ts2 = med[1];
+        double bw[2] = {INFINITY, INFINITY};
+        int bk[2] = {-1, -1};
+        for (int w = 0; w < 2; ++w) {
+            for (int k = 0; k < NWS; ++k) {
+                const double m = med[2 + w * NWS + k];
+                if (std::isnan(m)) snprintf(cells[w][k], sizeof cells[0][0], "%7s", "-");
+                else snprintf(cells[w][k], sizeof cells[0][0], "%7.2f", m);
+                if (!std::isnan(m) && m < bw[w]) { bw[w] = m; bk[w] = k; }
+                if (!std::isnan(m) && m < 0.98 * ts2) ++wins[w][k];
+            }
+            if (bk[w] >= 0) snprintf(best[w], sizeof best[0], "%.3f @%-4s", bw[w] / ta, kSetName[bk[w]]);
+            else snprintf(best[w], sizeof best[0], "-");
+        }
+        const double bany = std::min(bw[0], bw[1]);
+        printf("%-30s %4d %-12s | %7.2f %7.2f | %s %s %s %s | %s %s %s %s | %-12s %-12s %6.3f%s%s\n", name, plan, ws, ta, ts2, cells[0][0],
+               cells[0][1], cells[0][2], cells[0][3], cells[1][0], cells[1][1], cells[1][2], cells[1][3], best[0], best[1], bany / ts2,
+               wrong.empty() ? "" : "  OUTPUTS WRONG:", wrong.c_str());
+        fflush(stdout);
+        if (!wrong.empty()) ++bad;
+        if (wcsv)
+            for (size_t i = 0; i < sl.size(); ++i)
+                if (!std::isnan(med[i]))
+                    fprintf(wcsv, "%d,%d,%d,%d,%d,%s,%d,%s,%s,%d,%d,%.3f\n", B, L, hd.hq, hd.hkv, hd.d, kLayName[lay], plan, kVarName[sl[i].v],
+                            i < 2 ? "p" : kSetName[sl[i].set], sl[i].x.splits, sl[i].x.chunk, med[i]);
+        for (int k = 0; k < NSUB; ++k) {
+            if ((k == 1 && plan <= 1) || (k == 2 && (long long)B * L > 2048)) continue;
+            ++nsub[k];
+            gs2[k] += std::log(ts2 / ta);
+            gbest_any[k] += std::log(bany / ta);
+            gbest_s2[k] += std::log(bany / ts2);
+            for (int w = 0; w < 2; ++w) {
+                if (bk[w] < 0) continue;
+                ++nw[k][w];
+                gbest[k][w] += std::log(bw[w] / ta);
+                for (int j = 0; j < NWS; ++j) gw[k][w][j] += std::log(med[2 + w * NWS + j] / ta);
+            }
+        }
+    };
+    for (const Heads& hd : theads)
+        for (int lay : {(int)BHLD, (int)P16})
+            for (int B : {1, 4, 16})
+                for (int L : {512, 2048, 8192}) time_wide(hd, lay, B, L);
+    if (wcsv) fclose(wcsv);
     printf("\nsummary: geomean of time / A over the %d plan rows above   %6s %6s %6s %6s\n", nrow, "S1", "S2", "S2T", "NOM");
     printf("  all %2d rows                                                 %6.3f %6.3f %6.3f %6.3f\n", nrow, std::exp(lg[1] / nrow),
            std::exp(lg[2] / nrow), std::exp(lg[3] / nrow), std::exp(lg[4] / nrow));
@@ -527,6 +764,32 @@ int main() {
         printf("  %2d rows with splits > 1                                     %6.3f %6.3f %6.3f %6.3f\n", nrow_split,
                std::exp(lg_split[1] / nrow_split), std::exp(lg_split[2] / nrow_split), std::exp(lg_split[3] / nrow_split),
                std::exp(lg_split[4] / nrow_split));
+    printf("\nsummary, wide blocks: geomean of time / A (A at the plan's split count) per W split setting, of the best setting "
+           "per row, and of the best W8/W16 row against S2\n");
+    printf("  %-32s %6s | %6s %6s %6s %6s %6s | %6s %6s %6s %6s %6s | %7s %7s\n", "rows", "S2", "W8@p", "@p/2", "@p/4", "@1", "best", "W16@p",
+           "@p/2", "@p/4", "@1", "best", "best/A", "best/S2");
+    const char* sub_name[NSUB] = {"all", "with plan splits > 1", "with B*L <= 2048"};
+    for (int k = 0; k < NSUB; ++k) {
+        if (!nsub[k]) continue;
+        char lab[48];
+        snprintf(lab, sizeof lab, "%2d rows %s", nsub[k], sub_name[k]);
+        std::string cols;
+        for (int w = 0; w < 2; ++w) {
+            char buf[64];
+            for (int j = 0; j < NWS; ++j) {
+                if (nw[k][w]) snprintf(buf, sizeof buf, "%6.3f ", std::exp(gw[k][w][j] / nw[k][w]));
+                else snprintf(buf, sizeof buf, "%6s ", "-");
+                cols += buf;
+            }
+            if (nw[k][w]) snprintf(buf, sizeof buf, "%6.3f | ", std::exp(gbest[k][w] / nw[k][w]));
+            else snprintf(buf, sizeof buf, "%6s | ", "-");
+            cols += buf;
+        }
+        printf("  %-32s %6.3f | %s%7.3f %7.3f\n", lab, std::exp(gs2[k] / nsub[k]), cols.c_str(), std::exp(gbest_any[k] / nsub[k]),
+               std::exp(gbest_s2[k] / nsub[k]));
+    }
+    printf("  rows (of %d) where the setting beats S2 at the plan's split count by > 2 %%: W8 p %d, p/2 %d, p/4 %d, 1 %d; W16 p %d, p/2 %d, "
+           "p/4 %d, 1 %d\n", nsub[0], wins[0][0], wins[0][1], wins[0][2], wins[0][3], wins[1][0], wins[1][1], wins[1][2], wins[1][3]);
     printf("RESULT: correctness %s (%d failing runs of %ld)\n", bad ? "FAILED" : "ok", bad, total_runs);
     return bad ? 1 : 0;
 }

@@ -11,3 +11,5 @@ const void* ship_kernel(bool bf16, int d) {
 int ship_smem(int d) {
     return d == 64 ? gqa_mma::Cfg<64>::SMEM : d == 128 ? gqa_mma::Cfg<128>::SMEM : gqa_mma::Cfg<256>::SMEM;
 }
+int ship_threads() { return gqa_mma::kThreads; }
+int ship_stages(int d) { return d == 64 ? gqa_mma::Cfg<64>::NST : d == 128 ? gqa_mma::Cfg<128>::NST : gqa_mma::Cfg<256>::NST; }
