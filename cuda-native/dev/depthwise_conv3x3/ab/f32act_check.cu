@@ -1,5 +1,5 @@
 // Every fp32 input (all 2^32 bit patterns) through the double-float smooth activations of F32 outputs
-// (depthwise_conv3x3.cuh's smooth_act_f32_df: f32_smooth_act.cuh's forms for SILU, GELU_TANH and GELU_ERF; finish<float>
+// (smooth_act_f32_df below: f32_smooth_act.cuh's forms for SILU, GELU_TANH and GELU_ERF; finish<float>
 // uses them for SILU and GELU_ERF, and for GELU_TANH where GAPFILL_F32_GELU_TANH_DF is 1) against the exactly rounded
 // fp64 forms (smooth_act_f64, what the Java reference computes), counting how many results are equal, 1 ulp apart and
 // further; then the throughput of both forms on one GPU (compute only), and the epilogue's (finish<float>) in this
@@ -31,6 +31,17 @@ static const char* form_of_finish() {
     form_kernel<<<1, 1>>>(d);
     cudaMemcpy(&h, d, 4, cudaMemcpyDeviceToHost); cudaFree(d);
     return h == 1 ? "double-float" : h == 0 ? "fp64" : "?";  // for GELU_TANH (SILU: double-float in every build)
+}
+
+// The double-float form of a smooth activation (SILU, GELU_ERF, GELU_TANH); non-finite v: the fp64 form (as
+// finish<float> does).
+__device__ __forceinline__ float smooth_act_f32_df(float v, int act) {
+    if (fabsf(v) <= 3.40282347e38f) {
+        return act == ACT_SILU       ? gapfill::f32act::silu_f32(v)
+               : act == ACT_GELU_ERF ? gapfill::f32act::gelu_erf_f32(v)
+                                     : gapfill::f32act::gelu_tanh_f32(v);
+    }
+    return __double2float_rn(smooth_act_f64(v, act));
 }
 
 struct Counts { unsigned long long exact, one, more, maxd; unsigned worst; };

@@ -113,16 +113,6 @@ template <typename T> __device__ __forceinline__ T finish(float v, int act) {
 #endif
 #endif
 
-// The double-float form of a smooth activation (SILU, GELU_ERF, GELU_TANH); non-finite v: the fp64 form.
-__device__ __forceinline__ float smooth_act_f32_df(float v, int act) {
-    if (fabsf(v) <= 3.40282347e38f) {
-        return act == ACT_SILU       ? f32act::silu_f32(v)
-               : act == ACT_GELU_ERF ? f32act::gelu_erf_f32(v)
-                                     : f32act::gelu_tanh_f32(v);
-    }
-    return __double2float_rn(smooth_act_f64(v, act));
-}
-
 // One branch per form, and one fp64 form for GELU_TANH (where not double-float) and non-finite v, so that each
 // form's code appears once per output element (a form nested in another's branch may be duplicated by the compiler).
 template <> __device__ __forceinline__ float finish<float>(float v, int act) {

@@ -1,7 +1,8 @@
-// Smooth activations for F32 outputs in fp32 arithmetic: silu(v) and gelu_tanh(v) within 1 ulp of the
-// exactly rounded value (the reference evaluates them in fp64 and rounds once), without fp64 instructions.
-// Why: in fp64 (exp, IEEE division) they cost ~50 fp64 instructions per output. On the H100 (fp64 at half the
-// fp32 rate) these forms run SILU at 1.14× and GELU_TANH at 0.95× the fp64 form's throughput (ab/f32act_check.cu);
+// Smooth activations for F32 outputs in fp32 arithmetic: silu(v), gelu_tanh(v) and gelu_erf(v) (the last at the
+// end of this file) within 1 ulp of the exactly rounded value (the reference evaluates them in fp64 and rounds once),
+// without fp64 instructions. Why: in fp64 (exp, erfc, IEEE division) they cost ~50-150 fp64 instructions per output.
+// On the H100 (fp64 at half the fp32 rate) these forms run SILU at 1.14×, GELU_TANH at 0.95× and GELU_ERF at 1.29×
+// the fp64 form's throughput (ab/f32act_check.cu);
 // the A10, A40, L4, L40 and RTX parts run fp64 at 1/64 of the fp32 rate, where the fp64 forms would bound an F32
 // layer. Which builds use which form: depthwise_conv3x3.cuh's finish<float> (GAPFILL_F32_GELU_TANH_DF).
 //
