@@ -10,8 +10,15 @@ common=$here/../../common
 OUT=${OUT:-}
 [ -n "$OUT" ] && mkdir -p "$OUT"
 b=$(mktemp -d /tmp/gqa_fixedcost.XXXXXX)
-# decode_fc.cu = the shipped decode_mma.cu + decode_fc.patch (kept as a patch so the tree holds one copy of the kernel)
-python3 "$here/../../common/apply_patch.py" "$src/gqa_decode/decode_mma.cu" "$here/decode_fc.patch" "$b/decode_fc.cu" || exit 3
+# decode_fc.cu = the variants' base decode_mma.cu (sha1 14cc70ce5bd7) + decode_fc.patch (kept as a patch so the tree holds one
+# copy of the kernel). Since the S2 ticket shipped (ship_acqrel.patch), the base is the tree's file with unship_acqrel.patch
+# applied; A (shipped.cu) stays the tree's kernel, so A is now S2's code and S2/A measures run-to-run spread.
+base="$src/gqa_decode/decode_mma.cu"
+if [ "$(sha1sum "$base" | cut -c1-12)" != 14cc70ce5bd7 ]; then
+  python3 "$here/../../common/apply_patch.py" "$base" "$here/unship_acqrel.patch" "$b/decode_mma_base.cu" || exit 3
+  base="$b/decode_mma_base.cu"
+fi
+python3 "$here/../../common/apply_patch.py" "$base" "$here/decode_fc.patch" "$b/decode_fc.cu" || exit 3
 F="-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_80,code=sm_80"
 nvcc $F -Xptxas -v -I"$src/common" -I"$src/gqa_decode" -c "$here/shipped.cu" -o "$b/ship.o" > "$b/ship.log" 2>&1 &
 for v in 0 1 2 3 4 5 6; do
@@ -33,9 +40,11 @@ cat "$b"/ship.log "$b"/v[0-6].log | awk '
 {
   echo "# fixedcost run $(date -u +%FT%TZ) on $(hostname); decode_mma.cu sha1 $(sha1sum "$src/gqa_decode/decode_mma.cu" | cut -c1-12);" \
        "git $(cd "$here" && git rev-parse --short HEAD 2>/dev/null || echo n/a); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
-  sha=$(sha1sum "$src/gqa_decode/decode_mma.cu" | cut -c1-12)
-  [ "$sha" = 14cc70ce5bd7 ] || echo "# WARNING: decode_mma.cu (sha1 $sha) is not the one decode_fc.cu was copied from (14cc70ce5bd7):" \
-    "A is no longer the variants' base, so byte identity may fail for that reason"
+  sha=$(sha1sum "$base" | cut -c1-12)
+  [ "$sha" = 14cc70ce5bd7 ] || echo "# WARNING: the variants' base (sha1 $sha) is not the one decode_fc.cu was copied from (14cc70ce5bd7):" \
+    "byte identity may fail for that reason"
+  [ "$base" = "$src/gqa_decode/decode_mma.cu" ] || echo "# A is the tree's decode_mma.cu (sha1 $(sha1sum "$src/gqa_decode/decode_mma.cu" | cut -c1-12)," \
+    "the S2 ticket shipped); the variants' base is it with unship_acqrel.patch applied"
   echo "# registers, sm_90a, F16 (BF16 the same; both architectures in ptxas.txt):"
   grep -E "_f16_d(64|128|256) +sm_90a" "$b/ptxas.txt" | awk '{printf "#   %s\n", $0}'
   grep -v "spill st/ld 0/0" "$b/ptxas.txt" | awk '{print "# SPILLS: " $0}'
