@@ -1,0 +1,95 @@
+package dev.gapfill.examples.bench;
+
+import dev.gapfill.core.DType;
+import dev.gapfill.core.Device;
+import dev.gapfill.core.Tensor;
+import dev.gapfill.ops.Backend;
+import dev.gapfill.ops.Bmm;
+import dev.gapfill.ops.Decision;
+
+import java.io.PrintStream;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+/**
+ * A self-check of the benchmark harness ({@link BenchContext#timeInterleaved}), for the question the bmm sweeps left
+ * open: on rows of 4–6 µs where AUTO runs the very kernel of the custom column, AUTO's median came out 0.2–0.4 µs
+ * above the custom one in every sweep since the rotating order (docs/ops/bmm.md). Per small bmm shape it times, in one
+ * interleaved run, the vendor path, the forced custom path twice (two lambdas doing the same), AUTO twice, and the
+ * custom path behind a host busy-wait of 20 µs and of 100 µs (the flush before each path takes about 70 µs of GPU
+ * time, so 20 µs should not show and 100 µs must: the positive control that host time can leak into a path's events).
+ *
+ * <p>Reading it: twin columns apart by more than their noise mean a bias of the harness itself (position or lambda);
+ * AUTO apart from both custom twins with the twins together means AUTO's call differs on the GPU side; a +20 µs column
+ * above custom means the host's time per call shows in the events. Usage (GPU host):
+ * {@code java -cp ... dev.gapfill.examples.bench.TimingBiasProbe [reps]}; prints one table to stdout.
+ */
+public final class TimingBiasProbe {
+    private TimingBiasProbe() { }
+
+    private record Shape(DType dt, int batch, int m, int n, int k) { }
+
+    static final List<Shape> SHAPES = List.of(
+            new Shape(DType.F16, 512, 8, 8, 8), new Shape(DType.BF16, 2048, 8, 8, 8), new Shape(DType.F16, 2048, 16, 16, 16),
+            new Shape(DType.F32, 512, 16, 16, 16), new Shape(DType.BF16, 512, 32, 32, 32), new Shape(DType.F32, 8192, 8, 8, 8),
+            new Shape(DType.F16, 2048, 64, 64, 64));
+
+    public static void main(String[] args) throws Exception {
+        int reps = args.length > 0 ? Integer.parseInt(args[0]) : 101;
+        run(Device.cuda(0), reps, System.out);
+    }
+
+    static void run(Device dev, int reps, PrintStream out) throws Exception {
+        try (BenchContext ctx = new BenchContext(dev, 5, reps, false, m -> { })) {
+            out.printf("# TimingBiasProbe: %s, %d repetitions per path, rotating order (BenchContext.timeInterleaved), L2 flushed before each%n",
+                    ctx.info().name(), reps);
+            out.println("# median µs (p10-p90); custom' and auto' are second lambdas doing the same as custom and auto");
+            out.printf("%-22s %-22s %-17s %-17s %-17s %-17s %-17s %-17s %-17s%n", "shape", "AUTO runs", "vendor", "custom", "custom'",
+                    "auto", "auto'", "custom+20us host", "custom+100us host");
+            Random rnd = new Random(7);
+            for (Shape s : SHAPES) {
+                long aN = (long) s.batch() * s.m() * s.k();
+                long bN = (long) s.batch() * s.k() * s.n();
+                try (Tensor aFlat = BmmBench.randomDevice(ctx, s.dt(), rnd, aN); Tensor bFlat = BmmBench.randomDevice(ctx, s.dt(), rnd, bN);
+                     Tensor c = Tensor.empty(dev, s.dt(), ctx.stream(), s.batch(), s.m(), s.n())) {
+                    Tensor a = aFlat.reshape(s.batch(), s.m(), s.k());
+                    Tensor b = bFlat.reshape(s.batch(), s.k(), s.n());
+                    Bmm.Options vendor = Bmm.Options.defaults().backend(Backend.VENDOR);
+                    Bmm.Options custom = Bmm.Options.defaults().backend(Backend.CUSTOM);
+                    Bmm.Options auto = Bmm.Options.defaults();
+                    Decision d = Bmm.decide(a, b, auto);
+                    LinkedHashMap<String, Runnable> paths = new LinkedHashMap<>();
+                    paths.put("vendor", () -> Bmm.bmm(a, b, c, vendor, ctx.stream()));
+                    paths.put("custom", () -> Bmm.bmm(a, b, c, custom, ctx.stream()));
+                    paths.put("custom'", () -> Bmm.bmm(a, b, c, custom, ctx.stream()));
+                    paths.put("auto", () -> Bmm.bmm(a, b, c, auto, ctx.stream()));
+                    paths.put("auto'", () -> Bmm.bmm(a, b, c, auto, ctx.stream()));
+                    paths.put("custom+20", () -> {
+                        spin(20_000);
+                        Bmm.bmm(a, b, c, custom, ctx.stream());
+                    });
+                    paths.put("custom+100", () -> {
+                        spin(100_000);
+                        Bmm.bmm(a, b, c, custom, ctx.stream());
+                    });
+                    Map<String, Timing> t = ctx.timeInterleaved(paths);
+                    StringBuilder row = new StringBuilder(String.format("%-22s %-22s", s.dt() + " " + s.batch() + " " + s.m() + "x" + s.n() + "x" + s.k(),
+                            d.backend() + "/" + d.variant()));
+                    for (Timing x : t.values()) {
+                        row.append(String.format(" %-17s", String.format("%.2f (%.2f-%.2f)", x.medianUs(), x.p10Us(), x.p90Us())));
+                    }
+                    out.println(row);
+                }
+            }
+        }
+    }
+
+    private static void spin(long nanos) {
+        long end = System.nanoTime() + nanos;
+        while (System.nanoTime() < end) {
+            Thread.onSpinWait();
+        }
+    }
+}
