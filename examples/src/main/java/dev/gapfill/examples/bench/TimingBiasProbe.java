@@ -24,7 +24,8 @@ import java.util.Random;
  * <p>Reading it: twin columns apart by more than their noise mean a bias of the harness itself (position or lambda);
  * AUTO apart from both custom twins with the twins together means AUTO's call differs on the GPU side; a +20 µs column
  * above custom means the host's time per call shows in the events. Usage (GPU host):
- * {@code java -cp ... dev.gapfill.examples.bench.TimingBiasProbe [reps]}; prints one table to stdout.
+ * {@code java -cp ... dev.gapfill.examples.bench.TimingBiasProbe [reps [trials]]}; prints two tables to stdout (the second:
+ * {@link #sweepConfig}).
  */
 public final class TimingBiasProbe {
     private TimingBiasProbe() { }
@@ -38,7 +39,57 @@ public final class TimingBiasProbe {
 
     public static void main(String[] args) throws Exception {
         int reps = args.length > 0 ? Integer.parseInt(args[0]) : 101;
+        int trials = args.length > 1 ? Integer.parseInt(args[1]) : 20;
         run(Device.cuda(0), reps, System.out);
+        sweepConfig(Device.cuda(0), trials, System.out);
+    }
+
+    /**
+     * The sweep's own configuration: three paths (vendor, custom, AUTO), 30 repetitions, medians; repeated
+     * {@code trials} times per shape, each trial also with AUTO replaced by a second custom lambda. Prints, per shape,
+     * the mean over trials of AUTO's median minus custom's, and of custom' minus custom, with how many trials came out
+     * positive: a harness bias shows in both, an AUTO effect in the first only.
+     */
+    static void sweepConfig(Device dev, int trials, PrintStream out) throws Exception {
+        try (BenchContext ctx = new BenchContext(dev, 5, 30, false, m -> { })) {
+            out.printf("# the sweep's configuration: {vendor, custom, auto} and {vendor, custom, custom'}, 30 repetitions each, %d trials per shape%n", trials);
+            out.printf("%-22s %10s %22s %22s%n", "shape", "custom µs", "auto - custom µs (>0)", "custom' - custom µs (>0)");
+            Random rnd = new Random(11);
+            for (Shape s : SHAPES) {
+                try (Tensor aFlat = BmmBench.randomDevice(ctx, s.dt(), rnd, (long) s.batch() * s.m() * s.k());
+                     Tensor bFlat = BmmBench.randomDevice(ctx, s.dt(), rnd, (long) s.batch() * s.k() * s.n());
+                     Tensor c = Tensor.empty(dev, s.dt(), ctx.stream(), s.batch(), s.m(), s.n())) {
+                    Tensor a = aFlat.reshape(s.batch(), s.m(), s.k());
+                    Tensor b = bFlat.reshape(s.batch(), s.k(), s.n());
+                    Bmm.Options vendor = Bmm.Options.defaults().backend(Backend.VENDOR);
+                    Bmm.Options custom = Bmm.Options.defaults().backend(Backend.CUSTOM);
+                    Bmm.Options auto = Bmm.Options.defaults();
+                    double sumAuto = 0, sumTwin = 0, sumCustom = 0;
+                    int posAuto = 0, posTwin = 0;
+                    for (int trial = 0; trial < trials; trial++) {
+                        LinkedHashMap<String, Runnable> withAuto = new LinkedHashMap<>();
+                        withAuto.put("vendor", () -> Bmm.bmm(a, b, c, vendor, ctx.stream()));
+                        withAuto.put("custom", () -> Bmm.bmm(a, b, c, custom, ctx.stream()));
+                        withAuto.put("auto", () -> Bmm.bmm(a, b, c, auto, ctx.stream()));
+                        Map<String, Timing> t1 = ctx.timeInterleaved(withAuto);
+                        LinkedHashMap<String, Runnable> withTwin = new LinkedHashMap<>();
+                        withTwin.put("vendor", () -> Bmm.bmm(a, b, c, vendor, ctx.stream()));
+                        withTwin.put("custom", () -> Bmm.bmm(a, b, c, custom, ctx.stream()));
+                        withTwin.put("custom'", () -> Bmm.bmm(a, b, c, custom, ctx.stream()));
+                        Map<String, Timing> t2 = ctx.timeInterleaved(withTwin);
+                        double dAuto = t1.get("auto").medianUs() - t1.get("custom").medianUs();
+                        double dTwin = t2.get("custom'").medianUs() - t2.get("custom").medianUs();
+                        sumAuto += dAuto;
+                        sumTwin += dTwin;
+                        sumCustom += t1.get("custom").medianUs();
+                        posAuto += dAuto > 0 ? 1 : 0;
+                        posTwin += dTwin > 0 ? 1 : 0;
+                    }
+                    out.printf("%-22s %10.2f %22s %22s%n", s.dt() + " " + s.batch() + " " + s.m() + "x" + s.n() + "x" + s.k(), sumCustom / trials,
+                            String.format("%+.3f (%d/%d)", sumAuto / trials, posAuto, trials), String.format("%+.3f (%d/%d)", sumTwin / trials, posTwin, trials));
+                }
+            }
+        }
     }
 
     static void run(Device dev, int reps, PrintStream out) throws Exception {
