@@ -30,7 +30,34 @@ import java.util.Random;
 public final class TimingBiasProbe {
     private TimingBiasProbe() { }
 
-    private record Shape(DType dt, int batch, int m, int n, int k) { }
+    private record Shape(DType dt, int batch, int m, int n, int k) {
+        String label() { return dt + " " + batch + " " + m + "x" + n + "x" + k; }
+    }
+
+    private static final Bmm.Options VENDOR = Bmm.Options.defaults().backend(Backend.VENDOR);
+    private static final Bmm.Options CUSTOM = Bmm.Options.defaults().backend(Backend.CUSTOM);
+    private static final Bmm.Options AUTO = Bmm.Options.defaults();
+
+    /** Random A and B of one shape and an output; closing it frees all three. */
+    private record Problem(BenchContext ctx, Tensor aFlat, Tensor bFlat, Tensor c, Tensor a, Tensor b) implements AutoCloseable {
+        static Problem of(BenchContext ctx, Shape s, Random rnd) {
+            Tensor aFlat = BmmBench.randomDevice(ctx, s.dt(), rnd, (long) s.batch() * s.m() * s.k());
+            Tensor bFlat = BmmBench.randomDevice(ctx, s.dt(), rnd, (long) s.batch() * s.k() * s.n());
+            Tensor c = Tensor.empty(ctx.device(), s.dt(), ctx.stream(), s.batch(), s.m(), s.n());
+            return new Problem(ctx, aFlat, bFlat, c, aFlat.reshape(s.batch(), s.m(), s.k()), bFlat.reshape(s.batch(), s.k(), s.n()));
+        }
+
+        /** One call of bmm with these options on the context's stream. */
+        Runnable call(Bmm.Options o) {
+            return () -> Bmm.bmm(a, b, c, o, ctx.stream());
+        }
+
+        @Override public void close() {
+            c.close();
+            bFlat.close();
+            aFlat.close();
+        }
+    }
 
     static final List<Shape> SHAPES = List.of(
             new Shape(DType.F16, 512, 8, 8, 8), new Shape(DType.BF16, 2048, 8, 8, 8), new Shape(DType.F16, 2048, 16, 16, 16),
@@ -56,26 +83,19 @@ public final class TimingBiasProbe {
             out.printf("%-22s %10s %22s %22s%n", "shape", "custom µs", "auto - custom µs (>0)", "custom' - custom µs (>0)");
             Random rnd = new Random(11);
             for (Shape s : SHAPES) {
-                try (Tensor aFlat = BmmBench.randomDevice(ctx, s.dt(), rnd, (long) s.batch() * s.m() * s.k());
-                     Tensor bFlat = BmmBench.randomDevice(ctx, s.dt(), rnd, (long) s.batch() * s.k() * s.n());
-                     Tensor c = Tensor.empty(dev, s.dt(), ctx.stream(), s.batch(), s.m(), s.n())) {
-                    Tensor a = aFlat.reshape(s.batch(), s.m(), s.k());
-                    Tensor b = bFlat.reshape(s.batch(), s.k(), s.n());
-                    Bmm.Options vendor = Bmm.Options.defaults().backend(Backend.VENDOR);
-                    Bmm.Options custom = Bmm.Options.defaults().backend(Backend.CUSTOM);
-                    Bmm.Options auto = Bmm.Options.defaults();
+                try (Problem pr = Problem.of(ctx, s, rnd)) {
                     double sumAuto = 0, sumTwin = 0, sumCustom = 0;
                     int posAuto = 0, posTwin = 0;
                     for (int trial = 0; trial < trials; trial++) {
                         LinkedHashMap<String, Runnable> withAuto = new LinkedHashMap<>();
-                        withAuto.put("vendor", () -> Bmm.bmm(a, b, c, vendor, ctx.stream()));
-                        withAuto.put("custom", () -> Bmm.bmm(a, b, c, custom, ctx.stream()));
-                        withAuto.put("auto", () -> Bmm.bmm(a, b, c, auto, ctx.stream()));
+                        withAuto.put("vendor", pr.call(VENDOR));
+                        withAuto.put("custom", pr.call(CUSTOM));
+                        withAuto.put("auto", pr.call(AUTO));
                         Map<String, Timing> t1 = ctx.timeInterleaved(withAuto);
                         LinkedHashMap<String, Runnable> withTwin = new LinkedHashMap<>();
-                        withTwin.put("vendor", () -> Bmm.bmm(a, b, c, vendor, ctx.stream()));
-                        withTwin.put("custom", () -> Bmm.bmm(a, b, c, custom, ctx.stream()));
-                        withTwin.put("custom'", () -> Bmm.bmm(a, b, c, custom, ctx.stream()));
+                        withTwin.put("vendor", pr.call(VENDOR));
+                        withTwin.put("custom", pr.call(CUSTOM));
+                        withTwin.put("custom'", pr.call(CUSTOM));
                         Map<String, Timing> t2 = ctx.timeInterleaved(withTwin);
                         double dAuto = t1.get("auto").medianUs() - t1.get("custom").medianUs();
                         double dTwin = t2.get("custom'").medianUs() - t2.get("custom").medianUs();
@@ -85,7 +105,7 @@ public final class TimingBiasProbe {
                         posAuto += dAuto > 0 ? 1 : 0;
                         posTwin += dTwin > 0 ? 1 : 0;
                     }
-                    out.printf("%-22s %10.2f %22s %22s%n", s.dt() + " " + s.batch() + " " + s.m() + "x" + s.n() + "x" + s.k(), sumCustom / trials,
+                    out.printf("%-22s %10.2f %22s %22s%n", s.label(), sumCustom / trials,
                             String.format("%+.3f (%d/%d)", sumAuto / trials, posAuto, trials), String.format("%+.3f (%d/%d)", sumTwin / trials, posTwin, trials));
                 }
             }
@@ -101,32 +121,25 @@ public final class TimingBiasProbe {
                     "auto", "auto'", "custom+20us host", "custom+100us host");
             Random rnd = new Random(7);
             for (Shape s : SHAPES) {
-                long aN = (long) s.batch() * s.m() * s.k();
-                long bN = (long) s.batch() * s.k() * s.n();
-                try (Tensor aFlat = BmmBench.randomDevice(ctx, s.dt(), rnd, aN); Tensor bFlat = BmmBench.randomDevice(ctx, s.dt(), rnd, bN);
-                     Tensor c = Tensor.empty(dev, s.dt(), ctx.stream(), s.batch(), s.m(), s.n())) {
-                    Tensor a = aFlat.reshape(s.batch(), s.m(), s.k());
-                    Tensor b = bFlat.reshape(s.batch(), s.k(), s.n());
-                    Bmm.Options vendor = Bmm.Options.defaults().backend(Backend.VENDOR);
-                    Bmm.Options custom = Bmm.Options.defaults().backend(Backend.CUSTOM);
-                    Bmm.Options auto = Bmm.Options.defaults();
-                    Decision d = Bmm.decide(a, b, auto);
+                try (Problem pr = Problem.of(ctx, s, rnd)) {
+                    Runnable custom = pr.call(CUSTOM);
+                    Decision d = Bmm.decide(pr.a(), pr.b(), AUTO);
                     LinkedHashMap<String, Runnable> paths = new LinkedHashMap<>();
-                    paths.put("vendor", () -> Bmm.bmm(a, b, c, vendor, ctx.stream()));
-                    paths.put("custom", () -> Bmm.bmm(a, b, c, custom, ctx.stream()));
-                    paths.put("custom'", () -> Bmm.bmm(a, b, c, custom, ctx.stream()));
-                    paths.put("auto", () -> Bmm.bmm(a, b, c, auto, ctx.stream()));
-                    paths.put("auto'", () -> Bmm.bmm(a, b, c, auto, ctx.stream()));
+                    paths.put("vendor", pr.call(VENDOR));
+                    paths.put("custom", custom);
+                    paths.put("custom'", pr.call(CUSTOM));
+                    paths.put("auto", pr.call(AUTO));
+                    paths.put("auto'", pr.call(AUTO));
                     paths.put("custom+20", () -> {
                         spin(20_000);
-                        Bmm.bmm(a, b, c, custom, ctx.stream());
+                        custom.run();
                     });
                     paths.put("custom+100", () -> {
                         spin(100_000);
-                        Bmm.bmm(a, b, c, custom, ctx.stream());
+                        custom.run();
                     });
                     Map<String, Timing> t = ctx.timeInterleaved(paths);
-                    StringBuilder row = new StringBuilder(String.format("%-22s %-22s", s.dt() + " " + s.batch() + " " + s.m() + "x" + s.n() + "x" + s.k(),
+                    StringBuilder row = new StringBuilder(String.format("%-22s %-22s", s.label(),
                             d.backend() + "/" + d.variant()));
                     for (Timing x : t.values()) {
                         row.append(String.format(" %-17s", String.format("%.2f (%.2f-%.2f)", x.medianUs(), x.p10Us(), x.p90Us())));
