@@ -18,6 +18,7 @@ import org.bytedeco.cuda.global.cublas;
 import org.bytedeco.cuda.global.cudart;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -64,6 +65,7 @@ public final class BenchContext implements AutoCloseable {
     private long checkpointIntervalNanos = 15_000_000_000L;
     /** Cases timed since the current suite began ({@link #rows(String)}): the first ones get a longer warm-up. */
     private int timedCasesInSuite;
+    private boolean fixedReps;
 
     /**
      * The first {@value #COLD_CASES} cases of a suite warm up for at least {@value #COLD_WARMUP_MS} ms (at most
@@ -80,6 +82,19 @@ public final class BenchContext implements AutoCloseable {
     public static final int COLD_CASES = 12;
     public static final long COLD_WARMUP_MS = 1000;
     public static final int COLD_WARMUP_MAX_ROUNDS = 2000;
+
+    /**
+     * Cases whose fastest path's median over the first {@code reps} repetitions is under {@value #SHORT_CASE_US} µs get
+     * {@value #SHORT_CASE_FACTOR}× as many repetitions (rounded up to whole periods of the order, {@link #repsFor}),
+     * and their medians and spread are taken over all of them. Why: at these times a path's repetitions fall into two
+     * modes about 0.2 µs apart, and a median of 30 lands in either. In the bmm sweep at a34d040 (H100), over the 24 rows
+     * under 10 µs where AUTO runs the custom column's kernel, AUTO − custom was 0.11 to 0.29 µs either way on every
+     * row, never near 0, the p10s mostly equal; TimingBiasProbe, timing the same kernels with 201 repetitions, put the twin columns within
+     * 0.07 µs (docs/benchmarks/h100/timing-bias-probe.txt). Each extra repetition costs about one flush (~70 µs of GPU).
+     * Added in the twentieth session after that session's GPU time was spent: no sweep has used it yet.
+     */
+    public static final double SHORT_CASE_US = 20.0;
+    public static final int SHORT_CASE_FACTOR = 5;
 
     public BenchContext(Device device, int warmup, int reps, boolean quick, Consumer<String> progress) {
         this.device = device;
@@ -110,6 +125,15 @@ public final class BenchContext implements AutoCloseable {
      * (int8Mm's: its output's); ops whose sweep has no dtype axis (moe_route, host_overhead) run whole. The result files
      * record the filter, and the report judges targets on such a file as on a quick one: "met on these rows" at most.
      */
+    /**
+     * Every case gets exactly {@code reps} repetitions, no {@link #SHORT_CASE_FACTOR} extension: for the demo and the
+     * lessons, whose text names their count (one repetition per decode step), and for TimingBiasProbe.
+     */
+    public BenchContext fixedReps() {
+        this.fixedReps = true;
+        return this;
+    }
+
     public BenchContext onlyDtypes(java.util.Set<DType> only) {
         this.dtypes = java.util.Set.copyOf(only);
         return this;
@@ -222,22 +246,23 @@ public final class BenchContext implements AutoCloseable {
         double[][] us = new double[p][reps];
         Event[] start = new Event[p];
         Event[] end = new Event[p];
+        int total = reps;
         try {
             for (int i = 0; i < p; i++) {
                 start[i] = new Event(device);
                 end[i] = new Event(device);
             }
-            for (int r = 0; r < reps; r++) {
-                for (int slot = 0; slot < p; slot++) {
-                    int i = pathAt(r, slot, p);
-                    flushL2();
-                    start[i].record(stream);
-                    paths.get(names.get(i)).run();
-                    end[i].record(stream);
-                }
+            timeReps(paths, names, start, end, us, 0, reps);
+            double fastest = Double.POSITIVE_INFINITY;
+            for (int i = 0; i < p; i++) {
+                fastest = Math.min(fastest, Timing.of(us[i]).medianUs());
+            }
+            total = fixedReps ? reps : repsFor(fastest, reps, p);
+            if (total > reps) {
                 for (int i = 0; i < p; i++) {
-                    us[i][r] = 1000.0 * end[i].elapsedMillisSince(start[i]);
+                    us[i] = Arrays.copyOf(us[i], total);
                 }
+                timeReps(paths, names, start, end, us, reps, total);
             }
         } finally {
             for (int i = 0; i < p; i++) {
@@ -254,6 +279,37 @@ public final class BenchContext implements AutoCloseable {
             out.put(names.get(i), Timing.of(us[i]));
         }
         return out;
+    }
+
+    /** Repetitions {@code from} (inclusive) to {@code to} of {@link #timeInterleaved}, into {@code us[path][rep]}. */
+    private void timeReps(LinkedHashMap<String, Runnable> paths, List<String> names, Event[] start, Event[] end, double[][] us, int from, int to) {
+        int p = names.size();
+        for (int r = from; r < to; r++) {
+            for (int slot = 0; slot < p; slot++) {
+                int i = pathAt(r, slot, p);
+                flushL2();
+                start[i].record(stream);
+                paths.get(names.get(i)).run();
+                end[i].record(stream);
+            }
+            for (int i = 0; i < p; i++) {
+                us[i][r] = 1000.0 * end[i].elapsedMillisSince(start[i]);
+            }
+        }
+    }
+
+    /**
+     * How many repetitions a case gets in all: {@code reps}, or for a case whose fastest path's median over them is under
+     * {@link #SHORT_CASE_US} µs, {@link #SHORT_CASE_FACTOR}·{@code reps} rounded up to whole periods of {@link #pathAt}'s
+     * order (so that over all of them every path takes every position equally often).
+     */
+    static int repsFor(double fastestMedianUs, int reps, int paths) {
+        if (!(fastestMedianUs < SHORT_CASE_US)) {
+            return reps;
+        }
+        int period = paths % 2 == 0 ? paths : 2 * paths;
+        int want = reps * SHORT_CASE_FACTOR;
+        return (want + period - 1) / period * period;
     }
 
     /**

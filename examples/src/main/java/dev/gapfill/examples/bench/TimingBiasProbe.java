@@ -25,7 +25,8 @@ import java.util.Random;
  * AUTO apart from both custom twins with the twins together means AUTO's call differs on the GPU side; a +20 µs column
  * above custom means the host's time per call shows in the events. Usage (GPU host):
  * {@code java -cp ... dev.gapfill.examples.bench.TimingBiasProbe [reps [trials]]}; prints two tables to stdout (the second:
- * {@link #sweepConfig}).
+ * {@link #sweepConfig}). Both time exactly the repetitions asked for ({@link BenchContext#fixedReps}): the sweeps
+ * themselves extend cases under {@link BenchContext#SHORT_CASE_US} µs since this probe's result.
  */
 public final class TimingBiasProbe {
     private TimingBiasProbe() { }
@@ -78,7 +79,7 @@ public final class TimingBiasProbe {
      * positive: a harness bias shows in both, an AUTO effect in the first only.
      */
     static void sweepConfig(Device dev, int trials, PrintStream out) throws Exception {
-        try (BenchContext ctx = new BenchContext(dev, 5, 30, false, m -> { })) {
+        try (BenchContext ctx = new BenchContext(dev, 5, 30, false, m -> { }).fixedReps()) {
             out.printf("# the sweep's configuration: {vendor, custom, auto} and {vendor, custom, custom'}, 30 repetitions each, %d trials per shape%n", trials);
             out.printf("%-22s %10s %22s %22s%n", "shape", "custom µs", "auto - custom µs (>0)", "custom' - custom µs (>0)");
             Random rnd = new Random(11);
@@ -113,7 +114,7 @@ public final class TimingBiasProbe {
     }
 
     static void run(Device dev, int reps, PrintStream out) throws Exception {
-        try (BenchContext ctx = new BenchContext(dev, 5, reps, false, m -> { })) {
+        try (BenchContext ctx = new BenchContext(dev, 5, reps, false, m -> { }).fixedReps()) {
             out.printf("# TimingBiasProbe: %s, %d repetitions per path, rotating order (BenchContext.timeInterleaved), L2 flushed before each%n",
                     ctx.info().name(), reps);
             out.println("# median µs (p10-p90); custom' and auto' are second lambdas doing the same as custom and auto");

@@ -44,7 +44,7 @@ public final class DemoCmd implements Callable<Integer> {
             try (BenchContext ctx = new BenchContext(Device.cuda(0), WARMUP, DecodeStep.STEPS, quick, m -> {
                 o.println("  " + m);
                 o.flush();
-            })) {
+            }).fixedReps()) {
                 o.println("Demo on " + ctx.info());
                 ctx.ceilings();
                 rows = Demo.run(DemoEnv.gpu(ctx), Demo.Plan.gpu(quick));

@@ -47,7 +47,7 @@ public final class L05MoeLayer {
         System.out.println("05_moe_layer on " + dev + (dev.isCpu() ? " (no GPU: " + Gpu.status().reason() + ")" : "") + ": " + cfg.text()
                 + " T=" + tokens);
         // on a GPU the bench harness owns the stream and times with CUDA events; on the CPU the wall clock does
-        try (BenchContext ctx = dev.isCuda() ? new BenchContext(dev, 3, 20, false, m -> { }) : null) {
+        try (BenchContext ctx = dev.isCuda() ? new BenchContext(dev, 3, 20, false, m -> { }).fixedReps() : null) {
             DemoEnv env = ctx != null ? DemoEnv.gpu(ctx) : DemoEnv.cpu(5, m -> { });
             Stream s = env.stream();
             try (Weights w = Weights.random(cfg, dev, 5); Tokens in = Tokens.random(cfg, tokens, dev, 6);

@@ -44,7 +44,7 @@ public final class L06DecodeStep {
                 : new DecodeStep.Config(2, 128, 8, 2, 64, 16, DType.BF16);
         System.out.println("06_decode_step on " + dev + (dev.isCpu() ? " (no GPU: " + Gpu.status().reason() + ")" : "") + ": "
                 + cfg.text() + ", " + DecodeStep.STEPS + " steps");
-        try (BenchContext ctx = dev.isCuda() ? new BenchContext(dev, 3, DecodeStep.STEPS, false, m -> { }) : null) {
+        try (BenchContext ctx = dev.isCuda() ? new BenchContext(dev, 3, DecodeStep.STEPS, false, m -> { }).fixedReps() : null) {
             DemoEnv env = ctx != null ? DemoEnv.gpu(ctx) : DemoEnv.cpu(DecodeStep.STEPS, m -> { });
             Stream s = env.stream();
             try (DecodeStep d = DecodeStep.random(cfg, dev, 6);

@@ -5,6 +5,7 @@ import org.junit.jupiter.api.Test;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The host-side arithmetic of BenchContext (no GPU). */
 class BenchContextTest {
@@ -54,6 +55,23 @@ class BenchContextTest {
         }
         assertArrayEquals(new int[] {0, 3, 1, 2}, row0);
         assertArrayEquals(new int[] {1, 0, 2, 3}, row1);
+    }
+
+    @Test void shortCasesGetMoreRepetitionsInWholePeriodsOfTheOrder() {
+        assertEquals(30, BenchContext.repsFor(BenchContext.SHORT_CASE_US, 30, 3), "at the limit: not short");
+        assertEquals(30, BenchContext.repsFor(250.0, 30, 3));
+        assertEquals(30, BenchContext.repsFor(Double.NaN, 30, 3), "no median: as before");
+        assertEquals(150, BenchContext.repsFor(4.2, 30, 3));   // period 6
+        assertEquals(152, BenchContext.repsFor(4.2, 30, 4));   // period 4: 150 rounded up
+        assertEquals(154, BenchContext.repsFor(19.9, 30, 7));  // period 14
+        for (int p = 1; p <= 8; p++) {
+            int period = p % 2 == 0 ? p : 2 * p;
+            for (int reps : new int[] {1, 10, 30, 31}) {
+                int total = BenchContext.repsFor(3.0, reps, p);
+                assertEquals(0, total % period, "p=" + p + " reps=" + reps);
+                assertTrue(total >= reps * BenchContext.SHORT_CASE_FACTOR && total < reps * BenchContext.SHORT_CASE_FACTOR + period);
+            }
+        }
     }
 
     @Test void readLineFitIsTheLeastSquaresLineOfNoisyPoints() {
