@@ -5,6 +5,7 @@ import dev.gapfill.core.Device;
 import dev.gapfill.core.Gpu;
 import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
+import dev.gapfill.examples.bench.HostTensors;
 import dev.gapfill.ops.Backend;
 import dev.gapfill.ops.Bmm;
 import dev.gapfill.ops.BmmHeuristics;
@@ -72,14 +73,6 @@ public final class BmmCheck implements OpChecks.OpCheck {
     }
 
     private static Tensor random(DType dt, Random rnd, long... shape) {
-        long n = 1;
-        for (long d : shape) {
-            n *= d;
-        }
-        float[] f = new float[(int) n];
-        for (int i = 0; i < f.length; i++) {
-            f[i] = rnd.nextFloat() * 2 - 1;
-        }
-        return Tensor.of(Device.CPU, dt, f, shape);
+        return HostTensors.uniform(dt, rnd, shape);
     }
 }

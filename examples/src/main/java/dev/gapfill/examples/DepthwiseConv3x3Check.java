@@ -4,11 +4,12 @@ import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
 import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
+import dev.gapfill.examples.bench.HostTensors;
 import dev.gapfill.ops.Backend;
-import dev.gapfill.ops.DepthwiseConv3x3;
 import dev.gapfill.ops.DepthwiseConv3x3.Activation;
 import dev.gapfill.ops.DepthwiseConv3x3.Layout;
 import dev.gapfill.ops.DepthwiseConv3x3.Options;
+import dev.gapfill.ops.DepthwiseConv3x3;
 import dev.gapfill.verify.DepthwiseConv3x3Verification;
 import dev.gapfill.verify.Verdict;
 
@@ -74,14 +75,6 @@ public final class DepthwiseConv3x3Check implements OpChecks.OpCheck {
     }
 
     private static Tensor random(DType dt, Random rnd, long... shape) {
-        long n = 1;
-        for (long d : shape) {
-            n *= d;
-        }
-        float[] f = new float[(int) n];
-        for (int i = 0; i < f.length; i++) {
-            f[i] = rnd.nextFloat() * 2 - 1;
-        }
-        return Tensor.of(Device.CPU, dt, f, shape);
+        return HostTensors.uniform(dt, rnd, shape);
     }
 }

@@ -4,10 +4,11 @@ import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
 import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
+import dev.gapfill.examples.bench.HostTensors;
 import dev.gapfill.ops.Backend;
-import dev.gapfill.ops.GroupedGemm;
 import dev.gapfill.ops.GroupedGemm.Options;
 import dev.gapfill.ops.GroupedGemm.WeightLayout;
+import dev.gapfill.ops.GroupedGemm;
 import dev.gapfill.ops.reference.GroupedGemmReference;
 import dev.gapfill.verify.Tolerance;
 import dev.gapfill.verify.Verdict;
@@ -92,14 +93,6 @@ public final class GroupedGemmCheck implements OpChecks.OpCheck {
     }
 
     private static Tensor random(Random rnd, DType dt, long... shape) {
-        long n = 1;
-        for (long d : shape) {
-            n *= d;
-        }
-        float[] f = new float[(int) n];
-        for (int i = 0; i < f.length; i++) {
-            f[i] = rnd.nextFloat() * 2 - 1;
-        }
-        return Tensor.of(Device.CPU, dt, f, shape);
+        return HostTensors.uniform(dt, rnd, shape);
     }
 }

@@ -139,14 +139,6 @@ public final class DepthwiseConv3x3Bench implements BenchSuite {
 
     /** Uniform values in [-1, 1) rounded to {@code dt}, on the host. */
     private static Tensor random(DType dt, Random rnd, long... shape) {
-        long n = 1;
-        for (long d : shape) {
-            n *= d;
-        }
-        float[] f = new float[(int) n];
-        for (int i = 0; i < f.length; i++) {
-            f[i] = rnd.nextFloat() * 2 - 1;
-        }
-        return Tensor.of(Device.CPU, dt, f, shape);
+        return HostTensors.uniform(dt, rnd, shape);
     }
 }
