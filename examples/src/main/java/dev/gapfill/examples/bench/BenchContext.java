@@ -125,15 +125,6 @@ public final class BenchContext implements AutoCloseable {
      * (int8Mm's: its output's); ops whose sweep has no dtype axis (moe_route, host_overhead) run whole. The result files
      * record the filter, and the report judges targets on such a file as on a quick one: "met on these rows" at most.
      */
-    /**
-     * Every case gets exactly {@code reps} repetitions, no {@link #SHORT_CASE_FACTOR} extension: for the demo and the
-     * lessons, whose text names their count (one repetition per decode step), and for TimingBiasProbe.
-     */
-    public BenchContext fixedReps() {
-        this.fixedReps = true;
-        return this;
-    }
-
     public BenchContext onlyDtypes(java.util.Set<DType> only) {
         this.dtypes = java.util.Set.copyOf(only);
         return this;
@@ -144,6 +135,15 @@ public final class BenchContext implements AutoCloseable {
 
     /** The dtype filter, sorted by name; empty when the sweeps are whole. */
     public java.util.List<String> dtypeFilter() { return dtypes.stream().map(DType::name).sorted().toList(); }
+
+    /**
+     * Every case gets exactly {@code reps} repetitions, no {@link #SHORT_CASE_FACTOR} extension: for the demo and the
+     * lessons, whose text names their count (one repetition per decode step), and for TimingBiasProbe.
+     */
+    public BenchContext fixedReps() {
+        this.fixedReps = true;
+        return this;
+    }
 
     public int reps() { return reps; }
 
@@ -215,7 +215,7 @@ public final class BenchContext implements AutoCloseable {
     }
 
     /**
-     * Times each path {@code reps} times, interleaved (for each repetition: flush, a path, flush, the next path, ...), in
+     * Times each path {@code reps} times ({@link #repsFor}: more for short cases unless {@link #fixedReps}), interleaved (for each repetition: flush, a path, flush, the next path, ...), in
      * an order that changes every repetition ({@link #pathAt}), after {@code warmup} untimed rounds. Every path must
      * enqueue its work on {@link #stream()}.
      *
@@ -307,9 +307,14 @@ public final class BenchContext implements AutoCloseable {
         if (!(fastestMedianUs < SHORT_CASE_US)) {
             return reps;
         }
-        int period = paths % 2 == 0 ? paths : 2 * paths;
+        int period = period(paths);
         int want = reps * SHORT_CASE_FACTOR;
         return (want + period - 1) / period * period;
+    }
+
+    /** Repetitions in one period of {@link #pathAt}'s order: the path count if even, twice it if odd. */
+    static int period(int paths) {
+        return paths % 2 == 0 ? paths : 2 * paths;
     }
 
     /**
@@ -320,8 +325,7 @@ public final class BenchContext implements AutoCloseable {
      * of the second half of an odd period are reversed.
      */
     static int pathAt(int rep, int slot, int paths) {
-        int period = paths % 2 == 0 ? paths : 2 * paths;
-        int row = rep % period;
+        int row = rep % period(paths);
         int j = row < paths ? slot : paths - 1 - slot;
         int base = j % 2 == 0 ? j / 2 : paths - (j + 1) / 2;
         return (base + row) % paths;
