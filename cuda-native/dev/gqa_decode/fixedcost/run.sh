@@ -11,7 +11,7 @@ OUT=${OUT:-}
 [ -n "$OUT" ] && mkdir -p "$OUT"
 b=$(mktemp -d /tmp/gqa_fixedcost.XXXXXX)
 # decode_fc.cu = the variants' base decode_mma.cu (sha1 14cc70ce5bd7) + decode_fc.patch (kept as a patch so the tree holds one
-# copy of the kernel). Since the S2 ticket shipped (ship_acqrel.patch), the base is the tree's file with unship_acqrel.patch
+# copy of the kernel). Since the S2 ticket shipped (3e2769d), the base is the tree's file with unship_acqrel.patch
 # applied; A (shipped.cu) stays the tree's kernel, so A is now S2's code and S2/A measures run-to-run spread.
 base="$src/gqa_decode/decode_mma.cu"
 if [ "$(sha1sum "$base" | cut -c1-12)" != 14cc70ce5bd7 ]; then
