@@ -12,7 +12,8 @@ OUT=${OUT:-}
 b=$(mktemp -d /tmp/gqa_fixedcost.XXXXXX)
 # decode_fc.cu = the variants' base decode_mma.cu (sha1 14cc70ce5bd7) + decode_fc.patch (kept as a patch so the tree holds one
 # copy of the kernel). Since the S2 ticket shipped (3e2769d), the base is the tree's file with unship_acqrel.patch
-# applied; A (shipped.cu) stays the tree's kernel, so A is now S2's code and S2/A measures run-to-run spread.
+# applied (it also takes back the WARPS template parameter and the w8 d64 kernels, where the tree has them); A (shipped.cu)
+# stays the tree's kernel, so A is now S2's code and S2/A measures run-to-run spread.
 base="$src/gqa_decode/decode_mma.cu"
 if [ "$(sha1sum "$base" | cut -c1-12)" != 14cc70ce5bd7 ]; then
   python3 "$here/../../common/apply_patch.py" "$base" "$here/unship_acqrel.patch" "$b/decode_mma_base.cu" || exit 3

@@ -10,6 +10,8 @@
 //
 // Structure (gqa_decode_mma_<t>_d<D>): grid (split, kv head × head tile, b), 128 threads = 4 warps, dynamic shared
 // memory = the q tile [16, D] + per warp a ring of NST stages of one 16-key K tile and one V tile ([16, D] each).
+// gqa_decode_mma_w8_<t>_d64 is the same code with 8 warps (256 threads; the block walks 128 keys at a time, the warp
+// merge runs over 8 entries), which GqaDecodeHeuristics.splits runs at D = 64 with half the splits.
 //   * The split's key range [split·chunk, min((split+1)·chunk, len_b)) is cut into 16-key tiles, dealt round-robin
 //     to the 4 warps (so the block walks 64 consecutive keys at a time). Each warp runs its own cp.async ring
 //     (NST−1 tiles in flight while it computes one; only __syncwarp, no block barrier in the loop). Rows past the
@@ -31,8 +33,8 @@
 // Lengths are clamped to [0, maxLen]; len_b = 0 gives zeros and lse = −inf (split 0 writes them).
 // Page numbers are trusted (not range-checked on the device). Limits: q/o/K/V 16-byte aligned; B ≤ 65535,
 // Hkv·ceil(G/16) ≤ 65535; splits ≤ 256; q/o element counts < 2^31, cache offsets 64-bit.
-// Registers (ptxas, sm_90a, nvcc 13.0): d64 96, d128 122, d256 228, no spills; dynamic shared memory 66 / 100 / 136 KiB (H100:
-// 3 / 2 / 1 blocks per SM). The split count (GqaDecodeHeuristics.splits) aims at an even number of keys per SM.
+// Registers (ptxas, sm_90a, nvcc 13.0): d64 96, d128 122, d256 228, w8 d64 100, no spills; dynamic shared memory 66 / 100 /
+// 136 KiB, w8 d64 130 KiB (H100: 3 / 2 / 1 blocks per SM, w8 1). The split count (GqaDecodeHeuristics.splits) aims at an even number of keys per SM.
 // Measured (H100 80GB HBM3 SXM, 132 SMs, driver 580.159, copy 3031 GB/s, L2 flushed by a read before every
 // repetition; harness cuda-native/dev/gqa_decode, output h100-decode_mma.txt; the load addressing
 // changed since, see ab/h100-*-issue.txt, which kept every output bit for bit):
@@ -60,18 +62,21 @@ constexpr float kLn2 = 0.6931471805599453f;
 
 // Stages of each warp's ring: 4 × 4 KiB (D=64), 3 × 8 KiB (D=128), 2 × 16 KiB (D=256) of K+V per warp.
 template <int D> constexpr int default_stages() { return D == 64 ? 4 : D == 128 ? 3 : 2; }
-template <int D, int STAGES = default_stages<D>()> struct Cfg {
+// WARPS: warps per block (4; 8 for the d64 wide kernels, which a plan runs with half the splits).
+template <int D, int STAGES = default_stages<D>(), int WARPS = kWarps> struct Cfg {
+    static_assert(STAGES >= 2, "a ring needs two stages (one in flight while one is computed)");
     static constexpr int NST = STAGES;
     static constexpr int CPR = D / 8;                      // 16-byte chunks per row
     static constexpr int TILE_BYTES = kKeys * D * 2;       // one K (or V) tile
     static constexpr int Q_BYTES = kRows * D * 2;
     static constexpr int STAGE_BYTES = 2 * TILE_BYTES;     // K then V
     static constexpr int WARP_BYTES = NST * STAGE_BYTES;
-    static constexpr int SMEM = Q_BYTES + kWarps * WARP_BYTES;
+    static constexpr int SMEM = Q_BYTES + WARPS * WARP_BYTES;
     // merge scratch, reusing the rings: o [warps][16][D] f32, m and l [warps][16], split weights [16][kMaxSplits]
-    static constexpr int MERGE_O = kWarps * kRows * D * 4;
-    static constexpr int MERGE_BYTES = MERGE_O + 2 * kWarps * kRows * 4 + kRows * kMaxSplits * 4;
-    static_assert(MERGE_BYTES <= kWarps * WARP_BYTES, "merge scratch fits in the rings");
+    static constexpr int MERGE_O = WARPS * kRows * D * 4;
+    static constexpr int MERGE_BYTES = MERGE_O + 2 * WARPS * kRows * 4 + kRows * kMaxSplits * 4;
+    static_assert(MERGE_BYTES <= WARPS * WARP_BYTES, "merge scratch fits in the rings");
+    static_assert(SMEM <= 163 * 1024, "fits an A100's opt-in shared memory per block (the least of sm_80+)");
 };
 
 struct Args {
@@ -134,14 +139,18 @@ template <> struct Mma<__nv_bfloat16> {
     }
 };
 
-template <typename T, int D, int STAGES = default_stages<D>()>
+template <typename T, int D, int WARPS = kWarps, int STAGES = default_stages<D>()>
 __device__ __forceinline__ void body(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                                      const int* __restrict__ table, const int* __restrict__ lens, T* __restrict__ out,
                                      float* __restrict__ lse, float* __restrict__ part_o, float* __restrict__ part_lse,
                                      int* __restrict__ counters, const Args a) {
     static_assert(sizeof(T) == 2, "K/V are 16-bit");
     static_assert(D == 64 || D == 128 || D == 256, "head dim must be 64, 128 or 256");
-    using C = Cfg<D, STAGES>;
+    // This block's warps and threads. They shadow the namespace's defaults (4 warps), so every use below (q load,
+    // tile dealing, table batches, warp merge, split merge) follows WARPS.
+    constexpr int kWarps = WARPS;
+    constexpr int kThreads = 32 * WARPS;
+    using C = Cfg<D, STAGES, WARPS>;
     constexpr int NST = C::NST;
     constexpr int CPR = C::CPR;
     constexpr int KS = D / 16;   // k-steps of S = Q·Kᵀ, and n8-tile pairs of O
@@ -159,8 +168,9 @@ __device__ __forceinline__ void body(const T* __restrict__ q, const T* __restric
 
     // q tile [16, D] (rows ≥ G zero) into registers first, so its latency overlaps the length read and the first
     // K/V requests; it goes to shared memory after the ring is primed.
-    constexpr int QV = kRows * CPR / kThreads;  // 16-byte q chunks per thread
-    static_assert(QV >= 1 && kRows * CPR % kThreads == 0, "q tile split evenly over the block");
+    constexpr int QN = kRows * CPR;                     // 16-byte chunks of the q tile
+    constexpr int QV = (QN + kThreads - 1) / kThreads;  // per thread
+    static_assert(QN % kThreads == 0 || QN < kThreads, "q tile split evenly over the block, or at most one chunk per thread");
     const int rows = min(kRows, a.g - tile * kRows);  // real heads in this tile
     const size_t bh0 = (size_t)b * a.hq + (size_t)kvh * a.g + (size_t)tile * kRows;  // first head of the tile
     uint4 qv[QV];
@@ -265,7 +275,8 @@ __device__ __forceinline__ void body(const T* __restrict__ q, const T* __restric
 #pragma unroll
     for (int j = 0; j < QV; ++j) {
         const int i = j * kThreads + tid;
-        *reinterpret_cast<uint4*>(s_q + swz<D>(i / CPR, i % CPR)) = qv[j];
+        if (QN % kThreads == 0 || i < QN)  // more threads than q chunks: the rest store nothing (their qv is 0)
+            *reinterpret_cast<uint4*>(s_q + swz<D>(i / CPR, i % CPR)) = qv[j];
     }
     __syncthreads();  // the q tile is visible to every warp
 
@@ -502,20 +513,24 @@ __device__ __forceinline__ void body(const T* __restrict__ q, const T* __restric
 
 }  // namespace gqa_mma
 
-#define GQA_MMA_KERNEL(NAME, T, D)                                                                                   \
-    extern "C" __global__ void __launch_bounds__(gqa_mma::kThreads) NAME(                                            \
+#define GQA_MMA_KERNEL(NAME, T, D, WARPS)                                                                            \
+    extern "C" __global__ void __launch_bounds__(32 * (WARPS)) NAME(                                                 \
         const T* q, const T* k, const T* v, const int* table, const int* lens, T* out, float* lse, float* part_o,  \
         float* part_lse, int* counters, int hq, int hkv, int g, int head_tiles, int splits, int chunk, int max_len, \
         int max_pages, int page_shift, long long stride_b, long long stride_h, long long stride_l,                \
         long long page_stride, float scale_log2) {                                                                \
         const gqa_mma::Args a{hq,       hkv,        g,        head_tiles, splits,   chunk,       max_len,          \
                               max_pages, page_shift, stride_b, stride_h,   stride_l, page_stride, scale_log2};     \
-        gqa_mma::body<T, D>(q, k, v, table, lens, out, lse, part_o, part_lse, counters, a);                        \
+        gqa_mma::body<T, D, WARPS>(q, k, v, table, lens, out, lse, part_o, part_lse, counters, a);                 \
     }
 
-GQA_MMA_KERNEL(gqa_decode_mma_f16_d64, __half, 64)
-GQA_MMA_KERNEL(gqa_decode_mma_f16_d128, __half, 128)
-GQA_MMA_KERNEL(gqa_decode_mma_f16_d256, __half, 256)
-GQA_MMA_KERNEL(gqa_decode_mma_bf16_d64, __nv_bfloat16, 64)
-GQA_MMA_KERNEL(gqa_decode_mma_bf16_d128, __nv_bfloat16, 128)
-GQA_MMA_KERNEL(gqa_decode_mma_bf16_d256, __nv_bfloat16, 256)
+GQA_MMA_KERNEL(gqa_decode_mma_f16_d64, __half, 64, 4)
+GQA_MMA_KERNEL(gqa_decode_mma_f16_d128, __half, 128, 4)
+GQA_MMA_KERNEL(gqa_decode_mma_f16_d256, __half, 256, 4)
+GQA_MMA_KERNEL(gqa_decode_mma_bf16_d64, __nv_bfloat16, 64, 4)
+GQA_MMA_KERNEL(gqa_decode_mma_bf16_d128, __nv_bfloat16, 128, 4)
+GQA_MMA_KERNEL(gqa_decode_mma_bf16_d256, __nv_bfloat16, 256, 4)
+// 8 warps (256 threads, 130 KiB of shared memory: one block per SM) at D = 64, run with half the plan's splits
+// (GqaDecodeHeuristics.splits): more of the merge happens inside the block, fewer partials cross the global ticket.
+GQA_MMA_KERNEL(gqa_decode_mma_w8_f16_d64, __half, 64, 8)
+GQA_MMA_KERNEL(gqa_decode_mma_w8_bf16_d64, __nv_bfloat16, 64, 8)

@@ -15,6 +15,8 @@ import dev.gapfill.core.UnsupportedShapeException;
 public final class GqaDecodeHeuristics {
     /** Threads per block of the custom kernel (decode_mma.cu kThreads: 4 warps). */
     public static final int THREADS = 128;
+    /** Warps per block of the D = 64 wide kernels ({@code gqa_decode_mma_w8_*_d64}), which run with half the splits. */
+    public static final int WIDE_WARPS = 8;
     /** Query heads per block (the mma M dimension): G > 16 uses ceil(G/16) head tiles. */
     public static final int HEAD_TILE = 16;
     /** Keys per split are a multiple of this (4 warps × 16-key tiles). */
@@ -49,16 +51,32 @@ public final class GqaDecodeHeuristics {
      * 16-key K and V tiles. D=64: 67 584 B, D=128: 102 400 B, D=256: 139 264 B (needs the opt-in limit of sm_80+).
      */
     public static int sharedBytes(int headDim) {
-        return HEAD_TILE * headDim * 2 + 4 * stages(headDim) * 2 * 16 * headDim * 2;
+        return sharedBytes(headDim, THREADS / 32);
+    }
+
+    /** As {@link #sharedBytes(int)} for a block of {@code warps} warps (decode_mma.cu Cfg&lt;D, stages, WARPS&gt;::SMEM). */
+    public static int sharedBytes(int headDim, int warps) {
+        return HEAD_TILE * headDim * 2 + warps * stages(headDim) * 2 * 16 * headDim * 2;
     }
 
     /**
-     * How the custom kernel splits each (sequence, KV head, head tile) range.
+     * How the custom kernel splits each (sequence, KV head, head tile) range, and with how many warps per block.
      *
      * @param splits blocks per (sequence, KV head, head tile); 1 writes o directly, more merge in the last block
      * @param chunk  keys per split (a multiple of {@link #CHUNK_ALIGN}); split s covers [s·chunk, (s+1)·chunk)
+     * @param warps  warps per block: 4, or {@link #WIDE_WARPS} for the D = 64 wide kernels
      */
-    public record Split(int splits, int chunk) {}
+    public record Split(int splits, int chunk, int warps) {
+        /** A split of 4-warp blocks. */
+        public Split(int splits, int chunk) {
+            this(splits, chunk, THREADS / 32);
+        }
+
+        /** Threads per block. */
+        public int threads() {
+            return 32 * warps;
+        }
+    }
 
     /**
      * Split count: the s ≤ {@link #MAX_SPLITS} minimising ceil(ctas·s / SMs) · (chunk(s) + {@link #BLOCK_OVERHEAD_KEYS}),
@@ -67,8 +85,28 @@ public final class GqaDecodeHeuristics {
      * bandwidth (harness: splitting B=1 32/8 L=8192 into 32 blocks per KV head, two per SM, measured 21.6 µs against
      * 20.2 for 16). Worked examples on 132 SMs: B=1 Hkv=8 L=8192: s=16 (chunk 512, 128 blocks); B=8 Hkv=8 L=4096: s=2;
      * B=16 Hkv=8 L=8192: s=1.
+     *
+     * <p>At D = 64, where that count is 2 or more and the device fits the block ({@link #sharedBytes(int, int)}: 130 KiB),
+     * the plan takes {@link #WIDE_WARPS}-warp blocks with half the splits (rounded, at least 1): the same warps in
+     * flight per SM, and half the partials through the global ticket and the last block's merge. Fixed-cost harness
+     * on the H100 (cuda-native/dev/gqa_decode/fixedcost/h100-a795d45.txt, 16/2 d64 × B ∈ {1, 4, 16} × L ∈ {512, 2048,
+     * 8192} × BHLD, paged16): 0.84–1.00× the time of the 4-warp kernel with the same acq_rel ticket (S2, as shipped
+     * since 3e2769d) at the plan's count on all 18 rows (B=1 L=2048 BHLD 9.06 against 10.11 µs; B=16 L=8192 paged16
+     * 39.81 against 39.78). At D = 128 the same change lost on the smallest rows (B=1 L=512 32/8: 9.95 against 9.34
+     * µs), so it stays with 4 warps there.
      */
     public static Split splits(GqaDecode.Problem p, DeviceInfo info) {
+        Split base = narrowSplits(p, info);
+        if (p.headDim() != 64 || base.splits() < 2
+                || info.smemPerBlockOptin() > 0 && sharedBytes(64, WIDE_WARPS) > info.smemPerBlockOptin()) {
+            return base;
+        }
+        int chunk = chunkFor(p.maxLen(), (base.splits() + 1) / 2);
+        return new Split((p.maxLen() + chunk - 1) / chunk, chunk, WIDE_WARPS);
+    }
+
+    /** The split count of 4-warp blocks (the cost model above). */
+    static Split narrowSplits(GqaDecode.Problem p, DeviceInfo info) {
         long ctas = (long) p.batch() * p.kvHeads() * headTiles(p.groupSize());
         int sms = Math.max(1, info.smCount());
         int maxLen = p.maxLen();
@@ -148,7 +186,8 @@ public final class GqaDecodeHeuristics {
         String noCustom = customUnsupported(p, info);
         String noVendor = vendorUnsupported(p, info);
         Split s = splits(p, info);
-        String variant = "decode_mma_d" + p.headDim() + "_h16x" + headTiles(p.groupSize()) + "_s" + s.splits();
+        String variant = "decode_mma_" + (s.warps() == WIDE_WARPS ? "w8_" : "") + "d" + p.headDim() + "_h16x" + headTiles(p.groupSize())
+                + "_s" + s.splits();
         switch (requested) {
             case CUSTOM:
                 if (noCustom != null) {

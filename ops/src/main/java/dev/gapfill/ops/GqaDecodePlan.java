@@ -102,7 +102,8 @@ public final class GqaDecodePlan implements AutoCloseable {
                 long bhq = (long) problem.batch() * problem.qHeads();
                 if (decision.backend() == Backend.CUSTOM) {
                     sp = GqaDecodeHeuristics.splits(problem, cd.info());
-                    sf = MMA.function(cd, "gqa_decode_mma_" + t + "_d" + problem.headDim());
+                    sf = MMA.function(cd, "gqa_decode_mma_" + (sp.warps() == GqaDecodeHeuristics.WIDE_WARPS ? "w8_" : "") + t + "_d"
+                            + problem.headDim());
                     if (sp.splits() > 1) {
                         po = Tensor.empty(device, DType.F32, s, bhq * sp.splits() * problem.headDim());
                         pl = Tensor.empty(device, DType.F32, s, bhq * sp.splits());
@@ -180,6 +181,9 @@ public final class GqaDecodePlan implements AutoCloseable {
 
     /** Keys per split. */
     public int chunk() { return split.chunk(); }
+
+    /** Warps per block of the custom kernel (4, or 8 for the D = 64 wide kernels); 4 for the vendor path. */
+    public int warps() { return split.warps(); }
 
     /** The softmax scale in use. */
     public double scale() { return scale; }
@@ -356,8 +360,8 @@ public final class GqaDecodePlan implements AutoCloseable {
         int tiles = GqaDecodeHeuristics.headTiles(g);
         long[] st = strides(cache.k());
         float scaleLog2 = (float) (scale * LOG2E);
-        splitFn.launch(s, split.splits(), p.kvHeads() * tiles, p.batch(), GqaDecodeHeuristics.THREADS, 1, 1,
-                GqaDecodeHeuristics.sharedBytes(p.headDim()),
+        splitFn.launch(s, split.splits(), p.kvHeads() * tiles, p.batch(), split.threads(), 1, 1,
+                GqaDecodeHeuristics.sharedBytes(p.headDim(), split.warps()),
                 KernelArgs.begin().ptr(q).ptr(cache.k()).ptr(cache.v()).ptr(cache.blockTable()).ptr(lens).ptr(out).ptr(lse)
                         .ptr(partO).ptr(partLse).ptr(counters).i32(p.qHeads()).i32(p.kvHeads()).i32(g).i32(tiles)
                         .i32(split.splits()).i32(split.chunk()).i32(p.maxLen()).i32(p.maxPages()).i32(pageShift())
@@ -475,6 +479,6 @@ public final class GqaDecodePlan implements AutoCloseable {
     public boolean isClosed() { return closed; }
 
     @Override public String toString() {
-        return "GqaDecodePlan(" + p + ", " + decision + ", splits " + split.splits() + "×" + split.chunk() + ")";
+        return "GqaDecodePlan(" + p + ", " + decision + ", splits " + split.splits() + "×" + split.chunk() + ", " + split.warps() + " warps)";
     }
 }

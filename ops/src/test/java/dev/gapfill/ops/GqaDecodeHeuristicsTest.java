@@ -36,6 +36,9 @@ class GqaDecodeHeuristicsTest {
         assertEquals(67_584, GqaDecodeHeuristics.sharedBytes(64));
         assertEquals(102_400, GqaDecodeHeuristics.sharedBytes(128));
         assertEquals(139_264, GqaDecodeHeuristics.sharedBytes(256));
+        // the D = 64 wide kernel: 8 warps × 4 stages (decode_mma.cu Cfg<64, 4, 8>::SMEM), one block per SM
+        assertEquals(133_120, GqaDecodeHeuristics.sharedBytes(64, GqaDecodeHeuristics.WIDE_WARPS));
+        assertEquals(GqaDecodeHeuristics.sharedBytes(128), GqaDecodeHeuristics.sharedBytes(128, 4));
     }
 
     @Test void workedSplitExamples() {
@@ -51,8 +54,10 @@ class GqaDecodeHeuristicsTest {
         // B=16 32/8 L=8192: s1 = 178.6 us (s2 183.1); B=64 L=2048: s1 = 181.0 (s2 188.5)
         assertEquals(1, GqaDecodeHeuristics.splits(bhld(16, 32, 8, 128, 8192), H100).splits());
         assertEquals(1, GqaDecodeHeuristics.splits(bhld(64, 32, 8, 128, 2048), H100).splits());
-        // 16/2 d64 B=4 L=8192: s16 = 15.2 us (s12 16.2, s32 16.4)
-        assertEquals(new GqaDecodeHeuristics.Split(16, 512), GqaDecodeHeuristics.splits(bhld(4, 16, 2, 64, 8192), H100));
+        // 16/2 d64 B=4 L=8192: s16 = 15.2 us (s12 16.2, s32 16.4) with 4 warps; the plan takes 8-warp blocks with half
+        // of that (fixed-cost harness at a795d45: 15.87 us at 8 splits against 16.67 for 4 warps at 16, same ticket)
+        assertEquals(new GqaDecodeHeuristics.Split(16, 512), GqaDecodeHeuristics.narrowSplits(bhld(4, 16, 2, 64, 8192), H100));
+        assertEquals(new GqaDecodeHeuristics.Split(8, 1024, 8), GqaDecodeHeuristics.splits(bhld(4, 16, 2, 64, 8192), H100));
         // fewer SMs on the A100: B=1 32/8 L=8192 takes 13 splits of 640 keys (104 blocks on 108 SMs)
         assertEquals(new GqaDecodeHeuristics.Split(13, 640), GqaDecodeHeuristics.splits(bhld(1, 32, 8, 128, 8192), A100));
     }
@@ -63,6 +68,39 @@ class GqaDecodeHeuristicsTest {
         Problem p = bhld(b, hkv * g, hkv, 128, len);
         GqaDecodeHeuristics.Split s = GqaDecodeHeuristics.splits(p, H100);
         assertTrue(s.splits() >= 1 && s.splits() <= GqaDecodeHeuristics.MAX_SPLITS, s.toString());
+        assertEquals(0, s.chunk() % GqaDecodeHeuristics.CHUNK_ALIGN, s.toString());
+        assertTrue((long) s.splits() * s.chunk() >= len, "splits must cover maxLen: " + s);
+        assertTrue((long) (s.splits() - 1) * s.chunk() < len, "no split may start past maxLen: " + s);
+    }
+
+    @Test void wideBlocksOnlyAtD64WithSplitsToHalve() {
+        // B=1 16/2 d64 L=2048: 32 splits of 64 keys with 4 warps, 16 of 128 with 8 (harness: 9.06 us against 10.11)
+        assertEquals(new GqaDecodeHeuristics.Split(32, 64), GqaDecodeHeuristics.narrowSplits(bhld(1, 16, 2, 64, 2048), H100));
+        assertEquals(new GqaDecodeHeuristics.Split(16, 128, 8), GqaDecodeHeuristics.splits(bhld(1, 16, 2, 64, 2048), H100));
+        // two splits halve to one: no ticket at all
+        GqaDecodeHeuristics.Split two = GqaDecodeHeuristics.narrowSplits(bhld(16, 16, 2, 64, 8192), H100);
+        assertEquals(4, two.splits());
+        assertEquals(new GqaDecodeHeuristics.Split(2, 4096, 8), GqaDecodeHeuristics.splits(bhld(16, 16, 2, 64, 8192), H100));
+        // one split stays a 4-warp block (8 warps would leave one block of 256 threads per SM instead of three of 128)
+        assertEquals(new GqaDecodeHeuristics.Split(1, 8192), GqaDecodeHeuristics.splits(bhld(132, 16, 1, 64, 8192), H100));
+        // D = 128 and 256 keep 4 warps
+        assertEquals(4, GqaDecodeHeuristics.splits(bhld(1, 32, 8, 128, 8192), H100).warps());
+        assertEquals(4, GqaDecodeHeuristics.splits(bhld(1, 64, 8, 256, 8192), H100).warps());
+        // a device whose opt-in shared memory is below the wide block's 133 120 B keeps 4 warps
+        DeviceInfo small = new DeviceInfo(0, "an sm_86 GPU", 8, 6, 84, 6L << 20, 99L << 10, 100L << 10, 48L << 30, 13000, 13000, 130100, 91400);
+        assertEquals(4, GqaDecodeHeuristics.splits(bhld(1, 16, 2, 64, 2048), small).warps());
+        // the variant names the wide kernel
+        assertTrue(GqaDecodeHeuristics.decide(bhld(1, 16, 2, 64, 2048), H100, Backend.AUTO).variant().startsWith("decode_mma_w8_d64_h16x1_s16"));
+    }
+
+    @Property(tries = 300)
+    void wideSplitsCoverTheRangeExactly(@ForAll @IntRange(min = 1, max = 64) int b, @ForAll @IntRange(min = 1, max = 32) int hkv,
+                                        @ForAll @IntRange(min = 1, max = 40) int g, @ForAll @IntRange(min = 1, max = 200_000) int len) {
+        Problem p = bhld(b, hkv * g, hkv, 64, len);
+        GqaDecodeHeuristics.Split s = GqaDecodeHeuristics.splits(p, H100);
+        GqaDecodeHeuristics.Split narrow = GqaDecodeHeuristics.narrowSplits(p, H100);
+        assertEquals(narrow.splits() >= 2 ? GqaDecodeHeuristics.WIDE_WARPS : 4, s.warps(), s + " from " + narrow);
+        assertTrue(s.splits() >= 1 && s.splits() <= narrow.splits(), s + " from " + narrow);
         assertEquals(0, s.chunk() % GqaDecodeHeuristics.CHUNK_ALIGN, s.toString());
         assertTrue((long) s.splits() * s.chunk() >= len, "splits must cover maxLen: " + s);
         assertTrue((long) (s.splits() - 1) * s.chunk() < len, "no split may start past maxLen: " + s);

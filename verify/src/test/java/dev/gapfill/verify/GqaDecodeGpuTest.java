@@ -107,6 +107,23 @@ class GqaDecodeGpuTest {
 
     @Test void d256MatchesTheReference() { sweep(256); }
 
+    @Test void d64WideBlocksOnEveryPageSize() {
+        // D = 64 with splits to halve runs the 8-warp kernel (GqaDecodeHeuristics.splits); its table batches are dealt
+        // over 8 warps, so every page size: 4 (an entry per row), 16 (one per tile), 64, and BLHD; G = 12 pads the tile
+        int[] lens = {1000, 17, 0, 513, 64, 999};
+        GqaDecode.Problem shape = GqaDecode.Problem.contiguous(lens.length, 24, 2, 64, 1000, KvLayout.BHLD, DType.F16);
+        assertEquals(dev.gapfill.ops.GqaDecodeHeuristics.WIDE_WARPS,
+                dev.gapfill.ops.GqaDecodeHeuristics.splits(shape, Gpu.device(GPU).info()).warps(), "the case must reach the wide kernel");
+        for (DType dt : new DType[] {DType.F16, DType.BF16}) {
+            short[] bhld = checkCase(dt + " wide d64 BHLD", dt, 64, 12, 2, KvLayout.BHLD, 16, lens, 1000, Backend.CUSTOM, 64);
+            assertArrayEquals(bhld, checkCase(dt + " wide d64 BLHD", dt, 64, 12, 2, KvLayout.BLHD, 16, lens, 1000, Backend.CUSTOM, 64));
+            for (int page : new int[] {4, 16, 64}) {
+                assertArrayEquals(bhld, checkCase(dt + " wide d64 page " + page, dt, 64, 12, 2, KvLayout.PAGED, page, lens, 1000,
+                        Backend.CUSTOM, 64), dt + " page " + page + ": differs from BHLD");
+            }
+        }
+    }
+
     @Test void headTilesSeveralKvHeadsAndOnePass() {
         // G = 7 and 12 pad the 16-head tile; G = 20 takes two tiles (the second padded), also on page size 4 (one
         // block-table lookup per row instead of per 16-key tile); B·Hkv = 640 blocks takes the splits == 1 path.
