@@ -229,14 +229,7 @@ public final class Tensor implements AutoCloseable {
         if (!dtype.isFloating()) {
             throw new ArgumentException("dtype", "a floating dtype (F32, F16, BF16) for float data", dtype.toString());
         }
-        Tensor t = empty(device, dtype, shape);
-        try {
-            t.copyFrom(data);
-        } catch (RuntimeException e) {
-            t.close();
-            throw e;
-        }
-        return t;
+        return filled(empty(device, dtype, shape), t -> t.copyFrom(data));
     }
 
     /** An I8 tensor holding {@code data}. */
@@ -244,14 +237,7 @@ public final class Tensor implements AutoCloseable {
         checkDeviceAndDtype(device, DType.I8);
         checkShape(shape);
         checkData(data == null ? -1 : data.length, shape);
-        Tensor t = empty(device, DType.I8, shape);
-        try {
-            t.copyFromRaw(ByteBuffer.wrap(data));
-        } catch (RuntimeException e) {
-            t.close();
-            throw e;
-        }
-        return t;
+        return filled(empty(device, DType.I8, shape), t -> t.copyFromRaw(ByteBuffer.wrap(data)));
     }
 
     /** An I32 tensor holding {@code data}. */
@@ -259,9 +245,13 @@ public final class Tensor implements AutoCloseable {
         checkDeviceAndDtype(device, DType.I32);
         checkShape(shape);
         checkData(data == null ? -1 : data.length, shape);
-        Tensor t = empty(device, DType.I32, shape);
+        return filled(empty(device, DType.I32, shape), t -> t.copyFrom(data));
+    }
+
+    /** {@code t} after {@code fill} ran on it; closed (and the failure rethrown) if {@code fill} throws. */
+    private static Tensor filled(Tensor t, java.util.function.Consumer<Tensor> fill) {
         try {
-            t.copyFrom(data);
+            fill.accept(t);
         } catch (RuntimeException e) {
             t.close();
             throw e;
