@@ -54,10 +54,11 @@ class GqaDecodeHeuristicsTest {
         // B=16 32/8 L=8192: s1 = 178.6 us (s2 183.1); B=64 L=2048: s1 = 181.0 (s2 188.5)
         assertEquals(1, GqaDecodeHeuristics.splits(bhld(16, 32, 8, 128, 8192), H100).splits());
         assertEquals(1, GqaDecodeHeuristics.splits(bhld(64, 32, 8, 128, 2048), H100).splits());
-        // 16/2 d64 B=4 L=8192: s16 = 15.2 us (s12 16.2, s32 16.4) with 4 warps; the plan takes 8-warp blocks with half
-        // of that (fixed-cost harness at a795d45: 15.87 us at 8 splits against 16.67 for 4 warps at 16, same ticket)
+        // 16/2 d64 B=4 L=8192: s16 = 15.2 us (s12 16.2, s32 16.4) with 4 warps; chunks of 512 keys are above
+        // WIDE_HALVE_MAX_CHUNK, so 8-warp blocks at the same count (fixed-cost harness at a795d45: 16.06 us against
+        // 16.86 for 4 warps, same ticket)
         assertEquals(new GqaDecodeHeuristics.Split(16, 512), GqaDecodeHeuristics.narrowSplits(bhld(4, 16, 2, 64, 8192), H100));
-        assertEquals(new GqaDecodeHeuristics.Split(8, 1024, 8), GqaDecodeHeuristics.splits(bhld(4, 16, 2, 64, 8192), H100));
+        assertEquals(new GqaDecodeHeuristics.Split(16, 512, 8), GqaDecodeHeuristics.splits(bhld(4, 16, 2, 64, 8192), H100));
         // fewer SMs on the A100: B=1 32/8 L=8192 takes 13 splits of 640 keys (104 blocks on 108 SMs)
         assertEquals(new GqaDecodeHeuristics.Split(13, 640), GqaDecodeHeuristics.splits(bhld(1, 32, 8, 128, 8192), A100));
     }
@@ -73,14 +74,21 @@ class GqaDecodeHeuristicsTest {
         assertTrue((long) (s.splits() - 1) * s.chunk() < len, "no split may start past maxLen: " + s);
     }
 
-    @Test void wideBlocksOnlyAtD64WithSplitsToHalve() {
+    @Test void wideBlocksAtD64HalveOnlySmallChunks() {
         // B=1 16/2 d64 L=2048: 32 splits of 64 keys with 4 warps, 16 of 128 with 8 (harness: 9.06 us against 10.11)
         assertEquals(new GqaDecodeHeuristics.Split(32, 64), GqaDecodeHeuristics.narrowSplits(bhld(1, 16, 2, 64, 2048), H100));
         assertEquals(new GqaDecodeHeuristics.Split(16, 128, 8), GqaDecodeHeuristics.splits(bhld(1, 16, 2, 64, 2048), H100));
-        // two splits halve to one: no ticket at all
-        GqaDecodeHeuristics.Split two = GqaDecodeHeuristics.narrowSplits(bhld(16, 16, 2, 64, 8192), H100);
-        assertEquals(4, two.splits());
-        assertEquals(new GqaDecodeHeuristics.Split(2, 4096, 8), GqaDecodeHeuristics.splits(bhld(16, 16, 2, 64, 8192), H100));
+        // B=4 L=2048: 16 splits of 128 keys halve to 8 of 256, the largest chunk that halves
+        assertEquals(new GqaDecodeHeuristics.Split(16, 128), GqaDecodeHeuristics.narrowSplits(bhld(4, 16, 2, 64, 2048), H100));
+        assertEquals(new GqaDecodeHeuristics.Split(8, 256, 8), GqaDecodeHeuristics.splits(bhld(4, 16, 2, 64, 2048), H100));
+        // two splits of 256 halve to one: no ticket at all
+        assertEquals(new GqaDecodeHeuristics.Split(2, 256), GqaDecodeHeuristics.narrowSplits(bhld(33, 16, 2, 64, 512), H100));
+        assertEquals(new GqaDecodeHeuristics.Split(1, 512, 8), GqaDecodeHeuristics.splits(bhld(33, 16, 2, 64, 512), H100));
+        // chunks above WIDE_HALVE_MAX_CHUNK keep the count: B=16 L=8192, 4 splits of 2048 (halved, lengths in [L/2, L]
+        // took 1.09-1.12x the 4-warp time in the sweep at e240d80); B=1 L=131072, 64 of 2048
+        assertEquals(new GqaDecodeHeuristics.Split(4, 2048), GqaDecodeHeuristics.narrowSplits(bhld(16, 16, 2, 64, 8192), H100));
+        assertEquals(new GqaDecodeHeuristics.Split(4, 2048, 8), GqaDecodeHeuristics.splits(bhld(16, 16, 2, 64, 8192), H100));
+        assertEquals(new GqaDecodeHeuristics.Split(64, 2048, 8), GqaDecodeHeuristics.splits(bhld(1, 16, 2, 64, 131072), H100));
         // one split stays a 4-warp block (8 warps would leave one block of 256 threads per SM instead of three of 128)
         assertEquals(new GqaDecodeHeuristics.Split(1, 8192), GqaDecodeHeuristics.splits(bhld(132, 16, 1, 64, 8192), H100));
         // D = 128 and 256 keep 4 warps
@@ -101,6 +109,11 @@ class GqaDecodeHeuristicsTest {
         GqaDecodeHeuristics.Split narrow = GqaDecodeHeuristics.narrowSplits(p, H100);
         assertEquals(narrow.splits() >= 2 ? GqaDecodeHeuristics.WIDE_WARPS : 4, s.warps(), s + " from " + narrow);
         assertTrue(s.splits() >= 1 && s.splits() <= narrow.splits(), s + " from " + narrow);
+        if (narrow.chunk() > GqaDecodeHeuristics.WIDE_HALVE_MAX_CHUNK) {
+            assertEquals(narrow.splits(), s.splits(), s + " from " + narrow);
+        } else if (narrow.splits() >= 2) {
+            assertTrue(s.splits() <= (narrow.splits() + 1) / 2, "halved: " + s + " from " + narrow);
+        }
         assertEquals(0, s.chunk() % GqaDecodeHeuristics.CHUNK_ALIGN, s.toString());
         assertTrue((long) s.splits() * s.chunk() >= len, "splits must cover maxLen: " + s);
         assertTrue((long) (s.splits() - 1) * s.chunk() < len, "no split may start past maxLen: " + s);

@@ -108,18 +108,30 @@ class GqaDecodeGpuTest {
     @Test void d256MatchesTheReference() { sweep(256); }
 
     @Test void d64WideBlocksOnEveryPageSize() {
-        // D = 64 with splits to halve runs the 8-warp kernel (GqaDecodeHeuristics.splits); its table batches are dealt
-        // over 8 warps, so every page size: 4 (an entry per row), 16 (one per tile), 64, and BLHD; G = 12 pads the tile
-        int[] lens = {1000, 17, 0, 513, 64, 999};
-        GqaDecode.Problem shape = GqaDecode.Problem.contiguous(lens.length, 24, 2, 64, 1000, KvLayout.BHLD, DType.F16);
-        assertEquals(dev.gapfill.ops.GqaDecodeHeuristics.WIDE_WARPS,
-                dev.gapfill.ops.GqaDecodeHeuristics.splits(shape, Gpu.device(GPU).info()).warps(), "the case must reach the wide kernel");
-        for (DType dt : new DType[] {DType.F16, DType.BF16}) {
-            short[] bhld = checkCase(dt + " wide d64 BHLD", dt, 64, 12, 2, KvLayout.BHLD, 16, lens, 1000, Backend.CUSTOM, 64);
-            assertArrayEquals(bhld, checkCase(dt + " wide d64 BLHD", dt, 64, 12, 2, KvLayout.BLHD, 16, lens, 1000, Backend.CUSTOM, 64));
-            for (int page : new int[] {4, 16, 64}) {
-                assertArrayEquals(bhld, checkCase(dt + " wide d64 page " + page, dt, 64, 12, 2, KvLayout.PAGED, page, lens, 1000,
-                        Backend.CUSTOM, 64), dt + " page " + page + ": differs from BHLD");
+        // D = 64 with 2 or more splits runs the 8-warp kernel (GqaDecodeHeuristics.splits): with half the splits where
+        // the 4-warp chunk is small (B=6 L=1000: 8 of 128 keys become 4 of 256), with the same splits above
+        // WIDE_HALVE_MAX_CHUNK (B=2 L=20000: 32 of 640, the second sequence's splits past 7777 idle). Its table
+        // batches are dealt over 8 warps, so every page size: 4 (an entry per row), 16 (one per tile), 64, and BLHD;
+        // G = 12 pads the tile
+        int[][] cases = {{1000, 17, 0, 513, 64, 999}, {20000, 7777}};
+        int[] caps = {1000, 20000};
+        for (int c = 0; c < cases.length; c++) {
+            int[] lens = cases[c];
+            int cap = caps[c];
+            GqaDecode.Problem shape = GqaDecode.Problem.contiguous(lens.length, 24, 2, 64, cap, KvLayout.BHLD, DType.F16);
+            dev.gapfill.ops.GqaDecodeHeuristics.Split split = dev.gapfill.ops.GqaDecodeHeuristics.splits(shape, Gpu.device(GPU).info());
+            assertEquals(dev.gapfill.ops.GqaDecodeHeuristics.WIDE_WARPS, split.warps(), "the case must reach the wide kernel: " + split);
+            // a halved plan's chunk is at most twice WIDE_HALVE_MAX_CHUNK, plus the alignment of the rounding
+            int halvedMax = 2 * dev.gapfill.ops.GqaDecodeHeuristics.WIDE_HALVE_MAX_CHUNK + dev.gapfill.ops.GqaDecodeHeuristics.CHUNK_ALIGN;
+            assertTrue(c == 0 ? split.chunk() <= halvedMax : split.chunk() > halvedMax, "case " + c + " must take its form of the plan: " + split);
+            for (DType dt : new DType[] {DType.F16, DType.BF16}) {
+                String at = dt + " wide d64 L=" + cap;
+                short[] bhld = checkCase(at + " BHLD", dt, 64, 12, 2, KvLayout.BHLD, 16, lens, cap, Backend.CUSTOM, 64 + c);
+                assertArrayEquals(bhld, checkCase(at + " BLHD", dt, 64, 12, 2, KvLayout.BLHD, 16, lens, cap, Backend.CUSTOM, 64 + c));
+                for (int page : new int[] {4, 16, 64}) {
+                    assertArrayEquals(bhld, checkCase(at + " page " + page, dt, 64, 12, 2, KvLayout.PAGED, page, lens, cap,
+                            Backend.CUSTOM, 64 + c), at + " page " + page + ": differs from BHLD");
+                }
             }
         }
     }
