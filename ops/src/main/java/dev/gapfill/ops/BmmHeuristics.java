@@ -40,6 +40,9 @@ import dev.gapfill.core.DeviceInfo;
  *   a930cb5: 8192 96³ vendor 575.6, custom 542.7 (AUTO then ran the vendor, 6 % off the faster path); at 2048 a
  *   tie (151.2 / 147.8) and at 512 a loss (43.2 / 51.1), so the rule starts at 8192; at 8192 64³ the vendor
  *   still wins (171.7 / 188.5), hence the strict lower bound.</li>
+ *   <li>(4d) F32, neither operand transposed, batch ≥ 1024, 32 < m, n, 48 < max(m,n,k) ≤ 96, where cuBLAS pads m and n
+ *   to 32 enough ({@link #f32PaddingFavoursCustom}): CUSTOM (2048 76³ 122.0 / 90.4; 2048 68³ 111.7 / 76.7; but 2048
+ *   60³ 47.0 / 51.1 stays with cuBLAS).</li>
  *   <li>(4b) F32, neither operand transposed, m = 1, n, k ≤ 64, batch ≥ 2048, rows in 16-byte multiples:
  *   CUSTOM with bmm_team (2048 1×64×64: vendor 21.73, team 17.89, bmm_small 28.48; run 4de5ecd).</li>
  * </ol>
@@ -72,6 +75,14 @@ public final class BmmHeuristics {
     public static final long HALF_CUSTOM_ANY_BATCH_VOLUME = 32L * 32 * 32;
     /** F16/BF16: largest batch at which 33..48 (volume above 32³) still goes custom (rule 3). */
     public static final long HALF_MID_BATCH_MAX = 1024;
+    /** F32 rule 4d: from this batch on (the probe's smallest; 2048 and 8192 the same way). */
+    public static final long F32_PAD_MIN_BATCH = 1024;
+    /** F32 rule 4d: the largest m, n, k it takes (bmm_small's F32 bound in the probe). */
+    public static final int F32_PAD_MAX_DIM = 96;
+    /** F32 rule 4d: the padding ratio needed at sqrt(m·n) = 48 ... */
+    public static final double F32_PAD_RATIO_AT_48 = 1.35;
+    /** ... less this much per 48 of sqrt(m·n) above it: the custom kernel's time per product gets closer to cuBLAS's as m·n grows. */
+    public static final double F32_PAD_RATIO_SLOPE = 0.2;
     /** F32: AUTO's custom bound on max(m,n,k) (rule 4). */
     public static final int F32_CUSTOM_MAX_DIM = 48;
     /** F32 rule 4c: from this batch on, m, n and k all in (64, 96] go custom (8192 96³: vendor 575.6, custom 542.7). */
@@ -233,6 +244,12 @@ public final class BmmHeuristics {
                 return custom(s, info, "F32 at batch " + s.batch() + " >= " + F32_LARGE_BATCH_MIN + " with 64 < m, n, k <= "
                         + F32_LARGE_BATCH_MAX_DIM + " (measured f32 8192 96^3: vendor 575.6 us, custom 542.7 us)", aligned16);
             }
+            if (f32PaddingFavoursCustom(s)) {
+                return custom(s, info, String.format(java.util.Locale.ROOT, "F32 at batch %d with 32 < m, n and max(m,n,k) <= %d: "
+                        + "cuBLAS pads m and n to 32 (ratio %.2f >= %.2f; measured f32 2048 76^3: vendor 122.0 us, custom 90.4; "
+                        + "2048 84^3: 137.0 / 109.1)", s.batch(), F32_PAD_MAX_DIM, f32PaddingRatio(s.m(), s.n()),
+                        f32PaddingThreshold(s.m(), s.n())), aligned16);
+            }
             if (maxDim > F32_CUSTOM_MAX_DIM) {
                 return vendor(s, "F32 with max(m,n,k)=" + maxDim + " > " + F32_CUSTOM_MAX_DIM
                         + " (measured f32 2048 64^3: vendor 52.4 us, custom 55.2 us)");
@@ -372,6 +389,32 @@ public final class BmmHeuristics {
         }
         long grid = ceilDiv(ceilDiv(s.batch(), mpw), FRAG_THREADS / 32);
         return new FragPlan(mpw, FRAG_THREADS, (int) Math.min(grid, Integer.MAX_VALUE));
+    }
+
+    /**
+     * Rule 4d: F32, neither operand transposed, batch ≥ {@link #F32_PAD_MIN_BATCH}, m and n above 32, 48 < max(m,n,k) ≤
+     * {@link #F32_PAD_MAX_DIM}, and cuBLAS's padding of m and n to multiples of 32 ({@link #f32PaddingRatio}) at least
+     * {@link #f32PaddingThreshold}. cuBLAS's F32 time follows the padded m·n (2048: 64³ 47.9 µs, 68³ 111.7, 96³
+     * 150.8), the custom kernel's the shape itself (51.9, 76.7, 148.3). {@code BmmF32Probe} at ba6fb7a (H100, 84
+     * shapes, batch 1024/2048/8192, sizes 33–96; docs/ops/bmm.md): this threshold picks the faster path within 5 %
+     * on 83 of them (the rule before it: 46), the miss 1024 44×44×96 (custom 33.5 µs against 29.7; at 2048 a tie, at
+     * 8192 custom 1.18× faster). Below m, n = 33 the padding ratio says nothing (2048 64×1×64: vendor 19.5, custom 31.6).
+     */
+    static boolean f32PaddingFavoursCustom(BmmShape s) {
+        long maxDim = Math.max(s.m(), Math.max(s.n(), s.k()));
+        return s.dtype() == DType.F32 && !s.transA() && !s.transB() && s.batch() >= F32_PAD_MIN_BATCH
+                && s.m() > 32 && s.n() > 32 && maxDim > F32_CUSTOM_MAX_DIM && maxDim <= F32_PAD_MAX_DIM
+                && f32PaddingRatio(s.m(), s.n()) >= f32PaddingThreshold(s.m(), s.n());
+    }
+
+    /** ceil32(m)·ceil32(n) / (m·n): how much of cuBLAS's tile work is padding. */
+    static double f32PaddingRatio(long m, long n) {
+        return (double) ((m + 31) / 32 * 32) * ((n + 31) / 32 * 32) / ((double) m * n);
+    }
+
+    /** The padding ratio rule 4d needs: {@link #F32_PAD_RATIO_AT_48} − {@link #F32_PAD_RATIO_SLOPE} · (sqrt(m·n) − 48) / 48. */
+    static double f32PaddingThreshold(long m, long n) {
+        return F32_PAD_RATIO_AT_48 - F32_PAD_RATIO_SLOPE * (Math.sqrt((double) m * n) - 48) / 48;
     }
 
     /** F32 bmm_frag's smaller variant ({@code s8}: m, n, k ≤ 8, one row and two columns per lane), else {@code s16}. */

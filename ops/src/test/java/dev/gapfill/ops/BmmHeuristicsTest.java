@@ -53,6 +53,20 @@ class BmmHeuristicsTest {
         assertEquals(Backend.VENDOR, auto(DType.F32, 8192, 64, 64, 64));
         assertEquals(Backend.VENDOR, auto(DType.F32, 8192, 128, 128, 128));
         assertEquals(Backend.VENDOR, auto(DType.F32, 8192, 64, 96, 96));
+        // rule 4d: F32 where cuBLAS pads m and n to 32 enough (BmmF32Probe at ba6fb7a, vendor / custom us)
+        assertEquals(Backend.CUSTOM, auto(DType.F32, 2048, 76, 76, 76));   // 122.0 / 90.4
+        assertEquals(Backend.CUSTOM, auto(DType.F32, 2048, 36, 44, 52));   // 36.6 / 27.7
+        assertEquals(Backend.CUSTOM, auto(DType.F32, 1024, 68, 68, 68));   // 59.2 / 40.3
+        assertEquals(Backend.CUSTOM, auto(DType.F32, 2048, 84, 84, 84));   // 137.0 / 109.1: padding 1.31 at sqrt(mn) = 84
+        assertEquals(Backend.CUSTOM, auto(DType.F32, 2048, 88, 88, 88));   // 133.9 / 121.1
+        assertEquals(Backend.CUSTOM, auto(DType.F32, 2048, 72, 40, 64));   // 64.0 / 44.0
+        assertEquals(Backend.VENDOR, auto(DType.F32, 2048, 56, 56, 56));   // 41.1 / 43.3: padding 1.31 at 56 is not enough
+        assertEquals(Backend.VENDOR, auto(DType.F32, 2048, 60, 60, 60));   // 47.0 / 51.1
+        assertEquals(Backend.VENDOR, auto(DType.F32, 2048, 92, 92, 92));   // 153.9 / 155.4
+        assertEquals(Backend.VENDOR, auto(DType.F32, 512, 76, 76, 76));    // below F32_PAD_MIN_BATCH: not probed
+        assertEquals(Backend.VENDOR, auto(DType.F32, 2048, 64, 1, 64));    // n = 1: 19.5 / 31.6 (sweep)
+        assertEquals(Backend.VENDOR, auto(DType.F32, 2048, 100, 100, 100));
+        assertEquals(Backend.VENDOR, BmmHeuristics.decide(BmmShape.of(DType.F32, 2048, 76, 76, 76).withTransposes(true, false), H100).backend());
         BmmShape tt = BmmShape.of(DType.F32, 2048, 32, 32, 32).withTransposes(true, true);
         assertEquals(Backend.VENDOR, BmmHeuristics.decide(tt, H100).backend());
         BmmShape shared = BmmShape.of(DType.F16, 2048, 64, 64, 64).withSharedB(true);
