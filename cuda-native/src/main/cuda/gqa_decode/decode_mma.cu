@@ -11,7 +11,8 @@
 // Structure (gqa_decode_mma_<t>_d<D>): grid (split, kv head × head tile, b), 128 threads = 4 warps, dynamic shared
 // memory = the q tile [16, D] + per warp a ring of NST stages of one 16-key K tile and one V tile ([16, D] each).
 // gqa_decode_mma_w8_<t>_d64 is the same code with 8 warps (256 threads; the block walks 128 keys at a time, the warp
-// merge runs over 8 entries), which GqaDecodeHeuristics.splits runs at D = 64 with half the splits.
+// merge runs over 8 entries), which GqaDecodeHeuristics.splits runs at D = 64 where the 4-warp plan splits into chunks
+// of at most 4096 keys: with half its splits where its chunk is at most 256 keys, with the same splits above.
 //   * The split's key range [split·chunk, min((split+1)·chunk, len_b)) is cut into 16-key tiles, dealt round-robin
 //     to the 4 warps (so the block walks 64 consecutive keys at a time). Each warp runs its own cp.async ring
 //     (NST−1 tiles in flight while it computes one; only __syncwarp, no block barrier in the loop). Rows past the
@@ -62,7 +63,7 @@ constexpr float kLn2 = 0.6931471805599453f;
 
 // Stages of each warp's ring: 4 × 4 KiB (D=64), 3 × 8 KiB (D=128), 2 × 16 KiB (D=256) of K+V per warp.
 template <int D> constexpr int default_stages() { return D == 64 ? 4 : D == 128 ? 3 : 2; }
-// WARPS: warps per block (4; 8 for the d64 wide kernels, which a plan runs with half the splits).
+// WARPS: warps per block (4; 8 for the d64 wide kernels, GqaDecodeHeuristics.splits says where).
 template <int D, int STAGES = default_stages<D>(), int WARPS = kWarps> struct Cfg {
     static_assert(STAGES >= 2, "a ring needs two stages (one in flight while one is computed)");
     static constexpr int NST = STAGES;
@@ -530,7 +531,7 @@ GQA_MMA_KERNEL(gqa_decode_mma_f16_d256, __half, 256, 4)
 GQA_MMA_KERNEL(gqa_decode_mma_bf16_d64, __nv_bfloat16, 64, 4)
 GQA_MMA_KERNEL(gqa_decode_mma_bf16_d128, __nv_bfloat16, 128, 4)
 GQA_MMA_KERNEL(gqa_decode_mma_bf16_d256, __nv_bfloat16, 256, 4)
-// 8 warps (256 threads, 130 KiB of shared memory: one block per SM) at D = 64, run with half the plan's splits
-// (GqaDecodeHeuristics.splits): more of the merge happens inside the block, fewer partials cross the global ticket.
+// 8 warps (256 threads, 130 KiB of shared memory: one block per SM) at D = 64 (GqaDecodeHeuristics.splits): with half
+// the splits, more of the merge happens inside the block and fewer partials cross the global ticket.
 GQA_MMA_KERNEL(gqa_decode_mma_w8_f16_d64, __half, 64, 8)
 GQA_MMA_KERNEL(gqa_decode_mma_w8_bf16_d64, __nv_bfloat16, 64, 8)

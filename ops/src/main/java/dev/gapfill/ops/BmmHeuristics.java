@@ -40,7 +40,7 @@ import dev.gapfill.core.DeviceInfo;
  *   a930cb5: 8192 96³ vendor 575.6, custom 542.7 (AUTO then ran the vendor, 6 % off the faster path); at 2048 a
  *   tie (151.2 / 147.8) and at 512 a loss (43.2 / 51.1), so the rule starts at 8192; at 8192 64³ the vendor
  *   still wins (171.7 / 188.5), hence the strict lower bound.</li>
- *   <li>(4d) F32, neither operand transposed, batch ≥ 1024, 32 < m, n, 48 < max(m,n,k) ≤ 96, where cuBLAS pads m and n
+ *   <li>(4d) F32, neither operand transposed, batch ≥ 1024, 32 < m, n, k, 48 < max(m,n,k) ≤ 96, where cuBLAS pads m and n
  *   to 32 enough ({@link #f32PaddingFavoursCustom}): CUSTOM (2048 76³ 122.0 / 90.4; 2048 68³ 111.7 / 76.7; but 2048
  *   60³ 47.0 / 51.1 stays with cuBLAS).</li>
  *   <li>(4b) F32, neither operand transposed, m = 1, n, k ≤ 64, batch ≥ 2048, rows in 16-byte multiples:
@@ -77,7 +77,7 @@ public final class BmmHeuristics {
     public static final long HALF_MID_BATCH_MAX = 1024;
     /** F32 rule 4d: from this batch on (the probe's smallest; 2048 and 8192 the same way). */
     public static final long F32_PAD_MIN_BATCH = 1024;
-    /** F32 rule 4d: the largest m, n, k it takes (bmm_small's F32 bound in the probe). */
+    /** F32 rule 4d: the largest m, n, k it takes (the probe's largest size; bmm_small itself goes to 128). */
     public static final int F32_PAD_MAX_DIM = 96;
     /** F32 rule 4d: the padding ratio needed at sqrt(m·n) = 48 ... */
     public static final double F32_PAD_RATIO_AT_48 = 1.35;
@@ -392,7 +392,8 @@ public final class BmmHeuristics {
     }
 
     /**
-     * Rule 4d: F32, neither operand transposed, batch ≥ {@link #F32_PAD_MIN_BATCH}, m and n above 32, 48 < max(m,n,k) ≤
+     * Rule 4d: F32, neither operand transposed, batch ≥ {@link #F32_PAD_MIN_BATCH}, m, n and k above 32 (the probe's
+     * smallest k was 36), 48 < max(m,n,k) ≤
      * {@link #F32_PAD_MAX_DIM}, and cuBLAS's padding of m and n to multiples of 32 ({@link #f32PaddingRatio}) at least
      * {@link #f32PaddingThreshold}. cuBLAS's F32 time follows the padded m·n (2048: 64³ 47.9 µs, 68³ 111.7, 96³
      * 150.8), the custom kernel's the shape itself (51.9, 76.7, 148.3). {@code BmmF32Probe} at ba6fb7a (H100, 84
@@ -403,7 +404,7 @@ public final class BmmHeuristics {
     static boolean f32PaddingFavoursCustom(BmmShape s) {
         long maxDim = Math.max(s.m(), Math.max(s.n(), s.k()));
         return s.dtype() == DType.F32 && !s.transA() && !s.transB() && s.batch() >= F32_PAD_MIN_BATCH
-                && s.m() > 32 && s.n() > 32 && maxDim > F32_CUSTOM_MAX_DIM && maxDim <= F32_PAD_MAX_DIM
+                && s.m() > 32 && s.n() > 32 && s.k() > 32 && maxDim > F32_CUSTOM_MAX_DIM && maxDim <= F32_PAD_MAX_DIM
                 && f32PaddingRatio(s.m(), s.n()) >= f32PaddingThreshold(s.m(), s.n());
     }
 

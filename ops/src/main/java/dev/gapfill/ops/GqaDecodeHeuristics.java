@@ -20,9 +20,16 @@ public final class GqaDecodeHeuristics {
     /**
      * D = 64: the wide kernels take half the 4-warp plan's splits only where its chunk is at most this many keys, and
      * the same splits above it ({@link #splits}). Sweep at e240d80 (16/2 d64, halved everywhere): chunks of 64–128
-     * keys halved ran 0.84–0.98x the 4-warp time, chunks of 2048 with lengths in [L/2, L] 1.09–1.24x.
+     * keys halved ran 0.83–1.01x the 4-warp time, chunks of 2048 keys with lengths in [L/2, L] 1.09–1.20x, of 8192
+     * keys 1.13–1.25x.
      */
     public static final int WIDE_HALVE_MAX_CHUNK = 256;
+    /**
+     * D = 64: above this 4-warp chunk the plan keeps 4-warp blocks. Sweep at ba6fb7a (8 warps at the 4-warp count above
+     * {@link #WIDE_HALVE_MAX_CHUNK}): chunks of 512 and 2048 keys 0.91–1.01x the 4-warp time of 6ecf27e, chunks of 8192
+     * keys (B=4 L=131072, B=16 L=32768) 1.00–1.05x (1.02x in geometric mean).
+     */
+    public static final int WIDE_MAX_CHUNK = 4096;
     /** Query heads per block (the mma M dimension): G > 16 uses ceil(G/16) head tiles. */
     public static final int HEAD_TILE = 16;
     /** Keys per split are a multiple of this (4 warps × 16-key tiles). */
@@ -92,24 +99,25 @@ public final class GqaDecodeHeuristics {
      * 20.2 for 16). Worked examples on 132 SMs: B=1 Hkv=8 L=8192: s=16 (chunk 512, 128 blocks); B=8 Hkv=8 L=4096: s=2;
      * B=16 Hkv=8 L=8192: s=1.
      *
-     * <p>At D = 64, where that count is 2 or more and the device fits the block ({@link #sharedBytes(int, int)}: 130 KiB),
-     * the plan takes {@link #WIDE_WARPS}-warp blocks. Where the 4-warp chunk is at most {@link #WIDE_HALVE_MAX_CHUNK}
+     * <p>At D = 64, where that count is 2 or more, its chunk at most {@link #WIDE_MAX_CHUNK} keys and the device's
+     * opt-in shared memory known to fit the block ({@link #sharedBytes(int, int)}: 130 KiB), the plan takes
+     * {@link #WIDE_WARPS}-warp blocks. Where the 4-warp chunk is at most {@link #WIDE_HALVE_MAX_CHUNK}
      * keys they get half the splits (rounded, at least 1): the same warps in flight per SM, and half the partials
      * through the global ticket and the last block's merge. Fixed-cost harness on the H100
      * (cuda-native/dev/gqa_decode/fixedcost/h100-a795d45.txt, 16/2 d64 × B ∈ {1, 4, 16} × L ∈ {512, 2048, 8192} ×
      * BHLD, paged16, lengths = L): 0.84–1.00× the time of the 4-warp kernel with the same acq_rel ticket (S2, as
      * shipped since 3e2769d) at the plan's count (B=1 L=2048 BHLD 9.06 against 10.11 µs). Above that chunk they keep
-     * the 4-warp plan's splits: halved there, the sweep at e240d80 lost up to 1.24× where the lengths vary in [L/2, L]
+     * the 4-warp plan's splits: halved there, the sweep at e240d80 lost up to 1.25× where the lengths vary in [L/2, L]
      * (B=16 L=32768: fewer blocks, and with short sequences some of them idle, so fewer SMs pull the keys), while the
-     * harness measured 8 warps at the same count at 0.95–0.98× the 4-warp time (B=4 L=8192 16.06 against 16.86 µs;
-     * B=16 L=8192 37.73 against 38.62). At D = 128 the halved form lost on the smallest rows (B=1 L=512 32/8: 9.95
-     * against 9.34 µs), so it stays with 4 warps there.
+     * harness measured 8 warps at the same count at 0.96–1.00× the time of S2 (B=4 L=8192 16.06 against 16.67 µs;
+     * B=16 L=8192 37.73 against 38.37; paged16 39.94 against 39.78). At D = 128 the halved form lost on the smallest
+     * rows (B=1 L=512 32/8: 9.95 against 9.34 µs), so it stays with 4 warps there.
      */
     public static Split splits(GqaDecode.Problem p, DeviceInfo info) {
         Split base = narrowSplits(p, info);
-        if (p.headDim() != 64 || base.splits() < 2
-                || info.smemPerBlockOptin() > 0 && sharedBytes(64, WIDE_WARPS) > info.smemPerBlockOptin()) {
-            return base;
+        if (p.headDim() != 64 || base.splits() < 2 || base.chunk() > WIDE_MAX_CHUNK
+                || sharedBytes(64, WIDE_WARPS) > info.smemPerBlockOptin()) {
+            return base;  // an unknown opt-in limit (0) keeps the 4-warp kernel too
         }
         if (base.chunk() > WIDE_HALVE_MAX_CHUNK) {
             return new Split(base.splits(), base.chunk(), WIDE_WARPS);
@@ -118,8 +126,8 @@ public final class GqaDecodeHeuristics {
         return new Split((p.maxLen() + chunk - 1) / chunk, chunk, WIDE_WARPS);
     }
 
-    /** The split count of 4-warp blocks (the cost model above). */
-    static Split narrowSplits(GqaDecode.Problem p, DeviceInfo info) {
+    /** The split count of 4-warp blocks (the cost model above); {@link #splits} starts from it. */
+    public static Split narrowSplits(GqaDecode.Problem p, DeviceInfo info) {
         long ctas = (long) p.batch() * p.kvHeads() * headTiles(p.groupSize());
         int sms = Math.max(1, info.smCount());
         int maxLen = p.maxLen();

@@ -64,6 +64,12 @@ class BmmHeuristicsTest {
         assertEquals(Backend.VENDOR, auto(DType.F32, 2048, 60, 60, 60));   // 47.0 / 51.1
         assertEquals(Backend.VENDOR, auto(DType.F32, 2048, 92, 92, 92));   // 153.9 / 155.4
         assertEquals(Backend.VENDOR, auto(DType.F32, 512, 76, 76, 76));    // below F32_PAD_MIN_BATCH: not probed
+        assertEquals(Backend.VENDOR, auto(DType.F32, 1023, 76, 76, 76));
+        assertEquals(Backend.CUSTOM, auto(DType.F32, 1024, 76, 76, 76));   // 64.6 / 48.9
+        assertEquals(Backend.CUSTOM, auto(DType.F32, 1024, 44, 44, 96));   // the probe's one miss: 29.7 / 33.5
+        assertEquals(Backend.VENDOR, auto(DType.F32, 2048, 32, 40, 64));   // m = 32: padding 1.6 but outside the rule
+        assertEquals(Backend.VENDOR, auto(DType.F32, 2048, 76, 76, 32));   // k = 32: not probed
+        assertEquals(Backend.CUSTOM, auto(DType.F32, 2048, 76, 76, 33));
         assertEquals(Backend.VENDOR, auto(DType.F32, 2048, 64, 1, 64));    // n = 1: 19.5 / 31.6 (sweep)
         assertEquals(Backend.VENDOR, auto(DType.F32, 2048, 100, 100, 100));
         assertEquals(Backend.VENDOR, BmmHeuristics.decide(BmmShape.of(DType.F32, 2048, 76, 76, 76).withTransposes(true, false), H100).backend());

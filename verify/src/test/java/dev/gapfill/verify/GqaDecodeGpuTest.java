@@ -48,6 +48,12 @@ class GqaDecodeGpuTest {
     /** Runs one case on {@code backend} and checks o and lse; returns o's bits for layout comparisons. */
     private static short[] checkCase(String label, DType dt, int d, int g, int hkv, KvLayout layout, int pageSize, int[] lens, int cap,
                                      Backend backend, long seed) {
+        return checkCase(label, dt, d, g, hkv, layout, pageSize, lens, cap, backend, seed, 0);
+    }
+
+    /** As above; {@code warps} > 0: the plan must run blocks of that many warps. */
+    private static short[] checkCase(String label, DType dt, int d, int g, int hkv, KvLayout layout, int pageSize, int[] lens, int cap,
+                                     Backend backend, long seed, int warps) {
         Random rnd = new Random(seed);
         int b = lens.length;
         try (GqaDecodeProblems.HostCase host = GqaDecodeProblems.random(rnd, dt, hkv * g, hkv, d, cap, lens)) {
@@ -60,6 +66,9 @@ class GqaDecodeGpuTest {
                  GqaDecodePlan plan = GqaDecode.plan(GqaDecodeProblems.problem(q, cache, cap), GPU, Options.defaults().withBackend(backend), s)) {
                 if (backend != Backend.AUTO) {
                     assertEquals(backend, plan.decision().backend(), label);
+                }
+                if (warps > 0) {
+                    assertEquals(warps, plan.warps(), label + ": " + plan);
                 }
                 plan.run(q, cache, lensT, out, lse, s);
                 s.synchronize();
@@ -120,17 +129,20 @@ class GqaDecodeGpuTest {
             int cap = caps[c];
             GqaDecode.Problem shape = GqaDecode.Problem.contiguous(lens.length, 24, 2, 64, cap, KvLayout.BHLD, DType.F16);
             dev.gapfill.ops.GqaDecodeHeuristics.Split split = dev.gapfill.ops.GqaDecodeHeuristics.splits(shape, Gpu.device(GPU).info());
+            dev.gapfill.ops.GqaDecodeHeuristics.Split narrow = dev.gapfill.ops.GqaDecodeHeuristics.narrowSplits(shape, Gpu.device(GPU).info());
             assertEquals(dev.gapfill.ops.GqaDecodeHeuristics.WIDE_WARPS, split.warps(), "the case must reach the wide kernel: " + split);
-            // a halved plan's chunk is at most twice WIDE_HALVE_MAX_CHUNK, plus the alignment of the rounding
-            int halvedMax = 2 * dev.gapfill.ops.GqaDecodeHeuristics.WIDE_HALVE_MAX_CHUNK + dev.gapfill.ops.GqaDecodeHeuristics.CHUNK_ALIGN;
-            assertTrue(c == 0 ? split.chunk() <= halvedMax : split.chunk() > halvedMax, "case " + c + " must take its form of the plan: " + split);
+            // case 0 halves the 4-warp count, case 1 keeps it
+            assertEquals(c == 0, narrow.chunk() <= dev.gapfill.ops.GqaDecodeHeuristics.WIDE_HALVE_MAX_CHUNK, "case " + c + ": " + narrow);
+            assertTrue(c == 0 ? split.splits() < narrow.splits() : split.equals(new dev.gapfill.ops.GqaDecodeHeuristics.Split(
+                    narrow.splits(), narrow.chunk(), dev.gapfill.ops.GqaDecodeHeuristics.WIDE_WARPS)), "case " + c + ": " + split + " from " + narrow);
             for (DType dt : new DType[] {DType.F16, DType.BF16}) {
                 String at = dt + " wide d64 L=" + cap;
-                short[] bhld = checkCase(at + " BHLD", dt, 64, 12, 2, KvLayout.BHLD, 16, lens, cap, Backend.CUSTOM, 64 + c);
-                assertArrayEquals(bhld, checkCase(at + " BLHD", dt, 64, 12, 2, KvLayout.BLHD, 16, lens, cap, Backend.CUSTOM, 64 + c));
+                int w = dev.gapfill.ops.GqaDecodeHeuristics.WIDE_WARPS;
+                short[] bhld = checkCase(at + " BHLD", dt, 64, 12, 2, KvLayout.BHLD, 16, lens, cap, Backend.CUSTOM, 64 + c, w);
+                assertArrayEquals(bhld, checkCase(at + " BLHD", dt, 64, 12, 2, KvLayout.BLHD, 16, lens, cap, Backend.CUSTOM, 64 + c, w));
                 for (int page : new int[] {4, 16, 64}) {
                     assertArrayEquals(bhld, checkCase(at + " page " + page, dt, 64, 12, 2, KvLayout.PAGED, page, lens, cap,
-                            Backend.CUSTOM, 64 + c), at + " page " + page + ": differs from BHLD");
+                            Backend.CUSTOM, 64 + c, w), at + " page " + page + ": differs from BHLD");
                 }
             }
         }
