@@ -45,7 +45,9 @@
 #          bench      the benchmark sweeps (BENCH_ARGS, e.g. "--quick --op bmm" or "--dtype F32"); BENCH_OPS="bmm:120 gqa_decode:200 ..." runs
 #                     each op in its own process with its own time limit (else one process, BENCH_TIMEOUT);
 #                     BENCH_RESUME_FROM=<dir of <gpu>/<op>.json> continues the incomplete sweeps there measured at this
-#                     commit (bench --resume) instead of starting over
+#                     commit (bench --resume) instead of starting over. Each sweep's JSON lists the steps the
+#                     bundle ran on this machine before it ("machine_history"; GAPFILL_MACHINE_HISTORY_FILE, default
+#                     $TMPDIR/gapfill-machine-history, kept while the machine stays warm)
 #          info       gapfill info
 #          demo       gapfill demo (DEMO_ARGS, DEMO_TIMEOUT): the MoE layer and the decode step, into <out-dir>/demo/
 #          repeat     runs test classes over and over in several JVMs at once, to catch a rare hang or failure:
@@ -226,7 +228,21 @@ run_stress() {
     --seconds "${STRESS_SECONDS:-300}" --out "$out/stress.json" > "$out/stress.log" 2>&1
   echo "stress: exit $?"; grep -E '"(ops|wrong_results|errors|memory_back_to_baseline)"' "$out/stress.log" | tr -s ' ' | tr '\n' ' '; echo
 }
+# What ran on this machine before each step, kept across calls while the machine stays warm: a bench step hands the
+# lines before it to the sweep, which writes them into its JSON ("machine_history"). The bmm sweeps at ea114de timed
+# AUTO 0.2 us above the custom column after the GPU suite and sanitizers and 0.16 us below it alone (docs/ops/bmm.md).
+history_file=${GAPFILL_MACHINE_HISTORY_FILE:-${TMPDIR:-/tmp}/gapfill-machine-history}
 for step in $steps; do
+  machine_history=$(tail -n 40 "$history_file" 2>/dev/null | paste -sd ';' -)
+  case $step in
+    checks) what="checks: tests, sanitizer ${SANITIZER_TOOLS:-memcheck racecheck initcheck synccheck}, stress ${STRESS_SECONDS:-300}s" ;;
+    sanitizer) what="sanitizer ${SANITIZER_TOOLS:-memcheck racecheck initcheck synccheck}" ;;
+    bench) what="bench ${BENCH_OPS:-${BENCH_ARGS:-all}}" ;;
+    stress) what="stress ${STRESS_SECONDS:-300}s" ;;
+    *) what=$step ;;
+  esac
+  echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) ${commit:0:12} $what" >> "$history_file" 2>/dev/null
+  export GAPFILL_MACHINE_HISTORY="$machine_history"
   case $step in
     info) cli info | tee "$out/info.txt" ;;
     tests) run_tests ;;

@@ -25,6 +25,24 @@ public final class BenchRunner {
         writeResultsTo(outRoot.resolve(ctx.info().slug()), ctx, suite.op(), rows, commit, true);
     }
 
+    /**
+     * The steps the offline bundle ran on this machine before the sweep, oldest first, from {@code
+     * GAPFILL_MACHINE_HISTORY} ("time commit step" entries separated by ';'); empty on a freshly started machine, null
+     * when the variable is not set (a sweep run outside the bundle).
+     */
+    static List<String> machineHistory(String env) {
+        if (env == null) {
+            return null;
+        }
+        List<String> lines = new ArrayList<>();
+        for (String part : env.split(";")) {
+            if (!part.isBlank()) {
+                lines.add(part.trim());
+            }
+        }
+        return lines;
+    }
+
     /** Writes {@code <dir>/<op>.json} and {@code <op>.md} (the directory is taken as given, no GPU slug added). */
     public static void writeResultsTo(Path dir, BenchContext ctx, String op, List<BenchRow> rows, String commit) throws IOException {
         writeResultsTo(dir, ctx, op, rows, commit, true);
@@ -51,6 +69,10 @@ public final class BenchRunner {
         doc.put("quick", ctx.quick());  // a short subset of the sweep (--quick): the report then judges targets on these rows only
         if (!ctx.dtypeFilter().isEmpty()) {
             doc.put("dtypes", ctx.dtypeFilter());  // only these dtypes' cases (--dtype): judged like a quick sweep
+        }
+        List<String> history = machineHistory(System.getenv("GAPFILL_MACHINE_HISTORY"));
+        if (history != null) {
+            doc.put("machine_history", history);  // what the bundle ran on this machine before this sweep (scripts/bundle-run.sh)
         }
         if (ctx.resumedRows(op) > 0) {
             doc.put("resumed_rows", ctx.resumedRows(op));  // rows kept from an earlier run of this commit (bench --resume)

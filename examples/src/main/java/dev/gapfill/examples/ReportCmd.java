@@ -127,6 +127,7 @@ final class ReportCmd implements Callable<Integer> {
             if (Boolean.FALSE.equals(doc.get("complete"))) {
                 sb.append("**Incomplete sweep** (stopped by its time limit; the rows below are those measured). ");
             }
+            sb.append(machineHistorySentence(doc.get("machine_history")));
             if (n > 0) {
                 sb.append(String.format(Locale.ROOT, "Geometric-mean speedup of custom over vendor over %d rows: **%.2f×**. ", n, Math.exp(logSum / n)));
             }
@@ -189,5 +190,26 @@ final class ReportCmd implements Callable<Integer> {
             sb.append("| ").append(r.target()).append(" | ").append(r.measured()).append(" | ").append(r.status(fullSweep)).append(" |\n");
         }
         sb.append('\n');
+    }
+
+    /**
+     * What ran on the machine before the sweep (the JSON's {@code machine_history}, scripts/bundle-run.sh), the last three
+     * steps; empty for a sweep without the field (run outside the bundle, or before it was recorded).
+     */
+    @SuppressWarnings("unchecked")
+    static String machineHistorySentence(Object history) {
+        if (!(history instanceof List<?> h)) {
+            return "";
+        }
+        if (h.isEmpty()) {
+            return "Ran on a freshly started machine. ";
+        }
+        List<Object> last = (List<Object>) h.subList(Math.max(0, h.size() - 3), h.size());
+        StringBuilder b = new StringBuilder("Ran on a machine that had run before it");
+        b.append(h.size() > 3 ? " (last 3 of " + h.size() + " steps): " : ": ");
+        for (int i = 0; i < last.size(); i++) {
+            b.append(i == 0 ? "" : "; ").append('`').append(last.get(i)).append('`');
+        }
+        return b.append(". ").toString();
     }
 }

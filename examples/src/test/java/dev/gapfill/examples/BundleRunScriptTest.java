@@ -59,6 +59,7 @@ class BundleRunScriptTest {
                 + "signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGQUIT])\n"
                 + "while True: time.sleep(0.1)' \"$@\"; fi\n"
                 + "[ -n \"${FAKE_TESTS:-}\" ] && echo \"[ $FAKE_TESTS tests successful ]\"\n"
+                + "case \" $* \" in *\" bench \"*) printf '%s\\n' \"${GAPFILL_MACHINE_HISTORY-unset}\" >> '" + tmp.resolve("bench-history.log") + "';; esac\n"
                 + "printf '%s\\n' \"$@\" >> '" + javaLog + "'\n");
         bin = tmp.resolve("bin");
         Files.createDirectories(bin);
@@ -93,6 +94,7 @@ class BundleRunScriptTest {
                 .redirectErrorStream(true);
         pb.environment().put("PATH", bin + ":" + System.getenv("PATH"));
         pb.environment().remove("CUDA_VISIBLE_DEVICES");
+        pb.environment().put("GAPFILL_MACHINE_HISTORY_FILE", tmp.resolve("machine-history").toString());
         pb.environment().putAll(env);
         // a working directory holding a file that the shard regex of the first test matches as a glob pattern
         Path cwd = tmp.resolve("cwd");
@@ -291,6 +293,24 @@ class BundleRunScriptTest {
         assertTrue(args.contains("validation-record"), String.join("\n", args));
         // and this call's results list them all, so a third call can take over both
         assertEquals(san, Files.readAllLines(second.resolve("sanitizer-args.txt")));
+    }
+
+    @Test
+    void aSweepIsToldWhatRanOnTheMachineBeforeIt() throws Exception {
+        // a fresh machine: nothing before the first sweep; then the info step and the second sweep see it, in order
+        run(tmp.resolve("o1"), Map.of("BENCH_OPS", "bmm:30"), "bench");
+        run(tmp.resolve("o2"), Map.of("STRESS_SECONDS", "7"), "stress");
+        run(tmp.resolve("o3"), Map.of("BENCH_ARGS", "--op gqa_decode"), "bench");
+        List<String> seen = Files.readAllLines(tmp.resolve("bench-history.log"));
+        assertEquals(2, seen.size(), seen.toString());
+        assertEquals("", seen.get(0), "a freshly started machine has no history");
+        String[] before = seen.get(1).split(";");
+        assertEquals(2, before.length, seen.get(1));
+        assertTrue(before[0].matches("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ 0123456789ab bench bmm:30"), before[0]);
+        assertTrue(before[1].endsWith(" 0123456789ab stress 7s"), before[1]);
+        List<String> all = Files.readAllLines(tmp.resolve("machine-history"));
+        assertEquals(3, all.size(), all.toString());
+        assertTrue(all.get(2).endsWith(" bench --op gqa_decode"), all.get(2));
     }
 
     @Test
