@@ -245,10 +245,10 @@ public final class BmmHeuristics {
                         + F32_LARGE_BATCH_MAX_DIM + " (measured f32 8192 96^3: vendor 575.6 us, custom 542.7 us)", aligned16);
             }
             if (f32PaddingFavoursCustom(s)) {
-                return custom(s, info, String.format(java.util.Locale.ROOT, "F32 at batch %d with 32 < m, n and max(m,n,k) <= %d: "
-                        + "cuBLAS pads m and n to 32 (ratio %.2f >= %.2f; measured f32 2048 76^3: vendor 122.0 us, custom 90.4; "
-                        + "2048 84^3: 137.0 / 109.1)", s.batch(), F32_PAD_MAX_DIM, f32PaddingRatio(s.m(), s.n()),
-                        f32PaddingThreshold(s.m(), s.n())), aligned16);
+                // a plain concatenation like the other rules: decide runs on every call, String.format costs a parse per call
+                return custom(s, info, "F32 at batch " + s.batch() + " with 32 < m, n, k and max(m,n,k) <= " + F32_PAD_MAX_DIM
+                        + ": cuBLAS's rounding of m and n up to 32 outweighs the custom kernel (rule 4d; measured f32 2048 76^3: "
+                        + "vendor 122.0 us, custom 90.4; 2048 84^3: 137.0 / 109.1)", aligned16);
             }
             if (maxDim > F32_CUSTOM_MAX_DIM) {
                 return vendor(s, "F32 with max(m,n,k)=" + maxDim + " > " + F32_CUSTOM_MAX_DIM

@@ -38,7 +38,6 @@ class GqaDecodeHeuristicsTest {
         assertEquals(139_264, GqaDecodeHeuristics.sharedBytes(256));
         // the D = 64 wide kernel: 8 warps × 4 stages (decode_mma.cu Cfg<64, 4, 8>::SMEM), one block per SM
         assertEquals(133_120, GqaDecodeHeuristics.sharedBytes(64, GqaDecodeHeuristics.WIDE_WARPS));
-        assertEquals(GqaDecodeHeuristics.sharedBytes(128), GqaDecodeHeuristics.sharedBytes(128, 4));
     }
 
     @Test void workedSplitExamples() {
