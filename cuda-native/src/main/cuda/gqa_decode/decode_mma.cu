@@ -18,7 +18,8 @@
 //     (NST−1 tiles in flight while it computes one; only __syncwarp, no block barrier in the loop). Rows past the
 //     split end are zero-filled (src-size 0), never read. Paged caches: the tile start is a multiple of 16, so for
 //     pageSize ≥ 16 one block-table entry serves the whole tile, and each lane advances one source pointer per pass;
-//     the warp reads the entries of its next 32 tiles one batch ahead (a register per lane, handed out by shuffle).
+//     the warp reads the entries of its next 32 tiles one batch ahead (a register per lane, handed out by shuffle),
+//     the first batch before the sequence length arrives.
 //     Smaller pages look the entry up per row.
 //   * Per tile and warp: S[16 heads × 16 keys] = Q·Kᵀ with D/16 × 2 mma.sync m16n8k16 (fp32 accumulate), operands
 //     by ldmatrix from XOR-swizzled rows (16-byte chunk c of row r stored at chunk c ^ (r & 7): conflict-free);
@@ -34,7 +35,7 @@
 // Lengths are clamped to [0, maxLen]; len_b = 0 gives zeros and lse = −inf (split 0 writes them).
 // Page numbers are trusted (not range-checked on the device). Limits: q/o/K/V 16-byte aligned; B ≤ 65535,
 // Hkv·ceil(G/16) ≤ 65535; splits ≤ 256; q/o element counts < 2^31, cache offsets 64-bit.
-// Registers (ptxas, sm_90a, nvcc 13.0): d64 96, d128 122, d256 228, w8 d64 100, no spills; dynamic shared memory 66 / 100 /
+// Registers (ptxas, sm_90a, nvcc 13.0): d64 95, d128 124, d256 222, w8 d64 104, no spills; dynamic shared memory 66 / 100 /
 // 136 KiB, w8 d64 130 KiB (H100: 3 / 2 / 1 blocks per SM, w8 1). The split count (GqaDecodeHeuristics.splits) aims at an even number of keys per SM.
 // Measured (H100 80GB HBM3 SXM, 132 SMs, driver 580.159, copy 3031 GB/s, L2 flushed by a read before every
 // repetition; harness cuda-native/dev/gqa_decode, output h100-decode_mma.txt; the load addressing
@@ -181,8 +182,19 @@ __device__ __forceinline__ void body(const T* __restrict__ q, const T* __restric
         const int r = i / CPR, ch = i % CPR;
         qv[j] = r < rows ? *reinterpret_cast<const uint4*>(q + (bh0 + r) * D + ch * 8) : make_uint4(0, 0, 0, 0);
     }
-    const int len = min(max(lens[b], 0), a.max_len);
+    // Pages ≥ 16: the block-table entries of this warp's first 32 tiles of the full chunk, requested before the
+    // length arrives. An entry's index does not depend on len_b, and the row [max_pages] is in bounds whatever the
+    // length; entries past the sequence's end are read but never used. Otherwise the first K/V address waited for
+    // two dependent round trips after the L2 flush (length, then entry) against one for a contiguous cache.
     const int start = split * a.chunk;
+    const int* tab_b = table != nullptr ? table + (size_t)b * a.max_pages : nullptr;
+    int pg_first = 0;
+    if (tab_b != nullptr && a.page_shift >= 4) {
+        const int off = (warp + lane * kWarps) * kKeys;  // first key of tile `lane` of this warp
+        const int idx = (start + off) >> a.page_shift;
+        if (off < a.chunk && idx < a.max_pages) pg_first = __ldg(tab_b + idx);
+    }
+    const int len = min(max(lens[b], 0), a.max_len);
     const int end = min(start + a.chunk, len);
     if (start >= len && !(split == 0 && len == 0)) {
         return;  // inactive split (split 0 stays for an empty sequence: it writes zeros and -inf)
@@ -199,7 +211,6 @@ __device__ __forceinline__ void body(const T* __restrict__ q, const T* __restric
     const int my_n = ntiles > warp ? (ntiles - warp + kWarps - 1) / kWarps : 0;
     const long long head_off = (long long)kvh * a.stride_h;
     const long long seq_off = (long long)b * a.stride_b + head_off;
-    const int* tab_b = table != nullptr ? table + (size_t)b * a.max_pages : nullptr;
     const int page_mask = (1 << a.page_shift) - 1;
 
     // Load addressing. A warp-wide pass of 16-byte chunks covers RPI rows of a tile: lane → row r0 + it·RPI, chunk
@@ -235,7 +246,7 @@ __device__ __forceinline__ void body(const T* __restrict__ q, const T* __restric
                 off += seq_off + (long long)base * a.stride_l;
             } else {
                 if ((i >> 5) != pg_blk) {
-                    pg_cur = pg_blk >= 0 ? pg_nxt : page_entries(i >> 5);
+                    pg_cur = pg_blk >= 0 ? pg_nxt : pg_first;  // the first call is tile 0: batch 0
                     pg_blk = i >> 5;
                     pg_nxt = page_entries(pg_blk + 1);
                 }

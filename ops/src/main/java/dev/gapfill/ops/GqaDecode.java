@@ -25,8 +25,10 @@ import dev.gapfill.core.Tensor;
  *   <li>lens {@code [B]} I32;</li>
  *   <li>K and V, one of the {@link KvLayout}s: {@code BHLD [B, Hkv, L, D]}, {@code BLHD [B, L, Hkv, D]}, or
  *   {@code PAGED}: pages {@code [P, pageSize, Hkv, D]} with a block table {@code [B, maxPages]} I32 (page of
- *   position j of sequence b = table[b, j / pageSize]; pageSize a power of two; page numbers must be in [0, P): the
- *   CPU path checks them, GPU runs check them with {@code -Dgapfill.debug.checkBlockTable=true}).</li>
+ *   position j of sequence b = table[b, j / pageSize]; pageSize a power of two; the page numbers of the positions
+ *   below each length must be in [0, P): the CPU path checks them, GPU runs check them with
+ *   {@code -Dgapfill.debug.checkBlockTable=true}; the entries past them may hold anything, and are never used as a
+ *   page).</li>
  * </ul>
  * Softmax and accumulation in fp32, one rounding to the output dtype. D ∈ {64, 128, 256} for the custom kernels;
  * the vendor path and the reference take any D that is a multiple of 8 up to 256.

@@ -54,10 +54,19 @@ class GqaDecodeGpuTest {
     /** As above; {@code warps} > 0: the plan must run blocks of that many warps. */
     private static short[] checkCase(String label, DType dt, int d, int g, int hkv, KvLayout layout, int pageSize, int[] lens, int cap,
                                      Backend backend, long seed, int warps) {
+        return checkCase(label, dt, d, g, hkv, layout, pageSize, lens, cap, backend, seed, warps, null);
+    }
+
+    /** As above; {@code editHostCache} (if not null) changes the host cache before it goes to the GPU. */
+    private static short[] checkCase(String label, DType dt, int d, int g, int hkv, KvLayout layout, int pageSize, int[] lens, int cap,
+                                     Backend backend, long seed, int warps, java.util.function.Consumer<KvCache> editHostCache) {
         Random rnd = new Random(seed);
         int b = lens.length;
         try (GqaDecodeProblems.HostCase host = GqaDecodeProblems.random(rnd, dt, hkv * g, hkv, d, cap, lens)) {
             KvCache hostCache = GqaDecodeProblems.relayout(host.k(), host.v(), layout, pageSize, new Random(seed + 1));
+            if (editHostCache != null) {
+                editHostCache.accept(hostCache);
+            }
             KvCache cache = GqaDecodeProblems.to(hostCache, GPU);
             GqaDecodeProblems.close(hostCache);
             GqaDecodeReference.Exact ex = GqaDecodeReference.exact(host.q(), KvCache.bhld(host.k(), host.v()), lens, cap, 1 / Math.sqrt(d));
@@ -143,6 +152,40 @@ class GqaDecodeGpuTest {
                 for (int page : new int[] {4, 16, 64}) {
                     assertArrayEquals(bhld, checkCase(at + " page " + page, dt, 64, 12, 2, KvLayout.PAGED, page, lens, cap,
                             Backend.CUSTOM, 64 + c, w), at + " page " + page + ": differs from BHLD");
+                }
+            }
+        }
+    }
+
+    @Test void blockTableEntriesPastEachLengthMayHoldAnything() {
+        // The contract checks page numbers only below each length (GqaDecodePlan's debug check). The custom kernel
+        // requests the entries of a split's first tiles before the length arrives, so it reads entries past the end:
+        // they must never reach an address. Entries past ceil(len_b / pageSize) hold -1, MIN_VALUE, MAX_VALUE and
+        // P (one past the last page); the result must equal, bit for bit, that of the untouched table. Pages of 16
+        // and 64 (an entry per tile), 4 (an entry per row); D = 64 (wide blocks) and 128; both backends.
+        int[] lens = {1000, 17, 0, 513, 1};
+        int cap = 1000;
+        int[] junk = {-1, Integer.MIN_VALUE, Integer.MAX_VALUE, 0};
+        for (int d : new int[] {64, 128}) {
+            for (int page : new int[] {4, 16, 64}) {
+                for (Backend backend : new Backend[] {Backend.CUSTOM, Backend.VENDOR}) {
+                    String at = "d" + d + " page " + page + " " + backend;
+                    short[] clean = checkCase(at, DType.F16, d, 8, 2, KvLayout.PAGED, page, lens, cap, backend, 90 + d + page);
+                    short[] junked = checkCase(at + " junk past the lengths", DType.F16, d, 8, 2, KvLayout.PAGED, page, lens, cap, backend,
+                            90 + d + page, 0, c -> {
+                                Tensor table = c.blockTable();
+                                long pages = c.k().dim(0);
+                                int maxPages = (int) table.dim(1);
+                                int written = 0;
+                                for (int i = 0; i < lens.length; i++) {
+                                    for (int j = (lens[i] + page - 1) / page; j < maxPages; j++) {
+                                        int v = junk[written++ % junk.length];
+                                        table.setRawBits((long) i * maxPages + j, v == 0 ? pages : v);
+                                    }
+                                }
+                                assertTrue(written > 100, "the case must leave entries past the lengths: " + written);
+                            });
+                    assertArrayEquals(clean, junked, at + ": entries past the lengths changed the result");
                 }
             }
         }
