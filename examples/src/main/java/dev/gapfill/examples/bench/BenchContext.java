@@ -93,8 +93,9 @@ public final class BenchContext implements AutoCloseable {
      * 0.07 µs (docs/benchmarks/h100/timing-bias-probe.txt). Each extra repetition costs about one flush (~70 µs of GPU).
      * What it did, measured (bmm sweeps, H100): at e240d80 AUTO − custom over those rows had a median of +0.000 µs, but
      * at ea114de the same harness gave +0.232 µs after the GPU suite and sanitizers had run on the machine, and −0.160
-     * and −0.168 µs in two sweeps without them: the gap follows the machine's state too, which more repetitions do not
-     * remove (docs/ops/bmm.md, "Three sweeps of one commit").
+     * and −0.168 µs in two sweeps without them; four more sweeps of the same kernels, one right after the same checks,
+     * gave −0.26 to +0.00 µs. A gap that more repetitions do not remove comes and goes with something on the machine
+     * not yet found (docs/ops/bmm.md, "Three sweeps of one commit, and four more").
      */
     public static final double SHORT_CASE_US = 20.0;
     public static final int SHORT_CASE_FACTOR = 5;
