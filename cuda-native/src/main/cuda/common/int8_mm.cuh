@@ -58,25 +58,21 @@ struct Dequant {
     const float* bias;     // [N] F32, or nullptr
 };
 
-// out element from the exact int32 accumulator, per the contract above.
+// out element from the exact int32 accumulator and its token's and channel's scales (and bias), per the contract above.
 template <typename T>
-__device__ __forceinline__ T dequantize(int acc, int m, int n, const Dequant& d) {
-    const double s = __dmul_rn((double)d.a_scale[m * d.a_stride], (double)d.w_scale[n * d.w_stride]);
+__device__ __forceinline__ T dequantize_with(int acc, float a_scale, float w_scale, bool has_bias, float bias) {
+    const double s = __dmul_rn((double)a_scale, (double)w_scale);
     double v = __dmul_rn((double)acc, s);
-    if (d.bias != nullptr) v = __dadd_rn(v, (double)d.bias[n]);
+    if (has_bias) v = __dadd_rn(v, (double)bias);
     return round_from_double<T>(v);
 }
 
-// Stores one accumulator to out[m, n] (row-major, leading dimension N): as is for int32, dequantized
-// otherwise.
-template <typename T> struct Store {
-    __device__ __forceinline__ static void at(T* out, size_t idx, int acc, int m, int n, const Dequant& d) {
-        out[idx] = dequantize<T>(acc, m, n, d);
-    }
-};
-template <> struct Store<int> {
-    __device__ __forceinline__ static void at(int* out, size_t idx, int acc, int, int, const Dequant&) { out[idx] = acc; }
-};
+// The same, reading the scales and bias of out[m, n].
+template <typename T>
+__device__ __forceinline__ T dequantize(int acc, int m, int n, const Dequant& d) {
+    return dequantize_with<T>(acc, d.a_scale[m * d.a_stride], d.w_scale[n * d.w_stride], d.bias != nullptr,
+                              d.bias != nullptr ? d.bias[n] : 0.f);
+}
 
 }  // namespace int8mm
 }  // namespace gapfill

@@ -29,6 +29,8 @@
 // N·K < 2^31, pointers 16-byte aligned (validated in Java).
 #include "int8_mm.cuh"
 
+#include <type_traits>
+
 using namespace gapfill;
 using namespace gapfill::int8mm;
 
@@ -186,6 +188,30 @@ __device__ __forceinline__ void skinny_body(const int8_t* __restrict__ a, const 
     }
 
     // Epilogue. Fragment c[q]: channel n_warp + 16r + g (+8 for q ≥ 2), token 8j + 2t + (q & 1).
+    // Float outputs: the scales and bias of this thread's 2·RT channels and 2·MT tokens are loaded once and all at
+    // once. Read per element, each load waited behind the previous element's store (out is __restrict__, the scales
+    // are not, so the compiler may not move a load above a store): on an H100 the F16 output of M = 64, K = N = 4096
+    // took 29.1 µs on the GPU against 20.0 µs for I32 (ncu, docs/ops/int8_mm.md).
+    constexpr bool kDequant = !std::is_same<TOut, int>::value;
+    float ws[RT][2], bs[RT][2], as[MT][2];
+    const bool has_bias = dq.bias != nullptr;
+    if constexpr (kDequant) {
+#pragma unroll
+        for (int r = 0; r < RT; ++r)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int n = n_warp + 16 * r + g + 8 * h;
+                ws[r][h] = n < N ? dq.w_scale[n * dq.w_stride] : 0.f;
+                bs[r][h] = has_bias && n < N ? dq.bias[n] : 0.f;
+            }
+#pragma unroll
+        for (int j = 0; j < MT; ++j)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const int m = 8 * j + 2 * t + e;
+                as[j][e] = m < M ? dq.a_scale[m * dq.a_stride] : 0.f;
+            }
+    }
 #pragma unroll
     for (int r = 0; r < RT; ++r)
 #pragma unroll
@@ -194,7 +220,13 @@ __device__ __forceinline__ void skinny_body(const int8_t* __restrict__ a, const 
             for (int q = 0; q < 4; ++q) {
                 const int n = n_warp + 16 * r + g + (q >> 1) * 8;
                 const int m = 8 * j + 2 * t + (q & 1);
-                if (n < N && m < M) Store<TOut>::at(out, (size_t)m * N + n, acc[r][j][q], m, n, dq);
+                if (n < N && m < M) {
+                    if constexpr (kDequant) {
+                        out[(size_t)m * N + n] = dequantize_with<TOut>(acc[r][j][q], as[j][q & 1], ws[r][q >> 1], has_bias, bs[r][q >> 1]);
+                    } else {
+                        out[(size_t)m * N + n] = acc[r][j][q];
+                    }
+                }
             }
 }
 
