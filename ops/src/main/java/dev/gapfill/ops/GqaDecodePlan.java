@@ -48,12 +48,20 @@ public final class GqaDecodePlan implements AutoCloseable {
      * page numbers. Synchronises the stream, so not under graph capture. CPU plans always check.
      */
     public static final String DEBUG_CHECK_BLOCK_TABLE = "gapfill.debug.checkBlockTable";
+    /**
+     * System property, read when a plan is made: {@code true} makes its custom launches keep the plan's split chunk
+     * (ceil(maxLen / splits)) whatever the lengths, as before the launch-fitted chunk; for A/B measurements
+     * ({@code docs/ops/gqa_decode.md}). By default a launch whose longest length fills at most half the splits at that
+     * chunk takes the chunk of its longest length, chosen on the device.
+     */
+    public static final String DEBUG_PLAN_CHUNK = "gapfill.debug.gqaPlanChunk";
 
     private final Problem p;
     private final Device device;
     private final Decision decision;
     private final double scale;
     private final GqaDecodeHeuristics.Split split;
+    private final boolean fitChunk = !Boolean.getBoolean(DEBUG_PLAN_CHUNK);
     private final Tensor partO;
     private final Tensor partLse;
     private final Tensor counters;
@@ -365,7 +373,7 @@ public final class GqaDecodePlan implements AutoCloseable {
                 KernelArgs.begin().ptr(q).ptr(cache.k()).ptr(cache.v()).ptr(cache.blockTable()).ptr(lens).ptr(out).ptr(lse)
                         .ptr(partO).ptr(partLse).ptr(counters).i32(p.qHeads()).i32(p.kvHeads()).i32(g).i32(tiles)
                         .i32(split.splits()).i32(split.chunk()).i32(p.maxLen()).i32(p.maxPages()).i32(pageShift())
-                        .i64(st[0]).i64(st[1]).i64(st[2]).i64(st[3]).f32(scaleLog2));
+                        .i32(fitChunk ? 1 : 0).i64(st[0]).i64(st[1]).i64(st[2]).i64(st[3]).f32(scaleLog2));
     }
 
     private void runVendor(Tensor q, KvCache cache, Tensor lens, Tensor out, Tensor lse, Stream s) {

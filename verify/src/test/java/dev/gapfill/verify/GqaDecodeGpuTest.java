@@ -192,6 +192,44 @@ class GqaDecodeGpuTest {
         }
     }
 
+    @Test void aLaunchOfShortSequencesFitsItsChunkToTheLongest() {
+        // A plan's chunk is ceil(maxLen / splits); a launch whose longest length fills at most half the splits with it
+        // takes ceil(longest / splits) rounded up to 64 instead, chosen on the device (decode_mma.cu). Lengths on both
+        // sides of that boundary alone (B = 1: many splits), mixed batches with a short and a long longest, D = 128
+        // (4 warps) and D = 64 (8 warps); every layout gives the BHLD bits and every case meets the reference, also with
+        // the A/B switch that keeps the plan's chunk.
+        int cap = 8192;
+        var info = Gpu.device(GPU).info();
+        for (int d : new int[] {128, 64}) {
+            GqaDecode.Problem shape = GqaDecode.Problem.contiguous(1, 16, 2, d, cap, KvLayout.BHLD, DType.F16);
+            dev.gapfill.ops.GqaDecodeHeuristics.Split split = dev.gapfill.ops.GqaDecodeHeuristics.splits(shape, info);
+            int s = split.splits();
+            int c = split.chunk();
+            assertTrue(s >= 8 && s * c >= cap, "B = 1 must split the keys many ways: " + split);
+            int half = s / 2 * c;  // the longest length that still fits: 2·ceil(len / c) <= s
+            int[] alone = {1, 65, half, half + 1, cap};
+            for (int len : alone) {
+                String at = "d" + d + " len " + len + " of " + cap + " (" + split + (2 * ((len + c - 1) / c) <= s ? ", fitted" : "") + ")";
+                short[] bhld = checkCase(at + " BHLD", DType.F16, d, 8, 2, KvLayout.BHLD, 16, new int[] {len}, cap, Backend.CUSTOM, len + d);
+                assertArrayEquals(bhld, checkCase(at + " BLHD", DType.F16, d, 8, 2, KvLayout.BLHD, 16, new int[] {len}, cap,
+                        Backend.CUSTOM, len + d), at + ": BLHD differs from BHLD");
+                for (int page : new int[] {4, 64}) {
+                    assertArrayEquals(bhld, checkCase(at + " page " + page, DType.F16, d, 8, 2, KvLayout.PAGED, page, new int[] {len}, cap,
+                            Backend.CUSTOM, len + d), at + " page " + page + ": differs from BHLD");
+                }
+            }
+            checkCase("d" + d + " short batch", DType.BF16, d, 8, 2, KvLayout.PAGED, 16, new int[] {1024, 3000, 65, 0, 1000}, cap,
+                    Backend.CUSTOM, d);
+            checkCase("d" + d + " one long", DType.BF16, d, 8, 2, KvLayout.PAGED, 16, new int[] {cap, 3000, 65, 0}, cap, Backend.CUSTOM, d + 1);
+            System.setProperty(GqaDecodePlan.DEBUG_PLAN_CHUNK, "true");
+            try {
+                checkCase("d" + d + " plan's chunk kept", DType.F16, d, 8, 2, KvLayout.PAGED, 16, new int[] {65, 1000}, cap, Backend.CUSTOM, d + 2);
+            } finally {
+                System.clearProperty(GqaDecodePlan.DEBUG_PLAN_CHUNK);
+            }
+        }
+    }
+
     @Test void headTilesSeveralKvHeadsAndOnePass() {
         // G = 7 and 12 pad the 16-head tile; G = 20 takes two tiles (the second padded), also on page size 4 (one
         // block-table lookup per row instead of per 16-key tile); B·Hkv = 640 blocks takes the splits == 1 path.
