@@ -14,8 +14,8 @@
 // merge runs over 8 entries), which GqaDecodeHeuristics.splits runs at D = 64 where the 4-warp plan splits into chunks
 // of at most 4096 keys: with half its splits where its chunk is at most 256 keys, with the same splits above.
 //   * The split's key range [split·chunk, min((split+1)·chunk, len_b)) is cut into 16-key tiles, dealt round-robin
-//     (chunk: the plan's, ceil(maxLen / splits) rounded up to 64, unless the launch's longest length fills at most half
-//     the splits with it; then ceil(longest / splits) rounded up to 64, chosen on the device: see body)
+//     (chunk: the plan's, ceil(maxLen / splits) rounded up to 64; a launch whose longest length is at most
+//     maxLen / 2^(k+1) takes the plan's fitted chunk of that level instead, chosen on the device: see body)
 //     to the 4 warps (so the block walks 64 consecutive keys at a time). Each warp runs its own cp.async ring
 //     (NST−1 tiles in flight while it computes one; only __syncwarp, no block barrier in the loop). Rows past the
 //     split end are zero-filled (src-size 0), never read. Paged caches: the tile start is a multiple of 16, so for
@@ -60,7 +60,7 @@ constexpr int kThreads = 128;  // 4 warps
 constexpr int kWarps = kThreads / 32;
 constexpr int kRows = 16;      // query heads per tile (mma M)
 constexpr int kKeys = 16;      // keys per warp tile
-constexpr int kChunkAlign = 64;  // GqaDecodeHeuristics.CHUNK_ALIGN: a fitted chunk is a multiple of it, as the plan's
+constexpr int kFitLevels = 7;   // GqaDecodeHeuristics.FIT_LEVELS: fitted chunks for longest lengths down to maxLen / 128
 constexpr int kMaxSplits = 256;
 constexpr int kMergeChunk = 8;  // partials of one thread's 4 dims in flight at once in the split merge
 constexpr float kLn2 = 0.6931471805599453f;
@@ -86,7 +86,7 @@ template <int D, int STAGES = default_stages<D>(), int WARPS = kWarps> struct Cf
 
 struct Args {
     int hq, hkv, g, head_tiles, splits, chunk, max_len, max_pages, page_shift;
-    int fit_chunk;  // 1: a launch whose lengths fill at most half the splits at `chunk` takes a shorter one (body)
+    int fit[kFitLevels];  // fit[k]: the chunk of a launch whose longest length is at most max_len >> (k + 1); 0: none
     long long stride_b, stride_h, stride_l, page_stride;  // elements
     float scale_log2;                                     // scale · log2(e)
 };
@@ -199,21 +199,23 @@ __device__ __forceinline__ void body(const T* __restrict__ q, const T* __restric
     int pg_first = 0;
     if (tab_b != nullptr && a.page_shift >= 4) pg_first = first_entry(split * a.chunk, a.chunk);
     const int len = min(max(lens[b], 0), a.max_len);
-    // The launch's chunk. The plan's (maxLen / splits) keeps every split of the longest sequence busy with equal work,
-    // which matters: blocks that finish early leave a tail with too few loads in flight. But when even the longest
-    // sequence of this launch fills at most half the splits at that chunk (a plan sized for the longest context,
-    // decoding shorter ones), most blocks would have no keys and the few busy SMs cannot draw the bandwidth; then the
-    // launch takes the chunk of its longest sequence, ceil(longest / splits) rounded up to kChunkAlign. Every block
-    // computes the same value from the lengths (warp-wide reads of lens, no barrier), so the splits of a sequence agree
-    // on its active count. It is a multiple of 16 (a paged tile stays inside one page of >= 16 positions) and below the
-    // plan's, so the workspace holds every split. Only a sequence that is itself that short needs the longest length.
+    // The launch's chunk. The plan's, ceil(maxLen / splits), gives every split of the longest sequence equal work, so
+    // no block finishes early and leaves a tail with few loads in flight. But a plan made once for the longest context
+    // (and captured in a graph) also runs steps whose sequences are all much shorter: at the plan's chunk only their
+    // first splits have keys, and the few busy SMs cannot draw the bandwidth. So when the launch's longest length is at
+    // most maxLen / 2^(k+1), it takes fit[k], the chunk GqaDecodeHeuristics gives a plan of that maxLen (within these
+    // splits; 0: no entry, so all 0 keeps the plan's chunk). Every block computes the same longest length (warp-wide
+    // reads of lens, no barrier), so the splits of a sequence agree on its active count. A fitted chunk is a multiple
+    // of 64 (a paged tile stays inside one page of >= 16 positions) and below the plan's, so the workspace holds every
+    // split. Only a sequence that is itself that short needs the longest length.
     int chunk = a.chunk;
-    if (a.fit_chunk && a.splits > 1 && 2 * ((len + a.chunk - 1) / a.chunk) <= a.splits) {
+    if (a.fit[0] > 0 && len <= (a.max_len >> 1)) {
         int longest = 0;
         for (int i = lane; i < (int)gridDim.z; i += 32) longest = max(longest, __ldg(lens + i));
         longest = min(max(__reduce_max_sync(0xffffffffu, longest), 0), a.max_len);
-        if (2 * ((longest + a.chunk - 1) / a.chunk) <= a.splits)
-            chunk = max(kChunkAlign, ((longest + a.splits - 1) / a.splits + kChunkAlign - 1) / kChunkAlign * kChunkAlign);
+#pragma unroll
+        for (int k = 0; k < kFitLevels; ++k)
+            if (a.fit[k] > 0 && longest <= (a.max_len >> (k + 1))) chunk = a.fit[k];
     }
     const int start = split * chunk;
     const int end = min(start + chunk, len);
@@ -551,11 +553,11 @@ __device__ __forceinline__ void body(const T* __restrict__ q, const T* __restric
     extern "C" __global__ void __launch_bounds__(32 * (WARPS)) NAME(                                                 \
         const T* q, const T* k, const T* v, const int* table, const int* lens, T* out, float* lse, float* part_o,  \
         float* part_lse, int* counters, int hq, int hkv, int g, int head_tiles, int splits, int chunk, int max_len, \
-        int max_pages, int page_shift, int fit_chunk, long long stride_b, long long stride_h, long long stride_l,  \
-        long long page_stride, float scale_log2) {                                                                \
-        const gqa_mma::Args a{hq,        hkv,        g,         head_tiles, splits,   chunk,       max_len,        \
-                              max_pages, page_shift, fit_chunk, stride_b,   stride_h, stride_l, page_stride,      \
-                              scale_log2};                                                                        \
+        int max_pages, int page_shift, int fit1, int fit2, int fit3, int fit4, int fit5, int fit6, int fit7,      \
+        long long stride_b, long long stride_h, long long stride_l, long long page_stride, float scale_log2) {    \
+        const gqa_mma::Args a{hq,        hkv,        g,          head_tiles, splits,                            \
+                              chunk,     max_len,    max_pages,  page_shift, {fit1, fit2, fit3, fit4, fit5, fit6, fit7}, \
+                              stride_b,  stride_h,   stride_l,   page_stride, scale_log2};                          \
         gqa_mma::body<T, D, WARPS>(q, k, v, table, lens, out, lse, part_o, part_lse, counters, a);                 \
     }
 

@@ -36,6 +36,8 @@ public final class GqaDecodeHeuristics {
     public static final int CHUNK_ALIGN = 64;
     /** Most splits (decode_mma.cu kMaxSplits: the merge keeps one weight per split in shared memory). */
     public static final int MAX_SPLITS = 256;
+    /** Levels of {@link #fittedChunks} (decode_mma.cu kFitLevels): longest lengths down to maxLen / 128. */
+    public static final int FIT_LEVELS = 7;
     /**
      * Per-block overhead of the split cost model, in keys: the q tile, the warp merge, the partial write and the
      * split merge. Harness split sweep (f16 BHLD d128): B=1 32/8 L=8192 s16 = 20.2 µs vs s32 = 21.6, s12 = 20.4;
@@ -114,7 +116,12 @@ public final class GqaDecodeHeuristics {
      * rows (B=1 L=512 32/8: 9.95 against 9.34 µs), so it stays with 4 warps there.
      */
     public static Split splits(GqaDecode.Problem p, DeviceInfo info) {
-        Split base = narrowSplits(p, info);
+        return splits(p, p.maxLen(), info);
+    }
+
+    /** {@link #splits} of {@code p} as if its maxLen were {@code maxLen}. */
+    static Split splits(GqaDecode.Problem p, int maxLen, DeviceInfo info) {
+        Split base = narrowSplits(p, maxLen, info);
         if (p.headDim() != 64 || base.splits() < 2 || base.chunk() > WIDE_MAX_CHUNK
                 || sharedBytes(64, WIDE_WARPS) > info.smemPerBlockOptin()) {
             return base;  // an unknown opt-in limit (0) keeps the 4-warp kernel too
@@ -122,15 +129,18 @@ public final class GqaDecodeHeuristics {
         if (base.chunk() > WIDE_HALVE_MAX_CHUNK) {
             return new Split(base.splits(), base.chunk(), WIDE_WARPS);
         }
-        int chunk = chunkFor(p.maxLen(), (base.splits() + 1) / 2);
-        return new Split((p.maxLen() + chunk - 1) / chunk, chunk, WIDE_WARPS);
+        int chunk = chunkFor(maxLen, (base.splits() + 1) / 2);
+        return new Split((maxLen + chunk - 1) / chunk, chunk, WIDE_WARPS);
     }
 
     /** The split count of 4-warp blocks (the cost model above); {@link #splits} starts from it. */
     public static Split narrowSplits(GqaDecode.Problem p, DeviceInfo info) {
+        return narrowSplits(p, p.maxLen(), info);
+    }
+
+    private static Split narrowSplits(GqaDecode.Problem p, int maxLen, DeviceInfo info) {
         long ctas = (long) p.batch() * p.kvHeads() * headTiles(p.groupSize());
         int sms = Math.max(1, info.smCount());
-        int maxLen = p.maxLen();
         int smax = Math.min(MAX_SPLITS, Math.max(1, (maxLen + CHUNK_ALIGN - 1) / CHUNK_ALIGN));
         int best = 1;
         double bestCost = Double.MAX_VALUE;
@@ -147,6 +157,31 @@ public final class GqaDecodeHeuristics {
             }
         }
         return new Split(best, chunkFor(maxLen, best));
+    }
+
+    /**
+     * The chunks a launch of {@code plan}'s blocks takes when its longest length is short (decode_mma.cu): entry k
+     * serves a longest length of at most maxLen / 2^(k+1), and is the chunk of the split this class gives a plan of that
+     * maxLen with the plan's warps ({@link #splits} for 8-warp plans, {@link #narrowSplits} for 4), at least what covers
+     * that length with the plan's splits and at most the plan's chunk; 0 where the length is below {@link #CHUNK_ALIGN}
+     * or the plan has one split. A plan made once for the longest context then runs a step of short sequences as a plan
+     * made for them would (GqaDecodeLengthProbe on the H100, docs/ops/gqa_decode.md), while a step with a sequence longer
+     * than maxLen / 2 keeps the plan's chunk, which gives every block equal work.
+     */
+    public static int[] fittedChunks(GqaDecode.Problem p, Split plan, DeviceInfo info) {
+        int[] fit = new int[FIT_LEVELS];
+        if (plan.splits() < 2) {
+            return fit;
+        }
+        for (int k = 0; k < FIT_LEVELS; k++) {
+            int len = p.maxLen() >> (k + 1);
+            if (len < CHUNK_ALIGN) {
+                break;
+            }
+            Split level = plan.warps() == WIDE_WARPS ? splits(p, len, info) : narrowSplits(p, len, info);
+            fit[k] = Math.min(plan.chunk(), Math.max(level.chunk(), chunkFor(len, plan.splits())));
+        }
+        return fit;
     }
 
     private static int chunkFor(int maxLen, int s) {

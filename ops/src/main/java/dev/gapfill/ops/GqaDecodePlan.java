@@ -50,9 +50,9 @@ public final class GqaDecodePlan implements AutoCloseable {
     public static final String DEBUG_CHECK_BLOCK_TABLE = "gapfill.debug.checkBlockTable";
     /**
      * System property, read when a plan is made: {@code true} makes its custom launches keep the plan's split chunk
-     * (ceil(maxLen / splits)) whatever the lengths, as before the launch-fitted chunk; for A/B measurements
-     * ({@code docs/ops/gqa_decode.md}). By default a launch whose longest length fills at most half the splits at that
-     * chunk takes the chunk of its longest length, chosen on the device.
+     * (ceil(maxLen / splits)) whatever the lengths, as before the fitted chunks; for A/B measurements
+     * ({@code docs/ops/gqa_decode.md}). By default a launch whose longest length is at most maxLen / 2 takes the chunk
+     * {@link GqaDecodeHeuristics#fittedChunks} gives that length, chosen on the device.
      */
     public static final String DEBUG_PLAN_CHUNK = "gapfill.debug.gqaPlanChunk";
 
@@ -61,7 +61,7 @@ public final class GqaDecodePlan implements AutoCloseable {
     private final Decision decision;
     private final double scale;
     private final GqaDecodeHeuristics.Split split;
-    private final boolean fitChunk = !Boolean.getBoolean(DEBUG_PLAN_CHUNK);
+    private final int[] fitChunks;
     private final Tensor partO;
     private final Tensor partLse;
     private final Tensor counters;
@@ -102,6 +102,7 @@ public final class GqaDecodePlan implements AutoCloseable {
         KernelFunction maf = null;
         KernelFunction pf = null;
         GqaDecodeHeuristics.Split sp = new GqaDecodeHeuristics.Split(1, problem.maxLen());
+        int[] fit = new int[GqaDecodeHeuristics.FIT_LEVELS];
         String t = problem.dtype().name().toLowerCase(Locale.ROOT);
         try {
             if (device.isCuda()) {
@@ -110,6 +111,9 @@ public final class GqaDecodePlan implements AutoCloseable {
                 long bhq = (long) problem.batch() * problem.qHeads();
                 if (decision.backend() == Backend.CUSTOM) {
                     sp = GqaDecodeHeuristics.splits(problem, cd.info());
+                    if (!Boolean.getBoolean(DEBUG_PLAN_CHUNK)) {
+                        fit = GqaDecodeHeuristics.fittedChunks(problem, sp, cd.info());
+                    }
                     sf = MMA.function(cd, "gqa_decode_mma_" + (sp.warps() == GqaDecodeHeuristics.WIDE_WARPS ? "w8_" : "") + t + "_d"
                             + problem.headDim());
                     if (sp.splits() > 1) {
@@ -162,6 +166,7 @@ public final class GqaDecodePlan implements AutoCloseable {
             throw e;
         }
         this.split = sp;
+        this.fitChunks = fit;
         this.partO = po;
         this.partLse = pl;
         this.counters = ct;
@@ -373,7 +378,8 @@ public final class GqaDecodePlan implements AutoCloseable {
                 KernelArgs.begin().ptr(q).ptr(cache.k()).ptr(cache.v()).ptr(cache.blockTable()).ptr(lens).ptr(out).ptr(lse)
                         .ptr(partO).ptr(partLse).ptr(counters).i32(p.qHeads()).i32(p.kvHeads()).i32(g).i32(tiles)
                         .i32(split.splits()).i32(split.chunk()).i32(p.maxLen()).i32(p.maxPages()).i32(pageShift())
-                        .i32(fitChunk ? 1 : 0).i64(st[0]).i64(st[1]).i64(st[2]).i64(st[3]).f32(scaleLog2));
+                        .i32(fitChunks[0]).i32(fitChunks[1]).i32(fitChunks[2]).i32(fitChunks[3]).i32(fitChunks[4]).i32(fitChunks[5]).i32(fitChunks[6])
+                        .i64(st[0]).i64(st[1]).i64(st[2]).i64(st[3]).f32(scaleLog2));
     }
 
     private void runVendor(Tensor q, KvCache cache, Tensor lens, Tensor out, Tensor lse, Stream s) {

@@ -192,4 +192,47 @@ class GqaDecodeHeuristicsTest {
         Problem paged = new Problem(2, 8, 2, 64, 100, KvLayout.PAGED, 16, 7, DType.BF16);
         assertTrue(GqaDecodeHeuristics.decide(paged, H100, Backend.VENDOR).variant().endsWith("+gather"));
     }
+
+    @Test void fittedChunksServeShortLaunchesAsAPlanOfTheirLengthWould() {
+        // GqaDecodeLengthProbe on the H100: a step of short sequences under a plan for a long maxLen; entry k serves a
+        // longest length of at most maxLen / 2^(k+1)
+        GqaDecodeHeuristics.Split wide = GqaDecodeHeuristics.splits(bhld(1, 16, 2, 64, 32768), H100);
+        assertEquals(new GqaDecodeHeuristics.Split(64, 512, GqaDecodeHeuristics.WIDE_WARPS), wide);
+        int[] fit = GqaDecodeHeuristics.fittedChunks(bhld(1, 16, 2, 64, 32768), wide, H100);
+        assertEquals(512, fit[0], "16384 keys: the plan of 16384 halves to 32 splits of 512, the plan's own chunk");
+        assertEquals(128, fit[2], "4096 keys: 32 wide splits of 128, as a plan of 4096 (8 warps) runs them");
+        GqaDecodeHeuristics.Split p28 = GqaDecodeHeuristics.splits(bhld(1, 28, 4, 128, 131072), H100);
+        assertEquals(new GqaDecodeHeuristics.Split(33, 4032), p28);
+        assertEquals(2048, GqaDecodeHeuristics.fittedChunks(bhld(1, 28, 4, 128, 131072), p28, H100)[0], "65536 keys: 32 splits of 2048");
+        GqaDecodeHeuristics.Split p32 = GqaDecodeHeuristics.splits(bhld(1, 32, 8, 128, 32768), H100);
+        assertEquals(64, GqaDecodeHeuristics.fittedChunks(bhld(1, 32, 8, 128, 32768), p32, H100)[4], "1024 keys: 16 splits of 64");
+        // one split: nothing to fit
+        GqaDecodeHeuristics.Split one = GqaDecodeHeuristics.splits(bhld(64, 32, 8, 128, 2048), H100);
+        assertEquals(1, one.splits());
+        for (int c : GqaDecodeHeuristics.fittedChunks(bhld(64, 32, 8, 128, 2048), one, H100)) {
+            assertEquals(0, c);
+        }
+    }
+
+    @Property(tries = 300)
+    void fittedChunksStayWithinThePlansSplitsAndChunk(@ForAll @IntRange(min = 1, max = 64) int b, @ForAll @IntRange(min = 0, max = 3) int heads,
+                                                      @ForAll @IntRange(min = 1, max = 200_000) int maxLen) {
+        int[][] hs = {{32, 8, 128}, {28, 4, 128}, {16, 2, 64}, {64, 64, 256}};
+        Problem p = bhld(b, hs[heads][0], hs[heads][1], hs[heads][2], maxLen);
+        GqaDecodeHeuristics.Split plan = GqaDecodeHeuristics.splits(p, H100);
+        int[] fit = GqaDecodeHeuristics.fittedChunks(p, plan, H100);
+        assertEquals(GqaDecodeHeuristics.FIT_LEVELS, fit.length);
+        for (int k = 0; k < fit.length; k++) {
+            int len = maxLen >> (k + 1);
+            if (plan.splits() < 2 || len < GqaDecodeHeuristics.CHUNK_ALIGN) {
+                assertEquals(0, fit[k], "level " + k + " of " + plan);
+                continue;
+            }
+            // a multiple of 64 (paged tiles stay in one page), at most the plan's chunk (the workspace holds every split),
+            // and the plan's splits of it cover the level's length (no sequence of that length loses keys)
+            assertEquals(0, fit[k] % GqaDecodeHeuristics.CHUNK_ALIGN, "level " + k);
+            assertTrue(fit[k] > 0 && fit[k] <= plan.chunk(), "level " + k + ": " + fit[k] + " of " + plan);
+            assertTrue((long) fit[k] * plan.splits() >= len, "level " + k + ": " + fit[k] + " × " + plan.splits() + " < " + len);
+        }
+    }
 }

@@ -192,24 +192,23 @@ class GqaDecodeGpuTest {
         }
     }
 
-    @Test void aLaunchOfShortSequencesFitsItsChunkToTheLongest() {
-        // A plan's chunk is ceil(maxLen / splits); a launch whose longest length fills at most half the splits with it
-        // takes ceil(longest / splits) rounded up to 64 instead, chosen on the device (decode_mma.cu). Lengths on both
-        // sides of that boundary alone (B = 1: many splits), mixed batches with a short and a long longest, D = 128
-        // (4 warps) and D = 64 (8 warps); every layout gives the BHLD bits and every case meets the reference, also with
-        // the A/B switch that keeps the plan's chunk.
+    @Test void aLaunchOfShortSequencesTakesAFittedChunk() {
+        // A plan's chunk is ceil(maxLen / splits); a launch whose longest length is at most maxLen / 2^(k+1) takes the
+        // plan's fitted chunk k instead (GqaDecodeHeuristics.fittedChunks), chosen on the device (decode_mma.cu).
+        // Lengths at and around the levels alone (B = 1: many splits) and in batches with a short and a long longest,
+        // D = 128 (4 warps) and D = 64 (8 warps); every layout gives the BHLD bits and every case meets the reference,
+        // also with the A/B switch that keeps the plan's chunk.
         int cap = 8192;
         var info = Gpu.device(GPU).info();
         for (int d : new int[] {128, 64}) {
             GqaDecode.Problem shape = GqaDecode.Problem.contiguous(1, 16, 2, d, cap, KvLayout.BHLD, DType.F16);
             dev.gapfill.ops.GqaDecodeHeuristics.Split split = dev.gapfill.ops.GqaDecodeHeuristics.splits(shape, info);
-            int s = split.splits();
-            int c = split.chunk();
-            assertTrue(s >= 8 && s * c >= cap, "B = 1 must split the keys many ways: " + split);
-            int half = s / 2 * c;  // the longest length that still fits: 2·ceil(len / c) <= s
-            int[] alone = {1, 65, half, half + 1, cap};
+            int[] fit = dev.gapfill.ops.GqaDecodeHeuristics.fittedChunks(shape, split, info);
+            assertTrue(split.splits() >= 8 && fit[0] > 0 && fit[3] > 0 && fit[3] < split.chunk(), "B = 1 must split the keys many ways and fit "
+                    + "short launches: " + split + " " + Arrays.toString(fit));
+            int[] alone = {1, 65, cap / 16, cap / 2, cap / 2 + 1, cap};
             for (int len : alone) {
-                String at = "d" + d + " len " + len + " of " + cap + " (" + split + (2 * ((len + c - 1) / c) <= s ? ", fitted" : "") + ")";
+                String at = "d" + d + " len " + len + " of " + cap + " (" + split + ", fitted " + Arrays.toString(fit) + ")";
                 short[] bhld = checkCase(at + " BHLD", DType.F16, d, 8, 2, KvLayout.BHLD, 16, new int[] {len}, cap, Backend.CUSTOM, len + d);
                 assertArrayEquals(bhld, checkCase(at + " BLHD", DType.F16, d, 8, 2, KvLayout.BLHD, 16, new int[] {len}, cap,
                         Backend.CUSTOM, len + d), at + ": BLHD differs from BHLD");

@@ -20,8 +20,9 @@ import java.util.Random;
 /**
  * gqaDecode with lengths well below the plan's maxLen: a plan made once for the longest context (and captured in a
  * graph) serves every step, however short its sequences. The custom kernel's split chunk is the plan's,
- * ceil(maxLen / splits), unless the launch's longest length fills at most half the splits with it; then the launch takes
- * ceil(longest / splits) ({@code decode_mma.cu}). The probe times, interleaved in one run (L2 flushed before each path,
+ * ceil(maxLen / splits), unless the launch's longest length is at most maxLen / 2^(k+1); then the launch takes the plan's
+ * fitted chunk k ({@code GqaDecodeHeuristics.fittedChunks}, {@code decode_mma.cu}). The probe times, interleaved in one
+ * run (L2 flushed before each path,
  * medians), per shape and per length fraction f of maxLen (the longest length f·L, the others drawn in [f·L/2, f·L]):
  * <ul>
  *   <li>{@code fitted}: the custom plan of maxLen L as shipped;</li>
