@@ -36,8 +36,10 @@ import dev.gapfill.core.Tensor;
  * <p>Use: {@link #plan} once per shape (it validates, picks the backend and the split count, and allocates the
  * workspace), then {@link GqaDecodePlan#run} every step. {@code run} only launches kernels, allocates nothing and can
  * be captured in a CUDA graph and replayed while the lengths on the device change (run once outside the capture on
- * the capturing thread first, so that the per-thread vendor handles exist). Tensors on the CPU run the fp64
- * reference.
+ * the capturing thread first, so that the per-thread vendor handles exist). A plan made for the longest context
+ * also serves short steps: when every length of a launch is at most maxLen / 2, the custom kernel splits the keys as a
+ * plan for that length would ({@link GqaDecodeHeuristics#fittedChunks}, chosen on the device). Tensors on the CPU run
+ * the fp64 reference.
  *
  * <p>Backends: {@code CUSTOM} is split-KV decoding on tensor cores (cuda-native/src/main/cuda/gqa_decode/decode_mma.cu);
  * {@code VENDOR} is the composition a user without an attention kernel writes: cuBLAS strided-batched GEMM for
