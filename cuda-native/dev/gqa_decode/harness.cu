@@ -398,8 +398,10 @@ static SplitChoice mma_splits(int B, int Hkv, int G, int D, int maxLen, int forc
 extern "C" __global__ void __launch_bounds__(128) exp_mma_f16_d128_nst4(
     const __half* q, const __half* k, const __half* v, const int* table, const int* lens, __half* out, float* lse, float* part_o,
     float* part_lse, int* counters, int hq, int hkv, int g, int head_tiles, int splits, int chunk, int max_len,
-    int max_pages, int page_shift, long long stride_b, long long stride_h, long long stride_l, long long page_stride, float scale_log2) {
-    const gqa_mma::Args a{hq, hkv, g, head_tiles, splits, chunk, max_len, max_pages, page_shift, stride_b, stride_h, stride_l, page_stride, scale_log2};
+    int max_pages, int page_shift, int, int, int, int, int, int, int, long long stride_b, long long stride_h, long long stride_l,
+    long long page_stride, float scale_log2) {  // the seven fitted chunks (715fd08) are ignored: the plan's chunk
+    const gqa_mma::Args a{hq, hkv, g, head_tiles, splits, chunk, max_len, max_pages, page_shift, {0, 0, 0, 0, 0, 0, 0}, stride_b,
+                          stride_h, stride_l, page_stride, scale_log2};
     gqa_mma::body<__half, 128, 4>(q, k, v, table, lens, out, lse, part_o, part_lse, counters, a);
 }
 static int g_nst4 = 0;
@@ -416,7 +418,7 @@ static void launch_mma(const Problem<T>& p, SplitChoice sc, cudaStream_t st) {
     dim3 grid(sc.splits, p.Hkv * tiles, p.B);
     const int* tab = p.layout == PAGED ? p.table : nullptr;
     const int smem = g_nst4 && p.D == 128 ? gqa_mma::Cfg<128, 4>::SMEM : mma_smem(p.D);
-#define MMA_ARGS (const T*)p.q, (const T*)p.k, (const T*)p.v, tab, p.dlens, p.out, p.lse, p.part_o, p.part_lse, p.counters, p.Hq, p.Hkv, p.G, tiles, sc.splits, sc.chunk, p.L, p.maxPages, shift, sb, sh, sl, ps, scale_log2
+#define MMA_ARGS (const T*)p.q, (const T*)p.k, (const T*)p.v, tab, p.dlens, p.out, p.lse, p.part_o, p.part_lse, p.counters, p.Hq, p.Hkv, p.G, tiles, sc.splits, sc.chunk, p.L, p.maxPages, shift, 0, 0, 0, 0, 0, 0, 0, sb, sh, sl, ps, scale_log2
     if constexpr (std::is_same<T, __half>::value) {
         if (p.D == 64) gqa_decode_mma_f16_d64<<<grid, 128, smem, st>>>(MMA_ARGS);
         else if (p.D == 128 && g_nst4) exp_mma_f16_d128_nst4<<<grid, 128, smem, st>>>(MMA_ARGS);

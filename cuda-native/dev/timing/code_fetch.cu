@@ -126,7 +126,7 @@ int main() {
         auto decode = [&](const Set& s) {
             gqa_decode_mma_f16_d128<<<dim3(splits, Hkv * tiles, sh.B), gqa_mma::kThreads, smem, st>>>(
                 s.q, s.kv, s.kv + kElems, nullptr, s.lens, s.out, s.lse, s.po, s.pl, s.cnt, Hq, Hkv, G, tiles, splits,
-                chunk, sh.L, 0, 0, strideB, strideH, D, 0, scaleLog2);
+                chunk, sh.L, 0, 0, 0, 0, 0, 0, 0, 0, 0, strideB, strideH, D, 0, scaleLog2);  // fit chunks 0: the plan's chunk
         };
         const size_t outN = (size_t)sh.B * Hq * D;
         std::vector<uint16_t> first(outN), again(outN);
