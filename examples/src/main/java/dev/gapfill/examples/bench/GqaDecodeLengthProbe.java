@@ -32,31 +32,74 @@ import java.util.Random;
  * </ul>
  * Before timing, each path's output of sequence 0 (length capped at 2048) is checked against the fp64 reference.
  *
- * <p>Usage (GPU host): {@code java -cp ... dev.gapfill.examples.bench.GqaDecodeLengthProbe [reps]}; prints a table.
+ * The caches are BHLD or paged (pages in random order).
+ *
+ * <p>Usage (GPU host): {@code java -cp ... dev.gapfill.examples.bench.GqaDecodeLengthProbe [reps] [pages]}, pages a comma
+ * list of page sizes, 0 for the contiguous BHLD cache (default {@code 0}); prints a table.
  */
 public final class GqaDecodeLengthProbe {
     private GqaDecodeLengthProbe() { }
 
     record Heads(int hq, int hkv, int d) { }
 
-    public static void main(String[] args) throws Exception {
-        int reps = args.length > 0 ? Integer.parseInt(args[0]) : 30;
-        run(Device.cuda(0), reps, System.out);
+    /** A cache of maxLen positions per sequence: contiguous BHLD, or pages of {@code page} positions in random order. */
+    record Cache(Problem problem, KvCache kv, Tensor k, Tensor v, Tensor table) implements AutoCloseable {
+        static Cache of(BenchContext ctx, Heads h, int b, int maxLen, int page, Random rnd) {
+            DType dt = DType.F16;
+            Device dev = ctx.device();
+            var s = ctx.stream();
+            if (page == 0) {
+                Tensor k = Tensor.empty(dev, dt, s, b, h.hkv(), maxLen, h.d());
+                Tensor v = Tensor.empty(dev, dt, s, b, h.hkv(), maxLen, h.d());
+                GqaDecodeBench.fillRandom(k, dt, rnd, s);
+                GqaDecodeBench.fillRandom(v, dt, rnd, s);
+                return new Cache(Problem.contiguous(b, h.hq(), h.hkv(), h.d(), maxLen, KvLayout.BHLD, dt), KvCache.bhld(k, v), k, v, null);
+            }
+            int maxPages = (maxLen + page - 1) / page;
+            int pages = b * maxPages;
+            Tensor k = Tensor.empty(dev, dt, s, pages, page, h.hkv(), h.d());
+            Tensor v = Tensor.empty(dev, dt, s, pages, page, h.hkv(), h.d());
+            GqaDecodeBench.fillRandom(k, dt, rnd, s);
+            GqaDecodeBench.fillRandom(v, dt, rnd, s);
+            java.util.List<Integer> perm = new java.util.ArrayList<>();
+            for (int i = 0; i < pages; i++) {
+                perm.add(i);
+            }
+            java.util.Collections.shuffle(perm, rnd);
+            Tensor table = Tensor.ofInts(dev, perm.stream().mapToInt(Integer::intValue).toArray(), b, maxPages);
+            return new Cache(Problem.paged(b, h.hq(), h.hkv(), h.d(), page, maxPages, dt), KvCache.paged(k, v, table), k, v, table);
+        }
+
+        @Override public void close() {
+            k.close();
+            v.close();
+            if (table != null) {
+                table.close();
+            }
+        }
     }
 
-    static void run(Device dev, int reps, PrintStream out) throws Exception {
+    public static void main(String[] args) throws Exception {
+        int reps = args.length > 0 ? Integer.parseInt(args[0]) : 30;
+        int[] pages = args.length > 1 ? java.util.Arrays.stream(args[1].split(",")).mapToInt(Integer::parseInt).toArray() : new int[] {0};
+        run(Device.cuda(0), reps, pages, System.out);
+    }
+
+    static void run(Device dev, int reps, int[] pages, PrintStream out) throws Exception {
         Heads[] heads = {new Heads(32, 8, 128), new Heads(28, 4, 128), new Heads(16, 2, 64)};
         int[] fractions = {32, 8, 4, 2, 1};  // longest length L / f
         int failed = 0;
         try (BenchContext ctx = new BenchContext(dev, 5, reps, false, m -> { }).fixedReps()) {
-            out.printf("# GqaDecodeLengthProbe: %s, F16 BHLD, %d repetitions per path, rotating order, L2 flushed before each; median µs%n",
+            out.printf("# GqaDecodeLengthProbe: %s, F16, %d repetitions per path, rotating order, L2 flushed before each; median µs%n",
                     ctx.info().name(), reps);
-            out.printf("%-16s %4s %7s %8s %-24s %9s %9s %9s %9s %8s %8s%n", "heads", "B", "L", "longest", "plan (sized)",
+            out.printf("%-16s %-8s %4s %7s %8s %-24s %9s %9s %9s %9s %8s %8s%n", "heads", "layout", "B", "L", "longest", "plan (sized)",
                     "fitted", "plan", "sized", "vendor", "plan/fit", "fit/size");
-            for (Heads h : heads) {
-                for (int b : new int[] {1, 4}) {
-                    for (int l : new int[] {32768, 131072}) {
-                        failed += shape(ctx, h, b, l, fractions, out);
+            for (int page : pages) {
+                for (Heads h : heads) {
+                    for (int b : new int[] {1, 4}) {
+                        for (int l : new int[] {32768, 131072}) {
+                            failed += shape(ctx, h, b, l, page, fractions, out);
+                        }
                     }
                 }
             }
@@ -66,64 +109,56 @@ public final class GqaDecodeLengthProbe {
         }
     }
 
-    private static int shape(BenchContext ctx, Heads h, int b, int l, int[] fractions, PrintStream out) {
+    private static int shape(BenchContext ctx, Heads h, int b, int l, int page, int[] fractions, PrintStream out) {
         DType dt = DType.F16;
         Device dev = ctx.device();
         var s = ctx.stream();
-        Random rnd = new Random(17L * b + l + h.hq());
-        Problem big = Problem.contiguous(b, h.hq(), h.hkv(), h.d(), l, KvLayout.BHLD, dt);
+        Random rnd = new Random(17L * b + l + h.hq() + page);
         int failed = 0;
-        try (Tensor q = Tensor.empty(dev, dt, s, b, h.hq(), h.d()); Tensor k = Tensor.empty(dev, dt, s, b, h.hkv(), l, h.d());
-             Tensor v = Tensor.empty(dev, dt, s, b, h.hkv(), l, h.d()); Tensor o = Tensor.empty(dev, dt, s, b, h.hq(), h.d());
-             Tensor lse = Tensor.empty(dev, DType.F32, s, b, h.hq()); Tensor lens = Tensor.empty(dev, DType.I32, s, b)) {
+        try (Tensor q = Tensor.empty(dev, dt, s, b, h.hq(), h.d()); Tensor o = Tensor.empty(dev, dt, s, b, h.hq(), h.d());
+             Tensor lse = Tensor.empty(dev, DType.F32, s, b, h.hq()); Tensor lens = Tensor.empty(dev, DType.I32, s, b);
+             Cache big = Cache.of(ctx, h, b, l, page, rnd)) {
             GqaDecodeBench.fillRandom(q, dt, rnd, s);
-            GqaDecodeBench.fillRandom(k, dt, rnd, s);
-            GqaDecodeBench.fillRandom(v, dt, rnd, s);
-            KvCache cache = KvCache.bhld(k, v);
-            GqaDecodePlan fitted = GqaDecode.plan(big, dev, Options.defaults().withBackend(Backend.CUSTOM), s);
+            KvCache cache = big.kv();
+            GqaDecodePlan fitted = GqaDecode.plan(big.problem(), dev, Options.defaults().withBackend(Backend.CUSTOM), s);
             GqaDecodePlan planChunk;
             System.setProperty(GqaDecodePlan.DEBUG_PLAN_CHUNK, "true");
             try {
-                planChunk = GqaDecode.plan(big, dev, Options.defaults().withBackend(Backend.CUSTOM), s);
+                planChunk = GqaDecode.plan(big.problem(), dev, Options.defaults().withBackend(Backend.CUSTOM), s);
             } finally {
                 System.clearProperty(GqaDecodePlan.DEBUG_PLAN_CHUNK);
             }
-            try (fitted; planChunk; GqaDecodePlan vendor = GqaDecode.plan(big, dev, Options.defaults().withBackend(Backend.VENDOR), s)) {
+            try (fitted; planChunk; GqaDecodePlan vendor = GqaDecode.plan(big.problem(), dev, Options.defaults().withBackend(Backend.VENDOR), s)) {
                 for (int f : fractions) {
                     int longest = l / f;
                     int[] lv = new int[b];
                     for (int i = 0; i < b; i++) {
                         lv[i] = i == 0 ? longest : longest / 2 + rnd.nextInt(longest / 2 + 1);
                     }
-                    Problem sizedP = Problem.contiguous(b, h.hq(), h.hkv(), h.d(), longest, KvLayout.BHLD, dt);
-                    // the sized plan has a contiguous cache of its own, [B, Hkv, longest, D], as a plan per maxLen would
-                    Tensor ks = Tensor.empty(dev, dt, s, b, h.hkv(), longest, h.d());
-                    Tensor vs = Tensor.empty(dev, dt, s, b, h.hkv(), longest, h.d());
-                    GqaDecodeBench.fillRandom(ks, dt, rnd, s);
-                    GqaDecodeBench.fillRandom(vs, dt, rnd, s);
-                    KvCache sizedCache = KvCache.bhld(ks, vs);
-                    try (ks; vs; GqaDecodePlan sized = GqaDecode.plan(sizedP, dev, Options.defaults().withBackend(Backend.CUSTOM), s)) {
+                    // the sized plan has a cache of its own, of maxLen = the longest length, as a plan per step would
+                    try (Cache sizedCache = Cache.of(ctx, h, b, longest, page, rnd);
+                         GqaDecodePlan sized = GqaDecode.plan(sizedCache.problem(), dev, Options.defaults().withBackend(Backend.CUSTOM), s)) {
                         boolean pass = true;
                         GqaDecodeBench.Seq0Reference ref = new GqaDecodeBench.Seq0Reference();
                         for (GqaDecodePlan pl : new GqaDecodePlan[] {fitted, planChunk, vendor}) {
                             Verdict vd = GqaDecodeBench.checkSequence0(pl, q, cache, lens, o, lse, lv, s, ref);
                             pass &= vd.pass();
                         }
-                        Verdict vd = GqaDecodeBench.checkSequence0(sized, q, sizedCache, lens, o, lse, lv, s, new GqaDecodeBench.Seq0Reference());
+                        Verdict vd = GqaDecodeBench.checkSequence0(sized, q, sizedCache.kv(), lens, o, lse, lv, s, new GqaDecodeBench.Seq0Reference());
                         pass &= vd.pass();
                         s.synchronize();
                         lens.copyFrom(lv);
                         LinkedHashMap<String, Runnable> paths = new LinkedHashMap<>();
                         paths.put("fitted", () -> fitted.run(q, cache, lens, o, lse, s));
                         paths.put("plan", () -> planChunk.run(q, cache, lens, o, lse, s));
-                        paths.put("sized", () -> sized.run(q, sizedCache, lens, o, lse, s));
+                        paths.put("sized", () -> sized.run(q, sizedCache.kv(), lens, o, lse, s));
                         paths.put("vendor", () -> vendor.run(q, cache, lens, o, lse, s));
                         Map<String, Timing> t = ctx.timeInterleaved(paths);
                         double fit = t.get("fitted").medianUs();
                         double pc = t.get("plan").medianUs();
                         double sz = t.get("sized").medianUs();
-                        out.printf("%-16s %4d %7d %8d %-24s %9.1f %9.1f %9.1f %9.1f %8.2f %8.2f%s%n",
-                                h.hq() + "/" + h.hkv() + " d" + h.d(), b, l, longest,
+                        out.printf("%-16s %-8s %4d %7d %8d %-24s %9.1f %9.1f %9.1f %9.1f %8.2f %8.2f%s%n",
+                                h.hq() + "/" + h.hkv() + " d" + h.d(), page == 0 ? "BHLD" : "paged" + page, b, l, longest,
                                 fitted.splits() + "x" + fitted.chunk() + " (" + sized.splits() + "x" + sized.chunk() + ")",
                                 fit, pc, sz, t.get("vendor").medianUs(), pc / fit, fit / sz, pass ? "" : "  CHECK FAILED");
                         failed += pass ? 0 : 1;
