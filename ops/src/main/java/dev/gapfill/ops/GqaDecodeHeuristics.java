@@ -184,6 +184,27 @@ public final class GqaDecodeHeuristics {
         return fit;
     }
 
+    /**
+     * A split of about {@code splits} blocks per (sequence, KV head, head tile) and {@code warps} warps, whatever the
+     * cost model says (split sweeps; {@link GqaDecodePlan#DEBUG_SPLITS}): chunk ceil(maxLen / splits) rounded up to
+     * {@link #CHUNK_ALIGN}, and the count that chunk needs.
+     *
+     * @throws UnsupportedShapeException for 8 warps where the wide kernel does not run (D other than 64, or the device's
+     *                                   opt-in shared memory too small), or warps other than 4 and 8
+     */
+    public static Split forcedSplit(GqaDecode.Problem p, int splits, int warps, DeviceInfo info) {
+        if (warps != THREADS / 32 && warps != WIDE_WARPS) {
+            throw new UnsupportedShapeException(GqaDecodePlan.DEBUG_WARPS, "4, or 8 at D = 64", Integer.toString(warps));
+        }
+        if (warps == WIDE_WARPS && (p.headDim() != 64 || sharedBytes(64, WIDE_WARPS) > info.smemPerBlockOptin())) {
+            throw new UnsupportedShapeException(GqaDecodePlan.DEBUG_WARPS, "8 only at D = 64 with 130 KiB of opt-in shared memory",
+                    "8 at D = " + p.headDim() + ", opt-in " + info.smemPerBlockOptin() + " B");
+        }
+        int s = Math.max(1, Math.min(Math.min(splits, MAX_SPLITS), (p.maxLen() + CHUNK_ALIGN - 1) / CHUNK_ALIGN));
+        int chunk = chunkFor(p.maxLen(), s);
+        return new Split((p.maxLen() + chunk - 1) / chunk, chunk, warps);
+    }
+
     private static int chunkFor(int maxLen, int s) {
         int chunk = (maxLen + s - 1) / s;
         return (chunk + CHUNK_ALIGN - 1) / CHUNK_ALIGN * CHUNK_ALIGN;

@@ -55,6 +55,15 @@ public final class GqaDecodePlan implements AutoCloseable {
      * {@link GqaDecodeHeuristics#fittedChunks} gives that length, chosen on the device.
      */
     public static final String DEBUG_PLAN_CHUNK = "gapfill.debug.gqaPlanChunk";
+    /**
+     * System properties, read when a custom plan is made, for split sweeps ({@code GqaDecodeSplitProbe}): a positive
+     * {@code gapfill.debug.gqaSplits} replaces the heuristics' split count (the chunk becomes ceil(maxLen / s) rounded
+     * up to 64, and the count what that chunk needs), and {@code gapfill.debug.gqaWarps} (4 or 8; 8 only at D = 64)
+     * the warps per block ({@link GqaDecodeHeuristics#forcedSplit}).
+     */
+    public static final String DEBUG_SPLITS = "gapfill.debug.gqaSplits";
+    /** See {@link #DEBUG_SPLITS}. */
+    public static final String DEBUG_WARPS = "gapfill.debug.gqaWarps";
 
     private final Problem p;
     private final Device device;
@@ -111,6 +120,12 @@ public final class GqaDecodePlan implements AutoCloseable {
                 long bhq = (long) problem.batch() * problem.qHeads();
                 if (decision.backend() == Backend.CUSTOM) {
                     sp = GqaDecodeHeuristics.splits(problem, cd.info());
+                    int forcedSplits = Integer.getInteger(DEBUG_SPLITS, 0);
+                    int forcedWarps = Integer.getInteger(DEBUG_WARPS, 0);
+                    if (forcedSplits > 0 || forcedWarps > 0) {
+                        sp = GqaDecodeHeuristics.forcedSplit(problem, forcedSplits > 0 ? forcedSplits : sp.splits(),
+                                forcedWarps > 0 ? forcedWarps : sp.warps(), cd.info());
+                    }
                     if (!Boolean.getBoolean(DEBUG_PLAN_CHUNK)) {
                         fit = GqaDecodeHeuristics.fittedChunks(problem, sp, cd.info());
                     }

@@ -235,4 +235,15 @@ class GqaDecodeHeuristicsTest {
             assertTrue((long) fit[k] * plan.splits() >= len, "level " + k + ": " + fit[k] + " × " + plan.splits() + " < " + len);
         }
     }
+
+    @Test void forcedSplitsTakeTheCountAndWarpsAsked() {
+        assertEquals(new GqaDecodeHeuristics.Split(32, 4096, GqaDecodeHeuristics.WIDE_WARPS),
+                GqaDecodeHeuristics.forcedSplit(bhld(1, 16, 2, 64, 131072), 32, 8, H100));
+        assertEquals(new GqaDecodeHeuristics.Split(16, 1024), GqaDecodeHeuristics.forcedSplit(bhld(1, 28, 4, 128, 16384), 16, 4, H100));
+        // the count the rounded chunk needs: 1000 keys in 3 → chunks of 384, still 3; 7 → 192, 6 splits
+        assertEquals(new GqaDecodeHeuristics.Split(6, 192), GqaDecodeHeuristics.forcedSplit(bhld(1, 32, 8, 128, 1000), 7, 4, H100));
+        assertEquals(new GqaDecodeHeuristics.Split(16, 64), GqaDecodeHeuristics.forcedSplit(bhld(1, 32, 8, 128, 1000), 500, 4, H100));
+        assertThrows(UnsupportedShapeException.class, () -> GqaDecodeHeuristics.forcedSplit(bhld(1, 32, 8, 128, 1000), 4, 8, H100));
+        assertThrows(UnsupportedShapeException.class, () -> GqaDecodeHeuristics.forcedSplit(bhld(1, 16, 2, 64, 1000), 4, 6, H100));
+    }
 }
