@@ -124,13 +124,47 @@ public final class GqaDecodeHeuristics {
         Split base = narrowSplits(p, maxLen, info);
         if (p.headDim() != 64 || base.splits() < 2 || base.chunk() > WIDE_MAX_CHUNK
                 || sharedBytes(64, WIDE_WARPS) > info.smemPerBlockOptin()) {
-            return base;  // an unknown opt-in limit (0) keeps the 4-warp kernel too
+            return mergeCapped(p, base, maxLen);  // an unknown opt-in limit (0) keeps the 4-warp kernel too
         }
         if (base.chunk() > WIDE_HALVE_MAX_CHUNK) {
-            return new Split(base.splits(), base.chunk(), WIDE_WARPS);
+            return mergeCapped(p, new Split(base.splits(), base.chunk(), WIDE_WARPS), maxLen);
         }
         int chunk = chunkFor(maxLen, (base.splits() + 1) / 2);
-        return new Split((maxLen + chunk - 1) / chunk, chunk, WIDE_WARPS);
+        return mergeCapped(p, new Split((maxLen + chunk - 1) / chunk, chunk, WIDE_WARPS), maxLen);
+    }
+
+    /** Partials one head tile's merge takes before the cap of {@link #mergeCapped} applies: 4-warp blocks. */
+    public static final int MERGE_CAP = 16;
+    /** As {@link #MERGE_CAP} for {@link #WIDE_WARPS}-warp blocks. */
+    public static final int WIDE_MERGE_CAP = 32;
+    /** The 4-warp cap applies only where the capped chunk is at most this many keys. */
+    public static final int MERGE_CAP_MAX_CHUNK = 1024;
+    /** Blocks a capped plan keeps at least (the cap rises to ceil(this / (B·Hkv·tiles))). */
+    public static final int MERGE_CAP_MIN_BLOCKS = 64;
+
+    /**
+     * The cost model fills the last wave, so with few (sequence, KV head, head tile) units it splits each into as many
+     * blocks as one wave holds, and one block per unit merges all their partials. GqaDecodeSplitProbe on the H100
+     * (docs/benchmark-runs/h100/gqa-split-probe-3cfba01.txt, lengths = L): B=1 28/4 d128 took 32 splits where 16 were
+     * faster (L=2048 12.8 against 11.6 µs, 8192 16.9 / 16.1, 16384 22.2 / 21.9; at 65536 with 4096-key chunks 32 won,
+     * 54.2 against 55.7), and B=1 16/2 d64 8-warp blocks 64 where 32 were faster (L=65536 21.7 / 20.7, 131072 33.1 /
+     * 31.8). So a plan keeps at most {@link #MERGE_CAP} splits (4 warps, where that chunk is at most
+     * {@link #MERGE_CAP_MAX_CHUNK} keys) or {@link #WIDE_MERGE_CAP} (8 warps, where that chunk stays within
+     * {@link #WIDE_MAX_CHUNK}), but never fewer than {@link #MERGE_CAP_MIN_BLOCKS} blocks (64 blocks were the faster
+     * count in both series; with 8 units, 32/8 at B=1, 16 splits make 128 blocks and the model's count stands).
+     */
+    static Split mergeCapped(GqaDecode.Problem p, Split s, int maxLen) {
+        long units = (long) p.batch() * p.kvHeads() * headTiles(p.groupSize());
+        boolean wide = s.warps() == WIDE_WARPS;
+        int cap = (int) Math.max(wide ? WIDE_MERGE_CAP : MERGE_CAP, (MERGE_CAP_MIN_BLOCKS + units - 1) / units);
+        if (s.splits() <= cap) {
+            return s;
+        }
+        int chunk = chunkFor(maxLen, cap);
+        if (chunk > (wide ? WIDE_MAX_CHUNK : MERGE_CAP_MAX_CHUNK)) {
+            return s;
+        }
+        return new Split((maxLen + chunk - 1) / chunk, chunk, s.warps());
     }
 
     /** The split count of 4-warp blocks (the cost model above); {@link #splits} starts from it. */
@@ -178,7 +212,7 @@ public final class GqaDecodeHeuristics {
             if (len < CHUNK_ALIGN) {
                 break;
             }
-            Split level = plan.warps() == WIDE_WARPS ? splits(p, len, info) : narrowSplits(p, len, info);
+            Split level = plan.warps() == WIDE_WARPS ? splits(p, len, info) : mergeCapped(p, narrowSplits(p, len, info), len);
             fit[k] = Math.min(plan.chunk(), Math.max(level.chunk(), chunkFor(len, plan.splits())));
         }
         return fit;

@@ -85,13 +85,19 @@ class GqaDecodeHeuristicsTest {
         assertEquals(new GqaDecodeHeuristics.Split(2, 256), GqaDecodeHeuristics.narrowSplits(bhld(33, 16, 2, 64, 512), H100));
         assertEquals(new GqaDecodeHeuristics.Split(1, 512, 8), GqaDecodeHeuristics.splits(bhld(33, 16, 2, 64, 512), H100));
         // chunks above WIDE_HALVE_MAX_CHUNK keep the count: B=16 L=8192, 4 splits of 2048 (halved, lengths in [L/2, L]
-        // took 1.09-1.12x the 4-warp time in the sweep at e240d80); B=1 L=131072, 64 of 2048
+        // took 1.09-1.12x the 4-warp time in the sweep at e240d80); B=1 L=131072, 64 of 2048 before the merge cap, which
+        // takes 32 of 4096 (GqaDecodeSplitProbe: 31.8 against 33.1 µs)
         assertEquals(new GqaDecodeHeuristics.Split(4, 2048), GqaDecodeHeuristics.narrowSplits(bhld(16, 16, 2, 64, 8192), H100));
         assertEquals(new GqaDecodeHeuristics.Split(4, 2048, 8), GqaDecodeHeuristics.splits(bhld(16, 16, 2, 64, 8192), H100));
-        assertEquals(new GqaDecodeHeuristics.Split(64, 2048, 8), GqaDecodeHeuristics.splits(bhld(1, 16, 2, 64, 131072), H100));
-        // the edges: 320 keys, just above WIDE_HALVE_MAX_CHUNK, keep the count; 4032 keys (<= WIDE_MAX_CHUNK) stay wide
-        assertEquals(new GqaDecodeHeuristics.Split(63, 320, 8), GqaDecodeHeuristics.splits(bhld(1, 16, 2, 64, 20000), H100));
-        assertEquals(new GqaDecodeHeuristics.Split(33, 4032, 8), GqaDecodeHeuristics.splits(bhld(2, 16, 2, 64, 131072), H100));
+        assertEquals(new GqaDecodeHeuristics.Split(32, 4096, 8), GqaDecodeHeuristics.splits(bhld(1, 16, 2, 64, 131072), H100));
+        // the edges: 320 keys, just above WIDE_HALVE_MAX_CHUNK, keep the count (B=2: 32 splits, within the merge cap; at
+        // B=1 the 63 of 320 are capped to 32 of 640); 4032 keys (<= WIDE_MAX_CHUNK) stay wide
+        assertEquals(new GqaDecodeHeuristics.Split(32, 640, 8), GqaDecodeHeuristics.splits(bhld(1, 16, 2, 64, 20000), H100));
+        assertEquals(new GqaDecodeHeuristics.Split(32, 640, 8), GqaDecodeHeuristics.splits(bhld(2, 16, 2, 64, 20000), H100));
+        assertEquals(new GqaDecodeHeuristics.Split(32, 640), GqaDecodeHeuristics.narrowSplits(bhld(2, 16, 2, 64, 20000), H100));
+        // (B=2 L=131072: the model's 33 of 4032 stay wide, then the merge cap takes 32 of 4096, still WIDE_MAX_CHUNK)
+        assertEquals(new GqaDecodeHeuristics.Split(33, 4032), GqaDecodeHeuristics.narrowSplits(bhld(2, 16, 2, 64, 131072), H100));
+        assertEquals(new GqaDecodeHeuristics.Split(32, 4096, 8), GqaDecodeHeuristics.splits(bhld(2, 16, 2, 64, 131072), H100));
         // chunks above WIDE_MAX_CHUNK keep 4 warps: B=4 L=131072 and B=16 L=32768, 8192 keys (8 warps at the same count
         // took 1.00-1.05x the 4-warp time in the sweep at ba6fb7a); 6016 keys too
         assertEquals(new GqaDecodeHeuristics.Split(16, 8192), GqaDecodeHeuristics.splits(bhld(4, 16, 2, 64, 131072), H100));
@@ -122,12 +128,13 @@ class GqaDecodeHeuristicsTest {
         boolean wide = narrow.splits() >= 2 && narrow.chunk() <= GqaDecodeHeuristics.WIDE_MAX_CHUNK;
         assertEquals(wide ? GqaDecodeHeuristics.WIDE_WARPS : 4, s.warps(), s + " from " + narrow);
         if (!wide) {
-            assertEquals(narrow, s);
+            assertEquals(GqaDecodeHeuristics.mergeCapped(p, narrow, len), s);
             return;
         }
         assertTrue(s.splits() >= 1 && s.splits() <= narrow.splits(), s + " from " + narrow);
         if (narrow.chunk() > GqaDecodeHeuristics.WIDE_HALVE_MAX_CHUNK) {
-            assertEquals(narrow.splits(), s.splits(), s + " from " + narrow);
+            assertEquals(GqaDecodeHeuristics.mergeCapped(p, new GqaDecodeHeuristics.Split(narrow.splits(), narrow.chunk(),
+                    GqaDecodeHeuristics.WIDE_WARPS), len), s, s + " from " + narrow);
         } else if (narrow.splits() >= 2) {
             assertTrue(s.splits() <= (narrow.splits() + 1) / 2, "halved: " + s + " from " + narrow);
         }
@@ -197,9 +204,9 @@ class GqaDecodeHeuristicsTest {
         // GqaDecodeLengthProbe on the H100: a step of short sequences under a plan for a long maxLen; entry k serves a
         // longest length of at most maxLen / 2^(k+1)
         GqaDecodeHeuristics.Split wide = GqaDecodeHeuristics.splits(bhld(1, 16, 2, 64, 32768), H100);
-        assertEquals(new GqaDecodeHeuristics.Split(64, 512, GqaDecodeHeuristics.WIDE_WARPS), wide);
+        assertEquals(new GqaDecodeHeuristics.Split(32, 1024, GqaDecodeHeuristics.WIDE_WARPS), wide, "64 of 512, merge-capped to 32");
         int[] fit = GqaDecodeHeuristics.fittedChunks(bhld(1, 16, 2, 64, 32768), wide, H100);
-        assertEquals(512, fit[0], "16384 keys: the plan of 16384 halves to 32 splits of 512, the plan's own chunk");
+        assertEquals(512, fit[0], "16384 keys: the plan of 16384 halves to 32 splits of 512");
         assertEquals(128, fit[2], "4096 keys: 32 wide splits of 128, as a plan of 4096 (8 warps) runs them");
         GqaDecodeHeuristics.Split p28 = GqaDecodeHeuristics.splits(bhld(1, 28, 4, 128, 131072), H100);
         assertEquals(new GqaDecodeHeuristics.Split(33, 4032), p28);
@@ -245,5 +252,21 @@ class GqaDecodeHeuristicsTest {
         assertEquals(new GqaDecodeHeuristics.Split(16, 64), GqaDecodeHeuristics.forcedSplit(bhld(1, 32, 8, 128, 1000), 500, 4, H100));
         assertThrows(UnsupportedShapeException.class, () -> GqaDecodeHeuristics.forcedSplit(bhld(1, 32, 8, 128, 1000), 4, 8, H100));
         assertThrows(UnsupportedShapeException.class, () -> GqaDecodeHeuristics.forcedSplit(bhld(1, 16, 2, 64, 1000), 4, 6, H100));
+    }
+
+    @Test void theMergeCapTakesTheSplitProbesFasterCounts() {
+        // GqaDecodeSplitProbe at 3cfba01 (H100, lengths = L): B=1 28/4 d128 16 splits where the model takes 32, up to
+        // 1024-key chunks (L=2048 11.6 against 12.8 µs; L=8192 16.1 / 16.9); at L=65536 (4096 keys) the model's 32 stay
+        // (54.2 against 55.7 for 16)
+        assertEquals(new GqaDecodeHeuristics.Split(16, 128), GqaDecodeHeuristics.splits(bhld(1, 28, 4, 128, 2048), H100));
+        assertEquals(new GqaDecodeHeuristics.Split(16, 512), GqaDecodeHeuristics.splits(bhld(1, 28, 4, 128, 8192), H100));
+        assertEquals(new GqaDecodeHeuristics.Split(32, 2048), GqaDecodeHeuristics.splits(bhld(1, 28, 4, 128, 65536), H100));
+        // 8 warps: B=1 16/2 d64 L=65536 32 of 2048 (20.7 against 21.7 for 64 of 1024)
+        assertEquals(new GqaDecodeHeuristics.Split(32, 2048, 8), GqaDecodeHeuristics.splits(bhld(1, 16, 2, 64, 65536), H100));
+        // at least 64 blocks: one unit (B=1, Hkv=1) keeps 64 splits, two keep 32 (4 warps, d128: 16/2)
+        assertEquals(64, GqaDecodeHeuristics.splits(bhld(1, 8, 1, 128, 8192), H100).splits());
+        assertEquals(32, GqaDecodeHeuristics.splits(bhld(1, 16, 2, 128, 8192), H100).splits());
+        // 32/8 at B=1 (8 units): 16 splits, the model's own count, untouched
+        assertEquals(new GqaDecodeHeuristics.Split(16, 512), GqaDecodeHeuristics.splits(bhld(1, 32, 8, 128, 8192), H100));
     }
 }
