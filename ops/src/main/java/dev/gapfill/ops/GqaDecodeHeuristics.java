@@ -133,11 +133,9 @@ public final class GqaDecodeHeuristics {
         return mergeCapped(p, new Split((maxLen + chunk - 1) / chunk, chunk, WIDE_WARPS), maxLen);
     }
 
-    /** Partials one head tile's merge takes before the cap of {@link #mergeCapped} applies: 4-warp blocks. */
+    /** Splits a 4-warp plan keeps at most ({@link #mergeCapped}). */
     public static final int MERGE_CAP = 16;
-    /** As {@link #MERGE_CAP} for {@link #WIDE_WARPS}-warp blocks. */
-    public static final int WIDE_MERGE_CAP = 32;
-    /** The 4-warp cap applies only where the capped chunk is at most this many keys. */
+    /** The cap applies only where the capped chunk is at most this many keys. */
     public static final int MERGE_CAP_MAX_CHUNK = 1024;
     /** Blocks a capped plan keeps at least (the cap rises to ceil(this / (B·Hkv·tiles))). */
     public static final int MERGE_CAP_MIN_BLOCKS = 64;
@@ -146,22 +144,26 @@ public final class GqaDecodeHeuristics {
      * The cost model fills the last wave, so with few (sequence, KV head, head tile) units it splits each into as many
      * blocks as one wave holds, and one block per unit merges all their partials. GqaDecodeSplitProbe on the H100
      * (docs/benchmark-runs/h100/gqa-split-probe-3cfba01.txt, lengths = L): B=1 28/4 d128 took 32 splits where 16 were
-     * faster (L=2048 12.8 against 11.6 µs, 8192 16.9 / 16.1, 16384 22.2 / 21.9; at 65536 with 4096-key chunks 32 won,
-     * 54.2 against 55.7), and B=1 16/2 d64 8-warp blocks 64 where 32 were faster (L=65536 21.7 / 20.7, 131072 33.1 /
-     * 31.8). So a plan keeps at most {@link #MERGE_CAP} splits (4 warps, where that chunk is at most
-     * {@link #MERGE_CAP_MAX_CHUNK} keys) or {@link #WIDE_MERGE_CAP} (8 warps, where that chunk stays within
-     * {@link #WIDE_MAX_CHUNK}), but never fewer than {@link #MERGE_CAP_MIN_BLOCKS} blocks (64 blocks were the faster
-     * count in both series; with 8 units, 32/8 at B=1, 16 splits make 128 blocks and the model's count stands).
+     * faster (L=2048 12.8 against 11.6 µs, 8192 16.9 / 16.1, 16384 22.2 / 21.9; at 65536, 4096-key chunks, 32 won:
+     * 54.2 against 55.7). So a 4-warp plan keeps at most {@link #MERGE_CAP} splits where that chunk is at most
+     * {@link #MERGE_CAP_MAX_CHUNK} keys, but never fewer than {@link #MERGE_CAP_MIN_BLOCKS} blocks (64 blocks were the
+     * faster count there; 32/8 at B=1, 8 units, keeps the model's 16 splits and 128 blocks). In the sweep at 314e836 the
+     * 24 rows it changed (28/4 B=1 L=2048 and 8192, every layout and length form) took 0.92-0.99x the time of 715fd08.
+     * 8-warp plans are not capped: 32 splits where the model takes 64 (B=1 16/2 d64) won with lengths = L (0.92-0.97x at
+     * L=32768 and 131072) but lost with lengths in [L/2, L] (up to 1.04x at 32768 and 1.15-1.17x at 131072: with fewer,
+     * longer splits the shorter sequences leave more SMs idle), the same sweep.
      */
     static Split mergeCapped(GqaDecode.Problem p, Split s, int maxLen) {
+        if (s.warps() != THREADS / 32) {
+            return s;
+        }
         long units = (long) p.batch() * p.kvHeads() * headTiles(p.groupSize());
-        boolean wide = s.warps() == WIDE_WARPS;
-        int cap = (int) Math.max(wide ? WIDE_MERGE_CAP : MERGE_CAP, (MERGE_CAP_MIN_BLOCKS + units - 1) / units);
+        int cap = (int) Math.max(MERGE_CAP, (MERGE_CAP_MIN_BLOCKS + units - 1) / units);
         if (s.splits() <= cap) {
             return s;
         }
         int chunk = chunkFor(maxLen, cap);
-        if (chunk > (wide ? WIDE_MAX_CHUNK : MERGE_CAP_MAX_CHUNK)) {
+        if (chunk > MERGE_CAP_MAX_CHUNK) {
             return s;
         }
         return new Split((maxLen + chunk - 1) / chunk, chunk, s.warps());

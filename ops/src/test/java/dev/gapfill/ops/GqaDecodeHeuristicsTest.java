@@ -85,19 +85,14 @@ class GqaDecodeHeuristicsTest {
         assertEquals(new GqaDecodeHeuristics.Split(2, 256), GqaDecodeHeuristics.narrowSplits(bhld(33, 16, 2, 64, 512), H100));
         assertEquals(new GqaDecodeHeuristics.Split(1, 512, 8), GqaDecodeHeuristics.splits(bhld(33, 16, 2, 64, 512), H100));
         // chunks above WIDE_HALVE_MAX_CHUNK keep the count: B=16 L=8192, 4 splits of 2048 (halved, lengths in [L/2, L]
-        // took 1.09-1.12x the 4-warp time in the sweep at e240d80); B=1 L=131072, 64 of 2048 before the merge cap, which
-        // takes 32 of 4096 (GqaDecodeSplitProbe: 31.8 against 33.1 µs)
+        // took 1.09-1.12x the 4-warp time in the sweep at e240d80); B=1 L=131072, 64 of 2048 (8-warp plans are not
+        // merge-capped: 32 of 4096 lost with lengths in [L/2, L], the sweep at 314e836)
         assertEquals(new GqaDecodeHeuristics.Split(4, 2048), GqaDecodeHeuristics.narrowSplits(bhld(16, 16, 2, 64, 8192), H100));
         assertEquals(new GqaDecodeHeuristics.Split(4, 2048, 8), GqaDecodeHeuristics.splits(bhld(16, 16, 2, 64, 8192), H100));
-        assertEquals(new GqaDecodeHeuristics.Split(32, 4096, 8), GqaDecodeHeuristics.splits(bhld(1, 16, 2, 64, 131072), H100));
-        // the edges: 320 keys, just above WIDE_HALVE_MAX_CHUNK, keep the count (B=2: 32 splits, within the merge cap; at
-        // B=1 the 63 of 320 are capped to 32 of 640); 4032 keys (<= WIDE_MAX_CHUNK) stay wide
-        assertEquals(new GqaDecodeHeuristics.Split(32, 640, 8), GqaDecodeHeuristics.splits(bhld(1, 16, 2, 64, 20000), H100));
-        assertEquals(new GqaDecodeHeuristics.Split(32, 640, 8), GqaDecodeHeuristics.splits(bhld(2, 16, 2, 64, 20000), H100));
-        assertEquals(new GqaDecodeHeuristics.Split(32, 640), GqaDecodeHeuristics.narrowSplits(bhld(2, 16, 2, 64, 20000), H100));
-        // (B=2 L=131072: the model's 33 of 4032 stay wide, then the merge cap takes 32 of 4096, still WIDE_MAX_CHUNK)
-        assertEquals(new GqaDecodeHeuristics.Split(33, 4032), GqaDecodeHeuristics.narrowSplits(bhld(2, 16, 2, 64, 131072), H100));
-        assertEquals(new GqaDecodeHeuristics.Split(32, 4096, 8), GqaDecodeHeuristics.splits(bhld(2, 16, 2, 64, 131072), H100));
+        assertEquals(new GqaDecodeHeuristics.Split(64, 2048, 8), GqaDecodeHeuristics.splits(bhld(1, 16, 2, 64, 131072), H100));
+        // the edges: 320 keys, just above WIDE_HALVE_MAX_CHUNK, keep the count; 4032 keys (<= WIDE_MAX_CHUNK) stay wide
+        assertEquals(new GqaDecodeHeuristics.Split(63, 320, 8), GqaDecodeHeuristics.splits(bhld(1, 16, 2, 64, 20000), H100));
+        assertEquals(new GqaDecodeHeuristics.Split(33, 4032, 8), GqaDecodeHeuristics.splits(bhld(2, 16, 2, 64, 131072), H100));
         // chunks above WIDE_MAX_CHUNK keep 4 warps: B=4 L=131072 and B=16 L=32768, 8192 keys (8 warps at the same count
         // took 1.00-1.05x the 4-warp time in the sweep at ba6fb7a); 6016 keys too
         assertEquals(new GqaDecodeHeuristics.Split(16, 8192), GqaDecodeHeuristics.splits(bhld(4, 16, 2, 64, 131072), H100));
@@ -133,8 +128,7 @@ class GqaDecodeHeuristicsTest {
         }
         assertTrue(s.splits() >= 1 && s.splits() <= narrow.splits(), s + " from " + narrow);
         if (narrow.chunk() > GqaDecodeHeuristics.WIDE_HALVE_MAX_CHUNK) {
-            assertEquals(GqaDecodeHeuristics.mergeCapped(p, new GqaDecodeHeuristics.Split(narrow.splits(), narrow.chunk(),
-                    GqaDecodeHeuristics.WIDE_WARPS), len), s, s + " from " + narrow);
+            assertEquals(narrow.splits(), s.splits(), s + " from " + narrow);
         } else if (narrow.splits() >= 2) {
             assertTrue(s.splits() <= (narrow.splits() + 1) / 2, "halved: " + s + " from " + narrow);
         }
@@ -204,9 +198,9 @@ class GqaDecodeHeuristicsTest {
         // GqaDecodeLengthProbe on the H100: a step of short sequences under a plan for a long maxLen; entry k serves a
         // longest length of at most maxLen / 2^(k+1)
         GqaDecodeHeuristics.Split wide = GqaDecodeHeuristics.splits(bhld(1, 16, 2, 64, 32768), H100);
-        assertEquals(new GqaDecodeHeuristics.Split(32, 1024, GqaDecodeHeuristics.WIDE_WARPS), wide, "64 of 512, merge-capped to 32");
+        assertEquals(new GqaDecodeHeuristics.Split(64, 512, GqaDecodeHeuristics.WIDE_WARPS), wide);
         int[] fit = GqaDecodeHeuristics.fittedChunks(bhld(1, 16, 2, 64, 32768), wide, H100);
-        assertEquals(512, fit[0], "16384 keys: the plan of 16384 halves to 32 splits of 512");
+        assertEquals(512, fit[0], "16384 keys: the plan of 16384 halves to 32 splits of 512, the plan's own chunk");
         assertEquals(128, fit[2], "4096 keys: 32 wide splits of 128, as a plan of 4096 (8 warps) runs them");
         GqaDecodeHeuristics.Split p28 = GqaDecodeHeuristics.splits(bhld(1, 28, 4, 128, 131072), H100);
         assertEquals(new GqaDecodeHeuristics.Split(33, 4032), p28);
@@ -261,8 +255,13 @@ class GqaDecodeHeuristicsTest {
         assertEquals(new GqaDecodeHeuristics.Split(16, 128), GqaDecodeHeuristics.splits(bhld(1, 28, 4, 128, 2048), H100));
         assertEquals(new GqaDecodeHeuristics.Split(16, 512), GqaDecodeHeuristics.splits(bhld(1, 28, 4, 128, 8192), H100));
         assertEquals(new GqaDecodeHeuristics.Split(32, 2048), GqaDecodeHeuristics.splits(bhld(1, 28, 4, 128, 65536), H100));
-        // 8 warps: B=1 16/2 d64 L=65536 32 of 2048 (20.7 against 21.7 for 64 of 1024)
-        assertEquals(new GqaDecodeHeuristics.Split(32, 2048, 8), GqaDecodeHeuristics.splits(bhld(1, 16, 2, 64, 65536), H100));
+        // 8-warp plans are not capped (B=1 16/2 d64 L=65536: the model's 64 of 1024)
+        assertEquals(new GqaDecodeHeuristics.Split(64, 1024, 8), GqaDecodeHeuristics.splits(bhld(1, 16, 2, 64, 65536), H100));
+        // the fitted chunk of a short launch under a 4-warp plan is capped too: 28/4 L=32768, longest 16384 takes 16
+        // splits of 1024, the plan's own chunk (the length probe's 0.96x row: 32 of 512 were slower)
+        GqaDecodeHeuristics.Split p28 = GqaDecodeHeuristics.splits(bhld(1, 28, 4, 128, 32768), H100);
+        assertEquals(new GqaDecodeHeuristics.Split(32, 1024), p28, "2048-key chunks at 16 splits: above the cap's chunk limit");
+        assertEquals(1024, GqaDecodeHeuristics.fittedChunks(bhld(1, 28, 4, 128, 32768), p28, H100)[0]);
         // at least 64 blocks: one unit (B=1, Hkv=1) keeps 64 splits, two keep 32 (4 warps, d128: 16/2)
         assertEquals(64, GqaDecodeHeuristics.splits(bhld(1, 8, 1, 128, 8192), H100).splits());
         assertEquals(32, GqaDecodeHeuristics.splits(bhld(1, 16, 2, 128, 8192), H100).splits());
