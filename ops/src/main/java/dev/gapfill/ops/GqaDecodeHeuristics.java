@@ -114,8 +114,6 @@ public final class GqaDecodeHeuristics {
      * harness measured 8 warps at the same count at 0.96–1.00× the time of S2 (B=4 L=8192 16.06 against 16.67 µs;
      * B=16 L=8192 37.73 against 38.37; paged16 39.94 against 39.78). At D = 128 the halved form lost on the smallest
      * rows (B=1 L=512 32/8: 9.95 against 9.34 µs), so it stays with 4 warps there.
-     *
-     * <p>Last, a 4-warp plan's count is capped where one block would merge more partials than pays ({@link #mergeCapped}).
      */
     public static Split splits(GqaDecode.Problem p, DeviceInfo info) {
         return splits(p, p.maxLen(), info);
