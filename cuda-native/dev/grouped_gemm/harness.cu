@@ -43,19 +43,33 @@ void gg_launch_epilogue(bool bf, bool c32, const void* A, const float* scale, vo
 static const double U32 = std::ldexp(1.0, -24);
 
 // rows: BM (mma variants) or BT (decode variants); cols: BN or BNW (W columns of a tile)
-struct Var { const char* name; bool decode; int rows, cols, stages, ctas; int threads = 128; };
+struct Var { const char* name; bool decode; int rows, cols, stages, ctas; int threads = 128; bool wg = false; };
 static const Var VARS[] = {{"m16", false, 16, 64, 4, 4}, {"m64", false, 64, 128, 3, 2}, {"d16", true, 16, 64, 8, 2},
                            {"d32", true, 32, 64, 7, 2}, {"d16w", true, 16, 128, 5, 2}, {"m128", false, 128, 128, 3, 2},
                            {"m64s4", false, 64, 128, 4, 2}, {"m64t8", false, 64, 128, 3, 2, 256}, {"m16s6", false, 16, 64, 6, 3},
-                           {"m16s8", false, 16, 64, 8, 2}};
+                           {"m16s8", false, 16, 64, 8, 2},
+                           // Hopper wgmma variants (sm_90a): rows = 64 per warpgroup, 128-byte-swizzled stages
+                           {"w128", false, 128, 128, 4, 1, 256, true},
+                           {"w128n2", false, 128, 256, 4, 1, 256, true}, {"w64", false, 64, 128, 4, 2, 128, true},
+                           {"w64n2", false, 64, 256, 4, 1, 128, true},
+                           {"w128s6", false, 128, 128, 6, 1, 256, true}, {"w64s6", false, 64, 128, 6, 1, 128, true},
+                           {"w64n2s5", false, 64, 256, 5, 1, 128, true}};
 static const int NVARS = sizeof(VARS) / sizeof(VARS[0]);
 
 static size_t smem_bytes(const Var& v, bool nk, int G) {
+    if (v.wg) return 1024 + (size_t)v.stages * (v.rows + v.cols) * 128 + 4 * (size_t)(G + 1 + v.rows);
     size_t a = (size_t)v.rows * 72, b = nk ? (size_t)v.cols * 72 : (size_t)64 * (v.cols + 8);
     return v.stages * (a + b) * 2 + (v.decode ? 4 * (3 * (size_t)G + 1) : 4 * (size_t)(G + 1 + v.rows));
 }
 
 static int g_sms = 132;
+// GG_VARS=m64,w128,...: only these variants run (both parts); unset: all
+static bool var_on(const Var& v) {
+    const char* e = getenv("GG_VARS");
+    if (!e || !*e) return true;
+    std::string list = std::string(",") + e + ",";
+    return list.find(std::string(",") + v.name + ",") != std::string::npos;
+}
 static size_t g_smem_sm = 233472;
 
 struct Problem {
@@ -270,6 +284,7 @@ static void correctness(cublasHandle_t h, cudaStream_t st) {
                         int nout = sw ? s.N / 2 : s.N;
                         for (const Var& v : VARS)
                             for (int gr : {0, 3, 1}) {
+                                if (!var_on(v)) continue;
                                 CK(cudaMemset(d.Y, 0xff, (size_t)p.T * nout * 2));
                                 launch_custom(p, d, v, st, gr);
                                 compare(p, d, std::string("custom ") + v.name + " grid " + std::to_string(gr), ref, bound);
@@ -285,11 +300,12 @@ static void correctness(cublasHandle_t h, cudaStream_t st) {
     {  // N not a multiple of 16 (plain only: SwiGLU needs N/2 % 8 == 0)
         Problem p = make(rng, 6, 77, 72, 40, false, false, true, true, true, 0);
         std::vector<double> ref, bound; reference(p, ref, bound); Dev d = upload(p);
-        for (const Var& v : VARS) { CK(cudaMemset(d.Y, 0xff, (size_t)p.T * p.N * 2)); launch_custom(p, d, v, st); compare(p, d, std::string("custom N=40 ") + v.name, ref, bound); }
+        for (const Var& v : VARS) { if (!var_on(v)) continue; CK(cudaMemset(d.Y, 0xff, (size_t)p.T * p.N * 2)); launch_custom(p, d, v, st); compare(p, d, std::string("custom N=40 ") + v.name, ref, bound); }
         release(d);
     }
     // Graph capture: capture once, change offsets (and so every group's rows) on the device, replay.
     for (const Var& v : VARS) {
+        if (!var_on(v)) continue;
         Problem p = make(rng, 8, 150, 72, 48, true, true, true, true, true, 0);
         Dev d = upload(p);
         cudaGraph_t graph; cudaGraphExec_t exec;
@@ -497,6 +513,7 @@ static void sweep(cublasHandle_t h, cudaStream_t st, bool profile) {
                         for (int i = 0; i < NVARS; ++i) {
                             const Var& v = VARS[i];
                             if (profile && !(std::string(v.name) == "m16" || std::string(v.name) == "m64" || std::string(v.name) == "d16")) continue;
+                            if (!var_on(v)) continue;
                             if (v.decode && rpa > 64) continue;
                             if (std::string(v.name).rfind("m16", 0) == 0 && T > 512) continue;  // m16, m16s6, m16s8
                             vars.push_back(i);

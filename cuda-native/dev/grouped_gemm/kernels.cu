@@ -24,6 +24,9 @@ const void* gg_kernel(const char* name) {
     KL(d16, f16) KL(d16, bf16) KL(d32, f16) KL(d32, bf16) KL(d16w, f16) KL(d16w, bf16)
     KL(m128, f16) KL(m128, bf16) KL(m64s4, f16) KL(m64s4, bf16) KL(m64t8, f16) KL(m64t8, bf16)
     KL(m16s6, f16) KL(m16s6, bf16) KL(m16s8, f16) KL(m16s8, bf16)
+    KL(w128, f16) KL(w128, bf16) KL(w128n2, f16) KL(w128n2, bf16)
+    KL(w64, f16) KL(w64, bf16) KL(w64n2, f16) KL(w64n2, bf16)
+    KL(w128s6, f16) KL(w128s6, bf16) KL(w64s6, f16) KL(w64s6, bf16) KL(w64n2s5, f16) KL(w64n2s5, bf16)
     return nullptr;
 }
 

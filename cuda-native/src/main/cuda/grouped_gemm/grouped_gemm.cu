@@ -20,6 +20,9 @@
 //   further down (operands swapped: 64 W columns on the mma's m16 side, 16 rows on its n8 side, an 8-stage
 //   ring that runs across a CTA's tiles, 2 CTAs/SM). m32 (69d1975) and d32 / d16w (s2/gg harness runs)
 //   were never more than a few % faster than the shipped three (dev/grouped_gemm/).
+//   Hopper (sm_90a SASS only): w64 (64 x 128, one warpgroup, 2 CTAs/SM) and w128n2 (128 x 256, two
+//   warpgroups, 1 CTA/SM), the same schedule, gather and epilogue with wgmma.mma_async from 128-byte-swizzled
+//   shared tiles; they replace m64 on sm_90 above 4 rows per active expert (GroupedGemmHeuristics).
 // Floor: max(bytes(active experts' W + X rows read + Y written) / copy bandwidth, 2·T_total·K·N / bf16 rate).
 // Measured (H100 SXM, dev/grouped_gemm/h100-run2.txt: F16/BF16, copy 3032 GB/s, cuBLAS bf16 814 TFLOP/s):
 //   E=64 top-8 H=2048 I=1024 bf16: gate-up KN T=1 m16 35.2 µs (63 % of floor), NK d16 31.3 (71 %), T=8 m64 149
@@ -35,6 +38,7 @@
 //   the kernel access memory out of bounds (gapfill.debug.checkOffsets reports them on the host).
 #include "gapfill_types.cuh"
 #include "grouped_gemm_mma.cuh"
+#include "wgmma.cuh"
 
 using namespace gapfill;
 using namespace gapfill::gg;
@@ -109,6 +113,74 @@ __device__ __forceinline__ void build_schedule(const int* __restrict__ offsets, 
     __syncthreads();
 }
 
+// tile -> (group, first grouped row, valid rows, first output column) of the mma and wgmma tiles: the last g with
+// tile_start[g] <= tile (empty groups precede their successor), row blocks fastest.
+struct MTile { int g, m0, rows, n0; };
+template <int BM, int OUT_COLS>
+__device__ __forceinline__ MTile map_mma_tile(int tile, const int* tile_start, const int* __restrict__ offsets, int G, int T_total) {
+    int lo = 0, hi = G - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) >> 1;
+        if (tile_start[mid] <= tile) lo = mid; else hi = mid - 1;
+    }
+    int g_start, g_end;
+    group_rows(offsets, lo, T_total, g_start, g_end);
+    const int row_blocks = (g_end - g_start + BM - 1) / BM;
+    const int local = tile - tile_start[lo];
+    MTile t;
+    t.g = lo;
+    t.m0 = g_start + (local % row_blocks) * BM;
+    t.rows = min(BM, g_end - t.m0);
+    t.n0 = (local / row_blocks) * OUT_COLS;
+    return t;
+}
+
+// Row table of an mma tile: row_src[r] = the X row behind tile row r (through the gather), -1 past the group's rows,
+// -2 for an out-of-range gather entry (both read zeros). Threads below BM write it; the caller syncs.
+template <int BM>
+__device__ __forceinline__ void fill_row_src(int* row_src, int tid, int m0, int m_rows, const int* __restrict__ gather, int X_rows) {
+    if (tid < BM) {
+        int src = -1;
+        if (tid < m_rows) {
+            src = gather != nullptr ? gather[m0 + tid] : m0 + tid;
+            if (src < 0 || src >= X_rows) src = -2;  // out-of-range gather: reads zeros
+        }
+        row_src[tid] = src;
+    }
+}
+
+// W column (kn) or row (nk) behind shared column c of a tile starting at output column n0, and whether it exists:
+// with SwiGLU the first BN/2 shared columns are gate columns n0.., the rest the matching up columns n_out + n0...
+template <bool SWIGLU, int BN>
+__device__ __forceinline__ int tile_w_col(int c, int n0, int n_out, int N, bool& valid) {
+    if (SWIGLU) {
+        const bool up = c >= BN / 2;
+        const int lc = up ? c - BN / 2 : c;
+        valid = n0 + lc < n_out;
+        return (up ? n_out : 0) + n0 + lc;
+    }
+    valid = n0 + c < N;
+    return n0 + c;
+}
+
+// The persistent tile loop of the mma and wgmma tiles: every CTA builds the schedule (tile_start[g] = Σ_{h<g}
+// rowBlocks(h) · colBlocks) from offsets, then walks tiles blockIdx.x, blockIdx.x + gridDim.x, ...: maps each to
+// (group, rows, columns), fills the row table once the previous tile's readers are done, and runs body(tile).
+template <typename C, typename Body>
+__device__ __forceinline__ void for_each_mma_tile(const int* __restrict__ offsets, const int* __restrict__ gather, int G, int T_total,
+                                                  int X_rows, int n_out, int* tile_start, int* row_src, Body&& body) {
+    const int col_blocks = (n_out + C::OUT_COLS - 1) / C::OUT_COLS;
+    build_schedule<C::THREADS, C::BM>(offsets, G, T_total, col_blocks, tile_start, nullptr, nullptr);
+    const int total_tiles = tile_start[G];
+    for (int tile = blockIdx.x; tile < total_tiles; tile += gridDim.x) {
+        const MTile mt = map_mma_tile<C::BM, C::OUT_COLS>(tile, tile_start, offsets, G, T_total);
+        __syncthreads();  // the previous tile's readers of row_src and of the stages are done
+        fill_row_src<C::BM>(row_src, threadIdx.x, mt.m0, mt.rows, gather, X_rows);
+        __syncthreads();
+        body(mt);
+    }
+}
+
 template <typename T, typename C>
 __device__ __forceinline__ void grouped_gemm_body(const T* __restrict__ X, const T* __restrict__ W, T* __restrict__ Y,
                                                   const int* __restrict__ offsets, const int* __restrict__ gather,
@@ -122,52 +194,13 @@ __device__ __forceinline__ void grouped_gemm_body(const T* __restrict__ X, const
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wm = warp / C::WARPS_N, wn = warp % C::WARPS_N;
     const int n_out = C::SWIGLU ? N / 2 : N;  // output columns
-    const int col_blocks = (n_out + C::OUT_COLS - 1) / C::OUT_COLS;
-
-    // ---- schedule: tile_start[g] = Σ_{h<g} rowBlocks(h) · colBlocks, built by every CTA from offsets ----
-    build_schedule<C::THREADS, C::BM>(offsets, G, T_total, col_blocks, tile_start, nullptr, nullptr);
-    const int total_tiles = tile_start[G];
     const int k_tiles = (K + C::BK - 1) / C::BK;
 
-    for (int tile = blockIdx.x; tile < total_tiles; tile += gridDim.x) {
-        // ---- tile -> (group, row block, col block) ----
-        int lo = 0, hi = G - 1;  // last g with tile_start[g] <= tile (empty groups precede their successor)
-        while (lo < hi) {
-            const int mid = (lo + hi + 1) >> 1;
-            if (tile_start[mid] <= tile) lo = mid; else hi = mid - 1;
-        }
-        const int g = lo;
-        int g_start, g_end;
-        group_rows(offsets, g, T_total, g_start, g_end);
-        const int row_blocks = (g_end - g_start + C::BM - 1) / C::BM;
-        const int local = tile - tile_start[g];
-        const int m0 = g_start + (local % row_blocks) * C::BM;  // first grouped row of the tile
-        const int m_rows = min(C::BM, g_end - m0);               // valid rows of the tile
-        const int n0 = (local / row_blocks) * C::OUT_COLS;       // first output column of the tile
-        const T* Wg = W + (size_t)g * (size_t)K * (size_t)N;     // [K, N] or [N, K]
-
-        __syncthreads();  // the previous tile's readers of row_src and of the stages are done
-        if (tid < C::BM) {
-            int src = -1;
-            if (tid < m_rows) {
-                src = gather != nullptr ? gather[m0 + tid] : m0 + tid;
-                if (src < 0 || src >= X_rows) src = -2;  // out-of-range gather: reads zeros
-            }
-            row_src[tid] = src;
-        }
-        __syncthreads();
-
+    for_each_mma_tile<C>(offsets, gather, G, T_total, X_rows, n_out, tile_start, row_src, [&](const MTile& mt) {
+        const int m0 = mt.m0, m_rows = mt.rows, n0 = mt.n0;
+        const T* Wg = W + (size_t)mt.g * (size_t)K * (size_t)N;  // [K, N] or [N, K]
         // W column (kn) or row (nk) behind shared column c of the tile, and whether it exists.
-        auto w_col = [&](int c, bool& valid) -> int {
-            if (C::SWIGLU) {
-                const bool up = c >= C::BN / 2;
-                const int lc = up ? c - C::BN / 2 : c;
-                valid = n0 + lc < n_out;
-                return (up ? n_out : 0) + n0 + lc;
-            }
-            valid = n0 + c < N;
-            return n0 + c;
-        };
+        auto w_col = [&](int c, bool& valid) -> int { return tile_w_col<C::SWIGLU, C::BN>(c, n0, n_out, N, valid); };
 
         auto load_stage = [&](int stage, int kt) {
             const int k0 = kt * C::BK;
@@ -293,7 +326,7 @@ __device__ __forceinline__ void grouped_gemm_body(const T* __restrict__ X, const
                 }
             }
         }
-    }
+    });
 }
 
 
@@ -566,6 +599,173 @@ __device__ __forceinline__ void grouped_gemm_decode_body(const T* __restrict__ X
     cp_async_wait<0>();  // nothing may still land in shared memory when the CTA exits
 }
 
+
+// ------------------------------------------------------------------------------------------------------
+// Hopper variants w<BM> (sm_90a SASS only): the mma tiles above with warpgroup MMA. WGS warpgroups of 128
+// threads each own 64 rows of a BM = 64·WGS row tile; the tile is BN = 128·NB W columns (NB m64n128k16
+// instructions per k16 step); every thread also copies (16-byte cp.async, zero fill past K, N and the group's
+// rows, gather through row_src) into a STAGES-deep ring of 128-byte-swizzled stages, PREFETCH = STAGES - 2 k
+// tiles ahead, so the stage being overwritten was read by a wgmma group every warpgroup has waited for. A
+// (gathered X rows) is K-major; W[g] is K-major as [N, K] (nk) and MN-major as [K, N] (kn, transposed by the
+// instruction). Epilogue from the accumulators as in the mma tiles (common/wgmma.cuh has the layouts).
+template <int WGS_, int NB_, int STAGES_, bool W_NK_, bool SWIGLU_, bool MN_SWAP_ = false>
+struct WConfig {
+    static constexpr int WGS = WGS_, NB = NB_, STAGES = STAGES_;
+    static constexpr int BM = 64 * WGS, BN = 128 * NB, BK = 64;
+    static constexpr bool W_NK = W_NK_, SWIGLU = SWIGLU_, MN_SWAP = MN_SWAP_;
+    static constexpr int THREADS = 128 * WGS;
+    static constexpr int OUT_COLS = SWIGLU ? BN / 2 : BN;
+    static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE_BYTES = A_BYTES + B_BYTES;
+    static constexpr int PREFETCH = STAGES - 2;
+    static_assert(STAGES >= 3, "the ring needs a stage in flight beyond the two wgmma may read");
+    static_assert(BM <= THREADS, "one thread per row of the gather table");
+};
+
+template <typename T, typename C>
+__device__ __forceinline__ void grouped_gemm_wgmma_body(const T* __restrict__ X, const T* __restrict__ W, T* __restrict__ Y,
+                                                        const int* __restrict__ offsets, const int* __restrict__ gather,
+                                                        const float* __restrict__ scale, int G, int T_total, int X_rows, int K, int N) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ __align__(16) unsigned char smem[];
+    const uint32_t raw = smem_u32(smem);
+    unsigned char* ring = smem + (((raw + 1023u) & ~1023u) - raw);  // swizzle atoms need 1024-byte alignment
+    const uint32_t ring_u32 = smem_u32(ring);
+    int* tile_start = reinterpret_cast<int*>(ring + C::STAGES * C::STAGE_BYTES);  // [G + 1]
+    int* row_src = tile_start + (G + 1);                                          // [BM]
+
+    const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, wwarp = (tid >> 5) & 3;
+    const int n_out = C::SWIGLU ? N / 2 : N;
+    const int k_tiles = (K + C::BK - 1) / C::BK;
+
+    for_each_mma_tile<C>(offsets, gather, G, T_total, X_rows, n_out, tile_start, row_src, [&](const MTile& mt) {
+        const int m0 = mt.m0, m_rows = mt.rows, n0 = mt.n0;
+        const T* Wg = W + (size_t)mt.g * (size_t)K * (size_t)N;  // [K, N] or [N, K]
+        auto w_col = [&](int c, bool& valid) -> int { return tile_w_col<C::SWIGLU, C::BN>(c, n0, n_out, N, valid); };
+
+        auto load_stage = [&](int stage, int kt) {
+            const int k0 = kt * C::BK;
+            unsigned char* a = ring + stage * C::STAGE_BYTES;
+            unsigned char* b = a + C::A_BYTES;
+#pragma unroll
+            for (int c = tid; c < C::BM * 8; c += C::THREADS) {  // A: row r, 16-byte chunk kc of its 64 k
+                const int r = c >> 3, kc = c & 7;
+                const int src = row_src[r];
+                const bool v = src >= 0 && k0 + kc * 8 < K;
+                cp_async16(a + r * 128 + ((kc ^ (r & 7)) << 4), v ? X + (size_t)src * K + k0 + kc * 8 : X, v);
+            }
+            if (!C::W_NK) {  // kn: k row kr, 8 columns n..n+7 -> block n / 64, chunk (n % 64) / 8 of row kr
+#pragma unroll
+                for (int c = tid; c < 64 * (C::BN / 8); c += C::THREADS) {
+                    const int kr = c / (C::BN / 8), n = (c % (C::BN / 8)) * 8;
+                    bool v;
+                    const int col = w_col(n, v);
+                    v = v && k0 + kr < K;
+                    cp_async16(b + (n >> 6) * (64 * 128) + kr * 128 + ((((n >> 3) & 7) ^ (kr & 7)) << 4),
+                               v ? Wg + (size_t)(k0 + kr) * N + col : W, v);
+                }
+            } else {  // nk: W row (output column) nr, 16-byte chunk kc of its 64 k
+#pragma unroll
+                for (int c = tid; c < C::BN * 8; c += C::THREADS) {
+                    const int nr = c >> 3, kc = c & 7;
+                    bool v;
+                    const int row = w_col(nr, v);
+                    v = v && k0 + kc * 8 < K;
+                    cp_async16(b + nr * 128 + ((kc ^ (nr & 7)) << 4), v ? Wg + (size_t)row * K + k0 + kc * 8 : W, v);
+                }
+            }
+        };
+
+        float acc[C::NB][64];
+#pragma unroll
+        for (int h = 0; h < C::NB; ++h)
+#pragma unroll
+            for (int e = 0; e < 64; ++e) acc[h][e] = 0.f;
+
+#pragma unroll
+        for (int s = 0; s < C::PREFETCH; ++s) {
+            if (s < k_tiles) load_stage(s, s);
+            cp_async_commit();
+        }
+#pragma unroll 1
+        for (int kt = 0; kt < k_tiles; ++kt) {
+            cp_async_wait<C::PREFETCH - 1>();  // tile kt has landed (this thread's copies) ...
+            fence_proxy_async_smem();          // ... is visible to the async proxy ...
+            __syncthreads();                   // ... for every thread; every group has waited for tile kt - 2's wgmma
+            const int next = kt + C::PREFETCH;
+            if (next < k_tiles) load_stage(next % C::STAGES, next);
+            cp_async_commit();
+
+            const uint32_t a_u32 = ring_u32 + (kt % C::STAGES) * C::STAGE_BYTES + wg * (64 * 128);
+            const uint32_t b_u32 = ring_u32 + (kt % C::STAGES) * C::STAGE_BYTES + C::A_BYTES;
+#pragma unroll
+            for (int h = 0; h < C::NB; ++h)
+#pragma unroll
+                for (int e = 0; e < 64; ++e) wgmma_pin(acc[h][e]);
+            wgmma_fence();
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const uint64_t da = wgmma_desc(a_u32 + j * 32, 16, 1024);
+#pragma unroll
+                for (int h = 0; h < C::NB; ++h) {
+                    if (C::W_NK) {
+                        Wgmma<T, 0>::run(acc[h], da, wgmma_desc(b_u32 + h * (128 * 128) + j * 32, 16, 1024));
+                    } else {
+                        const uint32_t addr = b_u32 + h * (2 * 64 * 128) + j * 2048;
+                        Wgmma<T, 1>::run(acc[h], da, C::MN_SWAP ? wgmma_desc(addr, 1024, 64 * 128) : wgmma_desc(addr, 64 * 128, 1024));
+                    }
+                }
+            }
+            wgmma_commit();
+#pragma unroll
+            for (int h = 0; h < C::NB; ++h)
+#pragma unroll
+                for (int e = 0; e < 64; ++e) wgmma_pin(acc[h][e]);
+            wgmma_wait<1>();
+        }
+        wgmma_wait<0>();
+#pragma unroll
+        for (int h = 0; h < C::NB; ++h)
+#pragma unroll
+            for (int e = 0; e < 64; ++e) wgmma_pin(acc[h][e]);
+        cp_async_wait<0>();
+
+        // ---- epilogue: scale, SwiGLU, one rounding, 4-byte stores of column pairs ----
+        const int gid = lane >> 2, tig = lane & 3;
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+            const int r = wg * 64 + wwarp * 16 + gid + hr * 8;
+            if (r >= m_rows) continue;
+            const int row = m0 + r;
+            const float s = scale != nullptr ? scale[row] : 1.0f;
+            T* y = Y + (size_t)row * n_out;
+            if (C::SWIGLU) {
+#pragma unroll
+                for (int gi = 0; gi < C::BN / 16; ++gi) {  // gate n8 block gi, up block gi + BN / 16
+                    const int cg = gi * 8, cu = cg + C::BN / 2;
+                    const int col = n0 + cg + tig * 2;
+                    if (col >= n_out) continue;
+                    const float* gt = &acc[cg / 128][((cg % 128) / 8) * 4];
+                    const float* up = &acc[cu / 128][((cu % 128) / 8) * 4];
+                    const float v0 = silu(gt[hr * 2]) * up[hr * 2] * s;
+                    const float v1 = silu(gt[hr * 2 + 1]) * up[hr * 2 + 1] * s;
+                    *reinterpret_cast<uint32_t*>(y + col) = pack2<T>(v0, v1);
+                }
+            } else {
+#pragma unroll
+                for (int bi = 0; bi < C::BN / 8; ++bi) {
+                    const int col = n0 + bi * 8 + tig * 2;
+                    if (col >= N) continue;
+                    const float* c = &acc[bi / 16][(bi % 16) * 4];
+                    *reinterpret_cast<uint32_t*>(y + col) = pack2<T>(c[hr * 2] * s, c[hr * 2 + 1] * s);
+                }
+            }
+        }
+    });
+#else
+    __trap();  // built into the sm_90a SASS only; GroupedGemmHeuristics never picks it on another architecture
+#endif
+}
+
 }  // namespace
 
 // Shared memory of a launch = the pipeline stages of the config + 4·(G + 1 + BM) bytes of schedule and row
@@ -614,4 +814,33 @@ GGD_CONFIG(d16, 16, 64, 8)
 #ifdef GG_EXPERIMENTAL  // harness-only variants (cuda-native/dev/grouped_gemm/harness.cu)
 GGD_CONFIG(d32, 32, 64, 7)
 GGD_CONFIG(d16w, 16, 128, 5)
+#endif
+
+// Hopper variants: shared memory = 1024 (alignment) + STAGES·(BM + BN)·128 + 4·(G + 1 + BM) bytes; block
+// 128·WGS threads, one CTA per SM unless the ring leaves room for two. Symbols gg_<name>_<f16|bf16>_<kn|nk>_<...>.
+#define GGW_KERNEL(NAME, T, WGS, NB, ST, NK, SW, SWAP, MINB)                                                     \
+    extern "C" __global__ void __launch_bounds__(128 * WGS, MINB)                                                 \
+        NAME(const T* X, const T* W, T* Y, const int* offsets, const int* gather, const float* scale, int G,      \
+             int T_total, int X_rows, int K, int N) {                                                             \
+        grouped_gemm_wgmma_body<T, WConfig<WGS, NB, ST, NK, SW, SWAP>>(X, W, Y, offsets, gather, scale, G,        \
+                                                                       T_total, X_rows, K, N);                    \
+    }
+#define GGW_LAYOUTS(CFG, T, TN, WGS, NB, ST, SWAP, MINB)                                   \
+    GGW_KERNEL(gg_##CFG##_##TN##_kn_plain, T, WGS, NB, ST, false, false, SWAP, MINB)     \
+    GGW_KERNEL(gg_##CFG##_##TN##_kn_swiglu, T, WGS, NB, ST, false, true, SWAP, MINB)     \
+    GGW_KERNEL(gg_##CFG##_##TN##_nk_plain, T, WGS, NB, ST, true, false, SWAP, MINB)      \
+    GGW_KERNEL(gg_##CFG##_##TN##_nk_swiglu, T, WGS, NB, ST, true, true, SWAP, MINB)
+#define GGW_CONFIG(CFG, WGS, NB, ST, SWAP, MINB)                    \
+    GGW_LAYOUTS(CFG, __half, f16, WGS, NB, ST, SWAP, MINB)          \
+    GGW_LAYOUTS(CFG, __nv_bfloat16, bf16, WGS, NB, ST, SWAP, MINB)
+
+//          name   WGS NB stages swap CTAs/SM
+GGW_CONFIG(w64,     1, 1, 4, false, 2)   // 64 x 128 tiles, two CTAs per SM: up to ~48 rows per expert
+GGW_CONFIG(w128n2,  2, 2, 4, false, 1)   // 128 x 256 tiles: more rows per expert
+#ifdef GG_EXPERIMENTAL  // harness-only (cuda-native/dev/grouped_gemm/h100-*-wgmma*.txt)
+GGW_CONFIG(w128,    2, 1, 4, false, 1)   // 128 x 128 tiles
+GGW_CONFIG(w64n2,   1, 2, 4, false, 1)   // 64 x 256 tiles
+GGW_CONFIG(w128s6,  2, 1, 6, false, 1)   // w128 with two more stages (four k tiles ahead)
+GGW_CONFIG(w64s6,   1, 1, 6, false, 1)   // w64 with six stages, one CTA per SM
+GGW_CONFIG(w64n2s5, 1, 2, 5, false, 1)   // w64n2 with a fifth stage
 #endif

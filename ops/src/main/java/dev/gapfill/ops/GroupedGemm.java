@@ -69,7 +69,6 @@ public final class GroupedGemm {
     private static final KernelModule PASSES = KernelModule.of("grouped_gemm/vendor_passes");
     /** System property: copy offsets (and gather) to the host and validate them before every GPU call (synchronises). */
     public static final String DEBUG_CHECK_OFFSETS = "gapfill.debug.checkOffsets";
-    private static final int THREADS = 128;
 
     private GroupedGemm() {}
 
@@ -382,7 +381,7 @@ public final class GroupedGemm {
         int grid = GroupedGemmHeuristics.grid(shape, v, info);
         String symbol = "gg_" + v.id() + "_" + dt(x.dtype()) + "_" + o.layout().name().toLowerCase(Locale.ROOT) + "_"
                 + (o.swiglu() ? "swiglu" : "plain");
-        KERNELS.function(s.cudaDevice(), symbol).launch(s, grid, 1, 1, THREADS, 1, 1, smem,
+        KERNELS.function(s.cudaDevice(), symbol).launch(s, grid, 1, 1, v.threads, 1, 1, smem,
                 KernelArgs.begin().ptr(x).ptr(w).ptr(out).ptr(offsets).ptr(o.gather()).ptr(o.rowScale())
                         .i32(d.groups()).i32(d.tTotal()).i32(d.xRows()).i32(d.k()).i32(d.n()));
     }

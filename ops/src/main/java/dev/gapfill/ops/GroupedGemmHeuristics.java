@@ -2,6 +2,7 @@ package dev.gapfill.ops;
 
 import dev.gapfill.core.DType;
 import dev.gapfill.core.DeviceInfo;
+import dev.gapfill.core.UnsupportedShapeException;
 
 /**
  * Dispatch of {@link GroupedGemm}: which backend, which custom tile, how many CTAs. Pure functions of the
@@ -69,14 +70,42 @@ public final class GroupedGemmHeuristics {
      */
     static final double DECODE_ROWS_PER_GROUP = 4;
 
-    /** A custom tile configuration; mirrors {@code Config<...>} and {@code DecodeConfig<...>} in grouped_gemm.cu. */
+    /** The Hopper (wgmma) tiles exist only as sm_90a SASS: compute capability 9.0. */
+    static final int HOPPER_CC = 90;
+
+    /** The Hopper wgmma harness run the Hopper thresholds come from. */
+    static final String HOPPER_SOURCE = "H100 harness, dev/grouped_gemm/h100-wgmma-sweep.txt";
+
+    /**
+     * On sm_90, above {@link #DECODE_ROWS_PER_GROUP} rows per active group the wgmma tiles replace m64: w64 up to this
+     * many rows per active group, w128n2 above. H100 harness, bf16 µs: E=64 gate-up T=128 (16 rows) w64 192 vs w128n2
+     * 227 vs m64 207; E=128 gate-up T=512 (32 rows) w64 291 vs w128n2 337 vs m64 319; E=64 gate-up T=512 (64 rows)
+     * w128n2 230 vs w64 254 vs m64 290; E=64 down T=512 w128n2 116 vs w64 126 vs m64 152; E=160 gate-up T=2048 (77 rows)
+     * w128n2 1893 vs w64 2876.
+     */
+    static final double WIDE_ROWS_PER_GROUP = 48;
+
+    /**
+     * System property naming a variant (its {@link Variant#id()}, e.g. {@code w64}) that the custom path then runs
+     * whatever the shape: GPU tests use it to run every tile the device has on the same problems. Unset in normal use.
+     */
+    public static final String DEBUG_VARIANT = "gapfill.debug.groupedGemmVariant";
+
+    /**
+     * A custom tile configuration; mirrors {@code Config<...>}, {@code DecodeConfig<...>} and {@code WConfig<...>} in
+     * grouped_gemm.cu.
+     */
     public enum Variant {
         /** BM 16, BN 64, 4 stages, 4 warps, up to 4 CTAs per SM. */
-        M16(16, 64, 4, 4, false),
+        M16(16, 64, 4, 4, false, 128, false),
         /** BM 64, BN 128, 3 stages, 4 warps, up to 2 CTAs per SM. */
-        M64(64, 128, 3, 2, false),
+        M64(64, 128, 3, 2, false, 128, false),
         /** Decode: 16 rows (the mma's n8 side) x 64 W columns (its m16 side), 8-stage ring across tiles, up to 2 CTAs per SM. */
-        D16(16, 64, 8, 2, true);
+        D16(16, 64, 8, 2, true, 128, false),
+        /** Hopper (sm_90 only): BM 64, BN 128, one warpgroup of wgmma, 4 stages, up to 2 CTAs per SM. */
+        W64(64, 128, 4, 2, false, 128, true),
+        /** Hopper (sm_90 only): BM 128, BN 256, two warpgroups of wgmma, 4 stages, 1 CTA per SM. */
+        W128N2(128, 256, 4, 1, false, 256, true);
 
         /** Rows of a tile (BM, or BT of the decode tile). */
         public final int bm;
@@ -85,13 +114,19 @@ public final class GroupedGemmHeuristics {
         final int stages;
         final int maxCtasPerSm;
         final boolean decode;
+        /** Threads per CTA. */
+        public final int threads;
+        /** Built for sm_90a only (wgmma): runs on compute capability 9.0 and nowhere else. */
+        public final boolean hopper;
 
-        Variant(int bm, int bn, int stages, int maxCtasPerSm, boolean decode) {
+        Variant(int bm, int bn, int stages, int maxCtasPerSm, boolean decode, int threads, boolean hopper) {
             this.bm = bm;
             this.bn = bn;
             this.stages = stages;
             this.maxCtasPerSm = maxCtasPerSm;
             this.decode = decode;
+            this.threads = threads;
+            this.hopper = hopper;
         }
 
         /** Kernel-name fragment, e.g. {@code m16}. */
@@ -103,8 +138,13 @@ public final class GroupedGemmHeuristics {
         /**
          * Dynamic shared memory: the pipeline stages plus the schedule. The mma tiles keep the tile prefix (G + 1 ints)
          * and a row table (BM ints), the decode tile the tile prefix and each group's first and end row (3G + 1 ints).
+         * The Hopper tiles' stages are unpadded 128-byte rows, (BM + BN) · 128 bytes each, after up to 1024 bytes that
+         * align them to the swizzle atoms.
          */
         public int smemBytes(GroupedGemm.WeightLayout layout, int groups) {
+            if (hopper) {
+                return 1024 + stages * (bm + bn) * 128 + 4 * (groups + 1 + bm);
+            }
             int bk = 64;
             int a = bm * (bk + 8);
             int b = layout == GroupedGemm.WeightLayout.NK ? bn * (bk + 8) : bk * (bn + 8);
@@ -168,6 +208,16 @@ public final class GroupedGemmHeuristics {
         }
         double rows = s.rowsPerGroup();
         boolean coarse = s.groups() <= COARSE_GROUPS;
+        if (info.cc() == HOPPER_CC) {
+            if (coarse && rows > VENDOR_ROWS_PER_GROUP) {
+                return new Decision(Backend.VENDOR, "cublas_loop", String.format(
+                        "%.0f rows per group > %.0f on coarse MoE (G <= %d): large per-expert GEMMs, the cuBLAS loop wins (%s, bf16: "
+                                + "E=8 down T=512 loop 468 us vs w128n2 584; gate-up T=2048 loop 2148 vs w128n2 2995)",
+                        rows, VENDOR_ROWS_PER_GROUP, COARSE_GROUPS, HOPPER_SOURCE));
+            }
+            Variant v = variant(s, info);
+            return new Decision(Backend.CUSTOM, v.id(), variantReason(s, info, v));
+        }
         boolean bigGemm = s.swiglu() || (long) s.k() * s.n() >= VENDOR_MIN_KN;
         double flopPerGroup = 2.0 * rows * s.k() * s.n();
         boolean loopSized = rows >= LOOP_ROWS_PER_GROUP && flopPerGroup >= LOOP_MIN_FLOP_PER_GROUP;
@@ -214,6 +264,20 @@ public final class GroupedGemmHeuristics {
      * vs m16 19.4); E=64 T=1 gate-up NK → d16 (31.7 vs m16 35.8).
      */
     public static Variant variant(Shape s, DeviceInfo info) {
+        String forced = System.getProperty(DEBUG_VARIANT, "");
+        if (!forced.isEmpty()) {
+            Variant v;
+            try {
+                v = Variant.valueOf(forced.toUpperCase(java.util.Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw new UnsupportedShapeException(DEBUG_VARIANT, "one of m16, m64, d16, w64, w128n2", forced);
+            }
+            if (v.hopper && info.cc() != HOPPER_CC) {
+                throw new UnsupportedShapeException(DEBUG_VARIANT, "a variant this device runs (" + v.id() + " is sm_90 only)",
+                        "sm_" + info.cc());
+            }
+            return v;
+        }
         boolean decodeShape = !s.swiglu() || s.layout() == GroupedGemm.WeightLayout.NK;
         if (decodeShape && rowsPerActiveGroup(s) <= DECODE_ROWS_PER_GROUP) {
             long tiles = decodeTiles(s);
@@ -221,6 +285,9 @@ public final class GroupedGemmHeuristics {
             if (tiles <= grid || 2 * tiles >= 3 * grid) {
                 return Variant.D16;
             }
+        }
+        if (info.cc() == HOPPER_CC && rowsPerActiveGroup(s) > DECODE_ROWS_PER_GROUP) {
+            return rowsPerActiveGroup(s) > WIDE_ROWS_PER_GROUP ? Variant.W128N2 : Variant.W64;
         }
         return tiles64(s) < 2L * info.smCount() && rowsPerActiveGroup(s) <= DECODE_ROWS_PER_GROUP ? Variant.M16 : Variant.M64;
     }
@@ -244,6 +311,10 @@ public final class GroupedGemmHeuristics {
         if (v == Variant.D16) {
             return String.format("%.1f rows per active group <= %.0f, ~%d decode tiles -> d16 (%s: E=64 down T=1 d16 18.3 us vs m16 19.4)",
                     rowsPerActiveGroup(s), DECODE_ROWS_PER_GROUP, decodeTiles(s), SOURCE);
+        }
+        if (v.hopper) {
+            return String.format("sm_90, %.1f rows per active group %s %.0f -> %s (%s)", rowsPerActiveGroup(s),
+                    v == Variant.W64 ? "<=" : ">", WIDE_ROWS_PER_GROUP, v.id(), HOPPER_SOURCE);
         }
         return String.format("~%d 64x128 tiles %s 2x%d SMs -> %s (%s)", tiles64(s), v == Variant.M16 ? "<" : ">=", info.smCount(), v.id(),
                 SOURCE);

@@ -30,8 +30,11 @@ class GroupedGemmHeuristicsTest {
     }
 
     private static String auto(Shape s) {
-        Decision d = GroupedGemmHeuristics.decide(s, H100, Backend.AUTO);
-        return d.variant();
+        return auto(s, H100);
+    }
+
+    private static String auto(Shape s, DeviceInfo info) {
+        return GroupedGemmHeuristics.decide(s, info, Backend.AUTO).variant();
     }
 
     // Every expectation below is the fastest path, or one within 5 % of it, in the H100 harness run the
@@ -48,39 +51,83 @@ class GroupedGemmHeuristicsTest {
     }
 
     @Test void kNSwiGluKeepsTheMmaTiles() {
-        assertEquals("m16", auto(moe(64, 8, 2048, 1024, 1, true)));     // T=1: m16 37.2, d16 44.8, m64 50.0
-        assertEquals("m64", auto(moe(64, 8, 2048, 1024, 8, true)));     // T=8: m64 149, m16 170, d16 215
-        assertEquals("m64", auto(moe(64, 8, 2048, 1024, 512, true)));   // T=512 (64 rows/group): m64 290, grouped 338
-        assertEquals("m64", auto(moe(8, 2, 4096, 14336, 1, true)));     // coarse T=1: m64 194, loop 200 (was the loop)
-        assertEquals("m16", auto(moe(128, 8, 2048, 768, 1, true)));     // m16 28.7, d16 38.9
+        for (DeviceInfo info : new DeviceInfo[] {H100, A100}) {
+            assertEquals("m16", auto(moe(64, 8, 2048, 1024, 1, true), info));     // T=1: m16 37.2, d16 44.8, m64 50.0
+            assertEquals("m64", auto(moe(64, 8, 2048, 1024, 8, true), info));     // T=8 (1 row per active group): m64 149, m16 170, d16 215
+            assertEquals("m64", auto(moe(8, 2, 4096, 14336, 1, true), info));     // coarse T=1: m64 194, loop 200 (was the loop)
+            assertEquals("m16", auto(moe(128, 8, 2048, 768, 1, true), info));     // m16 28.7, d16 38.9
+        }
+        assertEquals("m64", auto(moe(64, 8, 2048, 1024, 512, true), A100));   // T=512 (64 rows/group): m64 290, grouped 338
     }
 
-    @Test void midRowsRunM64() {
-        assertEquals("m64", auto(moe(64, 8, 2048, 1024, 128, false)));   // down T=128 (16 rows/group): m64 110.9, d16 119.6
-        assertEquals("m64", auto(moe(8, 2, 4096, 14336, 32, false)));    // coarse down T=32 (8 rows): m64 341, d16 372
-        assertEquals("m64", auto(moe(8, 2, 4096, 14336, 128, true)));    // coarse gate-up T=128: m64 719, grouped 721
+    // The sm_80 rules (A100 and every non-Hopper part) keep the mma tiles; their thresholds are the H100 rows of h100-run1.txt.
+    @Test void midRowsRunM64OffHopper() {
+        assertEquals("m64", auto(moe(64, 8, 2048, 1024, 128, false), A100));   // down T=128 (16 rows/group): m64 110.9, d16 119.6
+        assertEquals("m64", auto(moe(8, 2, 4096, 14336, 32, false), A100));    // coarse down T=32 (8 rows): m64 341, d16 372
+        assertEquals("m64", auto(moe(8, 2, 4096, 14336, 128, true), A100));    // coarse gate-up T=128: m64 719, grouped 721
         // small per-expert GEMMs stay custom at any row count: E=64 down T=2048 m64 419 vs grouped 449 vs loop 716
-        assertEquals("m64", auto(moe(64, 8, 2048, 1024, 2048, false)));
-        assertEquals("m64", auto(moe(128, 8, 2048, 768, 8192, false)));  // m64 1176, grouped 1349, loop 1745
+        assertEquals("m64", auto(moe(64, 8, 2048, 1024, 2048, false), A100));
+        assertEquals("m64", auto(moe(128, 8, 2048, 768, 8192, false), A100));  // m64 1176, grouped 1349, loop 1745
     }
 
-    @Test void largePerExpertGemmsGoToCublas() {
-        assertEquals("cublas_grouped", auto(moe(64, 8, 2048, 1024, 2048, true)));   // grouped 688, m64 836, loop 840
-        assertEquals("cublas_grouped", auto(moe(160, 6, 5120, 1536, 2048, false))); // grouped 1510, m64 1812
-        assertEquals("cublas_loop", auto(moe(64, 8, 2048, 1024, 8192, true)));      // loop 1819, grouped 2429
-        assertEquals("cublas_loop", auto(moe(160, 6, 5120, 1536, 8192, true)));     // loop 5570, grouped 6809
-        assertEquals("cublas_loop", auto(moe(160, 6, 5120, 1536, 8192, false)));    // down, 4.8 GFLOP per group: loop 3405, grouped 4098
+    // sm_90: above 4 rows per active group the wgmma tiles run, and only coarse MoE with large groups goes to cuBLAS
+    // (H100 wgmma harness, bf16 µs; cuda-native/dev/grouped_gemm/h100-wgmma-sweep.txt).
+    @Test void hopperRunsTheWgmmaTiles() {
+        assertEquals("w64", auto(moe(64, 8, 2048, 1024, 128, false)));      // 16 rows: w64 101, w128n2 104, m64 112
+        assertEquals("w64", auto(moe(64, 8, 2048, 1024, 128, true)));       // w64 192, w128n2 227, m64 207, grouped 238
+        assertEquals("w64", auto(moe(128, 8, 2048, 768, 512, true)));       // 32 rows: w64 291, w128n2 337, m64 319
+        assertEquals("w64", auto(moe(8, 2, 4096, 14336, 128, true)));       // coarse, 32 rows: w64 655, loop 757, grouped 700
+        assertEquals("w128n2", auto(moe(64, 8, 2048, 1024, 512, true)));    // 64 rows: w128n2 230, w64 254, m64 290
+        assertEquals("w128n2", auto(moe(64, 8, 2048, 1024, 512, false)));   // w128n2 116, w64 126, m64 152
+        assertEquals("w128n2", auto(moe(64, 8, 2048, 1024, 2048, true)));   // w128n2 550, grouped 685, loop 877
+        assertEquals("w128n2", auto(moe(160, 6, 5120, 1536, 2048, false))); // w128n2 1003, grouped 1473, m64 1797
+        assertEquals("w128n2", auto(moe(64, 8, 2048, 1024, 8192, false)));  // w128n2 860, loop 1394
+        assertEquals("w128n2", auto(moe(128, 8, 2048, 768, 8192, true)));   // w128n2 1445, grouped 1890, loop 2014
+        assertEquals("w128n2", auto(moe(64, 8, 2048, 1024, 8192, true)));   // w128n2 1820, loop 1816: within 0.3 %
+        assertEquals("w128n2", auto(moe(160, 6, 5120, 1536, 8192, true)));  // w128n2 5425, loop 5485
+        assertEquals("cublas_loop", auto(moe(8, 2, 4096, 14336, 512, false)));   // loop 468, w128n2 584
+        assertEquals("cublas_loop", auto(moe(8, 2, 4096, 14336, 2048, true)));   // loop 2148, w128n2 2995
+        Decision d = GroupedGemmHeuristics.decide(moe(64, 8, 2048, 1024, 512, true), H100, Backend.AUTO);
+        assertTrue(d.reason().contains("w128n2") && d.reason().contains("sm_90"), d.reason());
+    }
+
+    @Test void aForcedVariantRunsAndHopperTilesStayOnHopper() {
+        Shape s = moe(64, 8, 2048, 1024, 128, true);
+        try {
+            System.setProperty(GroupedGemmHeuristics.DEBUG_VARIANT, "d16");
+            assertEquals(Variant.D16, GroupedGemmHeuristics.variant(s, H100));
+            System.setProperty(GroupedGemmHeuristics.DEBUG_VARIANT, "W128N2");
+            assertEquals(Variant.W128N2, GroupedGemmHeuristics.variant(s, H100));
+            dev.gapfill.core.UnsupportedShapeException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    dev.gapfill.core.UnsupportedShapeException.class, () -> GroupedGemmHeuristics.variant(s, A100));
+            assertEquals(GroupedGemmHeuristics.DEBUG_VARIANT, e.argument());
+            System.setProperty(GroupedGemmHeuristics.DEBUG_VARIANT, "m99");
+            org.junit.jupiter.api.Assertions.assertThrows(dev.gapfill.core.UnsupportedShapeException.class,
+                    () -> GroupedGemmHeuristics.variant(s, H100));
+        } finally {
+            System.clearProperty(GroupedGemmHeuristics.DEBUG_VARIANT);
+        }
+        assertEquals(Variant.W64, GroupedGemmHeuristics.variant(s, H100));
+        assertEquals(Variant.M64, GroupedGemmHeuristics.variant(s, A100));
+    }
+
+    @Test void largePerExpertGemmsGoToCublasOffHopper() {
+        assertEquals("cublas_grouped", auto(moe(64, 8, 2048, 1024, 2048, true), A100));   // grouped 688, m64 836, loop 840
+        assertEquals("cublas_grouped", auto(moe(160, 6, 5120, 1536, 2048, false), A100)); // grouped 1510, m64 1812
+        assertEquals("cublas_loop", auto(moe(64, 8, 2048, 1024, 8192, true), A100));      // loop 1819, grouped 2429
+        assertEquals("cublas_loop", auto(moe(160, 6, 5120, 1536, 8192, true), A100));     // loop 5570, grouped 6809
+        assertEquals("cublas_loop", auto(moe(160, 6, 5120, 1536, 8192, false), A100));    // down, 4.8 GFLOP per group: loop 3405, grouped 4098
         // K*N = 2M is below VENDOR_MIN_KN, but 1024 rows and 4.3 GFLOP per group are loop-sized: loop 1385 vs m64 1484 (F16, c7982e3)
-        Decision loopSized = GroupedGemmHeuristics.decide(moe(64, 8, 2048, 1024, 8192, false), H100, Backend.AUTO);
+        Decision loopSized = GroupedGemmHeuristics.decide(moe(64, 8, 2048, 1024, 8192, false), A100, Backend.AUTO);
         assertEquals("cublas_loop", loopSized.variant());
         assertTrue(loopSized.reason().contains("4.3 GFLOP per group >= 4"), loopSized.reason());
         // 512 rows per group but 3.2 GFLOP per group: grouped 1954 vs loop 2269 (BF16, Java sweep at c2335e1)
-        Decision small = GroupedGemmHeuristics.decide(moe(128, 8, 2048, 768, 8192, true), H100, Backend.AUTO);
+        Decision small = GroupedGemmHeuristics.decide(moe(128, 8, 2048, 768, 8192, true), A100, Backend.AUTO);
         assertEquals("cublas_grouped", small.variant());
         assertTrue(small.reason().contains("GFLOP per group"), small.reason());
-        assertEquals("cublas_loop", auto(moe(8, 2, 4096, 14336, 512, true)));       // loop 1000, m64 1483
-        assertEquals("cublas_loop", auto(moe(8, 2, 4096, 14336, 512, false)));      // loop 451, m64 890
-        Decision d = GroupedGemmHeuristics.decide(moe(64, 8, 2048, 1024, 2048, true), H100, Backend.AUTO);
+        assertEquals("cublas_loop", auto(moe(8, 2, 4096, 14336, 512, true), A100));       // loop 1000, m64 1483
+        assertEquals("cublas_loop", auto(moe(8, 2, 4096, 14336, 512, false), A100));      // loop 451, m64 890
+        Decision d = GroupedGemmHeuristics.decide(moe(64, 8, 2048, 1024, 2048, true), A100, Backend.AUTO);
         assertEquals(Backend.VENDOR, d.backend());
         assertTrue(d.reason().contains("rounded"), d.reason());
     }
@@ -110,6 +157,9 @@ class GroupedGemmHeuristicsTest {
         for (DeviceInfo info : new DeviceInfo[] {H100, A100}) {
             for (WeightLayout l : WeightLayout.values()) {
                 for (Variant v : Variant.values()) {
+                    if (v.hopper && info.cc() != 90) {
+                        continue;  // sm_90a SASS only; never chosen elsewhere
+                    }
                     int smem = v.smemBytes(l, GroupedGemmHeuristics.MAX_CUSTOM_GROUPS);
                     assertTrue(smem <= info.smemPerBlockOptin(), v + " " + l + " " + smem);
                     int ctas = GroupedGemmHeuristics.ctasPerSm(v, v.smemBytes(l, 64), info);
@@ -125,6 +175,11 @@ class GroupedGemmHeuristicsTest {
         assertEquals(92932, Variant.D16.smemBytes(WeightLayout.KN, 64));
         assertEquals(2, GroupedGemmHeuristics.ctasPerSm(Variant.D16, 92932, H100));
         assertEquals(1, GroupedGemmHeuristics.ctasPerSm(Variant.D16, 92932, A100));
+        // w64 at G=64: 1024 + 4 stages x (64 + 128) x 128 B + 4 x (65 + 64) = 99844 B -> 2 CTAs; w128n2: 1 CTA of 256 threads
+        assertEquals(99844, Variant.W64.smemBytes(WeightLayout.KN, 64));
+        assertEquals(2, GroupedGemmHeuristics.ctasPerSm(Variant.W64, 99844, H100));
+        assertEquals(1, GroupedGemmHeuristics.ctasPerSm(Variant.W128N2, Variant.W128N2.smemBytes(WeightLayout.NK, 64), H100));
+        assertEquals(256, Variant.W128N2.threads);
     }
 
     @Property(tries = 200)

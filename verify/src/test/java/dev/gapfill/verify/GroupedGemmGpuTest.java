@@ -14,6 +14,8 @@ import dev.gapfill.ops.GroupedGemm;
 import dev.gapfill.ops.GroupedGemm.Options;
 import dev.gapfill.ops.GroupedGemm.VendorPath;
 import dev.gapfill.ops.GroupedGemm.WeightLayout;
+import dev.gapfill.ops.GroupedGemmHeuristics;
+import dev.gapfill.ops.GroupedGemmHeuristics.Variant;
 import dev.gapfill.ops.reference.GroupedGemmReference;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
@@ -191,6 +193,53 @@ class GroupedGemmGpuTest {
                 }
             }
         }
+    }
+
+    /**
+     * Every tile the device has (the sm_90 wgmma tiles only on compute capability 9.0), forced through
+     * {@link GroupedGemmHeuristics#DEBUG_VARIANT}, on the boundary shapes and on problems with one to three row blocks
+     * per group in both layouts and dtypes, with and without SwiGLU: each element against the fp64 reference. The
+     * wgmma tiles read 128-byte-swizzled shared tiles through descriptors, K-major for X and NK weights and MN-major
+     * for KN weights; a wrong stride or swizzle shows up as wrong elements here.
+     */
+    @Test void everyVariantMatchesTheReference() {
+        int cc = Gpu.device(GPU).info().cc();
+        Object[][] cases = {
+            // groups, rows, K, N, swiglu, oneGroup
+            {1, 37, 64, 64, true, false},
+            {6, 97, 72, 48, true, true},
+            {5, 1, 72, 48, true, false},
+            {4, 17, 72, 40, false, false},
+            {3, 130, 8, 16, false, false},
+            {64, 20, 32, 32, false, false},
+            {5, 300, 200, 272, true, false},   // several row blocks per group, K over several stages, N over two 256-wide tiles
+            {3, 400, 1032, 528, false, false}, // K = 16 · 64 + 8: sixteen full k tiles and a partial one
+        };
+        Random rnd = new Random(29);
+        int runs = 0;
+        try {
+            for (Variant v : Variant.values()) {
+                if (v.hopper && cc != 90) {
+                    continue;
+                }
+                System.setProperty(GroupedGemmHeuristics.DEBUG_VARIANT, v.id());
+                for (Object[] c : cases) {
+                    for (DType dt : new DType[] {DType.F16, DType.BF16}) {
+                        for (WeightLayout l : WeightLayout.values()) {
+                            try (Problem p = new Problem(rnd, (int) c[0], (int) c[1], (int) c[2], (int) c[3], dt, l, (boolean) c[4], true,
+                                    true, (boolean) c[5])) {
+                                Verdict verdict = p.runAndCheck(Backend.CUSTOM, VendorPath.LOOP, null);
+                                assertTrue(verdict.pass(), v.id() + " " + p + ": " + verdict);
+                                runs++;
+                            }
+                        }
+                    }
+                }
+            }
+        } finally {
+            System.clearProperty(GroupedGemmHeuristics.DEBUG_VARIANT);
+        }
+        assertTrue(runs >= 3 * 8 * 4, "ran " + runs);
     }
 
     @Test void newOutputOnThePerThreadStream() {
