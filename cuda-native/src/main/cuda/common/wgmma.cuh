@@ -16,6 +16,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
+#include <type_traits>
 
 namespace gapfill {
 namespace gg {
@@ -42,8 +43,9 @@ __device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.p
 // Keeps the compiler from moving accumulator reads or writes across an asynchronous wgmma.
 __device__ __forceinline__ void wgmma_pin(float& r) { asm volatile("" : "+f"(r)::"memory"); }
 
-// d += A·B for one m64n128k16 step (T = __half or __nv_bfloat16); A K-major, B K-major (TRANS_B = 0) or MN-major
-// (TRANS_B = 1, the instruction transposes it). scale-d is always 1: the accumulators start at zero.
+// d += A·B for one m64nNk16 step (N = 128 or 256; T = __half or __nv_bfloat16): A K-major, B K-major (TRANS_B = 0) or
+// MN-major (TRANS_B = 1, the instruction transposes it). scale-d is always 1: the accumulators start at zero. The
+// accumulators of n256 are the n8 blocks 0..31 in order, i.e. two m64n128 halves laid end to end.
 #define GG_WGMMA_D64 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
 #define GG_WGMMA_ACC64(d) \
     "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
@@ -54,19 +56,46 @@ __device__ __forceinline__ void wgmma_pin(float& r) { asm volatile("" : "+f"(r):
     "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
     "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
     "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-#define GG_WGMMA_M64N128K16(TYPE)                                                                            \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %67, 0;\n"                                                \
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " " GG_WGMMA_D64 ", %64, %65, p, 1, 1, 0, %66;\n}\n" \
-                 : GG_WGMMA_ACC64(d)                                                                        \
+#define GG_WGMMA_D128 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}"
+#define GG_WGMMA_ACC128(d) \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+    "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+    "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+    "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
+    "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
+    "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
+    "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
+    "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
+    "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
+    "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
+    "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
+    "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+#define GG_WGMMA_ASM(SHAPE, TYPE, DREGS, ACC, DESCS, TRANSOP, SCALEOP)                                             \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " SCALEOP ", 0;\n"                                            \
+                 "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPE "." TYPE " " DREGS ", " DESCS ", p, 1, 1, 0, " TRANSOP ";\n}\n" \
+                 : ACC(d)                                                                                     \
                  : "l"(desc_a), "l"(desc_b), "n"(TRANS_B), "r"(1))
 
-template <typename T, int TRANS_B> struct Wgmma;
-template <int TRANS_B> struct Wgmma<__half, TRANS_B> {
-    static __device__ __forceinline__ void run(float (&d)[64], uint64_t desc_a, uint64_t desc_b) { GG_WGMMA_M64N128K16("f16"); }
-};
-template <int TRANS_B> struct Wgmma<__nv_bfloat16, TRANS_B> {
-    static __device__ __forceinline__ void run(float (&d)[64], uint64_t desc_a, uint64_t desc_b) { GG_WGMMA_M64N128K16("bf16"); }
-};
+template <typename T, int TRANS_B>
+__device__ __forceinline__ void wgmma_n128(float (&d)[64], uint64_t desc_a, uint64_t desc_b) {
+    if constexpr (std::is_same<T, __half>::value) {
+        GG_WGMMA_ASM("m64n128k16", "f16", GG_WGMMA_D64, GG_WGMMA_ACC64, "%64, %65", "%66", "%67");
+    } else {
+        GG_WGMMA_ASM("m64n128k16", "bf16", GG_WGMMA_D64, GG_WGMMA_ACC64, "%64, %65", "%66", "%67");
+    }
+}
+template <typename T, int TRANS_B>
+__device__ __forceinline__ void wgmma_n256(float (&d)[128], uint64_t desc_a, uint64_t desc_b) {
+    if constexpr (std::is_same<T, __half>::value) {
+        GG_WGMMA_ASM("m64n256k16", "f16", GG_WGMMA_D128, GG_WGMMA_ACC128, "%128, %129", "%130", "%131");
+    } else {
+        GG_WGMMA_ASM("m64n256k16", "bf16", GG_WGMMA_D128, GG_WGMMA_ACC128, "%128, %129", "%130", "%131");
+    }
+}
 
 }  // namespace gg
 }  // namespace gapfill

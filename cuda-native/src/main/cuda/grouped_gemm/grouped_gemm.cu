@@ -22,7 +22,8 @@
 //   were never more than a few % faster than the shipped three (dev/grouped_gemm/).
 //   Hopper (sm_90a SASS only): w64 (64 x 128, one warpgroup, 2 CTAs/SM) and w128n2 (128 x 256, two
 //   warpgroups, 1 CTA/SM), the same schedule, gather and epilogue with wgmma.mma_async from 128-byte-swizzled
-//   shared tiles; they replace m64 on sm_90 above 4 rows per active expert (GroupedGemmHeuristics).
+//   shared tiles; they replace m64 on sm_90 above 4 rows per active expert (GroupedGemmHeuristics). Measured:
+//   dev/grouped_gemm/h100-wgmma-sweep.txt.
 // Floor: max(bytes(active experts' W + X rows read + Y written) / copy bandwidth, 2·T_total·K·N / bf16 rate).
 // Measured (H100 SXM, dev/grouped_gemm/h100-run2.txt: F16/BF16, copy 3032 GB/s, cuBLAS bf16 814 TFLOP/s):
 //   E=64 top-8 H=2048 I=1024 bf16: gate-up KN T=1 m16 35.2 µs (63 % of floor), NK d16 31.3 (71 %), T=8 m64 149
@@ -608,17 +609,21 @@ __device__ __forceinline__ void grouped_gemm_decode_body(const T* __restrict__ X
 // tiles ahead, so the stage being overwritten was read by a wgmma group every warpgroup has waited for. A
 // (gathered X rows) is K-major; W[g] is K-major as [N, K] (nk) and MN-major as [K, N] (kn, transposed by the
 // instruction). Epilogue from the accumulators as in the mma tiles (common/wgmma.cuh has the layouts).
-template <int WGS_, int NB_, int STAGES_, bool W_NK_, bool SWIGLU_, bool MN_SWAP_ = false>
+template <int WGS_, int NB_, int STAGES_, bool W_NK_, bool SWIGLU_, bool WIDE_ = false>
 struct WConfig {
+    static constexpr bool WIDE = WIDE_;  // NB = 2 as one m64n256k16 instead of two m64n128k16
     static constexpr int WGS = WGS_, NB = NB_, STAGES = STAGES_;
     static constexpr int BM = 64 * WGS, BN = 128 * NB, BK = 64;
-    static constexpr bool W_NK = W_NK_, SWIGLU = SWIGLU_, MN_SWAP = MN_SWAP_;
+    static constexpr bool W_NK = W_NK_, SWIGLU = SWIGLU_;
     static constexpr int THREADS = 128 * WGS;
     static constexpr int OUT_COLS = SWIGLU ? BN / 2 : BN;
     static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE_BYTES = A_BYTES + B_BYTES;
     static constexpr int PREFETCH = STAGES - 2;
     static_assert(STAGES >= 3, "the ring needs a stage in flight beyond the two wgmma may read");
     static_assert(BM <= THREADS, "one thread per row of the gather table");
+    static_assert(!WIDE || NB == 2, "the wide instruction covers 256 columns");
+    static_assert((BM * 8) % THREADS == 0 && (BN * 8) % THREADS == 0 && THREADS % (BN / 8) == 0,
+                  "whole 16-byte copies per thread, the same columns in every k row pass");
 };
 
 template <typename T, typename C>
@@ -642,35 +647,58 @@ __device__ __forceinline__ void grouped_gemm_wgmma_body(const T* __restrict__ X,
         const T* Wg = W + (size_t)mt.g * (size_t)K * (size_t)N;  // [K, N] or [N, K]
         auto w_col = [&](int c, bool& valid) -> int { return tile_w_col<C::SWIGLU, C::BN>(c, n0, n_out, N, valid); };
 
+        // Each thread's copies, fixed per tile: A_I rows of X (16-byte chunk kc of their 64 k) and B_I chunks of W. The
+        // source pointers (null: zero fill) are resolved once per tile, so a k tile costs an add, a compare and the
+        // copy per chunk (the per-chunk row and column arithmetic ran once per k tile before, ~5x the instructions).
+        constexpr int A_I = C::BM * 8 / C::THREADS, B_I = C::BN * 8 / C::THREADS;
+        constexpr int KN_COLS = C::BN / 8, KN_STEP = C::THREADS / KN_COLS;  // kn: 16-byte chunks per k row, k rows per pass
+        const T* a_src[A_I];
+#pragma unroll
+        for (int i = 0; i < A_I; ++i) {
+            const int src = row_src[(tid >> 3) + i * (C::THREADS / 8)];
+            a_src[i] = src >= 0 ? X + (size_t)src * K + (tid & 7) * 8 : nullptr;
+        }
+        const T* b_src[C::W_NK ? B_I : 1];
+        if (C::W_NK) {
+#pragma unroll
+            for (int i = 0; i < B_I; ++i) {
+                bool v;
+                const int row = w_col((tid >> 3) + i * (C::THREADS / 8), v);
+                b_src[i] = v ? Wg + (size_t)row * K + (tid & 7) * 8 : nullptr;
+            }
+        } else {
+            bool v;
+            const int col = w_col((tid % KN_COLS) * 8, v);
+            b_src[0] = v ? Wg + (size_t)(tid / KN_COLS) * N + col : nullptr;
+        }
+
         auto load_stage = [&](int stage, int kt) {
             const int k0 = kt * C::BK;
             unsigned char* a = ring + stage * C::STAGE_BYTES;
             unsigned char* b = a + C::A_BYTES;
+            const int kc = tid & 7;
+            const bool k_in = k0 + kc * 8 < K;
 #pragma unroll
-            for (int c = tid; c < C::BM * 8; c += C::THREADS) {  // A: row r, 16-byte chunk kc of its 64 k
-                const int r = c >> 3, kc = c & 7;
-                const int src = row_src[r];
-                const bool v = src >= 0 && k0 + kc * 8 < K;
-                cp_async16(a + r * 128 + ((kc ^ (r & 7)) << 4), v ? X + (size_t)src * K + k0 + kc * 8 : X, v);
+            for (int i = 0; i < A_I; ++i) {  // A: row r, 16-byte chunk kc of its 64 k
+                const int r = (tid >> 3) + i * (C::THREADS / 8);
+                const bool v = a_src[i] != nullptr && k_in;
+                cp_async16(a + r * 128 + ((kc ^ (r & 7)) << 4), v ? a_src[i] + k0 : X, v);
             }
             if (!C::W_NK) {  // kn: k row kr, 8 columns n..n+7 -> block n / 64, chunk (n % 64) / 8 of row kr
+                const int n = (tid % KN_COLS) * 8;
 #pragma unroll
-                for (int c = tid; c < 64 * (C::BN / 8); c += C::THREADS) {
-                    const int kr = c / (C::BN / 8), n = (c % (C::BN / 8)) * 8;
-                    bool v;
-                    const int col = w_col(n, v);
-                    v = v && k0 + kr < K;
+                for (int i = 0; i < B_I; ++i) {
+                    const int kr = tid / KN_COLS + i * KN_STEP;
+                    const bool v = b_src[0] != nullptr && k0 + kr < K;
                     cp_async16(b + (n >> 6) * (64 * 128) + kr * 128 + ((((n >> 3) & 7) ^ (kr & 7)) << 4),
-                               v ? Wg + (size_t)(k0 + kr) * N + col : W, v);
+                               v ? b_src[0] + (size_t)(k0 + i * KN_STEP) * N : W, v);
                 }
             } else {  // nk: W row (output column) nr, 16-byte chunk kc of its 64 k
 #pragma unroll
-                for (int c = tid; c < C::BN * 8; c += C::THREADS) {
-                    const int nr = c >> 3, kc = c & 7;
-                    bool v;
-                    const int row = w_col(nr, v);
-                    v = v && k0 + kc * 8 < K;
-                    cp_async16(b + nr * 128 + ((kc ^ (nr & 7)) << 4), v ? Wg + (size_t)row * K + k0 + kc * 8 : W, v);
+                for (int i = 0; i < B_I; ++i) {
+                    const int nr = (tid >> 3) + i * (C::THREADS / 8);
+                    const bool v = b_src[i] != nullptr && k_in;
+                    cp_async16(b + nr * 128 + ((kc ^ (nr & 7)) << 4), v ? b_src[i] + k0 : W, v);
                 }
             }
         };
@@ -705,13 +733,22 @@ __device__ __forceinline__ void grouped_gemm_wgmma_body(const T* __restrict__ X,
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
                 const uint64_t da = wgmma_desc(a_u32 + j * 32, 16, 1024);
-#pragma unroll
-                for (int h = 0; h < C::NB; ++h) {
+                if constexpr (C::WIDE) {  // all 256 columns in one instruction: acc[0..1] are its 128 registers in order
+                    float(&acc2)[128] = *reinterpret_cast<float(*)[128]>(&acc[0][0]);
                     if (C::W_NK) {
-                        Wgmma<T, 0>::run(acc[h], da, wgmma_desc(b_u32 + h * (128 * 128) + j * 32, 16, 1024));
+                        wgmma_n256<T, 0>(acc2, da, wgmma_desc(b_u32 + j * 32, 16, 1024));
                     } else {
-                        const uint32_t addr = b_u32 + h * (2 * 64 * 128) + j * 2048;
-                        Wgmma<T, 1>::run(acc[h], da, C::MN_SWAP ? wgmma_desc(addr, 1024, 64 * 128) : wgmma_desc(addr, 64 * 128, 1024));
+                        wgmma_n256<T, 1>(acc2, da, wgmma_desc(b_u32 + j * 2048, 64 * 128, 1024));
+                    }
+                } else {
+#pragma unroll
+                    for (int h = 0; h < C::NB; ++h) {
+                        if (C::W_NK) {
+                            wgmma_n128<T, 0>(acc[h], da, wgmma_desc(b_u32 + h * (128 * 128) + j * 32, 16, 1024));
+                        } else {
+                            const uint32_t addr = b_u32 + h * (2 * 64 * 128) + j * 2048;
+                            wgmma_n128<T, 1>(acc[h], da, wgmma_desc(addr, 64 * 128, 1024));
+                        }
                     }
                 }
             }
@@ -818,29 +855,31 @@ GGD_CONFIG(d16w, 16, 128, 5)
 
 // Hopper variants: shared memory = 1024 (alignment) + STAGES·(BM + BN)·128 + 4·(G + 1 + BM) bytes; block
 // 128·WGS threads, one CTA per SM unless the ring leaves room for two. Symbols gg_<name>_<f16|bf16>_<kn|nk>_<...>.
-#define GGW_KERNEL(NAME, T, WGS, NB, ST, NK, SW, SWAP, MINB)                                                     \
+#define GGW_KERNEL(NAME, T, WGS, NB, ST, NK, SW, MINB, WIDE)                                                     \
     extern "C" __global__ void __launch_bounds__(128 * WGS, MINB)                                                 \
         NAME(const T* X, const T* W, T* Y, const int* offsets, const int* gather, const float* scale, int G,      \
              int T_total, int X_rows, int K, int N) {                                                             \
-        grouped_gemm_wgmma_body<T, WConfig<WGS, NB, ST, NK, SW, SWAP>>(X, W, Y, offsets, gather, scale, G,        \
+        grouped_gemm_wgmma_body<T, WConfig<WGS, NB, ST, NK, SW, WIDE>>(X, W, Y, offsets, gather, scale, G,        \
                                                                        T_total, X_rows, K, N);                    \
     }
-#define GGW_LAYOUTS(CFG, T, TN, WGS, NB, ST, SWAP, MINB)                                   \
-    GGW_KERNEL(gg_##CFG##_##TN##_kn_plain, T, WGS, NB, ST, false, false, SWAP, MINB)     \
-    GGW_KERNEL(gg_##CFG##_##TN##_kn_swiglu, T, WGS, NB, ST, false, true, SWAP, MINB)     \
-    GGW_KERNEL(gg_##CFG##_##TN##_nk_plain, T, WGS, NB, ST, true, false, SWAP, MINB)      \
-    GGW_KERNEL(gg_##CFG##_##TN##_nk_swiglu, T, WGS, NB, ST, true, true, SWAP, MINB)
-#define GGW_CONFIG(CFG, WGS, NB, ST, SWAP, MINB)                    \
-    GGW_LAYOUTS(CFG, __half, f16, WGS, NB, ST, SWAP, MINB)          \
-    GGW_LAYOUTS(CFG, __nv_bfloat16, bf16, WGS, NB, ST, SWAP, MINB)
+#define GGW_LAYOUTS(CFG, T, TN, WGS, NB, ST, MINB, WIDE)                                   \
+    GGW_KERNEL(gg_##CFG##_##TN##_kn_plain, T, WGS, NB, ST, false, false, MINB, WIDE)     \
+    GGW_KERNEL(gg_##CFG##_##TN##_kn_swiglu, T, WGS, NB, ST, false, true, MINB, WIDE)     \
+    GGW_KERNEL(gg_##CFG##_##TN##_nk_plain, T, WGS, NB, ST, true, false, MINB, WIDE)      \
+    GGW_KERNEL(gg_##CFG##_##TN##_nk_swiglu, T, WGS, NB, ST, true, true, MINB, WIDE)
+#define GGW_CONFIG(CFG, WGS, NB, ST, MINB, WIDE)                    \
+    GGW_LAYOUTS(CFG, __half, f16, WGS, NB, ST, MINB, WIDE)          \
+    GGW_LAYOUTS(CFG, __nv_bfloat16, bf16, WGS, NB, ST, MINB, WIDE)
 
-//          name   WGS NB stages swap CTAs/SM
-GGW_CONFIG(w64,     1, 1, 4, false, 2)   // 64 x 128 tiles, two CTAs per SM: up to ~48 rows per expert
-GGW_CONFIG(w128n2,  2, 2, 4, false, 1)   // 128 x 256 tiles: more rows per expert
-#ifdef GG_EXPERIMENTAL  // harness-only (cuda-native/dev/grouped_gemm/h100-*-wgmma*.txt)
-GGW_CONFIG(w128,    2, 1, 4, false, 1)   // 128 x 128 tiles
-GGW_CONFIG(w64n2,   1, 2, 4, false, 1)   // 64 x 256 tiles
-GGW_CONFIG(w128s6,  2, 1, 6, false, 1)   // w128 with two more stages (four k tiles ahead)
-GGW_CONFIG(w64s6,   1, 1, 6, false, 1)   // w64 with six stages, one CTA per SM
-GGW_CONFIG(w64n2s5, 1, 2, 5, false, 1)   // w64n2 with a fifth stage
+//          name    WGS NB stages CTAs/SM wide
+GGW_CONFIG(w64,      1, 1, 4, 2, false)  // 64 x 128 tiles, two CTAs per SM: up to ~64 rows per expert
+GGW_CONFIG(w128n2,   2, 2, 4, 1, true)   // 128 x 256 tiles, one m64n256k16 per warpgroup and k16 step
+#ifdef GG_EXPERIMENTAL  // harness-only (cuda-native/dev/grouped_gemm/h100-wgmma-sweep.txt)
+GGW_CONFIG(w128,     2, 1, 4, 1, false)  // 128 x 128 tiles
+GGW_CONFIG(w128t,    2, 2, 4, 1, false)  // w128n2 as two m64n128k16 per k16 step (3333a77's w128n2)
+GGW_CONFIG(w64n2,    1, 2, 4, 1, false)  // 64 x 256 tiles
+GGW_CONFIG(w64w,     1, 2, 4, 1, true)   // w64n2 with one m64n256k16 per k16 step
+GGW_CONFIG(w128s6,   2, 1, 6, 1, false)  // w128 with two more stages (four k tiles ahead)
+GGW_CONFIG(w64s6,    1, 1, 6, 1, false)  // w64 with six stages, one CTA per SM
+GGW_CONFIG(w64n2s5,  1, 2, 5, 1, false)  // w64n2 with a fifth stage
 #endif

@@ -78,12 +78,26 @@ public final class GroupedGemmHeuristics {
 
     /**
      * On sm_90, above {@link #DECODE_ROWS_PER_GROUP} rows per active group the wgmma tiles replace m64: w64 up to this
-     * many rows per active group, w128n2 above. H100 harness, bf16 µs: E=64 gate-up T=128 (16 rows) w64 192 vs w128n2
-     * 227 vs m64 207; E=128 gate-up T=512 (32 rows) w64 291 vs w128n2 337 vs m64 319; E=64 gate-up T=512 (64 rows)
-     * w128n2 230 vs w64 254 vs m64 290; E=64 down T=512 w128n2 116 vs w64 126 vs m64 152; E=160 gate-up T=2048 (77 rows)
-     * w128n2 1893 vs w64 2876.
+     * many rows per active group, w128n2 above it when K is at least {@link #WIDE_MIN_K} or the groups have more than
+     * {@link #WIDE_ALWAYS_ROWS} rows. H100 harness (run 4 of h100-wgmma-sweep.txt), bf16 µs: E=64 gate-up T=128 (16 rows)
+     * w64 187 vs w128n2 206; E=128 gate-up T=512 (32 rows) w64 282 vs 305; E=64 gate-up T=512 (64 rows) w64 202 vs 209,
+     * down 110 vs 113; E=160 gate-up T=2048 (77 rows) w128n2 1728 vs w64 1928; E=128 gate-up T=2048 (128 rows) w128n2
+     * 363 vs w64 379, but down (K = 768) w64 215 vs 236; E=128 down T=8192 (512 rows) w128n2 560 vs w64 634.
      */
-    static final double WIDE_ROWS_PER_GROUP = 48;
+    static final double WIDE_ROWS_PER_GROUP = 64;
+
+    /** See {@link #WIDE_ROWS_PER_GROUP}: the 128 x 256 tile's k loop is too short below this K at ~128 rows per group. */
+    static final int WIDE_MIN_K = 1024;
+
+    /** See {@link #WIDE_ROWS_PER_GROUP}. */
+    static final double WIDE_ALWAYS_ROWS = 256;
+
+    /**
+     * On sm_90 coarse MoE (G ≤ {@link #COARSE_GROUPS}) goes to the cuBLAS loop above this many rows per group (run 4,
+     * bf16 µs): E=8 top-2 T=512 (128 rows) w128n2 716 vs loop 1063 gate-up, 442 vs 462 down; T=2048 (512 rows) loop
+     * 2066 vs w128n2 2181 gate-up, 799 vs 1136 down.
+     */
+    static final double HOPPER_COARSE_LOOP_ROWS = 256;
 
     /**
      * System property naming a variant (its {@link Variant#id()}, e.g. {@code w64}) that the custom path then runs
@@ -104,7 +118,7 @@ public final class GroupedGemmHeuristics {
         D16(16, 64, 8, 2, true, 128, false),
         /** Hopper (sm_90 only): BM 64, BN 128, one warpgroup of wgmma, 4 stages, up to 2 CTAs per SM. */
         W64(64, 128, 4, 2, false, 128, true),
-        /** Hopper (sm_90 only): BM 128, BN 256, two warpgroups of wgmma, 4 stages, 1 CTA per SM. */
+        /** Hopper (sm_90 only): BM 128, BN 256, two warpgroups of wgmma (one m64n256k16 each per k16 step), 4 stages, 1 CTA per SM. */
         W128N2(128, 256, 4, 1, false, 256, true);
 
         /** Rows of a tile (BM, or BT of the decode tile). */
@@ -209,11 +223,11 @@ public final class GroupedGemmHeuristics {
         double rows = s.rowsPerGroup();
         boolean coarse = s.groups() <= COARSE_GROUPS;
         if (info.cc() == HOPPER_CC) {
-            if (coarse && rows > VENDOR_ROWS_PER_GROUP) {
+            if (coarse && rows > HOPPER_COARSE_LOOP_ROWS) {
                 return new Decision(Backend.VENDOR, "cublas_loop", String.format(
                         "%.0f rows per group > %.0f on coarse MoE (G <= %d): large per-expert GEMMs, the cuBLAS loop wins (%s, bf16: "
-                                + "E=8 down T=512 loop 468 us vs w128n2 584; gate-up T=2048 loop 2148 vs w128n2 2995)",
-                        rows, VENDOR_ROWS_PER_GROUP, COARSE_GROUPS, HOPPER_SOURCE));
+                                + "E=8 T=2048 gate-up loop 2066 us vs w128n2 2181, down 799 vs 1136)",
+                        rows, HOPPER_COARSE_LOOP_ROWS, COARSE_GROUPS, HOPPER_SOURCE));
             }
             Variant v = variant(s, info);
             return new Decision(Backend.CUSTOM, v.id(), variantReason(s, info, v));
@@ -287,7 +301,9 @@ public final class GroupedGemmHeuristics {
             }
         }
         if (info.cc() == HOPPER_CC && rowsPerActiveGroup(s) > DECODE_ROWS_PER_GROUP) {
-            return rowsPerActiveGroup(s) > WIDE_ROWS_PER_GROUP ? Variant.W128N2 : Variant.W64;
+            double r = rowsPerActiveGroup(s);
+            boolean wide = r > WIDE_ROWS_PER_GROUP && (s.k() >= WIDE_MIN_K || r > WIDE_ALWAYS_ROWS);
+            return wide ? Variant.W128N2 : Variant.W64;
         }
         return tiles64(s) < 2L * info.smCount() && rowsPerActiveGroup(s) <= DECODE_ROWS_PER_GROUP ? Variant.M16 : Variant.M64;
     }
@@ -313,8 +329,8 @@ public final class GroupedGemmHeuristics {
                     rowsPerActiveGroup(s), DECODE_ROWS_PER_GROUP, decodeTiles(s), SOURCE);
         }
         if (v.hopper) {
-            return String.format("sm_90, %.1f rows per active group %s %.0f -> %s (%s)", rowsPerActiveGroup(s),
-                    v == Variant.W64 ? "<=" : ">", WIDE_ROWS_PER_GROUP, v.id(), HOPPER_SOURCE);
+            return String.format("sm_90, %.1f rows per active group, K = %d -> %s (w128n2 above %.0f rows with K >= %d or above %.0f "
+                    + "rows; %s)", rowsPerActiveGroup(s), s.k(), v.id(), WIDE_ROWS_PER_GROUP, WIDE_MIN_K, WIDE_ALWAYS_ROWS, HOPPER_SOURCE);
         }
         return String.format("~%d 64x128 tiles %s 2x%d SMs -> %s (%s)", tiles64(s), v == Variant.M16 ? "<" : ">=", info.smCount(), v.id(),
                 SOURCE);

@@ -71,23 +71,27 @@ class GroupedGemmHeuristicsTest {
     }
 
     // sm_90: above 4 rows per active group the wgmma tiles run, and only coarse MoE with large groups goes to cuBLAS
-    // (H100 wgmma harness, bf16 µs; cuda-native/dev/grouped_gemm/h100-wgmma-sweep.txt).
+    // (H100 wgmma harness run 4, bf16 µs; cuda-native/dev/grouped_gemm/h100-wgmma-sweep.txt).
     @Test void hopperRunsTheWgmmaTiles() {
-        assertEquals("w64", auto(moe(64, 8, 2048, 1024, 128, false)));      // 16 rows: w64 101, w128n2 104, m64 112
-        assertEquals("w64", auto(moe(64, 8, 2048, 1024, 128, true)));       // w64 192, w128n2 227, m64 207, grouped 238
-        assertEquals("w64", auto(moe(128, 8, 2048, 768, 512, true)));       // 32 rows: w64 291, w128n2 337, m64 319
-        assertEquals("w64", auto(moe(8, 2, 4096, 14336, 128, true)));       // coarse, 32 rows: w64 655, loop 757, grouped 700
-        assertEquals("w128n2", auto(moe(64, 8, 2048, 1024, 512, true)));    // 64 rows: w128n2 230, w64 254, m64 290
-        assertEquals("w128n2", auto(moe(64, 8, 2048, 1024, 512, false)));   // w128n2 116, w64 126, m64 152
-        assertEquals("w128n2", auto(moe(64, 8, 2048, 1024, 2048, true)));   // w128n2 550, grouped 685, loop 877
-        assertEquals("w128n2", auto(moe(160, 6, 5120, 1536, 2048, false))); // w128n2 1003, grouped 1473, m64 1797
-        assertEquals("w128n2", auto(moe(64, 8, 2048, 1024, 8192, false)));  // w128n2 860, loop 1394
-        assertEquals("w128n2", auto(moe(128, 8, 2048, 768, 8192, true)));   // w128n2 1445, grouped 1890, loop 2014
-        assertEquals("w128n2", auto(moe(64, 8, 2048, 1024, 8192, true)));   // w128n2 1820, loop 1816: within 0.3 %
-        assertEquals("w128n2", auto(moe(160, 6, 5120, 1536, 8192, true)));  // w128n2 5425, loop 5485
-        assertEquals("cublas_loop", auto(moe(8, 2, 4096, 14336, 512, false)));   // loop 468, w128n2 584
-        assertEquals("cublas_loop", auto(moe(8, 2, 4096, 14336, 2048, true)));   // loop 2148, w128n2 2995
-        Decision d = GroupedGemmHeuristics.decide(moe(64, 8, 2048, 1024, 512, true), H100, Backend.AUTO);
+        assertEquals("w64", auto(moe(64, 8, 2048, 1024, 128, false)));      // 16 rows: w64 98, w128n2 103, m64 112
+        assertEquals("w64", auto(moe(64, 8, 2048, 1024, 128, true)));       // w64 187, w128n2 206, grouped 266
+        assertEquals("w64", auto(moe(128, 8, 2048, 768, 512, true)));       // 32 rows: w64 282, w128n2 305
+        assertEquals("w64", auto(moe(8, 2, 4096, 14336, 128, true)));       // coarse, 32 rows: w64 634, loop 759, grouped 692
+        assertEquals("w64", auto(moe(64, 8, 2048, 1024, 512, true)));       // 64 rows: w64 202, w128n2 209
+        assertEquals("w64", auto(moe(64, 8, 2048, 1024, 512, false)));      // w64 110, w128n2 113
+        assertEquals("w64", auto(moe(128, 8, 2048, 768, 2048, false)));     // 128 rows but K = 768: w64 215, w128n2 236
+        assertEquals("w128n2", auto(moe(128, 8, 2048, 768, 8192, false)));  // 512 rows, K = 768: w128n2 560, w64 634
+        assertEquals("w128n2", auto(moe(128, 8, 2048, 768, 2048, true)));   // 128 rows, K = 2048: w128n2 363, w64 379
+        assertEquals("w128n2", auto(moe(64, 8, 2048, 1024, 2048, true)));   // w128n2 367, w64 409, grouped 699, loop 881
+        assertEquals("w128n2", auto(moe(160, 6, 5120, 1536, 2048, false))); // 77 rows: w128n2 941, w64 994, grouped 1435
+        assertEquals("w128n2", auto(moe(64, 8, 2048, 1024, 8192, false)));  // w128n2 641, loop 1408
+        assertEquals("w128n2", auto(moe(64, 8, 2048, 1024, 8192, true)));   // w128n2 1206, loop 1828
+        assertEquals("w128n2", auto(moe(160, 6, 5120, 1536, 8192, true)));  // w128n2 3855, loop 5682
+        assertEquals("w128n2", auto(moe(8, 2, 4096, 14336, 512, true)));    // coarse, 128 rows: w128n2 716, loop 1063
+        assertEquals("w128n2", auto(moe(8, 2, 4096, 14336, 512, false)));   // w128n2 442, loop 462
+        assertEquals("cublas_loop", auto(moe(8, 2, 4096, 14336, 2048, true)));   // 512 rows: loop 2066, w128n2 2181
+        assertEquals("cublas_loop", auto(moe(8, 2, 4096, 14336, 2048, false)));  // loop 799, w128n2 1136
+        Decision d = GroupedGemmHeuristics.decide(moe(64, 8, 2048, 1024, 2048, true), H100, Backend.AUTO);
         assertTrue(d.reason().contains("w128n2") && d.reason().contains("sm_90"), d.reason());
     }
 
