@@ -47,8 +47,9 @@ using namespace gapfill::gg;
 namespace {
 
 
-template <int BM_, int BN_, int WARPS_M_, int WARPS_N_, int STAGES_, bool W_NK_, bool SWIGLU_>
+template <int BM_, int BN_, int WARPS_M_, int WARPS_N_, int STAGES_, bool W_NK_, bool SWIGLU_, bool LEAN_ = true>
 struct Config {
+    static constexpr bool LEAN = LEAN_;  // copies resolved once per tile (TileCopies); false: per chunk and k tile (harness A/B)
     static constexpr int BM = BM_, BN = BN_, BK = 64;
     static constexpr int WARPS_M = WARPS_M_, WARPS_N = WARPS_N_, STAGES = STAGES_;
     static constexpr bool W_NK = W_NK_, SWIGLU = SWIGLU_;
@@ -164,6 +165,69 @@ __device__ __forceinline__ int tile_w_col(int c, int n0, int n_out, int N, bool&
     return n0 + c;
 }
 
+// One stage's 16-byte copies of an mma or wgmma tile (BK = 64): A = BM gathered X rows x 64 k, B = W[g] as 64 k rows
+// x BN columns (kn) or BN rows x 64 k (nk). The sources are resolved once per tile (resolve: the row table, the W column
+// map, the group's weights) and a k tile then costs an add, a compare and the cp.async per copy (issue). Thread tid
+// copies chunk tid % 8 of rows tid / 8 + i·THREADS/8 (A, nk) and, for kn, columns (tid % (BN/8))·8.. of k rows
+// tid / (BN/8) + i·THREADS/(BN/8). Null sources zero-fill. The caller's a_off(row, chunk) and b_off(row, column or
+// chunk) give the byte offsets in its shared layout.
+template <typename T, int BM, int BN, int THREADS, bool W_NK, bool SWIGLU>
+struct TileCopies {
+    static constexpr int A_I = BM * 8 / THREADS, B_I = BN * 8 / THREADS;
+    static constexpr int ROW_STEP = THREADS / 8, KN_COLS = BN / 8, KN_STEP = THREADS / KN_COLS;
+    static_assert((BM * 8) % THREADS == 0 && (BN * 8) % THREADS == 0 && THREADS % KN_COLS == 0 && THREADS % 8 == 0,
+                  "whole 16-byte copies per thread, the same columns in every pass");
+    const T* a_src[A_I];
+    const T* b_src[W_NK ? B_I : 1];
+
+    __device__ __forceinline__ void resolve(int tid, const int* row_src, const T* X, int K, const T* Wg, int N, int n0, int n_out) {
+#pragma unroll
+        for (int i = 0; i < A_I; ++i) {
+            const int src = row_src[(tid >> 3) + i * ROW_STEP];
+            a_src[i] = src >= 0 ? X + (size_t)src * K + (tid & 7) * 8 : nullptr;
+        }
+        if (W_NK) {
+#pragma unroll
+            for (int i = 0; i < (W_NK ? B_I : 1); ++i) {
+                bool v;
+                const int row = tile_w_col<SWIGLU, BN>((tid >> 3) + i * ROW_STEP, n0, n_out, N, v);
+                b_src[i] = v ? Wg + (size_t)row * K + (tid & 7) * 8 : nullptr;
+            }
+        } else {
+            bool v;
+            const int col = tile_w_col<SWIGLU, BN>((tid % KN_COLS) * 8, n0, n_out, N, v);
+            b_src[0] = v ? Wg + (size_t)(tid / KN_COLS) * N + col : nullptr;
+        }
+    }
+
+    template <typename AOff, typename BOff>
+    __device__ __forceinline__ void issue(int tid, int k0, int K, int N, const T* X, const T* W, unsigned char* a, unsigned char* b,
+                                          AOff a_off, BOff b_off) const {
+        const int kc = tid & 7;
+        const bool k_in = k0 + kc * 8 < K;
+#pragma unroll
+        for (int i = 0; i < A_I; ++i) {
+            const bool v = a_src[i] != nullptr && k_in;
+            cp_async16(a + a_off((tid >> 3) + i * ROW_STEP, kc), v ? a_src[i] + k0 : X, v);
+        }
+        if (!W_NK) {
+            const int n = (tid % KN_COLS) * 8;
+#pragma unroll
+            for (int i = 0; i < B_I; ++i) {
+                const int kr = tid / KN_COLS + i * KN_STEP;
+                const bool v = b_src[0] != nullptr && k0 + kr < K;
+                cp_async16(b + b_off(kr, n), v ? b_src[0] + (size_t)(k0 + i * KN_STEP) * N : W, v);
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < (W_NK ? B_I : 1); ++i) {
+                const bool v = b_src[i] != nullptr && k_in;
+                cp_async16(b + b_off((tid >> 3) + i * ROW_STEP, kc), v ? b_src[i] + k0 : W, v);
+            }
+        }
+    }
+};
+
 // The persistent tile loop of the mma and wgmma tiles: every CTA builds the schedule (tile_start[g] = Σ_{h<g}
 // rowBlocks(h) · colBlocks) from offsets, then walks tiles blockIdx.x, blockIdx.x + gridDim.x, ...: maps each to
 // (group, rows, columns), fills the row table once the previous tile's readers are done, and runs body(tile).
@@ -203,10 +267,18 @@ __device__ __forceinline__ void grouped_gemm_body(const T* __restrict__ X, const
         // W column (kn) or row (nk) behind shared column c of the tile, and whether it exists.
         auto w_col = [&](int c, bool& valid) -> int { return tile_w_col<C::SWIGLU, C::BN>(c, n0, n_out, N, valid); };
 
+        TileCopies<T, C::BM, C::BN, C::THREADS, C::W_NK, C::SWIGLU> copies;
+        if (C::LEAN) copies.resolve(tid, row_src, X, K, Wg, N, n0, n_out);
         auto load_stage = [&](int stage, int kt) {
             const int k0 = kt * C::BK;
             T* a = sA + stage * C::A_STAGE;
             T* b = sB + stage * C::B_STAGE;
+            if (C::LEAN) {  // A [BM][A_LD], B [BK][B_LD] (kn) or [BN][B_LD] (nk), elements
+                copies.issue(tid, k0, K, N, X, W, reinterpret_cast<unsigned char*>(a), reinterpret_cast<unsigned char*>(b),
+                             [](int r, int kc) { return (r * C::A_LD + kc * 8) * (int)sizeof(T); },
+                             [](int r, int c) { return (r * C::B_LD + (C::W_NK ? c * 8 : c)) * (int)sizeof(T); });
+                return;
+            }
             constexpr int KC = C::BK / 8;  // 16-byte chunks per row of BK
 #pragma unroll
             for (int c = tid; c < C::BM * KC; c += C::THREADS) {  // A: [BM][BK], gathered rows
@@ -645,62 +717,16 @@ __device__ __forceinline__ void grouped_gemm_wgmma_body(const T* __restrict__ X,
     for_each_mma_tile<C>(offsets, gather, G, T_total, X_rows, n_out, tile_start, row_src, [&](const MTile& mt) {
         const int m0 = mt.m0, m_rows = mt.rows, n0 = mt.n0;
         const T* Wg = W + (size_t)mt.g * (size_t)K * (size_t)N;  // [K, N] or [N, K]
-        auto w_col = [&](int c, bool& valid) -> int { return tile_w_col<C::SWIGLU, C::BN>(c, n0, n_out, N, valid); };
 
-        // Each thread's copies, fixed per tile: A_I rows of X (16-byte chunk kc of their 64 k) and B_I chunks of W. The
-        // source pointers (null: zero fill) are resolved once per tile, so a k tile costs an add, a compare and the
-        // copy per chunk (the per-chunk row and column arithmetic ran once per k tile before, ~5x the instructions).
-        constexpr int A_I = C::BM * 8 / C::THREADS, B_I = C::BN * 8 / C::THREADS;
-        constexpr int KN_COLS = C::BN / 8, KN_STEP = C::THREADS / KN_COLS;  // kn: 16-byte chunks per k row, k rows per pass
-        const T* a_src[A_I];
-#pragma unroll
-        for (int i = 0; i < A_I; ++i) {
-            const int src = row_src[(tid >> 3) + i * (C::THREADS / 8)];
-            a_src[i] = src >= 0 ? X + (size_t)src * K + (tid & 7) * 8 : nullptr;
-        }
-        const T* b_src[C::W_NK ? B_I : 1];
-        if (C::W_NK) {
-#pragma unroll
-            for (int i = 0; i < B_I; ++i) {
-                bool v;
-                const int row = w_col((tid >> 3) + i * (C::THREADS / 8), v);
-                b_src[i] = v ? Wg + (size_t)row * K + (tid & 7) * 8 : nullptr;
-            }
-        } else {
-            bool v;
-            const int col = w_col((tid % KN_COLS) * 8, v);
-            b_src[0] = v ? Wg + (size_t)(tid / KN_COLS) * N + col : nullptr;
-        }
-
-        auto load_stage = [&](int stage, int kt) {
-            const int k0 = kt * C::BK;
+        TileCopies<T, C::BM, C::BN, C::THREADS, C::W_NK, C::SWIGLU> copies;
+        copies.resolve(tid, row_src, X, K, Wg, N, n0, n_out);
+        auto load_stage = [&](int stage, int kt) {  // 128-byte-swizzled rows (common/wgmma.cuh)
             unsigned char* a = ring + stage * C::STAGE_BYTES;
-            unsigned char* b = a + C::A_BYTES;
-            const int kc = tid & 7;
-            const bool k_in = k0 + kc * 8 < K;
-#pragma unroll
-            for (int i = 0; i < A_I; ++i) {  // A: row r, 16-byte chunk kc of its 64 k
-                const int r = (tid >> 3) + i * (C::THREADS / 8);
-                const bool v = a_src[i] != nullptr && k_in;
-                cp_async16(a + r * 128 + ((kc ^ (r & 7)) << 4), v ? a_src[i] + k0 : X, v);
-            }
-            if (!C::W_NK) {  // kn: k row kr, 8 columns n..n+7 -> block n / 64, chunk (n % 64) / 8 of row kr
-                const int n = (tid % KN_COLS) * 8;
-#pragma unroll
-                for (int i = 0; i < B_I; ++i) {
-                    const int kr = tid / KN_COLS + i * KN_STEP;
-                    const bool v = b_src[0] != nullptr && k0 + kr < K;
-                    cp_async16(b + (n >> 6) * (64 * 128) + kr * 128 + ((((n >> 3) & 7) ^ (kr & 7)) << 4),
-                               v ? b_src[0] + (size_t)(k0 + i * KN_STEP) * N : W, v);
-                }
-            } else {  // nk: W row (output column) nr, 16-byte chunk kc of its 64 k
-#pragma unroll
-                for (int i = 0; i < B_I; ++i) {
-                    const int nr = (tid >> 3) + i * (C::THREADS / 8);
-                    const bool v = b_src[i] != nullptr && k_in;
-                    cp_async16(b + nr * 128 + ((kc ^ (nr & 7)) << 4), v ? b_src[i] + k0 : W, v);
-                }
-            }
+            copies.issue(tid, kt * C::BK, K, N, X, W, a, a + C::A_BYTES, [](int r, int kc) { return r * 128 + ((kc ^ (r & 7)) << 4); },
+                         [](int r, int c) {
+                             return C::W_NK ? r * 128 + ((c ^ (r & 7)) << 4)  // nk: W row r, chunk c
+                                            : (c >> 6) * (64 * 128) + r * 128 + ((((c >> 3) & 7) ^ (r & 7)) << 4);  // kn: k row r, column c
+                         });
         };
 
         float acc[C::NB][64];
@@ -808,21 +834,22 @@ __device__ __forceinline__ void grouped_gemm_wgmma_body(const T* __restrict__ X,
 // Shared memory of a launch = the pipeline stages of the config + 4·(G + 1 + BM) bytes of schedule and row
 // table (GroupedGemmHeuristics.Variant.smemBytes mirrors it). Block: 128 threads. Symbols:
 // gg_<m16|m64>_<f16|bf16>_<kn|nk>_<plain|swiglu>. MINB (CTAs per SM) caps registers at 65536 / (128·MINB).
-#define GG_KERNEL(NAME, T, BM, BN, WM, WN, ST, NK, SW, MINB)                                                      \
+#define GG_KERNEL(NAME, T, BM, BN, WM, WN, ST, NK, SW, MINB, LEAN)                                                \
     extern "C" __global__ void __launch_bounds__(32 * WM * WN, MINB)                                              \
         NAME(const T* X, const T* W, T* Y, const int* offsets, const int* gather, const float* scale, int G,      \
              int T_total, int X_rows, int K, int N) {                                                             \
-        grouped_gemm_body<T, Config<BM, BN, WM, WN, ST, NK, SW>>(X, W, Y, offsets, gather, scale, G, T_total,     \
-                                                                 X_rows, K, N);                                   \
+        grouped_gemm_body<T, Config<BM, BN, WM, WN, ST, NK, SW, LEAN>>(X, W, Y, offsets, gather, scale, G, T_total, \
+                                                                       X_rows, K, N);                             \
     }
-#define GG_LAYOUTS(CFG, T, TN, BM, BN, WM, WN, ST, MINB)                                 \
-    GG_KERNEL(gg_##CFG##_##TN##_kn_plain, T, BM, BN, WM, WN, ST, false, false, MINB)  \
-    GG_KERNEL(gg_##CFG##_##TN##_kn_swiglu, T, BM, BN, WM, WN, ST, false, true, MINB)  \
-    GG_KERNEL(gg_##CFG##_##TN##_nk_plain, T, BM, BN, WM, WN, ST, true, false, MINB)   \
-    GG_KERNEL(gg_##CFG##_##TN##_nk_swiglu, T, BM, BN, WM, WN, ST, true, true, MINB)
-#define GG_CONFIG(CFG, BM, BN, WM, WN, ST, MINB)                    \
-    GG_LAYOUTS(CFG, __half, f16, BM, BN, WM, WN, ST, MINB)          \
-    GG_LAYOUTS(CFG, __nv_bfloat16, bf16, BM, BN, WM, WN, ST, MINB)
+#define GG_LAYOUTS(CFG, T, TN, BM, BN, WM, WN, ST, MINB, LEAN)                                 \
+    GG_KERNEL(gg_##CFG##_##TN##_kn_plain, T, BM, BN, WM, WN, ST, false, false, MINB, LEAN)  \
+    GG_KERNEL(gg_##CFG##_##TN##_kn_swiglu, T, BM, BN, WM, WN, ST, false, true, MINB, LEAN)  \
+    GG_KERNEL(gg_##CFG##_##TN##_nk_plain, T, BM, BN, WM, WN, ST, true, false, MINB, LEAN)   \
+    GG_KERNEL(gg_##CFG##_##TN##_nk_swiglu, T, BM, BN, WM, WN, ST, true, true, MINB, LEAN)
+#define GG_CONFIG_L(CFG, BM, BN, WM, WN, ST, MINB, LEAN)                    \
+    GG_LAYOUTS(CFG, __half, f16, BM, BN, WM, WN, ST, MINB, LEAN)            \
+    GG_LAYOUTS(CFG, __nv_bfloat16, bf16, BM, BN, WM, WN, ST, MINB, LEAN)
+#define GG_CONFIG(CFG, BM, BN, WM, WN, ST, MINB) GG_CONFIG_L(CFG, BM, BN, WM, WN, ST, MINB, true)
 
 //         name BM  BN   warps  stages CTAs/SM
 GG_CONFIG(m16, 16, 64, 1, 4, 4, 4)
@@ -851,6 +878,8 @@ GGD_CONFIG(d16, 16, 64, 8)
 #ifdef GG_EXPERIMENTAL  // harness-only variants (cuda-native/dev/grouped_gemm/harness.cu)
 GGD_CONFIG(d32, 32, 64, 7)
 GGD_CONFIG(d16w, 16, 128, 5)
+GG_CONFIG_L(m16o, 16, 64, 1, 4, 4, 4, false)    // m16 with each copy's row, column and pointer worked out per k tile (before)
+GG_CONFIG_L(m64o, 64, 128, 2, 2, 3, 2, false)   // m64 likewise
 #endif
 
 // Hopper variants: shared memory = 1024 (alignment) + STAGES·(BM + BN)·128 + 4·(G + 1 + BM) bytes; block
