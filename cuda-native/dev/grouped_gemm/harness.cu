@@ -54,8 +54,7 @@ static const Var VARS[] = {{"m16", false, 16, 64, 4, 4}, {"m64", false, 64, 128,
                            {"w64n2", false, 64, 256, 4, 1, 128, true},
                            {"w128s6", false, 128, 128, 6, 1, 256, true}, {"w64s6", false, 64, 128, 6, 1, 128, true},
                            {"w64n2s5", false, 64, 256, 5, 1, 128, true},
-                           {"w128t", false, 128, 256, 4, 1, 256, true}, {"w64w", false, 64, 256, 4, 1, 128, true},
-                           {"m16o", false, 16, 64, 4, 4}, {"m64o", false, 64, 128, 3, 2}};
+                           {"w128t", false, 128, 256, 4, 1, 256, true}, {"w64w", false, 64, 256, 4, 1, 128, true}};
 static const int NVARS = sizeof(VARS) / sizeof(VARS[0]);
 
 static size_t smem_bytes(const Var& v, bool nk, int G) {

@@ -28,7 +28,6 @@ const void* gg_kernel(const char* name) {
     KL(w64, f16) KL(w64, bf16) KL(w64n2, f16) KL(w64n2, bf16)
     KL(w128s6, f16) KL(w128s6, bf16) KL(w64s6, f16) KL(w64s6, bf16) KL(w64n2s5, f16) KL(w64n2s5, bf16)
     KL(w128t, f16) KL(w128t, bf16) KL(w64w, f16) KL(w64w, bf16)
-    KL(m16o, f16) KL(m16o, bf16) KL(m64o, f16) KL(m64o, bf16)
     return nullptr;
 }
 

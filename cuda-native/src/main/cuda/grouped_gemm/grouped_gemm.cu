@@ -47,9 +47,8 @@ using namespace gapfill::gg;
 namespace {
 
 
-template <int BM_, int BN_, int WARPS_M_, int WARPS_N_, int STAGES_, bool W_NK_, bool SWIGLU_, bool LEAN_ = true>
+template <int BM_, int BN_, int WARPS_M_, int WARPS_N_, int STAGES_, bool W_NK_, bool SWIGLU_>
 struct Config {
-    static constexpr bool LEAN = LEAN_;  // copies resolved once per tile (TileCopies); false: per chunk and k tile (harness A/B)
     static constexpr int BM = BM_, BN = BN_, BK = 64;
     static constexpr int WARPS_M = WARPS_M_, WARPS_N = WARPS_N_, STAGES = STAGES_;
     static constexpr bool W_NK = W_NK_, SWIGLU = SWIGLU_;
@@ -264,49 +263,13 @@ __device__ __forceinline__ void grouped_gemm_body(const T* __restrict__ X, const
     for_each_mma_tile<C>(offsets, gather, G, T_total, X_rows, n_out, tile_start, row_src, [&](const MTile& mt) {
         const int m0 = mt.m0, m_rows = mt.rows, n0 = mt.n0;
         const T* Wg = W + (size_t)mt.g * (size_t)K * (size_t)N;  // [K, N] or [N, K]
-        // W column (kn) or row (nk) behind shared column c of the tile, and whether it exists.
-        auto w_col = [&](int c, bool& valid) -> int { return tile_w_col<C::SWIGLU, C::BN>(c, n0, n_out, N, valid); };
-
         TileCopies<T, C::BM, C::BN, C::THREADS, C::W_NK, C::SWIGLU> copies;
-        if (C::LEAN) copies.resolve(tid, row_src, X, K, Wg, N, n0, n_out);
-        auto load_stage = [&](int stage, int kt) {
-            const int k0 = kt * C::BK;
-            T* a = sA + stage * C::A_STAGE;
-            T* b = sB + stage * C::B_STAGE;
-            if (C::LEAN) {  // A [BM][A_LD], B [BK][B_LD] (kn) or [BN][B_LD] (nk), elements
-                copies.issue(tid, k0, K, N, X, W, reinterpret_cast<unsigned char*>(a), reinterpret_cast<unsigned char*>(b),
-                             [](int r, int kc) { return (r * C::A_LD + kc * 8) * (int)sizeof(T); },
-                             [](int r, int c) { return (r * C::B_LD + (C::W_NK ? c * 8 : c)) * (int)sizeof(T); });
-                return;
-            }
-            constexpr int KC = C::BK / 8;  // 16-byte chunks per row of BK
-#pragma unroll
-            for (int c = tid; c < C::BM * KC; c += C::THREADS) {  // A: [BM][BK], gathered rows
-                const int r = c / KC, kc = (c % KC) * 8;
-                const int src = row_src[r];
-                const bool v = src >= 0 && k0 + kc < K;
-                cp_async16(a + r * C::A_LD + kc, v ? X + (size_t)src * K + k0 + kc : X, v);
-            }
-            if (!C::W_NK) {  // B: W[g] rows k0..k0+BK, BN columns -> [BK][BN]
-                constexpr int NC = C::BN / 8;
-#pragma unroll
-                for (int c = tid; c < C::BK * NC; c += C::THREADS) {
-                    const int kr = c / NC, cc = (c % NC) * 8;
-                    bool v;
-                    const int col = w_col(cc, v);
-                    v = v && k0 + kr < K;
-                    cp_async16(b + kr * C::B_LD + cc, v ? Wg + (size_t)(k0 + kr) * N + col : W, v);
-                }
-            } else {  // B: W[g] rows (= output columns) of the tile, k0..k0+BK -> [BN][BK]
-#pragma unroll
-                for (int c = tid; c < C::BN * KC; c += C::THREADS) {
-                    const int nr = c / KC, kc = (c % KC) * 8;
-                    bool v;
-                    const int row = w_col(nr, v);
-                    v = v && k0 + kc < K;
-                    cp_async16(b + nr * C::B_LD + kc, v ? Wg + (size_t)row * K + k0 + kc : W, v);
-                }
-            }
+        copies.resolve(tid, row_src, X, K, Wg, N, n0, n_out);
+        auto load_stage = [&](int stage, int kt) {  // A [BM][A_LD], B [BK][B_LD] (kn) or [BN][B_LD] (nk), elements
+            copies.issue(tid, kt * C::BK, K, N, X, W, reinterpret_cast<unsigned char*>(sA + stage * C::A_STAGE),
+                         reinterpret_cast<unsigned char*>(sB + stage * C::B_STAGE),
+                         [](int r, int kc) { return (r * C::A_LD + kc * 8) * (int)sizeof(T); },
+                         [](int r, int c) { return (r * C::B_LD + (C::W_NK ? c * 8 : c)) * (int)sizeof(T); });
         };
 
         // shared column of the warp's n8 tile j: SwiGLU puts gate tiles first and up tiles second
@@ -694,8 +657,6 @@ struct WConfig {
     static_assert(STAGES >= 3, "the ring needs a stage in flight beyond the two wgmma may read");
     static_assert(BM <= THREADS, "one thread per row of the gather table");
     static_assert(!WIDE || NB == 2, "the wide instruction covers 256 columns");
-    static_assert((BM * 8) % THREADS == 0 && (BN * 8) % THREADS == 0 && THREADS % (BN / 8) == 0,
-                  "whole 16-byte copies per thread, the same columns in every k row pass");
 };
 
 template <typename T, typename C>
@@ -834,22 +795,21 @@ __device__ __forceinline__ void grouped_gemm_wgmma_body(const T* __restrict__ X,
 // Shared memory of a launch = the pipeline stages of the config + 4·(G + 1 + BM) bytes of schedule and row
 // table (GroupedGemmHeuristics.Variant.smemBytes mirrors it). Block: 128 threads. Symbols:
 // gg_<m16|m64>_<f16|bf16>_<kn|nk>_<plain|swiglu>. MINB (CTAs per SM) caps registers at 65536 / (128·MINB).
-#define GG_KERNEL(NAME, T, BM, BN, WM, WN, ST, NK, SW, MINB, LEAN)                                                \
+#define GG_KERNEL(NAME, T, BM, BN, WM, WN, ST, NK, SW, MINB)                                                      \
     extern "C" __global__ void __launch_bounds__(32 * WM * WN, MINB)                                              \
         NAME(const T* X, const T* W, T* Y, const int* offsets, const int* gather, const float* scale, int G,      \
              int T_total, int X_rows, int K, int N) {                                                             \
-        grouped_gemm_body<T, Config<BM, BN, WM, WN, ST, NK, SW, LEAN>>(X, W, Y, offsets, gather, scale, G, T_total, \
-                                                                       X_rows, K, N);                             \
+        grouped_gemm_body<T, Config<BM, BN, WM, WN, ST, NK, SW>>(X, W, Y, offsets, gather, scale, G, T_total,     \
+                                                                 X_rows, K, N);                                   \
     }
-#define GG_LAYOUTS(CFG, T, TN, BM, BN, WM, WN, ST, MINB, LEAN)                                 \
-    GG_KERNEL(gg_##CFG##_##TN##_kn_plain, T, BM, BN, WM, WN, ST, false, false, MINB, LEAN)  \
-    GG_KERNEL(gg_##CFG##_##TN##_kn_swiglu, T, BM, BN, WM, WN, ST, false, true, MINB, LEAN)  \
-    GG_KERNEL(gg_##CFG##_##TN##_nk_plain, T, BM, BN, WM, WN, ST, true, false, MINB, LEAN)   \
-    GG_KERNEL(gg_##CFG##_##TN##_nk_swiglu, T, BM, BN, WM, WN, ST, true, true, MINB, LEAN)
-#define GG_CONFIG_L(CFG, BM, BN, WM, WN, ST, MINB, LEAN)                    \
-    GG_LAYOUTS(CFG, __half, f16, BM, BN, WM, WN, ST, MINB, LEAN)            \
-    GG_LAYOUTS(CFG, __nv_bfloat16, bf16, BM, BN, WM, WN, ST, MINB, LEAN)
-#define GG_CONFIG(CFG, BM, BN, WM, WN, ST, MINB) GG_CONFIG_L(CFG, BM, BN, WM, WN, ST, MINB, true)
+#define GG_LAYOUTS(CFG, T, TN, BM, BN, WM, WN, ST, MINB)                                 \
+    GG_KERNEL(gg_##CFG##_##TN##_kn_plain, T, BM, BN, WM, WN, ST, false, false, MINB)  \
+    GG_KERNEL(gg_##CFG##_##TN##_kn_swiglu, T, BM, BN, WM, WN, ST, false, true, MINB)  \
+    GG_KERNEL(gg_##CFG##_##TN##_nk_plain, T, BM, BN, WM, WN, ST, true, false, MINB)   \
+    GG_KERNEL(gg_##CFG##_##TN##_nk_swiglu, T, BM, BN, WM, WN, ST, true, true, MINB)
+#define GG_CONFIG(CFG, BM, BN, WM, WN, ST, MINB)                    \
+    GG_LAYOUTS(CFG, __half, f16, BM, BN, WM, WN, ST, MINB)          \
+    GG_LAYOUTS(CFG, __nv_bfloat16, bf16, BM, BN, WM, WN, ST, MINB)
 
 //         name BM  BN   warps  stages CTAs/SM
 GG_CONFIG(m16, 16, 64, 1, 4, 4, 4)
@@ -878,8 +838,6 @@ GGD_CONFIG(d16, 16, 64, 8)
 #ifdef GG_EXPERIMENTAL  // harness-only variants (cuda-native/dev/grouped_gemm/harness.cu)
 GGD_CONFIG(d32, 32, 64, 7)
 GGD_CONFIG(d16w, 16, 128, 5)
-GG_CONFIG_L(m16o, 16, 64, 1, 4, 4, 4, false)    // m16 with each copy's row, column and pointer worked out per k tile (before)
-GG_CONFIG_L(m64o, 64, 128, 2, 2, 3, 2, false)   // m64 likewise
 #endif
 
 // Hopper variants: shared memory = 1024 (alignment) + STAGES·(BM + BN)·128 + 4·(G + 1 + BM) bytes; block
