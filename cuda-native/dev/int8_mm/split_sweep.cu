@@ -15,47 +15,12 @@
 //        -o /tmp/i8_split split_sweep.cu && /tmp/i8_split
 #include "../../src/main/cuda/int8_mm/skinny_mma.cu"
 #include "stream_read.cuh"
+#include "skinny_plan.cuh"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <vector>
-
-__global__ void fill_i8(int8_t* p, long long n, unsigned seed) {
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
-        unsigned x = (unsigned)i * 2654435761u ^ seed;
-        x ^= x >> 15; x *= 2246822519u; x ^= x >> 13;
-        p[i] = (int8_t)(x & 0xff);
-    }
-}
-
-struct Plan { int tile, bn, step, tilesN, splits, ks; size_t smem, ws; };
-
-// Int8MmHeuristics.skinnyPlan with a forced split count (0: the heuristic's).
-static Plan plan(int m, int n, int k, int sms, int forced) {
-    Plan p{};
-    p.tile = m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64;
-    p.bn = p.tile == 8 ? 64 : 128;
-    p.step = p.tile == 8 ? 256 : 128;
-    p.tilesN = (n + p.bn - 1) / p.bn;
-    long splits;
-    if (forced > 0) {
-        splits = forced;
-    } else {
-        const long target = 2L * sms;
-        splits = std::max(1L, (target + p.tilesN - 1) / p.tilesN);
-        splits = std::min(splits, (long)(k + p.step - 1) / p.step);
-        const long budget = m <= 8 ? 32 * 1024 : 72 * 1024;
-        const long ksMax = std::max((long)p.step, (budget / m - 64) / p.step * p.step);
-        splits = std::max(splits, (k + ksMax - 1) / ksMax);
-    }
-    const long ks = ((k + splits - 1) / splits + p.step - 1) / p.step * p.step;
-    p.ks = (int)ks;
-    p.splits = (int)((k + ks - 1) / ks);
-    p.smem = (size_t)m * (ks + 64);
-    p.ws = p.splits > 1 ? (size_t)(p.tilesN + 63) / 64 * 64 * 4 + (size_t)p.tilesN * p.splits * 4 * (p.bn / 64) * (p.tile / 8) * 32 * 16 : 0;
-    return p;
-}
 
 typedef void (*Kernel)(const int8_t*, const int8_t*, int*, const float*, int, const float*, int, const float*, int*, int, int,
                        int, int);
@@ -75,15 +40,9 @@ int main() {
     std::printf("GPU %s, %d SMs\n", prop.name, sms);
     const int shapes[][2] = {{4096, 4096}, {4096, 14336}, {14336, 4096}, {8192, 8192}, {8192, 28672}, {2048, 5632}};
     const int ms[] = {1, 8, 16, 32, 64};  // 64: not in the e0aa70b run (the rule was fitted without it)
-    const size_t maxW = (size_t)8192 * 28672;
-    int8_t *a, *w; int *out, *ref, *ws;
-    CK(cudaMalloc(&a, 64 * 14336)); CK(cudaMalloc(&w, maxW));
-    CK(cudaMalloc(&out, (size_t)64 * 28672 * 4)); CK(cudaMalloc(&ref, (size_t)64 * 28672 * 4));
-    const size_t maxWs = 64u << 20;
-    CK(cudaMalloc(&ws, maxWs));
-    fill_i8<<<4 * sms, 256, 0, st>>>(a, 64 * 14336, 7u);
-    fill_i8<<<4 * sms, 256, 0, st>>>(w, (long long)maxW, 11u);
-    CK(cudaStreamSynchronize(st));
+    const Buffers bufs = sweep_buffers(sms, st);
+    int8_t *a = bufs.a, *w = bufs.w; int *out = bufs.out, *ref = bufs.ref, *ws = bufs.ws;
+    const size_t maxWs = bufs.maxWs;
     int bad = 0;
     std::printf("%-4s %6s %6s %5s | %-40s | %s\n", "M", "K", "N", "floor", "heuristic: splits CTAs /SM waves us",
                 "forced splits: splits(CTAs, /SM, waves) us, best marked *");
