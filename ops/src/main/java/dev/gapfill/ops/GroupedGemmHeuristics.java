@@ -76,6 +76,9 @@ public final class GroupedGemmHeuristics {
     /** The Hopper wgmma harness run the Hopper thresholds come from. */
     static final String HOPPER_SOURCE = "H100 harness, dev/grouped_gemm/h100-wgmma-sweep.txt";
 
+    /** The H100 harness run behind the sm_90 decode choice (m16 where the sm_80 rules take d16). */
+    static final String HOPPER_DECODE_SOURCE = "H100 harness, dev/grouped_gemm/h100-decode-m16-d16.txt";
+
     /**
      * On sm_90, above {@link #DECODE_ROWS_PER_GROUP} rows per active group the wgmma tiles replace m64: w64 up to this
      * many rows per active group, w128n2 above it when K is at least {@link #WIDE_MIN_K} or the groups have more than
@@ -276,6 +279,13 @@ public final class GroupedGemmHeuristics {
      * bf16 µs): E=64 top-8 T=1 gate-up KN → 8 · 16 = 128 tiles → m16 (37.2 vs m64 50.0); T=8 → 64 · 16 = 1024 → m64
      * (149 vs m16 170); E=8 top-2 T=1 gate-up KN → 2 · 224 = 448 → m64 (194 vs m16 205); E=64 T=1 down → d16 (18.3
      * vs m16 19.4); E=64 T=1 gate-up NK → d16 (31.7 vs m16 35.8).
+     *
+     * <p>On sm_90 those decode shapes take m16, not d16: since the mma tiles resolve their copy sources once per tile
+     * (b9a1196) m16 is within 3 % of d16 or faster on every decode row of the H100 harness ({@link #HOPPER_DECODE_SOURCE}:
+     * 48 rows, T = 1, 8, 32 on the four MoE configurations, down in both layouts and gate-up NK, both dtypes; m16 / d16
+     * 0.83–1.03, geometric mean 0.98), and well ahead where d16 has few tiles per SM: E=8 top-2 T=1 down, 128 tiles of 1.8
+     * MB of weights each, m16 92.6 vs d16 102.0 µs (bf16 KN; 84 against 76 % of the floor). The sm_80 rules keep d16:
+     * no Ampere part has measured the two since that change.
      */
     public static Variant variant(Shape s, DeviceInfo info) {
         String forced = System.getProperty(DEBUG_VARIANT, "");
@@ -294,6 +304,9 @@ public final class GroupedGemmHeuristics {
         }
         boolean decodeShape = !s.swiglu() || s.layout() == GroupedGemm.WeightLayout.NK;
         if (decodeShape && rowsPerActiveGroup(s) <= DECODE_ROWS_PER_GROUP) {
+            if (info.cc() == HOPPER_CC) {
+                return Variant.M16;
+            }
             long tiles = decodeTiles(s);
             long grid = (long) info.smCount() * ctasPerSm(Variant.D16, Variant.D16.smemBytes(s.layout(), s.groups()), info);
             if (tiles <= grid || 2 * tiles >= 3 * grid) {
@@ -327,6 +340,11 @@ public final class GroupedGemmHeuristics {
         if (v == Variant.D16) {
             return String.format("%.1f rows per active group <= %.0f, ~%d decode tiles -> d16 (%s: E=64 down T=1 d16 18.3 us vs m16 19.4)",
                     rowsPerActiveGroup(s), DECODE_ROWS_PER_GROUP, decodeTiles(s), SOURCE);
+        }
+        if (v == Variant.M16 && info.cc() == HOPPER_CC && (!s.swiglu() || s.layout() == GroupedGemm.WeightLayout.NK)
+                && rowsPerActiveGroup(s) <= DECODE_ROWS_PER_GROUP) {
+            return String.format("sm_90, %.1f rows per active group <= %.0f -> m16 (%s: E=8 down T=1 m16 92.6 us vs d16 102.0)",
+                    rowsPerActiveGroup(s), DECODE_ROWS_PER_GROUP, HOPPER_DECODE_SOURCE);
         }
         if (v.hopper) {
             return String.format("sm_90, %.1f rows per active group, K = %d -> %s (w128n2 above %.0f rows with K >= %d or above %.0f "

@@ -40,14 +40,32 @@ class GroupedGemmHeuristicsTest {
     // Every expectation below is the fastest path, or one within 5 % of it, in the H100 harness run the
     // thresholds cite (bf16 medians in µs; cuda-native/dev/grouped_gemm/h100-run1.txt).
 
-    @Test void decodeRunsTheStreamingTileWhereItWins() {
-        assertEquals("d16", auto(moe(64, 8, 2048, 1024, 1, false)));                    // down T=1: d16 18.3, m16 19.4, loop 90
-        assertEquals("d16", auto(moe(64, 8, 2048, 1024, 8, false)));                    // down T=8: d16 73.8, m16 73.0
-        assertEquals("d16", auto(moe(64, 8, 2048, 1024, 32, false)));                   // down T=32: d16 99.8, m64 104.5
-        assertEquals("d16", auto(moe(64, 8, 2048, 1024, 1, true, WeightLayout.NK)));    // gate-up NK T=1: d16 31.7, m16 35.8
-        assertEquals("d16", auto(moe(8, 2, 4096, 14336, 1, false)));                    // coarse down T=1: d16 113, loop 116
-        // E=160 top-6 T=1 gate-up NK: 288 d16 tiles on 264 CTAs (a second, nearly empty wave) -> m16 (83.6 vs d16 95.5)
-        assertEquals("m16", auto(moe(160, 6, 5120, 1536, 1, true, WeightLayout.NK)));
+    // The sm_80 rules (h100-run1.txt, before the mma tiles resolved their copies once per tile)
+    @Test void decodeRunsTheStreamingTileWhereItWinsOffHopper() {
+        assertEquals("d16", auto(moe(64, 8, 2048, 1024, 1, false), A100));                    // down T=1: d16 18.3, m16 19.4, loop 90
+        assertEquals("d16", auto(moe(64, 8, 2048, 1024, 8, false), A100));                    // down T=8: d16 73.8, m16 73.0
+        assertEquals("d16", auto(moe(64, 8, 2048, 1024, 32, false), A100));                   // down T=32: d16 99.8, m64 104.5
+        assertEquals("d16", auto(moe(64, 8, 2048, 1024, 1, true, WeightLayout.NK), A100));    // gate-up NK T=1: d16 31.7, m16 35.8
+        // coarse down T=1 (H100: d16 113, loop 116): on the A100 d16 fits one CTA per SM, so its 128 tiles are 1.19
+        // waves of 108 CTAs and the wave rule takes m16
+        assertEquals("m16", auto(moe(8, 2, 4096, 14336, 1, false), A100));
+        // E=160 top-6 T=1 gate-up NK: on the H100's 264 d16 CTAs its 288 tiles are 1.09 waves -> m16 (83.6 vs d16 95.5);
+        // on the A100's 108 (one per SM) they are 2.7 waves, and the rule keeps d16
+        assertEquals("d16", auto(moe(160, 6, 5120, 1536, 1, true, WeightLayout.NK), A100));
+    }
+
+    // sm_90: the same decode shapes run m16 (H100 harness h100-decode-m16-d16.txt, bf16 µs)
+    @Test void hopperDecodeRunsM16() {
+        assertEquals("m16", auto(moe(8, 2, 4096, 14336, 1, false)));                    // coarse down T=1: m16 92.6, d16 102.0
+        assertEquals("m16", auto(moe(8, 2, 4096, 14336, 8, false)));                    // 2 rows: m16 303.7, d16 306.8
+        assertEquals("m16", auto(moe(64, 8, 2048, 1024, 1, false)));                    // down T=1: m16 18.4, d16 17.8
+        assertEquals("m16", auto(moe(64, 8, 2048, 1024, 8, false)));                    // down T=8: m16 71.1, d16 73.1
+        assertEquals("m16", auto(moe(64, 8, 2048, 1024, 32, false)));                   // down T=32: m16 100.8, d16 101.2
+        assertEquals("m16", auto(moe(64, 8, 2048, 1024, 1, true, WeightLayout.NK)));    // gate-up NK T=1: m16 31.9, d16 31.5
+        assertEquals("m16", auto(moe(160, 6, 5120, 1536, 1, true, WeightLayout.NK)));   // m16 80.0, d16 96.5
+        assertEquals("w64", auto(moe(8, 2, 4096, 14336, 32, false)));                   // 8 rows per active group: the wgmma tiles
+        Decision d = GroupedGemmHeuristics.decide(moe(8, 2, 4096, 14336, 1, false), H100, Backend.AUTO);
+        assertTrue(d.reason().contains("m16") && d.reason().contains("sm_90"), d.reason());
     }
 
     @Test void kNSwiGluKeepsTheMmaTiles() {
