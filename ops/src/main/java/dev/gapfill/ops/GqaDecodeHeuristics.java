@@ -126,11 +126,12 @@ public final class GqaDecodeHeuristics {
                 || sharedBytes(64, WIDE_WARPS) > info.smemPerBlockOptin()) {
             return mergeCapped(p, base, maxLen);  // an unknown opt-in limit (0) keeps the 4-warp kernel too
         }
+        // 8-warp plans are never capped (mergeCapped): they leave here as they are
         if (base.chunk() > WIDE_HALVE_MAX_CHUNK) {
-            return mergeCapped(p, new Split(base.splits(), base.chunk(), WIDE_WARPS), maxLen);
+            return new Split(base.splits(), base.chunk(), WIDE_WARPS);
         }
         int chunk = chunkFor(maxLen, (base.splits() + 1) / 2);
-        return mergeCapped(p, new Split((maxLen + chunk - 1) / chunk, chunk, WIDE_WARPS), maxLen);
+        return new Split((maxLen + chunk - 1) / chunk, chunk, WIDE_WARPS);
     }
 
     /** Splits a 4-warp plan keeps at most ({@link #mergeCapped}). */
