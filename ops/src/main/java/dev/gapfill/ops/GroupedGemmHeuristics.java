@@ -76,8 +76,8 @@ public final class GroupedGemmHeuristics {
     /** The Hopper wgmma harness run the Hopper thresholds come from. */
     static final String HOPPER_SOURCE = "H100 harness, dev/grouped_gemm/h100-wgmma-sweep.txt";
 
-    /** The H100 harness run behind the sm_90 decode choice (m16 where the sm_80 rules take d16). */
-    static final String HOPPER_DECODE_SOURCE = "H100 harness, dev/grouped_gemm/h100-decode-m16-d16.txt";
+    /** The H100 harness run behind the sm_90 decode choice (w64, or m16 with few tiles). */
+    static final String HOPPER_DECODE_SOURCE = "H100 harness, dev/grouped_gemm/h100-decode-w64.txt";
 
     /**
      * On sm_90, above {@link #DECODE_ROWS_PER_GROUP} rows per active group the wgmma tiles replace m64: w64 up to this
@@ -280,12 +280,16 @@ public final class GroupedGemmHeuristics {
      * (149 vs m16 170); E=8 top-2 T=1 gate-up KN → 2 · 224 = 448 → m64 (194 vs m16 205); E=64 T=1 down → d16 (18.3
      * vs m16 19.4); E=64 T=1 gate-up NK → d16 (31.7 vs m16 35.8).
      *
-     * <p>On sm_90 those decode shapes take m16, not d16: since the mma tiles resolve their copy sources once per tile
-     * (b9a1196) m16 is within 3 % of d16 or faster on every decode row of the H100 harness ({@link #HOPPER_DECODE_SOURCE}:
-     * 48 rows, T = 1, 8, 32 on the four MoE configurations, down in both layouts and gate-up NK, both dtypes; m16 / d16
-     * 0.83–1.03, geometric mean 0.98), and well ahead where d16 has few tiles per SM: E=8 top-2 T=1 down, 128 tiles of 1.8
-     * MB of weights each, m16 92.6 vs d16 102.0 µs (bf16 KN; 84 against 76 % of the floor). The sm_80 rules keep d16:
-     * no Ampere part has measured the two since that change.
+     * <p>On sm_90 up to {@link #DECODE_ROWS_PER_GROUP} rows per active group the Hopper tile w64 runs, every projection
+     * and layout, unless the estimated 64x128 tile count is below half the SMs, where m16 (4x the tiles) runs. H100
+     * harness ({@link #HOPPER_DECODE_SOURCE}, 72 rows: T = 1, 8, 32 on the four MoE configurations, gate-up and down, KN
+     * and NK, m16 / m64 / w64 / w128n2), bf16 µs: E=160 top-6 T=1 gate-up KN (144 tiles) w64 71.1, m64 79.7, m16 84.4;
+     * E=64 T=1 gate-up KN (128) w64 30.8, m16 35.0; E=64 T=8 gate-up KN w64 132.8, m64 144.7; E=8 top-2 T=1 gate-up KN
+     * (448) w64 159.4, m64 176.0; E=8 T=1 down (64 tiles) m16 92.6, w64 109.6. Over the 72 rows the rule's pick is within
+     * 4 % of the faster of m16 and w64 (E=64 T=1 down NK w64 19.3 vs m16 18.6; E=128 T=1 gate-up NK 29.0 vs 28.0). The
+     * sm_80 rules above (d16, m16, m64) date from before the mma tiles resolved their copies once per tile (b9a1196), and
+     * no Ampere part has measured them since: on the H100 m16 is now within 3 % of d16 or faster on every decode row
+     * (dev/grouped_gemm/h100-decode-m16-d16.txt).
      */
     public static Variant variant(Shape s, DeviceInfo info) {
         String forced = System.getProperty(DEBUG_VARIANT, "");
@@ -302,21 +306,21 @@ public final class GroupedGemmHeuristics {
             }
             return v;
         }
+        if (info.cc() == HOPPER_CC) {
+            double r = rowsPerActiveGroup(s);
+            if (r <= DECODE_ROWS_PER_GROUP) {
+                return 2 * tiles64(s) >= info.smCount() ? Variant.W64 : Variant.M16;
+            }
+            boolean wide = r > WIDE_ROWS_PER_GROUP && (s.k() >= WIDE_MIN_K || r > WIDE_ALWAYS_ROWS);
+            return wide ? Variant.W128N2 : Variant.W64;
+        }
         boolean decodeShape = !s.swiglu() || s.layout() == GroupedGemm.WeightLayout.NK;
         if (decodeShape && rowsPerActiveGroup(s) <= DECODE_ROWS_PER_GROUP) {
-            if (info.cc() == HOPPER_CC) {
-                return Variant.M16;
-            }
             long tiles = decodeTiles(s);
             long grid = (long) info.smCount() * ctasPerSm(Variant.D16, Variant.D16.smemBytes(s.layout(), s.groups()), info);
             if (tiles <= grid || 2 * tiles >= 3 * grid) {
                 return Variant.D16;
             }
-        }
-        if (info.cc() == HOPPER_CC && rowsPerActiveGroup(s) > DECODE_ROWS_PER_GROUP) {
-            double r = rowsPerActiveGroup(s);
-            boolean wide = r > WIDE_ROWS_PER_GROUP && (s.k() >= WIDE_MIN_K || r > WIDE_ALWAYS_ROWS);
-            return wide ? Variant.W128N2 : Variant.W64;
         }
         return tiles64(s) < 2L * info.smCount() && rowsPerActiveGroup(s) <= DECODE_ROWS_PER_GROUP ? Variant.M16 : Variant.M64;
     }
@@ -341,10 +345,10 @@ public final class GroupedGemmHeuristics {
             return String.format("%.1f rows per active group <= %.0f, ~%d decode tiles -> d16 (%s: E=64 down T=1 d16 18.3 us vs m16 19.4)",
                     rowsPerActiveGroup(s), DECODE_ROWS_PER_GROUP, decodeTiles(s), SOURCE);
         }
-        if (v == Variant.M16 && info.cc() == HOPPER_CC && (!s.swiglu() || s.layout() == GroupedGemm.WeightLayout.NK)
-                && rowsPerActiveGroup(s) <= DECODE_ROWS_PER_GROUP) {
-            return String.format("sm_90, %.1f rows per active group <= %.0f -> m16 (%s: E=8 down T=1 m16 92.6 us vs d16 102.0)",
-                    rowsPerActiveGroup(s), DECODE_ROWS_PER_GROUP, HOPPER_DECODE_SOURCE);
+        if (info.cc() == HOPPER_CC && rowsPerActiveGroup(s) <= DECODE_ROWS_PER_GROUP && (v == Variant.M16 || v == Variant.W64)) {
+            return String.format("sm_90, %.1f rows per active group <= %.0f, ~%d 64x128 tiles %s %d/2 SMs -> %s (%s: E=8 down T=1 "
+                    + "m16 92.6 us vs w64 109.6 at 64 tiles; E=64 gate-up T=1 w64 30.8 vs m16 35.0 at 128)", rowsPerActiveGroup(s),
+                    DECODE_ROWS_PER_GROUP, tiles64(s), v == Variant.W64 ? ">=" : "<", info.smCount(), v.id(), HOPPER_DECODE_SOURCE);
         }
         if (v.hopper) {
             return String.format("sm_90, %.1f rows per active group, K = %d -> %s (w128n2 above %.0f rows with K >= %d or above %.0f "

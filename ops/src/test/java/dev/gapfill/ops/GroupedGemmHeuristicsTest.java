@@ -54,27 +54,31 @@ class GroupedGemmHeuristicsTest {
         assertEquals("d16", auto(moe(160, 6, 5120, 1536, 1, true, WeightLayout.NK), A100));
     }
 
-    // sm_90: the same decode shapes run m16 (H100 harness h100-decode-m16-d16.txt, bf16 µs)
-    @Test void hopperDecodeRunsM16() {
-        assertEquals("m16", auto(moe(8, 2, 4096, 14336, 1, false)));                    // coarse down T=1: m16 92.6, d16 102.0
-        assertEquals("m16", auto(moe(8, 2, 4096, 14336, 8, false)));                    // 2 rows: m16 303.7, d16 306.8
-        assertEquals("m16", auto(moe(64, 8, 2048, 1024, 1, false)));                    // down T=1: m16 18.4, d16 17.8
-        assertEquals("m16", auto(moe(64, 8, 2048, 1024, 8, false)));                    // down T=8: m16 71.1, d16 73.1
-        assertEquals("m16", auto(moe(64, 8, 2048, 1024, 32, false)));                   // down T=32: m16 100.8, d16 101.2
-        assertEquals("m16", auto(moe(64, 8, 2048, 1024, 1, true, WeightLayout.NK)));    // gate-up NK T=1: m16 31.9, d16 31.5
-        assertEquals("m16", auto(moe(160, 6, 5120, 1536, 1, true, WeightLayout.NK)));   // m16 80.0, d16 96.5
-        assertEquals("w64", auto(moe(8, 2, 4096, 14336, 32, false)));                   // 8 rows per active group: the wgmma tiles
+    // sm_90 up to 4 rows per active group: w64, or m16 where the 64x128 tiles are fewer than half the SMs
+    // (H100 harness h100-decode-w64.txt, bf16 µs)
+    @Test void hopperDecodeRunsW64OrM16WithFewTiles() {
+        assertEquals("m16", auto(moe(8, 2, 4096, 14336, 1, false)));                    // 64 tiles: m16 92.6, w64 109.6
+        assertEquals("w64", auto(moe(8, 2, 4096, 14336, 8, false)));                    // w64 266.7, m64 291.1, m16 301.6
+        assertEquals("w64", auto(moe(8, 2, 4096, 14336, 1, true)));                     // 448 tiles: w64 159.4, m64 176.0
+        assertEquals("w64", auto(moe(64, 8, 2048, 1024, 1, true)));                     // 128 tiles: w64 30.8, m16 35.0
+        assertEquals("w64", auto(moe(64, 8, 2048, 1024, 8, true)));                     // w64 132.8, m64 144.7
+        assertEquals("w64", auto(moe(64, 8, 2048, 1024, 1, false)));                    // w64 18.2, m16 18.0
+        assertEquals("w64", auto(moe(64, 8, 2048, 1024, 8, false)));                    // w64 67.3, m16 72.9
+        assertEquals("w64", auto(moe(64, 8, 2048, 1024, 32, false)));                   // w64 94.1, m64 100.4
+        assertEquals("w64", auto(moe(64, 8, 2048, 1024, 1, true, WeightLayout.NK)));    // w64 33.2, m16 32.9
+        assertEquals("w64", auto(moe(128, 8, 2048, 768, 1, true)));                     // 96 tiles: w64 28.3, m16 29.4
+        assertEquals("w64", auto(moe(160, 6, 5120, 1536, 1, true)));                    // w64 71.1, m64 79.7, m16 84.4
+        assertEquals("w64", auto(moe(160, 6, 5120, 1536, 1, true, WeightLayout.NK)));   // w64 77.5, m16 78.5
+        assertEquals("w64", auto(moe(8, 2, 4096, 14336, 32, false)));                   // 8 rows per active group: w64 as before
         Decision d = GroupedGemmHeuristics.decide(moe(8, 2, 4096, 14336, 1, false), H100, Backend.AUTO);
-        assertTrue(d.reason().contains("m16") && d.reason().contains("sm_90"), d.reason());
+        assertTrue(d.reason().contains("m16") && d.reason().contains("sm_90") && d.reason().contains("64 64x128 tiles"), d.reason());
     }
 
-    @Test void kNSwiGluKeepsTheMmaTiles() {
-        for (DeviceInfo info : new DeviceInfo[] {H100, A100}) {
-            assertEquals("m16", auto(moe(64, 8, 2048, 1024, 1, true), info));     // T=1: m16 37.2, d16 44.8, m64 50.0
-            assertEquals("m64", auto(moe(64, 8, 2048, 1024, 8, true), info));     // T=8 (1 row per active group): m64 149, m16 170, d16 215
-            assertEquals("m64", auto(moe(8, 2, 4096, 14336, 1, true), info));     // coarse T=1: m64 194, loop 200 (was the loop)
-            assertEquals("m16", auto(moe(128, 8, 2048, 768, 1, true), info));     // m16 28.7, d16 38.9
-        }
+    @Test void kNSwiGluKeepsTheMmaTilesOffHopper() {
+        assertEquals("m16", auto(moe(64, 8, 2048, 1024, 1, true), A100));     // T=1: m16 37.2, d16 44.8, m64 50.0
+        assertEquals("m64", auto(moe(64, 8, 2048, 1024, 8, true), A100));     // T=8 (1 row per active group): m64 149, m16 170, d16 215
+        assertEquals("m64", auto(moe(8, 2, 4096, 14336, 1, true), A100));     // coarse T=1: m64 194, loop 200 (was the loop)
+        assertEquals("m16", auto(moe(128, 8, 2048, 768, 1, true), A100));     // m16 28.7, d16 38.9
         assertEquals("m64", auto(moe(64, 8, 2048, 1024, 512, true), A100));   // T=512 (64 rows/group): m64 290, grouped 338
     }
 
