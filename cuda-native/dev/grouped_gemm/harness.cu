@@ -57,7 +57,9 @@ static const Var VARS[] = {{"m16", false, 16, 64, 4, 4}, {"m64", false, 64, 128,
                            {"w128t", false, 128, 256, 4, 1, 256, true}, {"w64w", false, 64, 256, 4, 1, 128, true},
                            // d16 and m16 with L2 prefetches 2, 4, 8 k tiles ahead of the ring (h100-decode-m16-d16.txt)
                            {"d16p2", true, 16, 64, 8, 2}, {"d16p4", true, 16, 64, 8, 2}, {"d16p8", true, 16, 64, 8, 2},
-                           {"m16p2", false, 16, 64, 4, 4}, {"m16p4", false, 16, 64, 4, 4}, {"m16p8", false, 16, 64, 4, 4}};
+                           {"m16p2", false, 16, 64, 4, 4}, {"m16p4", false, 16, 64, 4, 4}, {"m16p8", false, 16, 64, 4, 4},
+                           // w64 with 3 stages at 3 CTAs/SM (decode, h100-decode-w64.txt)
+                           {"w64s3", false, 64, 128, 3, 3, 128, true}, {"w64s8", false, 64, 128, 8, 1, 128, true}};
 static const int NVARS = sizeof(VARS) / sizeof(VARS[0]);
 
 static size_t smem_bytes(const Var& v, bool nk, int G) {

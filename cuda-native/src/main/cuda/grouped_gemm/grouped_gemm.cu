@@ -20,10 +20,12 @@
 //   further down (operands swapped: 64 W columns on the mma's m16 side, 16 rows on its n8 side, an 8-stage
 //   ring that runs across a CTA's tiles, 2 CTAs/SM). m32 (69d1975) and d32 / d16w (s2/gg harness runs)
 //   were never more than a few % faster than the shipped three (dev/grouped_gemm/).
-//   Hopper (sm_90a SASS only): w64 (64 x 128, one warpgroup, 2 CTAs/SM) and w128n2 (128 x 256, two
-//   warpgroups, 1 CTA/SM), the same schedule, gather and epilogue with wgmma.mma_async from 128-byte-swizzled
-//   shared tiles; they replace m64 on sm_90 above 4 rows per active expert (GroupedGemmHeuristics). Measured:
-//   dev/grouped_gemm/h100-wgmma-sweep.txt.
+//   Hopper (sm_90a SASS only): w64 (64 x 128, one warpgroup, 2 CTAs/SM), w64s6 (the same tile with 6 stages,
+//   1 CTA/SM) and w128n2 (128 x 256, two warpgroups, 1 CTA/SM), the same schedule, gather and epilogue with
+//   wgmma.mma_async from 128-byte-swizzled shared tiles. On sm_90 they run every regime but decode with fewer
+//   64x128 tiles than half the SMs (m16): w64s6 where the tiles fit one wave of one CTA per SM, w64 up to 64 rows
+//   per active expert, w128n2 above (GroupedGemmHeuristics). Measured: dev/grouped_gemm/h100-wgmma-sweep.txt,
+//   h100-decode-w64.txt.
 // Floor: max(bytes(active experts' W + X rows read + Y written) / copy bandwidth, 2·T_total·K·N / bf16 rate).
 // Measured (H100 SXM, dev/grouped_gemm/h100-run2.txt: F16/BF16, copy 3032 GB/s, cuBLAS bf16 814 TFLOP/s):
 //   E=64 top-8 H=2048 I=1024 bf16: gate-up KN T=1 m16 35.2 µs (63 % of floor), NK d16 31.3 (71 %), T=8 m64 149
@@ -915,12 +917,14 @@ GG_CONFIG_PF(m16p8, 16, 64, 1, 4, 4, 4, 8)
 //          name    WGS NB stages CTAs/SM wide
 GGW_CONFIG(w64,      1, 1, 4, 2, false)  // 64 x 128 tiles, two CTAs per SM: up to ~64 rows per expert
 GGW_CONFIG(w128n2,   2, 2, 4, 1, true)   // 128 x 256 tiles, one m64n256k16 per warpgroup and k16 step
+GGW_CONFIG(w64s6,    1, 1, 6, 1, false)  // w64 with six stages, one CTA per SM: decode when the tiles fit one wave
 #ifdef GG_EXPERIMENTAL  // harness-only (cuda-native/dev/grouped_gemm/h100-wgmma-sweep.txt)
 GGW_CONFIG(w128,     2, 1, 4, 1, false)  // 128 x 128 tiles
 GGW_CONFIG(w128t,    2, 2, 4, 1, false)  // w128n2 as two m64n128k16 per k16 step (3333a77's w128n2)
 GGW_CONFIG(w64n2,    1, 2, 4, 1, false)  // 64 x 256 tiles
 GGW_CONFIG(w64w,     1, 2, 4, 1, true)   // w64n2 with one m64n256k16 per k16 step
 GGW_CONFIG(w128s6,   2, 1, 6, 1, false)  // w128 with two more stages (four k tiles ahead)
-GGW_CONFIG(w64s6,    1, 1, 6, 1, false)  // w64 with six stages, one CTA per SM
 GGW_CONFIG(w64n2s5,  1, 2, 5, 1, false)  // w64n2 with a fifth stage
+GGW_CONFIG(w64s3,    1, 1, 3, 3, false)  // w64 with three stages, three CTAs per SM (decode: more CTAs in flight)
+GGW_CONFIG(w64s8,    1, 1, 8, 1, false)  // w64 with eight stages, one CTA per SM (decode: six k tiles ahead)
 #endif

@@ -122,7 +122,9 @@ public final class GroupedGemmHeuristics {
         /** Hopper (sm_90 only): BM 64, BN 128, one warpgroup of wgmma, 4 stages, up to 2 CTAs per SM. */
         W64(64, 128, 4, 2, false, 128, true),
         /** Hopper (sm_90 only): BM 128, BN 256, two warpgroups of wgmma (one m64n256k16 each per k16 step), 4 stages, 1 CTA per SM. */
-        W128N2(128, 256, 4, 1, false, 256, true);
+        W128N2(128, 256, 4, 1, false, 256, true),
+        /** Hopper (sm_90 only): W64 with 6 stages (four k tiles ahead), 1 CTA per SM: decode tiles that fit one wave. */
+        W64S6(64, 128, 6, 1, false, 128, true);
 
         /** Rows of a tile (BM, or BT of the decode tile). */
         public final int bm;
@@ -281,12 +283,17 @@ public final class GroupedGemmHeuristics {
      * vs m16 19.4); E=64 T=1 gate-up NK → d16 (31.7 vs m16 35.8).
      *
      * <p>On sm_90 up to {@link #DECODE_ROWS_PER_GROUP} rows per active group the Hopper tile w64 runs, every projection
-     * and layout, unless the estimated 64x128 tile count is below half the SMs, where m16 (4x the tiles) runs. H100
+     * and layout, unless the estimated 64x128 tile count is below half the SMs, where m16 (4x the tiles) runs, or at most
+     * one per SM, where w64s6 (the same tile with a 6-stage ring, one CTA per SM) runs: E=64 top-8 T=1 gate-up KN (128
+     * tiles) w64s6 29.0, w64 31.1 µs; E=128 T=1 gate-up (96) 24.2 vs 28.1; E=64 T=1 down (128) 17.1 vs 18.0; but E=160
+     * top-6 T=1 gate-up (144 tiles: two waves of one CTA per SM) w64s6 91.3 vs w64 71.6 (dev/grouped_gemm/h100-w64s6.txt). H100
      * harness ({@link #HOPPER_DECODE_SOURCE}, 72 rows: T = 1, 8, 32 on the four MoE configurations, gate-up and down, KN
      * and NK, m16 / m64 / w64 / w128n2), bf16 µs: E=160 top-6 T=1 gate-up KN (144 tiles) w64 71.1, m64 79.7, m16 84.4;
      * E=64 T=1 gate-up KN (128) w64 30.8, m16 35.0; E=64 T=8 gate-up KN w64 132.8, m64 144.7; E=8 top-2 T=1 gate-up KN
-     * (448) w64 159.4, m64 176.0; E=8 T=1 down (64 tiles) m16 92.6, w64 109.6. Over the 72 rows the rule's pick is within
-     * 4 % of the faster of m16 and w64 (E=64 T=1 down NK w64 19.3 vs m16 18.6; E=128 T=1 gate-up NK 29.0 vs 28.0). The
+     * (448) w64 159.4, m64 176.0; E=8 T=1 down (64 tiles) m16 92.6, w64 109.6. On the 48 rows (T = 1 and 8) that ran
+     * m16, w64 and w64s6 together, twice, the rule's pick is within 7 % of the fastest of the three (E=8 T=1 down bf16
+     * KN, m16 93.3 vs w64s6 87.4, while f16 gives w64s6 104.6 vs m16 93.6) and 0.86-1.00x (geomean 0.98x) the time of
+     * the rule without w64s6. The
      * sm_80 rules above (d16, m16, m64) date from before the mma tiles resolved their copies once per tile (b9a1196), and
      * no Ampere part has measured them since: on the H100 m16 is now within 3 % of d16 or faster on every decode row
      * (dev/grouped_gemm/h100-decode-m16-d16.txt).
@@ -298,7 +305,7 @@ public final class GroupedGemmHeuristics {
             try {
                 v = Variant.valueOf(forced.toUpperCase(java.util.Locale.ROOT));
             } catch (IllegalArgumentException e) {
-                throw new UnsupportedShapeException(DEBUG_VARIANT, "one of m16, m64, d16, w64, w128n2", forced);
+                throw new UnsupportedShapeException(DEBUG_VARIANT, "one of m16, m64, d16, w64, w128n2, w64s6", forced);
             }
             if (v.hopper && info.cc() != HOPPER_CC) {
                 throw new UnsupportedShapeException(DEBUG_VARIANT, "a variant this device runs (" + v.id() + " is sm_90 only)",
@@ -309,7 +316,8 @@ public final class GroupedGemmHeuristics {
         if (info.cc() == HOPPER_CC) {
             double r = rowsPerActiveGroup(s);
             if (r <= DECODE_ROWS_PER_GROUP) {
-                return 2 * tiles64(s) >= info.smCount() ? Variant.W64 : Variant.M16;
+                long tiles = tiles64(s);
+                return 2 * tiles < info.smCount() ? Variant.M16 : tiles <= info.smCount() ? Variant.W64S6 : Variant.W64;
             }
             boolean wide = r > WIDE_ROWS_PER_GROUP && (s.k() >= WIDE_MIN_K || r > WIDE_ALWAYS_ROWS);
             return wide ? Variant.W128N2 : Variant.W64;
@@ -345,10 +353,12 @@ public final class GroupedGemmHeuristics {
             return String.format("%.1f rows per active group <= %.0f, ~%d decode tiles -> d16 (%s: E=64 down T=1 d16 18.3 us vs m16 19.4)",
                     rowsPerActiveGroup(s), DECODE_ROWS_PER_GROUP, decodeTiles(s), SOURCE);
         }
-        if (info.cc() == HOPPER_CC && rowsPerActiveGroup(s) <= DECODE_ROWS_PER_GROUP && (v == Variant.M16 || v == Variant.W64)) {
-            return String.format("sm_90, %.1f rows per active group <= %.0f, ~%d 64x128 tiles %s %d/2 SMs -> %s (%s: E=8 down T=1 "
-                    + "m16 92.6 us vs w64 109.6 at 64 tiles; E=64 gate-up T=1 w64 30.8 vs m16 35.0 at 128)", rowsPerActiveGroup(s),
-                    DECODE_ROWS_PER_GROUP, tiles64(s), v == Variant.W64 ? ">=" : "<", info.smCount(), v.id(), HOPPER_DECODE_SOURCE);
+        if (info.cc() == HOPPER_CC && rowsPerActiveGroup(s) <= DECODE_ROWS_PER_GROUP
+                && (v == Variant.M16 || v == Variant.W64 || v == Variant.W64S6)) {
+            return String.format("sm_90, %.1f rows per active group <= %.0f, ~%d 64x128 tiles on %d SMs (m16 below half of them, "
+                    + "w64s6 up to one per SM, w64 above) -> %s (%s: E=8 down T=1 m16 92.6 us vs w64 109.6 at 64 tiles; E=64 gate-up "
+                    + "T=1 w64s6 29.0 vs w64 31.1 at 128; E=160 gate-up T=1 w64 71.6 vs w64s6 91.3 at 144)", rowsPerActiveGroup(s),
+                    DECODE_ROWS_PER_GROUP, tiles64(s), info.smCount(), v.id(), HOPPER_DECODE_SOURCE);
         }
         if (v.hopper) {
             return String.format("sm_90, %.1f rows per active group, K = %d -> %s (w128n2 above %.0f rows with K >= %d or above %.0f "

@@ -54,24 +54,27 @@ class GroupedGemmHeuristicsTest {
         assertEquals("d16", auto(moe(160, 6, 5120, 1536, 1, true, WeightLayout.NK), A100));
     }
 
-    // sm_90 up to 4 rows per active group: w64, or m16 where the 64x128 tiles are fewer than half the SMs
-    // (H100 harness h100-decode-w64.txt, bf16 µs)
-    @Test void hopperDecodeRunsW64OrM16WithFewTiles() {
+    // sm_90 up to 4 rows per active group: m16 where the 64x128 tiles are fewer than half the SMs, w64s6 where they fit
+    // one wave of one CTA per SM, w64 above (H100 harness h100-decode-w64.txt and h100-w64s6.txt, bf16 µs)
+    @Test void hopperDecodeRunsTheWgmmaTilesOrM16WithFewTiles() {
         assertEquals("m16", auto(moe(8, 2, 4096, 14336, 1, false)));                    // 64 tiles: m16 92.6, w64 109.6
-        assertEquals("w64", auto(moe(8, 2, 4096, 14336, 8, false)));                    // w64 266.7, m64 291.1, m16 301.6
-        assertEquals("w64", auto(moe(8, 2, 4096, 14336, 1, true)));                     // 448 tiles: w64 159.4, m64 176.0
-        assertEquals("w64", auto(moe(64, 8, 2048, 1024, 1, true)));                     // 128 tiles: w64 30.8, m16 35.0
-        assertEquals("w64", auto(moe(64, 8, 2048, 1024, 8, true)));                     // w64 132.8, m64 144.7
-        assertEquals("w64", auto(moe(64, 8, 2048, 1024, 1, false)));                    // w64 18.2, m16 18.0
-        assertEquals("w64", auto(moe(64, 8, 2048, 1024, 8, false)));                    // w64 67.3, m16 72.9
+        assertEquals("w64s6", auto(moe(64, 8, 2048, 1024, 1, true)));                   // 128 tiles: w64s6 29.0, w64 31.1, m16 35.0
+        assertEquals("w64s6", auto(moe(64, 8, 2048, 1024, 1, true, WeightLayout.NK)));  // w64s6 30.7, m16 32.8, w64 33.8
+        assertEquals("w64s6", auto(moe(64, 8, 2048, 1024, 1, false)));                  // 128 tiles: w64s6 17.1, w64 18.0
+        assertEquals("w64s6", auto(moe(128, 8, 2048, 768, 1, true)));                   // 96 tiles: w64s6 24.2, w64 28.1
+        assertEquals("w64s6", auto(moe(128, 8, 2048, 768, 1, false)));                  // 128 tiles: w64s6 14.6, w64 15.3
+        assertEquals("w64", auto(moe(160, 6, 5120, 1536, 1, true)));                    // 144 tiles: w64 71.6, w64s6 91.3, m16 85.3
+        assertEquals("w64", auto(moe(160, 6, 5120, 1536, 1, true, WeightLayout.NK)));   // w64 77.4, m16 78.9, w64s6 95.6
+        assertEquals("w64", auto(moe(160, 6, 5120, 1536, 1, false)));                   // 240 tiles: w64 37.8, w64s6 38.9
+        assertEquals("w64", auto(moe(8, 2, 4096, 14336, 1, true)));                     // 448 tiles: w64 160.3, w64s6 167.8
+        assertEquals("w64", auto(moe(8, 2, 4096, 14336, 8, false)));                    // 256 tiles: w64 266.9, w64s6 268.4
+        assertEquals("w64", auto(moe(64, 8, 2048, 1024, 8, true)));                     // w64 132.7, w64s6 139.6, m64 144.7
         assertEquals("w64", auto(moe(64, 8, 2048, 1024, 32, false)));                   // w64 94.1, m64 100.4
-        assertEquals("w64", auto(moe(64, 8, 2048, 1024, 1, true, WeightLayout.NK)));    // w64 33.2, m16 32.9
-        assertEquals("w64", auto(moe(128, 8, 2048, 768, 1, true)));                     // 96 tiles: w64 28.3, m16 29.4
-        assertEquals("w64", auto(moe(160, 6, 5120, 1536, 1, true)));                    // w64 71.1, m64 79.7, m16 84.4
-        assertEquals("w64", auto(moe(160, 6, 5120, 1536, 1, true, WeightLayout.NK)));   // w64 77.5, m16 78.5
         assertEquals("w64", auto(moe(8, 2, 4096, 14336, 32, false)));                   // 8 rows per active group: w64 as before
         Decision d = GroupedGemmHeuristics.decide(moe(8, 2, 4096, 14336, 1, false), H100, Backend.AUTO);
-        assertTrue(d.reason().contains("m16") && d.reason().contains("sm_90") && d.reason().contains("64 64x128 tiles"), d.reason());
+        assertTrue(d.reason().contains("-> m16") && d.reason().contains("sm_90") && d.reason().contains("~64 64x128 tiles"), d.reason());
+        d = GroupedGemmHeuristics.decide(moe(64, 8, 2048, 1024, 1, true), H100, Backend.AUTO);
+        assertTrue(d.reason().contains("-> w64s6"), d.reason());
     }
 
     @Test void kNSwiGluKeepsTheMmaTilesOffHopper() {
