@@ -282,20 +282,18 @@ public final class GroupedGemmHeuristics {
      * (149 vs m16 170); E=8 top-2 T=1 gate-up KN → 2 · 224 = 448 → m64 (194 vs m16 205); E=64 T=1 down → d16 (18.3
      * vs m16 19.4); E=64 T=1 gate-up NK → d16 (31.7 vs m16 35.8).
      *
-     * <p>On sm_90 up to {@link #DECODE_ROWS_PER_GROUP} rows per active group the Hopper tile w64 runs, every projection
-     * and layout, unless the estimated 64x128 tile count is below half the SMs, where m16 (4x the tiles) runs, or at most
-     * one per SM, where w64s6 (the same tile with a 6-stage ring, one CTA per SM) runs: E=64 top-8 T=1 gate-up KN (128
-     * tiles) w64s6 29.0, w64 31.1 µs; E=128 T=1 gate-up (96) 24.2 vs 28.1; E=64 T=1 down (128) 17.1 vs 18.0; but E=160
-     * top-6 T=1 gate-up (144 tiles: two waves of one CTA per SM) w64s6 91.3 vs w64 71.6 (dev/grouped_gemm/h100-w64s6.txt). H100
-     * harness ({@link #HOPPER_DECODE_SOURCE}, 72 rows: T = 1, 8, 32 on the four MoE configurations, gate-up and down, KN
-     * and NK, m16 / m64 / w64 / w128n2), bf16 µs: E=160 top-6 T=1 gate-up KN (144 tiles) w64 71.1, m64 79.7, m16 84.4;
-     * E=64 T=1 gate-up KN (128) w64 30.8, m16 35.0; E=64 T=8 gate-up KN w64 132.8, m64 144.7; E=8 top-2 T=1 gate-up KN
-     * (448) w64 159.4, m64 176.0; E=8 T=1 down (64 tiles) m16 92.6, w64 109.6. On the 48 rows (T = 1 and 8) that ran
-     * m16, w64 and w64s6 together, twice, the rule's pick is within 7 % of the fastest of the three (E=8 T=1 down bf16
-     * KN, m16 93.3 vs w64s6 87.4, while f16 gives w64s6 104.6 vs m16 93.6) and 0.86-1.00x (geomean 0.98x) the time of
-     * the rule without w64s6. The
-     * sm_80 rules above (d16, m16, m64) date from before the mma tiles resolved their copies once per tile (b9a1196), and
-     * no Ampere part has measured them since: on the H100 m16 is now within 3 % of d16 or faster on every decode row
+     * <p>On sm_90, up to {@link #DECODE_ROWS_PER_GROUP} rows per active group, every projection and layout, the estimated
+     * 64x128 tile count decides: below half the SMs m16 (4x the tiles), up to one tile per SM w64s6 (w64 with a 6-stage
+     * ring and one CTA per SM), above that w64. H100 harness, bf16 µs ({@link #HOPPER_DECODE_SOURCE}: m16 / m64 / w64 /
+     * w128n2 on 72 rows, T = 1, 8, 32 on the four MoE configurations, gate-up and down, KN and NK; and
+     * dev/grouped_gemm/h100-w64s6.txt): E=8 top-2 T=1 down (64 tiles) m16 92.6, w64 109.6; E=64 top-8 T=1 gate-up KN
+     * (128 tiles) w64s6 29.0, w64 31.1, m16 35.0; E=128 T=1 gate-up (96) w64s6 24.2, w64 28.1; E=64 T=1 down (128) w64s6
+     * 17.1, w64 18.0; E=160 top-6 T=1 gate-up KN (144, two waves of one CTA per SM) w64 71.6, w64s6 91.3, m16 84.4; E=64
+     * T=8 gate-up KN w64 132.8, m64 144.7; E=8 T=1 gate-up KN (448) w64 159.4, m64 176.0. On the 48 rows (T = 1 and 8)
+     * that ran m16, w64 and w64s6 together, twice, the pick is within 7 % of the fastest of the three (the one row past
+     * 4 %: E=8 T=1 down bf16 KN, m16 93.3 vs w64s6 87.4, where f16 gives w64s6 104.6 vs m16 93.6). The sm_80 rules
+     * above (d16, m16, m64) date from before the mma tiles resolved their copies once per tile (b9a1196), and no Ampere
+     * part has measured them since: on the H100 m16 is now within 3 % of d16 or faster on every decode row
      * (dev/grouped_gemm/h100-decode-m16-d16.txt).
      */
     public static Variant variant(Shape s, DeviceInfo info) {
