@@ -209,6 +209,9 @@ class GroupedGemmHeuristicsTest {
         assertEquals(2, GroupedGemmHeuristics.ctasPerSm(Variant.W64, 99844, H100));
         assertEquals(1, GroupedGemmHeuristics.ctasPerSm(Variant.W128N2, Variant.W128N2.smemBytes(WeightLayout.NK, 64), H100));
         assertEquals(256, Variant.W128N2.threads);
+        // w64s6 at G=64: 1024 + 6 stages x 192 x 128 B + 4 x (65 + 64) = 148996 B -> 1 CTA, the whole ring in flight
+        assertEquals(148996, Variant.W64S6.smemBytes(WeightLayout.KN, 64));
+        assertEquals(1, GroupedGemmHeuristics.ctasPerSm(Variant.W64S6, 148996, H100));
     }
 
     @Property(tries = 200)
