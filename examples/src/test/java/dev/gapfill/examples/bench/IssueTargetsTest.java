@@ -99,7 +99,7 @@ class IssueTargetsTest {
         assertTrue(t.get(1).met());   // 1.4×
         assertTrue(t.get(2).met());   // 2.1× the peer
         assertTrue(t.get(3).met());   // M = 64: 1.4×
-        assertEquals("1.40× over 1 rows (1.40–1.40×)", t.get(3).measured());
+        assertEquals("1.40× over 1 rows (1.40–1.40×); a kernel at every row's floor would be 2.33×", t.get(3).measured());
         assertTrue(t.get(4).met());   // AUTO: M = 128 has no custom, its best is the vendor
         assertEquals("4 of 4 rows (worst +0.0 %)", t.get(4).measured());
     }
@@ -160,6 +160,29 @@ class IssueTargetsTest {
         assertFalse(t.get(1).met());  // 0.86× the grouped call
         assertFalse(t.get(2).met());  // 63 % of the floor
         assertFalse(t.get(3).met(), "AUTO 35 µs against the peer's 30 µs");
+        // the ceilings: the loop at 200 µs over a 22 µs floor (9.09×), the peer at 30 µs over it (1.36×)
+        assertEquals("5.71× over 1 rows (5.71–5.71×); a kernel at every row's floor would be 9.09×", t.get(0).measured());
+        assertEquals("0.86× over 1 rows (0.86–0.86×); a kernel at every row's floor would be 1.36×", t.get(1).measured());
+    }
+
+    @Test void aSpeedupTargetAboveWhatTheFloorsAllowIsSaidToBeOutOfReachAndStaysAMiss() {
+        // loop / floor = 4.0× on both rows: no kernel, however close to its floor, makes 5× their geometric mean
+        List<Map<String, Object>> rows = List.of(
+                row("BF16", shape("experts", 64, "tokens", 8), 400.0, 110.0, 110.0, 100.0, 0, Map.of()),
+                row("BF16", shape("experts", 64, "tokens", 32), 800.0, 220.0, 220.0, 200.0, 0, Map.of()));
+        IssueTargets.Result loop = IssueTargets.evaluate("grouped_gemm", rows).get(0);
+        assertFalse(loop.met());
+        assertEquals("3.64× over 2 rows (3.64–3.64×); a kernel at every row's floor would be 4.00×, so out of any kernel's reach",
+                loop.measured());
+        // with the read-after-flush line (4 µs + bytes / 3000 GB/s) a 30 MB row cannot take less than 14 µs: against a
+        // 10 µs floor the ceiling of a 100 µs loop drops from 10× to 7.14×
+        List<Map<String, Object>> small = List.of(row("BF16", shape("experts", 64, "tokens", 1), 100.0, 25.0, 25.0, 10.0, 30_000_000L, Map.of()));
+        Map<String, Object> ceilings = Map.of("copy_GBps", 3000.0, "read_after_flush_us", 4.0, "read_after_flush_GBps", 3000.0);
+        assertEquals("4.00× over 1 rows (4.00–4.00×); a kernel at every row's floor would be 10.00× (7.14× if none is faster than a plain "
+                + "read of its bytes after the flush)", IssueTargets.evaluate("grouped_gemm", small, ceilings).get(0).measured());
+        // a row without a floor leaves the ceiling out rather than guessing it
+        Map<String, Object> noFloor = row("BF16", shape("experts", 64, "tokens", 1), 200.0, 35.0, 35.0, 0.0, 0, Map.of());
+        assertEquals("5.71× over 1 rows (5.71–5.71×)", IssueTargets.evaluate("grouped_gemm", List.of(noFloor)).get(0).measured());
     }
 
     @Test void aGroupedAutoMissOnTheFastestVendorCallIsCountedAsNoiseButStillAMiss() {
