@@ -55,10 +55,8 @@ static const Var VARS[] = {{"m16", false, 16, 64, 4, 4}, {"m64", false, 64, 128,
                            {"w128s6", false, 128, 128, 6, 1, 256, true}, {"w64s6", false, 64, 128, 6, 1, 128, true},
                            {"w64n2s5", false, 64, 256, 5, 1, 128, true},
                            {"w128t", false, 128, 256, 4, 1, 256, true}, {"w64w", false, 64, 256, 4, 1, 128, true},
-                           // d16 and m16 with L2 prefetches 2, 4, 8 k tiles ahead of the ring (h100-decode-m16-d16.txt)
-                           {"d16p2", true, 16, 64, 8, 2}, {"d16p4", true, 16, 64, 8, 2}, {"d16p8", true, 16, 64, 8, 2},
-                           {"m16p2", false, 16, 64, 4, 4}, {"m16p4", false, 16, 64, 4, 4}, {"m16p8", false, 16, 64, 4, 4},
-                           // w64 with 3 stages at 3 CTAs/SM (decode, h100-decode-w64.txt)
+                           // (the L2-prefetch variants d16p2/4/8 and m16p2/4/8 of h100-decode-m16-d16.txt: git b0ba2fb)
+                           // w64 with 3 stages at 3 CTAs/SM and with 8 at one (decode, h100-w64s6.txt)
                            {"w64s3", false, 64, 128, 3, 3, 128, true}, {"w64s8", false, 64, 128, 8, 1, 128, true}};
 static const int NVARS = sizeof(VARS) / sizeof(VARS[0]);
 

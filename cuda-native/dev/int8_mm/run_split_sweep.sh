@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call (~1-2 minutes), from the repo root: OUT=$OUT bash cuda-native/dev/int8_mm/run_split_sweep.sh
-# SWEEP=prefetch_sweep runs prefetch_sweep.cu instead of split_sweep.cu (the same build, its own output file).
+# SWEEP=<name> runs <name>.cu instead (the same build, its own output file; prefetch_sweep.cu is in git at b0ba2fb).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 OUT=${OUT:-.}; mkdir -p "$OUT"

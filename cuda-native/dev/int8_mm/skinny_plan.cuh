@@ -1,4 +1,4 @@
-// Shared by the skinny int8 dev sweeps (split_sweep.cu, prefetch_sweep.cu): the input fill and the split plan they
+// Shared by the skinny int8 dev sweeps (split_sweep.cu; prefetch_sweep.cu in git at b0ba2fb): the input fill and the split plan they
 // call "heuristic" with a forced split count. That plan is the rule split_sweep.cu was written against (2·SMs CTAs,
 // at most 32 / 72 KiB of A per CTA), not today's Int8MmHeuristics.skinnyPlan (the wave cost model with a merge cost);
 // the sweeps time several forced counts beside it.

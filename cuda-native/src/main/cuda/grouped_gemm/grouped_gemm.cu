@@ -49,12 +49,10 @@ using namespace gapfill::gg;
 namespace {
 
 
-// PF_ > 0 (harness-only variants): the weights of the k tile PF_ tiles past the newest stage are also requested into L2
-// (prefetch.global.L2), so more weight bytes are in flight per SM than the ring holds.
-template <int BM_, int BN_, int WARPS_M_, int WARPS_N_, int STAGES_, bool W_NK_, bool SWIGLU_, int PF_ = 0>
+template <int BM_, int BN_, int WARPS_M_, int WARPS_N_, int STAGES_, bool W_NK_, bool SWIGLU_>
 struct Config {
     static constexpr int BM = BM_, BN = BN_, BK = 64;
-    static constexpr int WARPS_M = WARPS_M_, WARPS_N = WARPS_N_, STAGES = STAGES_, PF = PF_;
+    static constexpr int WARPS_M = WARPS_M_, WARPS_N = WARPS_N_, STAGES = STAGES_;
     static constexpr bool W_NK = W_NK_, SWIGLU = SWIGLU_;
     static constexpr int THREADS = 32 * WARPS_M * WARPS_N;
     static constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;  // warp tile
@@ -168,9 +166,6 @@ __device__ __forceinline__ int tile_w_col(int c, int n0, int n_out, int N, bool&
     return n0 + c;
 }
 
-template <typename P>  // a template, so builds without a PF variant do not warn that it is unused
-__device__ __forceinline__ void prefetch_l2(const P* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
-
 // One stage's 16-byte copies of an mma or wgmma tile (BK = 64): A = BM gathered X rows x 64 k, B = W[g] as 64 k rows
 // x BN columns (kn) or BN rows x 64 k (nk). The sources are resolved once per tile (resolve: the row table, the W column
 // map, the group's weights) and a k tile then costs an add, a compare and the cp.async per copy (issue). Thread tid
@@ -230,22 +225,6 @@ struct TileCopies {
                 const bool v = b_src[i] != nullptr && k_in;
                 cp_async16(b + b_off((tid >> 3) + i * ROW_STEP, kc), v ? b_src[i] + k0 : W, v);
             }
-        }
-    }
-
-    // L2 prefetch of the weight bytes issue(tid, k0, ...) would copy (harness-only PF variants)
-    __device__ __forceinline__ void prefetch_w(int tid, int k0, int K, int N) const {
-        if (!W_NK) {
-#pragma unroll
-            for (int i = 0; i < B_I; ++i) {
-                const int kr = tid / KN_COLS + i * KN_STEP;
-                if (b_src[0] != nullptr && k0 + kr < K) prefetch_l2(b_src[0] + (size_t)(k0 + i * KN_STEP) * N);
-            }
-        } else {
-            const bool k_in = k0 + (tid & 7) * 8 < K;
-#pragma unroll
-            for (int i = 0; i < (W_NK ? B_I : 1); ++i)
-                if (b_src[i] != nullptr && k_in) prefetch_l2(b_src[i] + k0);
         }
     }
 };
@@ -318,9 +297,6 @@ __device__ __forceinline__ void grouped_gemm_body(const T* __restrict__ X, const
             if (s < k_tiles) load_stage(s, s);
             cp_async_commit();
         }
-        if constexpr (C::PF > 0) {
-            for (int p = C::STAGES - 1; p < C::STAGES - 1 + C::PF && p < k_tiles; ++p) copies.prefetch_w(tid, p * C::BK, K, N);
-        }
 #pragma unroll 1
         for (int kt = 0; kt < k_tiles; ++kt) {
             cp_async_wait<C::STAGES - 2>();  // stage kt has landed (for this thread) ...
@@ -328,9 +304,6 @@ __device__ __forceinline__ void grouped_gemm_body(const T* __restrict__ X, const
             const int next = kt + C::STAGES - 1;
             if (next < k_tiles) load_stage(next % C::STAGES, next);
             cp_async_commit();
-            if constexpr (C::PF > 0) {
-                if (next + C::PF < k_tiles) copies.prefetch_w(tid, (next + C::PF) * C::BK, K, N);
-            }
 
             const T* a = sA + (kt % C::STAGES) * C::A_STAGE;
             const T* b = sB + (kt % C::STAGES) * C::B_STAGE;
@@ -407,9 +380,9 @@ __device__ __forceinline__ void grouped_gemm_body(const T* __restrict__ X, const
 // the producer moves on to the CTA's next tile while the consumer finishes the last stages of the current
 // one, and the next tile's gather indices are loaded one tile ahead. Epilogue straight from registers;
 // neighbouring lanes swap values so every store writes two adjacent columns (4 bytes).
-template <int BT_, int BNW_, int STAGES_, bool W_NK_, bool SWIGLU_, int PF_ = 0>  // PF_: as Config's
+template <int BT_, int BNW_, int STAGES_, bool W_NK_, bool SWIGLU_>
 struct DecodeConfig {
-    static constexpr int BT = BT_, BNW = BNW_, BK = 64, STAGES = STAGES_, PF = PF_;
+    static constexpr int BT = BT_, BNW = BNW_, BK = 64, STAGES = STAGES_;
     static constexpr bool W_NK = W_NK_, SWIGLU = SWIGLU_;
     static constexpr int THREADS = 128, WARPS = 4;
     static constexpr int WNW = BNW / WARPS;               // W columns per warp
@@ -536,24 +509,6 @@ __device__ __forceinline__ void grouped_gemm_decode_body(const T* __restrict__ X
                     const int row = w_col(nr, v);
                     v = v && k0 + kc < K;
                     cp_async16(ws + nr * C::W_LD + kc, v ? Wg + (size_t)row * K + k0 + kc : W, v);
-                }
-            }
-            if constexpr (C::PF > 0) {  // the same copies PF k tiles ahead, within this tile
-                const int kp = k0 + C::PF * C::BK;
-#pragma unroll
-                for (int j = 0; j < C::W_CHUNKS / C::THREADS; ++j) {
-                    const int c = tid + j * C::THREADS;
-                    bool v;
-                    if (!C::W_NK) {
-                        const int kr = c / (C::BNW / 8), q = c % (C::BNW / 8);
-                        const int cc = C::SWIGLU ? (q % (C::BNW / 16)) * 16 + (q / (C::BNW / 16)) * 8 : q * 8;
-                        const int col = w_col(cc, v);
-                        if (v && kp + kr < K) prefetch_l2(Wg + (size_t)(kp + kr) * N + col);
-                    } else {
-                        const int nr = c / C::KC, kc = (c % C::KC) * 8;
-                        const int row = w_col(nr, v);
-                        if (v && kp + kc < K) prefetch_l2(Wg + (size_t)row * K + kp + kc);
-                    }
                 }
             }
 #pragma unroll
@@ -842,22 +797,21 @@ __device__ __forceinline__ void grouped_gemm_wgmma_body(const T* __restrict__ X,
 // Shared memory of a launch = the pipeline stages of the config + 4·(G + 1 + BM) bytes of schedule and row
 // table (GroupedGemmHeuristics.Variant.smemBytes mirrors it). Block: 128 threads. Symbols:
 // gg_<m16|m64>_<f16|bf16>_<kn|nk>_<plain|swiglu>. MINB (CTAs per SM) caps registers at 65536 / (128·MINB).
-#define GG_KERNEL(NAME, T, BM, BN, WM, WN, ST, NK, SW, MINB, PF)                                                  \
+#define GG_KERNEL(NAME, T, BM, BN, WM, WN, ST, NK, SW, MINB)                                                      \
     extern "C" __global__ void __launch_bounds__(32 * WM * WN, MINB)                                              \
         NAME(const T* X, const T* W, T* Y, const int* offsets, const int* gather, const float* scale, int G,      \
              int T_total, int X_rows, int K, int N) {                                                             \
-        grouped_gemm_body<T, Config<BM, BN, WM, WN, ST, NK, SW, PF>>(X, W, Y, offsets, gather, scale, G, T_total, \
-                                                                     X_rows, K, N);                               \
+        grouped_gemm_body<T, Config<BM, BN, WM, WN, ST, NK, SW>>(X, W, Y, offsets, gather, scale, G, T_total,     \
+                                                                 X_rows, K, N);                                   \
     }
-#define GG_LAYOUTS(CFG, T, TN, BM, BN, WM, WN, ST, MINB, PF)                                 \
-    GG_KERNEL(gg_##CFG##_##TN##_kn_plain, T, BM, BN, WM, WN, ST, false, false, MINB, PF)  \
-    GG_KERNEL(gg_##CFG##_##TN##_kn_swiglu, T, BM, BN, WM, WN, ST, false, true, MINB, PF)  \
-    GG_KERNEL(gg_##CFG##_##TN##_nk_plain, T, BM, BN, WM, WN, ST, true, false, MINB, PF)   \
-    GG_KERNEL(gg_##CFG##_##TN##_nk_swiglu, T, BM, BN, WM, WN, ST, true, true, MINB, PF)
-#define GG_CONFIG_PF(CFG, BM, BN, WM, WN, ST, MINB, PF)                  \
-    GG_LAYOUTS(CFG, __half, f16, BM, BN, WM, WN, ST, MINB, PF)          \
-    GG_LAYOUTS(CFG, __nv_bfloat16, bf16, BM, BN, WM, WN, ST, MINB, PF)
-#define GG_CONFIG(CFG, BM, BN, WM, WN, ST, MINB) GG_CONFIG_PF(CFG, BM, BN, WM, WN, ST, MINB, 0)
+#define GG_LAYOUTS(CFG, T, TN, BM, BN, WM, WN, ST, MINB)                                 \
+    GG_KERNEL(gg_##CFG##_##TN##_kn_plain, T, BM, BN, WM, WN, ST, false, false, MINB)  \
+    GG_KERNEL(gg_##CFG##_##TN##_kn_swiglu, T, BM, BN, WM, WN, ST, false, true, MINB)  \
+    GG_KERNEL(gg_##CFG##_##TN##_nk_plain, T, BM, BN, WM, WN, ST, true, false, MINB)   \
+    GG_KERNEL(gg_##CFG##_##TN##_nk_swiglu, T, BM, BN, WM, WN, ST, true, true, MINB)
+#define GG_CONFIG(CFG, BM, BN, WM, WN, ST, MINB)                    \
+    GG_LAYOUTS(CFG, __half, f16, BM, BN, WM, WN, ST, MINB)          \
+    GG_LAYOUTS(CFG, __nv_bfloat16, bf16, BM, BN, WM, WN, ST, MINB)
 
 //         name BM  BN   warps  stages CTAs/SM
 GG_CONFIG(m16, 16, 64, 1, 4, 4, 4)
@@ -865,35 +819,27 @@ GG_CONFIG(m64, 64, 128, 2, 2, 3, 2)
 
 // Decode variants: shared memory = STAGES·(BT·72 + W stage)·2 + 4·(3G + 1) bytes, W stage = BNW·72 (nk) or
 // 64·(BNW + 8) (kn) elements. Symbols gg_<name>_<f16|bf16>_<kn|nk>_<plain|swiglu>; 128 threads, 2 CTAs/SM.
-#define GGD_KERNEL(NAME, T, BT, BNW, ST, NK, SW, PF)                                                             \
+#define GGD_KERNEL(NAME, T, BT, BNW, ST, NK, SW)                                                                 \
     extern "C" __global__ void __launch_bounds__(128, 2)                                                          \
         NAME(const T* X, const T* W, T* Y, const int* offsets, const int* gather, const float* scale, int G,      \
              int T_total, int X_rows, int K, int N) {                                                             \
-        grouped_gemm_decode_body<T, DecodeConfig<BT, BNW, ST, NK, SW, PF>>(X, W, Y, offsets, gather, scale, G,    \
-                                                                           T_total, X_rows, K, N);                \
+        grouped_gemm_decode_body<T, DecodeConfig<BT, BNW, ST, NK, SW>>(X, W, Y, offsets, gather, scale, G,        \
+                                                                       T_total, X_rows, K, N);                    \
     }
-#define GGD_LAYOUTS(CFG, T, TN, BT, BNW, ST, PF)                                   \
-    GGD_KERNEL(gg_##CFG##_##TN##_kn_plain, T, BT, BNW, ST, false, false, PF)     \
-    GGD_KERNEL(gg_##CFG##_##TN##_kn_swiglu, T, BT, BNW, ST, false, true, PF)     \
-    GGD_KERNEL(gg_##CFG##_##TN##_nk_plain, T, BT, BNW, ST, true, false, PF)      \
-    GGD_KERNEL(gg_##CFG##_##TN##_nk_swiglu, T, BT, BNW, ST, true, true, PF)
-#define GGD_CONFIG_PF(CFG, BT, BNW, ST, PF)                       \
-    GGD_LAYOUTS(CFG, __half, f16, BT, BNW, ST, PF)                \
-    GGD_LAYOUTS(CFG, __nv_bfloat16, bf16, BT, BNW, ST, PF)
-#define GGD_CONFIG(CFG, BT, BNW, ST) GGD_CONFIG_PF(CFG, BT, BNW, ST, 0)
+#define GGD_LAYOUTS(CFG, T, TN, BT, BNW, ST)                                   \
+    GGD_KERNEL(gg_##CFG##_##TN##_kn_plain, T, BT, BNW, ST, false, false)     \
+    GGD_KERNEL(gg_##CFG##_##TN##_kn_swiglu, T, BT, BNW, ST, false, true)     \
+    GGD_KERNEL(gg_##CFG##_##TN##_nk_plain, T, BT, BNW, ST, true, false)      \
+    GGD_KERNEL(gg_##CFG##_##TN##_nk_swiglu, T, BT, BNW, ST, true, true)
+#define GGD_CONFIG(CFG, BT, BNW, ST)                          \
+    GGD_LAYOUTS(CFG, __half, f16, BT, BNW, ST)                \
+    GGD_LAYOUTS(CFG, __nv_bfloat16, bf16, BT, BNW, ST)
 
 //          name  BT  BNW stages
 GGD_CONFIG(d16, 16, 64, 8)
 #ifdef GG_EXPERIMENTAL  // harness-only variants (cuda-native/dev/grouped_gemm/harness.cu)
 GGD_CONFIG(d32, 32, 64, 7)
 GGD_CONFIG(d16w, 16, 128, 5)
-// d16 and m16 with L2 prefetches PF k tiles ahead of the ring (dev/grouped_gemm/h100-decode-m16-d16.txt)
-GGD_CONFIG_PF(d16p2, 16, 64, 8, 2)
-GGD_CONFIG_PF(d16p4, 16, 64, 8, 4)
-GGD_CONFIG_PF(d16p8, 16, 64, 8, 8)
-GG_CONFIG_PF(m16p2, 16, 64, 1, 4, 4, 4, 2)
-GG_CONFIG_PF(m16p4, 16, 64, 1, 4, 4, 4, 4)
-GG_CONFIG_PF(m16p8, 16, 64, 1, 4, 4, 4, 8)
 #endif
 
 // Hopper variants: shared memory = 1024 (alignment) + STAGES·(BM + BN)·128 + 4·(G + 1 + BM) bytes; block

@@ -47,10 +47,7 @@ template <int MT, int RT, int U> struct Config {
     static constexpr int STEP = 64 * U;         // k per iteration (4 threads × 16 bytes × U)
 };
 
-// PF > 0 (harness only so far, cuda-native/dev/int8_mm/prefetch_sweep.cu): each warp also asks L2 for its weight rows
-// PF iterations ahead of the register loads (one prefetch.global.L2 per lane and iteration), so more bytes are in flight
-// per SM than the registers hold. The shipped entries below use PF = 0.
-template <typename TOut, int MT, int RT, int U, int PF = 0>
+template <typename TOut, int MT, int RT, int U>
 __device__ __forceinline__ void skinny_body(const int8_t* __restrict__ a, const int8_t* __restrict__ w, TOut* __restrict__ out,
                                             const Dequant dq, int* __restrict__ workspace, int M, int N, int K, int ks) {
     using C = Config<MT, RT, U>;
@@ -96,26 +93,6 @@ __device__ __forceinline__ void skinny_body(const int8_t* __restrict__ a, const 
     };
     load_iter(cur, 0);
 
-    // L2 prefetch of iteration k_local's weight lines: RT·16 rows × STEP/128 lines of 128 bytes, one per lane (the
-    // line holding the first byte of each 128-byte piece; K % 128 != 0 shifts the pieces and misses a line per row).
-    auto prefetch_iter = [&](int k_local) {
-        if constexpr (PF > 0) {
-            constexpr int LPR = C::STEP / 128;
-            constexpr int LINES = RT * 16 * LPR;
-#pragma unroll
-            for (int i = lane; i < LINES; i += 32) {
-                const int r = i / (16 * LPR), rem = i % (16 * LPR);
-                const int n = n_warp + r * 16 + rem / LPR;
-                const int k = kb + k_local + (rem % LPR) * 128;
-                if (n < N && k < ke) asm volatile("prefetch.global.L2 [%0];" ::"l"(w + (size_t)n * K + k));
-            }
-        }
-    };
-    if constexpr (PF > 0) {
-#pragma unroll
-        for (int p = 1; p <= PF; ++p) prefetch_iter(p * C::STEP);
-    }
-
     // Stage A[:, kb : kb + ks_alloc) in shared memory, zero past K.
     const int chunks_per_row = ks_alloc / 16;
     for (int i = threadIdx.x; i < M * chunks_per_row; i += THREADS) {
@@ -140,7 +117,6 @@ __device__ __forceinline__ void skinny_body(const int8_t* __restrict__ a, const 
         uint4 nxt[RT][U][2];
         const bool more = k_local + C::STEP < ks_alloc;
         if (more) load_iter(nxt, k_local + C::STEP);
-        if constexpr (PF > 0) prefetch_iter(k_local + (PF + 1) * C::STEP);
 #pragma unroll
         for (int u = 0; u < U; ++u) {
 #pragma unroll
