@@ -1,18 +1,21 @@
-// A/B of the skinny int8 kernel's A staging (twenty-sixth session): the tree's skinny_mma.cu (A's slice copied to
-// shared memory with cp.async, every chunk in flight at once) against the previous one (a load → store loop through
-// registers, skinny_mma_prev.cu, generated from git by run_stage_ab.sh with its symbols prefixed prev_), with cuBLASLt
-// int8 TN (COMPUTE_32I, I32 out) timed beside them.
+// A/B of the skinny int8 kernel's A staging (twenty-sixth session): the tree's skinny_mma.cu against another revision
+// of it (skinny_mma_alt.cu, generated from git by run_stage_ab.sh with its symbols prefixed alt_; by default 2b69676,
+// which staged A's slice with cp.async, every chunk in flight at once, instead of the tree's load -> store loop through
+// registers), with cuBLASLt int8 TN (COMPUTE_32I, I32 out) timed beside them.
+// Result (H100, h100-2b69676-stage-ab.txt, run with the roles reversed: the tree was 2b69676 and the alternative
+// 1a6b21f): cp.async staging took 1.027x the time in geometric mean over 42 shapes (0.98-1.10x), bit-identical
+// outputs. The register copy stays; the staging was not what limits M >= 16.
 //
 // Plans: Int8MmHeuristics.skinnyPlan as the Java code has it now (the wave cost model, mirrored in java_plan below,
-// resident CTAs from the occupancy API), and for the new kernel every distinct split count 1..32 that fits, so a
+// resident CTAs from the occupancy API), and for the tree's kernel every distinct split count 1..32 that fits, so a
 // changed best count shows.
-// Checks before timing, per shape: outputs poisoned; new@plan and prev@plan bit-identical; cuBLASLt's sums equal to
-// new@plan's; every forced split count of the new kernel equal to new@plan; 64 sampled elements against int64 dot
+// Checks before timing, per shape: outputs poisoned; tree@plan and alt@plan bit-identical; cuBLASLt's sums equal to
+// tree@plan's; every forced split count of the tree's kernel equal to tree@plan; 64 sampled elements against int64 dot
 // products on the host. Any mismatch fails the run (exit 1).
-// Timing: L2 flushed by a read of 4× its size before every launch, paths interleaved in rotating order, CUDA events,
+// Timing: L2 flushed by a read of 4x its size before every launch, paths interleaved in rotating order, CUDA events,
 // medians of REPS (default 25).
 //   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I../../src/main/cuda/common -I../timing \
-//        stage_ab.cu skinny_mma_prev.cu -lcublasLt -o /tmp/i8_stage_ab
+//        stage_ab.cu skinny_mma_alt.cu -lcublasLt -o /tmp/i8_stage_ab
 #include "../../src/main/cuda/int8_mm/skinny_mma.cu"
 #include "stream_read.cuh"
 #include "skinny_plan.cuh"
@@ -29,22 +32,22 @@
 typedef void (*Kernel)(const int8_t*, const int8_t*, int*, const float*, int, const float*, int, const float*, int*, int, int,
                        int, int);
 extern "C" {
-__global__ void prev_int8_mm_skinny_m8_i32(const int8_t*, const int8_t*, int*, const float*, int, const float*, int, const float*,
+__global__ void alt_int8_mm_skinny_m8_i32(const int8_t*, const int8_t*, int*, const float*, int, const float*, int, const float*,
                                            int*, int, int, int, int);
-__global__ void prev_int8_mm_skinny_m16_i32(const int8_t*, const int8_t*, int*, const float*, int, const float*, int, const float*,
+__global__ void alt_int8_mm_skinny_m16_i32(const int8_t*, const int8_t*, int*, const float*, int, const float*, int, const float*,
                                             int*, int, int, int, int);
-__global__ void prev_int8_mm_skinny_m32_i32(const int8_t*, const int8_t*, int*, const float*, int, const float*, int, const float*,
+__global__ void alt_int8_mm_skinny_m32_i32(const int8_t*, const int8_t*, int*, const float*, int, const float*, int, const float*,
                                             int*, int, int, int, int);
-__global__ void prev_int8_mm_skinny_m64_i32(const int8_t*, const int8_t*, int*, const float*, int, const float*, int, const float*,
+__global__ void alt_int8_mm_skinny_m64_i32(const int8_t*, const int8_t*, int*, const float*, int, const float*, int, const float*,
                                             int*, int, int, int, int);
 }
-static Kernel new_kernel(int tile) {
+static Kernel tree_kernel(int tile) {
     return tile == 8 ? int8_mm_skinny_m8_i32 : tile == 16 ? int8_mm_skinny_m16_i32 : tile == 32 ? int8_mm_skinny_m32_i32
                                                                                                 : int8_mm_skinny_m64_i32;
 }
-static Kernel prev_kernel(int tile) {
-    return tile == 8 ? prev_int8_mm_skinny_m8_i32 : tile == 16 ? prev_int8_mm_skinny_m16_i32
-                     : tile == 32 ? prev_int8_mm_skinny_m32_i32 : prev_int8_mm_skinny_m64_i32;
+static Kernel alt_kernel(int tile) {
+    return tile == 8 ? alt_int8_mm_skinny_m8_i32 : tile == 16 ? alt_int8_mm_skinny_m16_i32
+                     : tile == 32 ? alt_int8_mm_skinny_m32_i32 : alt_int8_mm_skinny_m64_i32;
 }
 
 // Int8MmHeuristics.skinnyPlan (cost = waves × (ks + 256) + merge(tile) × (splits − 1), smem budget 32 / 72 KiB).
@@ -67,7 +70,7 @@ static Plan java_plan(int m, int n, int k, int sms) {
         if (sp == last) continue;
         last = sp;
         int bps = 0;
-        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, new_kernel(p.tile), 128, (size_t)m * (ksS + 64)));
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, tree_kernel(p.tile), 128, (size_t)m * (ksS + 64)));
         const long slots = (long)std::max(1, bps) * sms;
         const long waves = ((long)p.tilesN * sp + slots - 1) / slots;
         const long cost = waves * (ksS + 256) + merge * (sp - 1);
@@ -92,8 +95,8 @@ int main() {
     const Probe pr = probe_setup(16, flushBytes);
     cudaStream_t st = pr.st;
     for (int tile : {8, 16, 32, 64}) {
-        CK(cudaFuncSetAttribute((const void*)new_kernel(tile), cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
-        CK(cudaFuncSetAttribute((const void*)prev_kernel(tile), cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
+        CK(cudaFuncSetAttribute((const void*)tree_kernel(tile), cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
+        CK(cudaFuncSetAttribute((const void*)alt_kernel(tile), cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
     }
     cublasLtHandle_t lt; CB(cublasLtCreate(&lt));
     void* ltWs; const size_t ltWsBytes = 32u << 20; CK(cudaMalloc(&ltWs, ltWsBytes));
@@ -108,8 +111,8 @@ int main() {
     int bad = 0;
     std::vector<cudaEvent_t> ev(2 * 64);
     for (auto& e : ev) CK(cudaEventCreate(&e));
-    std::printf("%-4s %6s %6s %6s | %-6s %8s %8s %8s | %7s %7s | %s\n", "M", "K", "N", "floor", "splits", "prev", "new", "lt",
-                "new/prv", "lt/new", "new kernel at forced splits: splits us (best *)");
+    std::printf("%-4s %6s %6s %6s | %-6s %8s %8s %8s | %7s %7s | %s\n", "M", "K", "N", "floor", "splits", "alt", "tree", "lt",
+                "tree/alt", "lt/tree", "tree kernel at forced splits: splits us (best *)");
     for (auto& sh : shapes)
         for (int m : ms) {
             const int K = sh[0], N = sh[1];
@@ -123,12 +126,12 @@ int main() {
                 last = p.splits;
                 if (p.splits != jp.splits) forced.push_back(p);
             }
-            auto launchNew = [&](const Plan& p, int* o) {
-                new_kernel(p.tile)<<<dim3(p.tilesN, p.splits), 128, p.smem, st>>>(a, w, o, nullptr, 0, nullptr, 0, nullptr, ws, m,
+            auto launchTree = [&](const Plan& p, int* o) {
+                tree_kernel(p.tile)<<<dim3(p.tilesN, p.splits), 128, p.smem, st>>>(a, w, o, nullptr, 0, nullptr, 0, nullptr, ws, m,
                                                                                   N, K, p.ks);
             };
-            auto launchPrev = [&](const Plan& p, int* o) {
-                prev_kernel(p.tile)<<<dim3(p.tilesN, p.splits), 128, p.smem, st>>>(a, w, o, nullptr, 0, nullptr, 0, nullptr, ws, m,
+            auto launchAlt = [&](const Plan& p, int* o) {
+                alt_kernel(p.tile)<<<dim3(p.tilesN, p.splits), 128, p.smem, st>>>(a, w, o, nullptr, 0, nullptr, 0, nullptr, ws, m,
                                                                                    N, K, p.ks);
             };
             // cuBLASLt: C^T [N, M] = W [N, K] · A^T, all column-major views of the row-major buffers (TN).
@@ -159,17 +162,17 @@ int main() {
                 CK(cudaStreamSynchronize(st)); CK(cudaGetLastError());
                 CK(cudaMemcpy(dst.data(), src, ob, cudaMemcpyDeviceToHost));
             };
-            CK(cudaMemset(ref, 0xff, ob)); launchNew(jp, ref); fetch(ref, hRef);
+            CK(cudaMemset(ref, 0xff, ob)); launchTree(jp, ref); fetch(ref, hRef);
             auto same = [&](const char* what, int splits) {
                 if (std::memcmp(hOut.data(), hRef.data(), ob) != 0) {
                     ++bad;
                     std::printf("MISMATCH %s M=%d K=%d N=%d splits=%d\n", what, m, K, N, splits);
                 }
             };
-            CK(cudaMemset(out, 0xff, ob)); launchPrev(jp, out); fetch(out, hOut); same("prev@plan", jp.splits);
-            CK(cudaMemset(out, 0xff, ob)); launchNew(jp, out); fetch(out, hOut); same("new@plan again", jp.splits);
+            CK(cudaMemset(out, 0xff, ob)); launchAlt(jp, out); fetch(out, hOut); same("alt@plan", jp.splits);
+            CK(cudaMemset(out, 0xff, ob)); launchTree(jp, out); fetch(out, hOut); same("tree@plan again", jp.splits);
             if (ltOk) { CK(cudaMemset(ltOut, 0xff, ob)); launchLt(ltOut); fetch(ltOut, hOut); same("cuBLASLt", 0); }
-            for (const Plan& p : forced) { CK(cudaMemset(out, 0xff, ob)); launchNew(p, out); fetch(out, hOut); same("new@forced", p.splits); }
+            for (const Plan& p : forced) { CK(cudaMemset(out, 0xff, ob)); launchTree(p, out); fetch(out, hOut); same("tree@forced", p.splits); }
             {
                 std::vector<int8_t> wrow(K);
                 for (int s = 0; s < 64; ++s) {
@@ -184,11 +187,11 @@ int main() {
                 }
             }
 
-            // timing: prev@plan, new@plan, lt, new@forced..., rotating order
-            std::vector<std::function<void()>> paths = {[&] { launchPrev(jp, out); }, [&] { launchNew(jp, out); }};
+            // timing: alt@plan, tree@plan, lt, tree@forced..., rotating order
+            std::vector<std::function<void()>> paths = {[&] { launchAlt(jp, out); }, [&] { launchTree(jp, out); }};
             if (ltOk) paths.push_back([&] { launchLt(ltOut); });
             const size_t nFixed = paths.size();
-            for (const Plan& p : forced) paths.push_back([&, p] { launchNew(p, out); });
+            for (const Plan& p : forced) paths.push_back([&, p] { launchTree(p, out); });
             std::vector<std::vector<float>> t(paths.size());
             for (int r = -2; r < REPS; ++r) {
                 for (size_t j = 0; j < paths.size(); ++j) {
@@ -204,11 +207,11 @@ int main() {
             }
             std::vector<float> med(paths.size());
             for (size_t i = 0; i < paths.size(); ++i) { std::sort(t[i].begin(), t[i].end()); med[i] = t[i][t[i].size() / 2]; }
-            const float prevUs = med[0], newUs = med[1], ltUs = ltOk ? med[2] : 0.f;
+            const float altUs = med[0], treeUs = med[1], ltUs = ltOk ? med[2] : 0.f;
             size_t best = 1;
             for (size_t i = nFixed; i < paths.size(); ++i) if (med[i] < med[best]) best = i;
-            std::printf("M=%-2d %6d %6d %6.1f | %6d %8.2f %8.2f %8.2f | %7.3f %7.3f |", m, K, N, floorUs, jp.splits, prevUs, newUs, ltUs,
-                        newUs / prevUs, ltOk ? ltUs / newUs : 0.f);
+            std::printf("M=%-2d %6d %6d %6.1f | %6d %8.2f %8.2f %8.2f | %7.3f %7.3f |", m, K, N, floorUs, jp.splits, altUs, treeUs, ltUs,
+                        treeUs / altUs, ltOk ? ltUs / treeUs : 0.f);
             for (size_t i = nFixed; i < paths.size(); ++i)
                 std::printf(" %d%s%.2f", forced[i - nFixed].splits, i == best ? "*" : " ", med[i]);
             std::printf(" | best %d %.2f\n", best == 1 ? jp.splits : forced[best - nFixed].splits, med[best]);
@@ -216,7 +219,7 @@ int main() {
             cublasLtMatrixLayoutDestroy(la); cublasLtMatrixLayoutDestroy(lb); cublasLtMatrixLayoutDestroy(lc);
             cublasLtMatmulDescDestroy(op);
         }
-    std::printf("checks: %s\n", bad ? "FAILED" : "new = prev = cuBLASLt bit for bit at the plan, every forced split count = the plan, "
+    std::printf("checks: %s\n", bad ? "FAILED" : "tree = alt = cuBLASLt bit for bit at the plan, every forced split count = the plan, "
                                                  "64 sampled sums = int64 host dot products, every shape");
     return bad ? 1 : 0;
 }

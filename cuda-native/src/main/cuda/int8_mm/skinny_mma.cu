@@ -21,8 +21,7 @@
 // iteration's loads are issued before the current one's mmas.
 //   CTA = 4 warps; warp w owns RT row tiles of 16 channels; grid = (ceil(N/BN), splits).
 //   CTA (x, y) covers channels [x·BN, x·BN+BN) and k ∈ [y·ks, min(y·ks+ks, K)); its A slice
-//   [M, ks] is copied to shared memory once with cp.async, every chunk in flight at once, while the first
-//   iteration's weight loads are in flight too (rows padded by 64 bytes: conflict-free 16-byte reads).
+//   [M, ks] is copied to shared memory once (rows padded by 64 bytes: conflict-free 16-byte reads).
 //   splits > 1: every CTA writes its int32 fragments to the workspace, the last CTA of a channel tile to
 //   arrive (per-tile counter) adds the others' in registers and runs the epilogue, then re-arms the
 //   counter to 0 — deterministic (integer sums are exact), one launch, nothing allocated.
@@ -40,11 +39,6 @@ namespace {
 constexpr int WARPS = 4;
 constexpr int THREADS = WARPS * 32;
 constexpr int SMEM_ROW_PAD = 64;  // bytes added to each shared row of A: rows 8 apart differ by 64 mod 128
-
-// 16 bytes global → shared without a register round trip; src-size 0 (valid = false) writes zeros and reads nothing.
-__device__ __forceinline__ void cp_async16_zfill(uint32_t dst, const void* src, bool valid) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0) : "memory");
-}
 
 // MT: token tiles of 8 (M ≤ 8·MT); RT: 16-channel row tiles per warp; U: 64-k steps per iteration.
 template <int MT, int RT, int U> struct Config {
@@ -99,21 +93,16 @@ __device__ __forceinline__ void skinny_body(const int8_t* __restrict__ a, const 
     };
     load_iter(cur, 0);
 
-    // Stage A[:, kb : kb + ks_alloc) in shared memory, zero past K: every 16-byte chunk is one cp.async (src-size 0
-    // past K zero-fills), all of a thread's in flight at once, then one wait. Copied through registers instead, each
-    // load waited for its store (≤ 4 in flight after unrolling), so a CTA staging M·ks bytes paid M·ks / (128 threads ·
-    // 16 B · 4) dependent round trips before its first mma: 4 at M = 64, ks = 512, mostly from DRAM after the flush.
+    // Stage A[:, kb : kb + ks_alloc) in shared memory, zero past K.
     const int chunks_per_row = ks_alloc / 16;
-    const uint32_t a_smem_u32 = (uint32_t)__cvta_generic_to_shared(a_smem);
     for (int i = threadIdx.x; i < M * chunks_per_row; i += THREADS) {
         const int m = i / chunks_per_row;
         const int c = i - m * chunks_per_row;
         const int k = kb + 16 * c;
-        const bool ok = k < ke;
-        cp_async16_zfill(a_smem_u32 + (uint32_t)(m * row_stride + 16 * c), ok ? a + (size_t)m * K + k : a, ok);
+        uint4 v = make_uint4(0u, 0u, 0u, 0u);
+        if (k < ke) v = *reinterpret_cast<const uint4*>(a + (size_t)m * K + k);
+        *reinterpret_cast<uint4*>(a_smem + m * row_stride + 16 * c) = v;
     }
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
     __syncthreads();
 
     int acc[RT][MT][4];
