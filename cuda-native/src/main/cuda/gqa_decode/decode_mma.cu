@@ -66,7 +66,7 @@ constexpr int kMergeChunk = 8;  // partials of one thread's 4 dims in flight at 
 constexpr float kLn2 = 0.6931471805599453f;
 
 // Stages of each warp's ring: 4 × 4 KiB (D=64), 3 × 8 KiB (D=128), 2 × 16 KiB (D=256) of K+V per warp.
-template <int D> constexpr int default_stages() { return D == 64 ? 4 : D == 128 ? 3 : 2; }
+template <int D> __host__ __device__ constexpr int default_stages() { return D == 64 ? 4 : D == 128 ? 3 : 2; }
 // WARPS: warps per block (4; 8 for the d64 wide kernels, GqaDecodeHeuristics.splits says where).
 template <int D, int STAGES = default_stages<D>(), int WARPS = kWarps> struct Cfg {
     static_assert(STAGES >= 2, "a ring needs two stages (one in flight while one is computed)");
@@ -145,7 +145,80 @@ template <> struct Mma<__nv_bfloat16> {
     }
 };
 
-template <typename T, int D, int WARPS = kWarps, int STAGES = default_stages<D>()>
+// acc += w · x, per component (the split merges' weighted sum, in split order).
+__device__ __forceinline__ void fma4(float4& acc, const float4& x, float w) {
+    acc.x = fmaf(x.x, w, acc.x);
+    acc.y = fmaf(x.y, w, acc.y);
+    acc.z = fmaf(x.z, w, acc.z);
+    acc.w = fmaf(x.w, w, acc.w);
+}
+// Four consecutive o elements, each rounded once to T.
+template <typename T>
+__device__ __forceinline__ void store4(T* dst, const float4& v) {
+    dst[0] = from_float<T>(v.x);
+    dst[1] = from_float<T>(v.y);
+    dst[2] = from_float<T>(v.z);
+    dst[3] = from_float<T>(v.w);
+}
+
+// The split merge inside a thread-block cluster (sm_90; CLUSTER blocks = the splits of one (b, kv head, head tile),
+// launched as one cluster): every block has left its normalised partial o [rows][D] and base-2 lse [rows] in its own
+// shared memory. After a cluster barrier (release / acquire: the partials are visible), each block combines every
+// CLUSTER-th (head, 4 dims) item, reading the CLUSTER partials of it through distributed shared memory (one round trip
+// for all of them), and writes o and lse; a second barrier keeps every block's shared memory alive until all have
+// read it. No partial goes through global memory and no ticket is taken: the global merge's chain (partial stores,
+// the ticket's round trip, the last block's loads) becomes two cluster barriers and one shared-memory round trip.
+// Weights as the global merge: 2^(lse_s - max) / Σ, summed over the splits in order.
+template <typename T, int D, int CLUSTER, int THREADS>
+__device__ __forceinline__ void cluster_merge(const float* s_p, const float* s_pl, T* __restrict__ out, float* __restrict__ lse,
+                                              size_t bh0, int rows, int tid) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    uint32_t rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+    const uint32_t p_local = smem_u32(s_p), pl_local = smem_u32(s_pl);
+    uint32_t p_rem[CLUSTER], pl_rem[CLUSTER];
+#pragma unroll
+    for (int s = 0; s < CLUSTER; ++s) {
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(p_rem[s]) : "r"(p_local), "r"(s));
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(pl_rem[s]) : "r"(pl_local), "r"(s));
+    }
+    const int items = rows * (D / 4);
+    for (int idx = (int)rank + CLUSTER * tid; idx < items; idx += CLUSTER * THREADS) {
+        const int r = idx / (D / 4);
+        const int d = (idx % (D / 4)) * 4;
+        float l[CLUSTER];
+        float4 x[CLUSTER];
+#pragma unroll
+        for (int s = 0; s < CLUSTER; ++s) {
+            asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(l[s]) : "r"(pl_rem[s] + 4u * (uint32_t)r) : "memory");
+            asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+                         : "=f"(x[s].x), "=f"(x[s].y), "=f"(x[s].z), "=f"(x[s].w)
+                         : "r"(p_rem[s] + 4u * (uint32_t)(r * D + d))
+                         : "memory");
+        }
+        float mx = -CUDART_INF_F;
+#pragma unroll
+        for (int s = 0; s < CLUSTER; ++s) mx = fmaxf(mx, l[s]);  // finite: more than one split is active
+        float e[CLUSTER];
+        float sum = 0.f;
+#pragma unroll
+        for (int s = 0; s < CLUSTER; ++s) {
+            e[s] = exp2f(l[s] - mx);  // an inactive block: exp2(-inf) = 0, and its o is 0
+            sum += e[s];
+        }
+        const float inv = 1.f / sum;
+        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+        for (int s = 0; s < CLUSTER; ++s) fma4(acc, x[s], e[s] * inv);
+        store4<T>(out + (bh0 + r) * D + d, acc);
+        if (lse != nullptr && d == 0) lse[bh0 + r] = (mx + log2f(sum)) * kLn2;
+    }
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#endif
+}
+
+template <typename T, int D, int WARPS = kWarps, int STAGES = default_stages<D>(), int CLUSTER = 0>
 __device__ __forceinline__ void body(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                                      const int* __restrict__ table, const int* __restrict__ lens, T* __restrict__ out,
                                      float* __restrict__ lse, float* __restrict__ part_o, float* __restrict__ part_lse,
@@ -219,11 +292,14 @@ __device__ __forceinline__ void body(const T* __restrict__ q, const T* __restric
     }
     const int start = split * chunk;
     const int end = min(start + chunk, len);
+    const int active = len == 0 ? 1 : min(a.splits, (len + chunk - 1) / chunk);
     if (start >= len && !(split == 0 && len == 0)) {
-        return;  // inactive split (split 0 stays for an empty sequence: it writes zeros and -inf)
+        // Inactive split (split 0 stays for an empty sequence: it writes zeros and -inf). In a cluster every block
+        // takes part in the merge's barriers while more than one split is active (all blocks of a cluster compute the
+        // same `active`): this one walks no tiles and offers a partial of weight 0 (o = 0, lse = -inf).
+        if (CLUSTER == 0 || active == 1) return;
     }
     if (chunk != a.chunk && tab_b != nullptr && a.page_shift >= 4) pg_first = first_entry(start, chunk);  // fitted split
-    const int active = len == 0 ? 1 : min(a.splits, (len + chunk - 1) / chunk);
 
     unsigned char* s_q = smem;
     unsigned char* s_ring = smem + C::Q_BYTES + warp * C::WARP_BYTES;
@@ -406,6 +482,10 @@ __device__ __forceinline__ void body(const T* __restrict__ q, const T* __restric
     float* s_m = s_o + kWarps * kRows * D;                      // [warps][16]
     float* s_l = s_m + kWarps * kRows;                          // [warps][16]
     float* s_w = s_l + kWarps * kRows;                          // [16][kMaxSplits]
+    float* s_p = s_w + kRows * kMaxSplits;                      // cluster: this block's partial o [16][D]
+    float* s_pl = s_p + kRows * D;                              // cluster: and its base-2 lse [16]
+    static_assert(CLUSTER == 0 || C::MERGE_BYTES + (kRows * D + kRows) * 4 <= WARPS * C::WARP_BYTES,
+                  "the cluster partial fits in the rings behind the merge scratch");
 #pragma unroll
     for (int j = 0; j < NT; ++j) {
         float* r0 = s_o + (warp * kRows + gq) * D + 8 * j + 2 * cq;
@@ -451,6 +531,9 @@ __device__ __forceinline__ void body(const T* __restrict__ q, const T* __restric
             dst[2] = from_float<T>(acc.z * inv);
             dst[3] = from_float<T>(acc.w * inv);
             if (lse != nullptr && d == 0) lse[bh] = sum > 0.f ? (mx + log2f(sum)) * kLn2 : -CUDART_INF_F;
+        } else if (CLUSTER > 0) {
+            *reinterpret_cast<float4*>(s_p + r * D + d) = make_float4(acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv);
+            if (d == 0) s_pl[r] = sum > 0.f ? mx + log2f(sum) : -CUDART_INF_F;  // an inactive block: weight 0
         } else {
             *reinterpret_cast<float4*>(part_o + (bh * a.splits + split) * D + d) =
                 make_float4(acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv);
@@ -458,6 +541,10 @@ __device__ __forceinline__ void body(const T* __restrict__ q, const T* __restric
         }
     }
     if (active == 1) {
+        return;
+    }
+    if constexpr (CLUSTER > 0) {
+        cluster_merge<T, D, CLUSTER, kThreads>(s_p, s_pl, out, lse, bh0, rows, tid);
         return;
     }
 
@@ -529,35 +616,29 @@ __device__ __forceinline__ void body(const T* __restrict__ q, const T* __restric
             }
 #pragma unroll
             for (int i = 0; i < kMergeChunk; ++i) {
-                if (s0 + i < active) {
-                    const float wt = w[s0 + i];
-                    acc.x = fmaf(x[i].x, wt, acc.x);
-                    acc.y = fmaf(x[i].y, wt, acc.y);
-                    acc.z = fmaf(x[i].z, wt, acc.z);
-                    acc.w = fmaf(x[i].w, wt, acc.w);
-                }
+                if (s0 + i < active) fma4(acc, x[i], w[s0 + i]);
             }
         }
-        T* dst = out + (bh0 + r) * D + d;
-        dst[0] = from_float<T>(acc.x);
-        dst[1] = from_float<T>(acc.y);
-        dst[2] = from_float<T>(acc.z);
-        dst[3] = from_float<T>(acc.w);
+        store4<T>(out + (bh0 + r) * D + d, acc);
     }
     if (tid == 0) *counter = 0;  // every active split has taken its ticket: ready for the next launch
 }
 
 }  // namespace gqa_mma
 
+// The kernels' parameter list (GqaDecodePlan passes it in this order) and its Args.
+#define GQA_MMA_PARAMS(T)                                                                                            \
+    const T *q, const T *k, const T *v, const int *table, const int *lens, T *out, float *lse, float *part_o,       \
+        float *part_lse, int *counters, int hq, int hkv, int g, int head_tiles, int splits, int chunk, int max_len,  \
+        int max_pages, int page_shift, int fit1, int fit2, int fit3, int fit4, int fit5, int fit6, int fit7,       \
+        long long stride_b, long long stride_h, long long stride_l, long long page_stride, float scale_log2
+#define GQA_MMA_ARGS                                                                                                 \
+    const gqa_mma::Args a{hq,        hkv,        g,          head_tiles, splits,                                   \
+                          chunk,     max_len,    max_pages,  page_shift, {fit1, fit2, fit3, fit4, fit5, fit6, fit7}, \
+                          stride_b,  stride_h,   stride_l,   page_stride, scale_log2};
 #define GQA_MMA_KERNEL(NAME, T, D, WARPS)                                                                            \
-    extern "C" __global__ void __launch_bounds__(32 * (WARPS)) NAME(                                                 \
-        const T* q, const T* k, const T* v, const int* table, const int* lens, T* out, float* lse, float* part_o,  \
-        float* part_lse, int* counters, int hq, int hkv, int g, int head_tiles, int splits, int chunk, int max_len, \
-        int max_pages, int page_shift, int fit1, int fit2, int fit3, int fit4, int fit5, int fit6, int fit7,      \
-        long long stride_b, long long stride_h, long long stride_l, long long page_stride, float scale_log2) {    \
-        const gqa_mma::Args a{hq,        hkv,        g,          head_tiles, splits,                            \
-                              chunk,     max_len,    max_pages,  page_shift, {fit1, fit2, fit3, fit4, fit5, fit6, fit7}, \
-                              stride_b,  stride_h,   stride_l,   page_stride, scale_log2};                          \
+    extern "C" __global__ void __launch_bounds__(32 * (WARPS)) NAME(GQA_MMA_PARAMS(T)) {                            \
+        GQA_MMA_ARGS                                                                                                 \
         gqa_mma::body<T, D, WARPS>(q, k, v, table, lens, out, lse, part_o, part_lse, counters, a);                 \
     }
 
@@ -571,3 +652,30 @@ GQA_MMA_KERNEL(gqa_decode_mma_bf16_d256, __nv_bfloat16, 256, 4)
 // the splits, more of the merge happens inside the block and fewer partials cross the global ticket.
 GQA_MMA_KERNEL(gqa_decode_mma_w8_f16_d64, __half, 64, 8)
 GQA_MMA_KERNEL(gqa_decode_mma_w8_bf16_d64, __nv_bfloat16, 64, 8)
+
+// Cluster kernels (sm_90 only): the grid's x dimension (the splits) is one cluster of CL blocks, so a launch needs
+// splits == CL; the splits merge through distributed shared memory (cluster_merge) instead of the global ticket. The
+// sm_80 images hold a trap (no clusters there); GqaDecodeHeuristics takes these kernels only on compute capability 9.0.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define GQA_CLUSTER_DIMS(CL)
+#define GQA_CLUSTER_BODY(T, D, CL) (void)a; __trap();
+#else
+#define GQA_CLUSTER_DIMS(CL) __cluster_dims__(CL, 1, 1)
+#define GQA_CLUSTER_BODY(T, D, CL) gqa_mma::body<T, D, gqa_mma::kWarps, gqa_mma::default_stages<D>(), CL>(q, k, v, table, lens, out, lse, \
+                                                                                                       part_o, part_lse, counters, a);
+#endif
+#define GQA_MMA_CLUSTER_KERNEL(NAME, T, D, CL)                                                                     \
+    extern "C" __global__ void GQA_CLUSTER_DIMS(CL) __launch_bounds__(gqa_mma::kThreads) NAME(GQA_MMA_PARAMS(T)) {   \
+        GQA_MMA_ARGS                                                                                                 \
+        GQA_CLUSTER_BODY(T, D, CL)                                                                                   \
+    }
+#define GQA_MMA_CLUSTER_ALL(CL)                                                               \
+    GQA_MMA_CLUSTER_KERNEL(gqa_decode_mma_c##CL##_f16_d64, __half, 64, CL)                    \
+    GQA_MMA_CLUSTER_KERNEL(gqa_decode_mma_c##CL##_f16_d128, __half, 128, CL)                  \
+    GQA_MMA_CLUSTER_KERNEL(gqa_decode_mma_c##CL##_f16_d256, __half, 256, CL)                  \
+    GQA_MMA_CLUSTER_KERNEL(gqa_decode_mma_c##CL##_bf16_d64, __nv_bfloat16, 64, CL)            \
+    GQA_MMA_CLUSTER_KERNEL(gqa_decode_mma_c##CL##_bf16_d128, __nv_bfloat16, 128, CL)          \
+    GQA_MMA_CLUSTER_KERNEL(gqa_decode_mma_c##CL##_bf16_d256, __nv_bfloat16, 256, CL)
+GQA_MMA_CLUSTER_ALL(2)
+GQA_MMA_CLUSTER_ALL(4)
+GQA_MMA_CLUSTER_ALL(8)

@@ -80,11 +80,23 @@ public final class GqaDecodeHeuristics {
      * @param splits blocks per (sequence, KV head, head tile); 1 writes o directly, more merge in the last block
      * @param chunk  keys per split (a multiple of {@link #CHUNK_ALIGN}); split s covers [s·chunk, (s+1)·chunk)
      * @param warps  warps per block: 4, or {@link #WIDE_WARPS} for the D = 64 wide kernels
+     * @param cluster 0, or the thread-block cluster size ({@code splits}) of the sm_90 cluster kernels
+     *                ({@code gqa_decode_mma_c<n>_*}, {@link #withCluster}): the splits merge in distributed shared memory
      */
-    public record Split(int splits, int chunk, int warps) {
-        /** A split of 4-warp blocks. */
+    public record Split(int splits, int chunk, int warps, int cluster) {
+        /** A split of 4-warp blocks without a cluster. */
         public Split(int splits, int chunk) {
-            this(splits, chunk, THREADS / 32);
+            this(splits, chunk, THREADS / 32, 0);
+        }
+
+        /** A split without a cluster. */
+        public Split(int splits, int chunk, int warps) {
+            this(splits, chunk, warps, 0);
+        }
+
+        /** The kernel symbol's infix after {@code gqa_decode_mma_}: {@code "w8_"}, {@code "c<n>_"} or empty. */
+        public String kernelInfix() {
+            return cluster > 0 ? "c" + cluster + "_" : warps == WIDE_WARPS ? "w8_" : "";
         }
 
         /** Threads per block. */
@@ -132,6 +144,45 @@ public final class GqaDecodeHeuristics {
         }
         int chunk = chunkFor(maxLen, (base.splits() + 1) / 2);
         return new Split((maxLen + chunk - 1) / chunk, chunk, WIDE_WARPS);
+    }
+
+    /** Cluster sizes of the sm_90 cluster kernels (decode_mma.cu GQA_MMA_CLUSTER_ALL), largest first. */
+    static final int[] CLUSTER_SIZES = {8, 4, 2};
+    /** A cluster plan's chunk is at most this many keys ({@link #withCluster}). */
+    public static final int CLUSTER_MAX_CHUNK = 512;
+
+    /**
+     * The plan with its splits merged inside a thread-block cluster where that measured faster, else {@code plan}.
+     * The cluster kernels (sm_90: compute capability 9.0, whose sm_90a code the fatbin holds) launch each (sequence, KV
+     * head, head tile) as one cluster of n ∈ {8, 4, 2} 4-warp blocks; the blocks leave their partials in shared memory
+     * and merge them through distributed shared memory after a cluster barrier, instead of writing them to the
+     * workspace, taking the global ticket and having the last block read them back. Rule: the plan has 2 or more
+     * splits; n is the largest size with n ≤ the plan's splits, at most half a block per SM in all
+     * (B·Hkv·headTiles·n ≤ SMs / 2) and ceil(maxLen / n) rounded up to {@link #CHUNK_ALIGN} at most
+     * {@link #CLUSTER_MAX_CHUNK} keys (and exactly n splits of it). Measured on an H100
+     * ({@code cuda-native/dev/gqa_decode/cluster/h100-76c01f6-cluster-ab.txt}: 90 F16 shapes, heads 32/8, 64/8, 28/4, 32/32
+     * d128 and 16/2 d64, B ∈ {1, 4, 16}, L ∈ {512, 2048, 8192}, BHLD and pages of 16): on the 31 shapes the rule
+     * changes, 0.86–0.98× the time of the plan's launch (28/4 B=1 L=512: 8.80 against 10.18 µs; 16/2 d64 B=1 L=512,
+     * 4 blocks of 4 warps for the plan's 4 of 8: 7.62 against 8.80), at the same splits 0.86–0.97×. Where more blocks
+     * than that run, clusters lost: 32/8 B=4 L=512 at 4 splits (128 blocks) took 11.65 against 11.01 µs and at 8
+     * (256 blocks) 15.94 against 11.81 (a cluster's blocks go to the SMs of one GPC, so with two blocks per SM they
+     * crowd fewer SMs than the free launch); larger chunks (fewer splits for the same keys) lost by up to 1.28×.
+     */
+    public static Split withCluster(GqaDecode.Problem p, Split plan, DeviceInfo info) {
+        if (info.cc() != 90 || plan.splits() < 2 || plan.cluster() > 0) {
+            return plan;
+        }
+        long units = (long) p.batch() * p.kvHeads() * headTiles(p.groupSize());
+        for (int n : CLUSTER_SIZES) {
+            if (n > plan.splits() || units * n > info.smCount() / 2) {
+                continue;
+            }
+            int chunk = chunkFor(p.maxLen(), n);
+            if (chunk <= CLUSTER_MAX_CHUNK && (p.maxLen() + chunk - 1) / chunk == n) {
+                return new Split(n, chunk, THREADS / 32, n);
+            }
+        }
+        return plan;
     }
 
     /** Splits a 4-warp plan keeps at most ({@link #mergeCapped}). */
@@ -299,9 +350,8 @@ public final class GqaDecodeHeuristics {
     public static Decision decide(GqaDecode.Problem p, DeviceInfo info, Backend requested) {
         String noCustom = customUnsupported(p, info);
         String noVendor = vendorUnsupported(p, info);
-        Split s = splits(p, info);
-        String variant = "decode_mma_" + (s.warps() == WIDE_WARPS ? "w8_" : "") + "d" + p.headDim() + "_h16x" + headTiles(p.groupSize())
-                + "_s" + s.splits();
+        Split s = withCluster(p, splits(p, info), info);
+        String variant = "decode_mma_" + s.kernelInfix() + "d" + p.headDim() + "_h16x" + headTiles(p.groupSize()) + "_s" + s.splits();
         switch (requested) {
             case CUSTOM:
                 if (noCustom != null) {

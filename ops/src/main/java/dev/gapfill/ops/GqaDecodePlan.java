@@ -64,6 +64,12 @@ public final class GqaDecodePlan implements AutoCloseable {
     public static final String DEBUG_SPLITS = "gapfill.debug.gqaSplits";
     /** See {@link #DEBUG_SPLITS}. */
     public static final String DEBUG_WARPS = "gapfill.debug.gqaWarps";
+    /**
+     * System property, read when a custom plan is made: {@code true} keeps the plan's global split merge where
+     * {@link GqaDecodeHeuristics#withCluster} would take the sm_90 cluster kernels (A/B runs). Forced splits or warps
+     * ({@link #DEBUG_SPLITS}) never take a cluster.
+     */
+    public static final String DEBUG_NO_CLUSTER = "gapfill.debug.gqaNoCluster";
 
     private final Problem p;
     private final Device device;
@@ -125,13 +131,14 @@ public final class GqaDecodePlan implements AutoCloseable {
                     if (forcedSplits > 0 || forcedWarps > 0) {
                         sp = GqaDecodeHeuristics.forcedSplit(problem, forcedSplits > 0 ? forcedSplits : sp.splits(),
                                 forcedWarps > 0 ? forcedWarps : sp.warps(), cd.info());
+                    } else if (!Boolean.getBoolean(DEBUG_NO_CLUSTER)) {
+                        sp = GqaDecodeHeuristics.withCluster(problem, sp, cd.info());
                     }
                     if (!Boolean.getBoolean(DEBUG_PLAN_CHUNK)) {
                         fit = GqaDecodeHeuristics.fittedChunks(problem, sp, cd.info());
                     }
-                    sf = MMA.function(cd, "gqa_decode_mma_" + (sp.warps() == GqaDecodeHeuristics.WIDE_WARPS ? "w8_" : "") + t + "_d"
-                            + problem.headDim());
-                    if (sp.splits() > 1) {
+                    sf = MMA.function(cd, "gqa_decode_mma_" + sp.kernelInfix() + t + "_d" + problem.headDim());
+                    if (sp.splits() > 1 && sp.cluster() == 0) {  // a cluster merges in shared memory: no workspace
                         po = Tensor.empty(device, DType.F32, s, bhq * sp.splits() * problem.headDim());
                         pl = Tensor.empty(device, DType.F32, s, bhq * sp.splits());
                         ct = Tensor.empty(device, DType.I32, s,
@@ -212,6 +219,9 @@ public final class GqaDecodePlan implements AutoCloseable {
 
     /** Warps per block of the custom kernel (4, or 8 for the D = 64 wide kernels); 4 for the vendor path. */
     public int warps() { return split.warps(); }
+
+    /** Thread-block cluster size of the custom kernel (its splits; sm_90 cluster kernels), or 0: no cluster. */
+    public int cluster() { return split.cluster(); }
 
     /** The softmax scale in use. */
     public double scale() { return scale; }
@@ -508,6 +518,6 @@ public final class GqaDecodePlan implements AutoCloseable {
     public boolean isClosed() { return closed; }
 
     @Override public String toString() {
-        return "GqaDecodePlan(" + p + ", " + decision + ", splits " + split.splits() + "×" + split.chunk() + ", " + split.warps() + " warps)";
+        return "GqaDecodePlan(" + p + ", " + decision + ", splits " + split.splits() + "×" + split.chunk() + ", " + split.warps() + " warps" + (split.cluster() > 0 ? ", cluster " + split.cluster() : "") + ")";
     }
 }

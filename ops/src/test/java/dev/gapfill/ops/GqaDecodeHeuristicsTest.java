@@ -110,8 +110,53 @@ class GqaDecodeHeuristicsTest {
         DeviceInfo unknown = new DeviceInfo(0, "unknown", 9, 0, 132, 50L << 20, 0L, 228L << 10, 80L << 30, 13000, 13000, 130100, 91400);
         assertEquals(0, unknown.smemPerBlockOptin());
         assertEquals(4, GqaDecodeHeuristics.splits(bhld(1, 16, 2, 64, 2048), unknown).warps());
-        // the variant names the wide kernel
-        assertEquals("decode_mma_w8_d64_h16x1_s16", GqaDecodeHeuristics.decide(bhld(1, 16, 2, 64, 2048), H100, Backend.AUTO).variant());
+        // the variant names the wide kernel (B=4 L=8192: chunks of 512 keys, too long for the cluster kernels)
+        assertEquals("decode_mma_w8_d64_h16x1_s16", GqaDecodeHeuristics.decide(bhld(4, 16, 2, 64, 8192), H100, Backend.AUTO).variant());
+    }
+
+    @Test void clusterMergeWhereFewBlocksHoldShortChunks() {
+        // cluster/h100-76c01f6-cluster-ab.txt: each changed plan ran faster as the cluster launch named here
+        // 32/8 B=1 L=512: the plan's 8 splits of 64 keys, 64 blocks: one cluster of 8 per KV head (8.77 against 9.12 µs)
+        assertEquals(new GqaDecodeHeuristics.Split(8, 64, 4, 8), cluster(bhld(1, 32, 8, 128, 512)));
+        assertEquals("decode_mma_c8_d128_h16x1_s8", GqaDecodeHeuristics.decide(bhld(1, 32, 8, 128, 512), H100, Backend.AUTO).variant());
+        // 28/4 B=1 L=2048: the plan's 16 splits become a cluster of 8 (10.75 against 12.06 µs)
+        assertEquals(new GqaDecodeHeuristics.Split(8, 256, 4, 8), cluster(bhld(1, 28, 4, 128, 2048)));
+        // 32/8 B=4 L=512: 4 splits would be 128 blocks, more than half the SMs; clusters of 2 (64 blocks) instead
+        assertEquals(new GqaDecodeHeuristics.Split(2, 256, 4, 2), cluster(bhld(4, 32, 8, 128, 512)));
+        // 16/2 d64 B=1 L=512: the 8-warp plan of 4 splits becomes 4 blocks of 4 warps in a cluster (7.62 against 8.80 µs)
+        assertEquals(new GqaDecodeHeuristics.Split(4, 128, 4, 4), cluster(bhld(1, 16, 2, 64, 512)));
+        assertEquals("c4_", cluster(bhld(1, 16, 2, 64, 512)).kernelInfix());
+        // unchanged: one split; chunks above 512 keys; compute capability other than 9.0
+        assertEquals(GqaDecodeHeuristics.splits(bhld(16, 32, 8, 128, 512), H100), cluster(bhld(16, 32, 8, 128, 512)));
+        assertEquals(new GqaDecodeHeuristics.Split(16, 512), cluster(bhld(1, 32, 8, 128, 8192)));
+        assertEquals(new GqaDecodeHeuristics.Split(4, 2048), cluster(bhld(4, 32, 8, 128, 8192)));
+        Problem small = bhld(1, 32, 8, 128, 512);
+        assertEquals(GqaDecodeHeuristics.splits(small, A100), GqaDecodeHeuristics.withCluster(small, GqaDecodeHeuristics.splits(small, A100), A100));
+        assertTrue(GqaDecodeHeuristics.decide(small, A100, Backend.AUTO).variant().startsWith("decode_mma_d128_"));
+    }
+
+    private static GqaDecodeHeuristics.Split cluster(Problem p) {
+        return GqaDecodeHeuristics.withCluster(p, GqaDecodeHeuristics.splits(p, H100), H100);
+    }
+
+    @Property(tries = 300)
+    void clusterPlansFitTheirKernels(@ForAll @IntRange(min = 1, max = 64) int b, @ForAll @IntRange(min = 1, max = 32) int hkv,
+                                     @ForAll @IntRange(min = 1, max = 40) int g, @ForAll @IntRange(min = 1, max = 20_000) int len,
+                                     @ForAll @IntRange(min = 0, max = 2) int di) {
+        Problem p = bhld(b, hkv * g, hkv, 64 << di, len);
+        GqaDecodeHeuristics.Split plan = GqaDecodeHeuristics.splits(p, H100);
+        GqaDecodeHeuristics.Split s = GqaDecodeHeuristics.withCluster(p, plan, H100);
+        if (s.equals(plan)) {
+            return;
+        }
+        // a cluster kernel exists for the size (c2, c4, c8), the grid's splits are one cluster, and the blocks are few
+        assertTrue(s.cluster() == 2 || s.cluster() == 4 || s.cluster() == 8, s.toString());
+        assertEquals(s.cluster(), s.splits(), s.toString());
+        assertEquals(4, s.warps(), s.toString());
+        assertTrue(plan.splits() >= s.splits(), s + " from " + plan);
+        assertTrue((long) b * hkv * GqaDecodeHeuristics.headTiles(g) * s.splits() <= H100.smCount() / 2, s.toString());
+        assertTrue(s.chunk() <= GqaDecodeHeuristics.CLUSTER_MAX_CHUNK && s.chunk() % GqaDecodeHeuristics.CHUNK_ALIGN == 0, s.toString());
+        assertEquals(s.splits(), (len + s.chunk() - 1) / s.chunk(), "exactly one cluster of splits covers maxLen: " + s);
     }
 
     @Property(tries = 300)

@@ -60,6 +60,13 @@ class GqaDecodeGpuTest {
     /** As above; {@code editHostCache} (if not null) changes the host cache before it goes to the GPU. */
     private static short[] checkCase(String label, DType dt, int d, int g, int hkv, KvLayout layout, int pageSize, int[] lens, int cap,
                                      Backend backend, long seed, int warps, java.util.function.Consumer<KvCache> editHostCache) {
+        return checkCase(label, dt, d, g, hkv, layout, pageSize, lens, cap, backend, seed, warps, editHostCache, -1);
+    }
+
+    /** As above; {@code cluster} ≥ 0: the plan's thread-block cluster size must be that (0: none). */
+    private static short[] checkCase(String label, DType dt, int d, int g, int hkv, KvLayout layout, int pageSize, int[] lens, int cap,
+                                     Backend backend, long seed, int warps, java.util.function.Consumer<KvCache> editHostCache,
+                                     int cluster) {
         Random rnd = new Random(seed);
         int b = lens.length;
         try (GqaDecodeProblems.HostCase host = GqaDecodeProblems.random(rnd, dt, hkv * g, hkv, d, cap, lens)) {
@@ -78,6 +85,9 @@ class GqaDecodeGpuTest {
                 }
                 if (warps > 0) {
                     assertEquals(warps, plan.warps(), label + ": " + plan);
+                }
+                if (cluster >= 0) {
+                    assertEquals(cluster, plan.cluster(), label + ": " + plan);
                 }
                 plan.run(q, cache, lensT, out, lse, s);
                 s.synchronize();
@@ -131,8 +141,27 @@ class GqaDecodeGpuTest {
         // WIDE_HALVE_MAX_CHUNK (B=2 L=20000: 32 of 640, the second sequence's splits past 7777 idle). Its table
         // batches are dealt over 8 warps, so every page size: 4 (an entry per row), 16 (one per tile), 64, and BLHD;
         // G = 12 pads the tile
+        // Case 0's plan would merge in a cluster on an sm_90 device (GqaDecodeHeuristics.withCluster: 4 blocks of 4
+        // warps); this test keeps the 8-warp kernel under test there too, with the cluster merge switched off.
         int[][] cases = {{1000, 17, 0, 513, 64, 999}, {20000, 7777}};
         int[] caps = {1000, 20000};
+        String noCluster = System.setProperty(GqaDecodePlan.DEBUG_NO_CLUSTER, "true");
+        try {
+            wideCases(cases, caps);
+        } finally {
+            restore(GqaDecodePlan.DEBUG_NO_CLUSTER, noCluster);
+        }
+    }
+
+    private static void restore(String key, String old) {
+        if (old == null) {
+            System.clearProperty(key);
+        } else {
+            System.setProperty(key, old);
+        }
+    }
+
+    private static void wideCases(int[][] cases, int[] caps) {
         for (int c = 0; c < cases.length; c++) {
             int[] lens = cases[c];
             int cap = caps[c];
@@ -154,6 +183,53 @@ class GqaDecodeGpuTest {
                             Backend.CUSTOM, 64 + c, w), at + " page " + page + ": differs from BHLD");
                 }
             }
+        }
+    }
+
+    @Test void clusterMergeMatchesTheReferenceAndTheGlobalMerge() {
+        // On compute capability 9.0, plans of few blocks with short chunks merge their splits inside a thread-block
+        // cluster, through distributed shared memory (GqaDecodeHeuristics.withCluster). Each case runs that way and with
+        // the global merge (DEBUG_NO_CLUSTER), both within the reference's tolerance. Lengths of 0 and 1 and short ones
+        // leave one active split, or inactive blocks beside active ones in a cluster; every D; F16 and BF16; contiguous
+        // and paged caches. Elsewhere the same cases check that no cluster is taken.
+        var info = Gpu.device(GPU).info();
+        Object[][] cases = {  // dtype, D, G, Hkv, layout, page, lens, cap
+            {DType.F16, 128, 4, 8, KvLayout.BHLD, 16, new int[] {512}, 512},
+            {DType.BF16, 128, 7, 4, KvLayout.PAGED, 16, new int[] {2048, 1, 0, 700}, 2048},
+            {DType.F16, 64, 8, 2, KvLayout.PAGED, 64, new int[] {512, 300, 65, 1}, 512},
+            {DType.BF16, 64, 8, 2, KvLayout.BLHD, 16, new int[] {2048}, 2048},
+            {DType.F16, 256, 4, 2, KvLayout.PAGED, 4, new int[] {1024, 0, 5}, 1024},
+            {DType.F16, 128, 1, 8, KvLayout.BHLD, 16, new int[] {256, 255, 129}, 256},
+        };
+        int clustered = 0;
+        for (Object[] c : cases) {
+            DType dt = (DType) c[0];
+            int d = (Integer) c[1];
+            int g = (Integer) c[2];
+            int hkv = (Integer) c[3];
+            KvLayout layout = (KvLayout) c[4];
+            int page = (Integer) c[5];
+            int[] lens = (int[]) c[6];
+            int cap = (Integer) c[7];
+            GqaDecode.Problem shape = layout == KvLayout.PAGED
+                    ? new GqaDecode.Problem(lens.length, hkv * g, hkv, d, cap, layout, page, (cap + page - 1) / page, dt)
+                    : GqaDecode.Problem.contiguous(lens.length, hkv * g, hkv, d, cap, layout, dt);
+            var plan = dev.gapfill.ops.GqaDecodeHeuristics.splits(shape, info);
+            int expect = dev.gapfill.ops.GqaDecodeHeuristics.withCluster(shape, plan, info).cluster();
+            clustered += expect > 0 ? 1 : 0;
+            String at = dt + " d" + d + " " + hkv * g + "/" + hkv + " " + layout + " lens " + Arrays.toString(lens) + " cap " + cap;
+            checkCase(at + " cluster " + expect, dt, d, g, hkv, layout, page, lens, cap, Backend.CUSTOM, 900 + d, 0, null, expect);
+            String old = System.setProperty(GqaDecodePlan.DEBUG_NO_CLUSTER, "true");
+            try {
+                checkCase(at + " global merge", dt, d, g, hkv, layout, page, lens, cap, Backend.CUSTOM, 900 + d, 0, null, 0);
+            } finally {
+                restore(GqaDecodePlan.DEBUG_NO_CLUSTER, old);
+            }
+        }
+        if (info.cc() == 90) {
+            assertEquals(cases.length, clustered, "every case here takes a cluster on an sm_90 device");
+        } else {
+            assertEquals(0, clustered, "no cluster below or above compute capability 9.0");
         }
     }
 
