@@ -1,7 +1,7 @@
 // Shared by the skinny int8 dev sweeps (split_sweep.cu; prefetch_sweep.cu in git at b0ba2fb): the input fill and the split plan they
 // call "heuristic" with a forced split count. That plan is the rule split_sweep.cu was written against (2·SMs CTAs,
 // at most 32 / 72 KiB of A per CTA), not today's Int8MmHeuristics.skinnyPlan (the wave cost model with a merge cost);
-// the sweeps time several forced counts beside it.
+// the sweeps time several forced counts beside it. java_plan (end of file) mirrors today's rule (stage_ab.cu, cluster_ab.cu).
 #pragma once
 #include <algorithm>
 #include <cstddef>
@@ -57,4 +57,38 @@ inline Buffers sweep_buffers(int sms, cudaStream_t st) {
     fill_i8<<<4 * sms, 256, 0, st>>>(b.w, (long long)maxW, 11u);
     CK(cudaStreamSynchronize(st));
     return b;
+}
+
+// Int8MmHeuristics.skinnyPlan (cost = waves × (ks + 256) + merge(tile) × (splits − 1), smem budget 32 / 72 KiB).
+template <typename KernelFor>
+static Plan java_plan(int m, int n, int k, int sms, KernelFor kernel_for) {
+    Plan p{};
+    p.tile = m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64;
+    p.bn = p.tile == 8 ? 64 : 128;
+    p.step = p.tile == 8 ? 256 : 128;
+    p.tilesN = (n + p.bn - 1) / p.bn;
+    const long budget = m <= 8 ? 32 * 1024 : 72 * 1024;
+    const long ksMax = std::max((long)p.step, (budget / m - 64) / p.step * p.step);
+    const long kSteps = (k + p.step - 1) / p.step;
+    const long sMin = std::min(kSteps, (k + ksMax - 1) / ksMax);
+    const long sMax = std::min(kSteps, sMin + 32);
+    long best = -1, bestSplits = sMin, bestKs = 0, last = -1;
+    const long merge = p.tile == 8 ? 128 : 72;
+    for (long s = sMin; s <= sMax; ++s) {
+        const long ksS = ((k + s - 1) / s + p.step - 1) / p.step * p.step;
+        const long sp = (k + ksS - 1) / ksS;
+        if (sp == last) continue;
+        last = sp;
+        int bps = 0;
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, (const void*)kernel_for(p.tile), 128, (size_t)m * (ksS + 64)));
+        const long slots = (long)std::max(1, bps) * sms;
+        const long waves = ((long)p.tilesN * sp + slots - 1) / slots;
+        const long cost = waves * (ksS + 256) + merge * (sp - 1);
+        if (best < 0 || cost < best) { best = cost; bestSplits = sp; bestKs = ksS; }
+    }
+    p.splits = (int)bestSplits;
+    p.ks = (int)bestKs;
+    p.smem = (size_t)m * (p.ks + 64);
+    p.ws = p.splits > 1 ? (size_t)(p.tilesN + 63) / 64 * 64 * 4 + (size_t)p.tilesN * p.splits * 4 * (p.bn / 64) * (p.tile / 8) * 32 * 16 : 0;
+    return p;
 }
