@@ -1,6 +1,7 @@
 package dev.gapfill.core;
 
 import org.bytedeco.cuda.cudart.CUfunc_st;
+import org.bytedeco.cuda.cudart.CUlaunchConfig;
 import org.bytedeco.cuda.global.cudart;
 
 /** A loaded kernel. Launch with {@link #launch}; every launch's status is checked. */
@@ -12,6 +13,7 @@ public final class KernelFunction {
     private final CUfunc_st handle;
     private volatile int maxDynamicSmemSet = 48 * 1024;
     private final java.util.concurrent.ConcurrentHashMap<Long, Integer> residentBlocks = new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.concurrent.ConcurrentHashMap<String, Integer> activeClusters = new java.util.concurrent.ConcurrentHashMap<>();
 
     KernelFunction(CudaDevice device, String name, CUfunc_st handle) {
         this.device = device;
@@ -39,6 +41,32 @@ public final class KernelFunction {
                 "cuOccupancyMaxActiveBlocksPerMultiprocessor(" + name + ", " + blockThreads + " threads, smem " + smemBytes + ")");
         int v = Math.max(1, n[0]);
         residentBlocks.put(key, v);
+        return v;
+    }
+
+    /**
+     * Thread-block clusters of this function (compiled with {@code __cluster_dims__}) with blocks of {@code blockThreads}
+     * threads and {@code smemBytes} of dynamic shared memory that the device can hold at once (the driver's
+     * {@code cuOccupancyMaxActiveClusters} for a grid of {@code gridX × gridY × gridZ}); 0 where not one cluster fits,
+     * e.g. on a GPU partition whose GPCs lack the SMs for it. Cached per (grid, threads, shared memory).
+     */
+    public int maxActiveClusters(int gridX, int gridY, int gridZ, int blockThreads, int smemBytes) {
+        String key = gridX + "x" + gridY + "x" + gridZ + "/" + blockThreads + "/" + smemBytes;
+        Integer cached = activeClusters.get(key);
+        if (cached != null) {
+            return cached;
+        }
+        device.activate();
+        allowDynamicSmem(smemBytes);
+        int[] n = new int[1];
+        try (CUlaunchConfig cfg = new CUlaunchConfig()) {
+            cfg.gridDimX(gridX).gridDimY(gridY).gridDimZ(gridZ).blockDimX(blockThreads).blockDimY(1).blockDimZ(1)
+                    .sharedMemBytes(smemBytes).hStream(null).attrs(null).numAttrs(0);
+            device.checkDriver(cudart.cuOccupancyMaxActiveClusters(n, handle, cfg),
+                    "cuOccupancyMaxActiveClusters(" + name + ", grid " + key + ")");
+        }
+        int v = Math.max(0, n[0]);
+        activeClusters.put(key, v);
         return v;
     }
 

@@ -185,6 +185,15 @@ public final class GqaDecodeHeuristics {
         return plan;
     }
 
+    /**
+     * Whether a cluster plan's {@code clusters} (B·Hkv·headTiles) fit the device at once, given how many of its clusters
+     * the device holds ({@code cuOccupancyMaxActiveClusters}); where not, the plan keeps the global merge
+     * ({@code GqaDecodePlan}). On a whole H100 the rule's plans need at most 33 clusters of 2 and 8 of 8.
+     */
+    public static boolean clustersFit(long clusters, int maxActiveClusters) {
+        return maxActiveClusters >= 1 && clusters <= maxActiveClusters;
+    }
+
     /** Splits a 4-warp plan keeps at most ({@link #mergeCapped}). */
     public static final int MERGE_CAP = 16;
     /** The cap applies only where the capped chunk is at most this many keys. */

@@ -42,6 +42,7 @@ public final class GqaDecodePlan implements AutoCloseable {
     private static final KernelModule MMA = KernelModule.of("gqa_decode/decode_mma");
     private static final KernelModule GLUE = KernelModule.of("gqa_decode/vendor_glue");
     private static final double LOG2E = 1.4426950408889634;
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(GqaDecodePlan.class);
     /**
      * System property: before every GPU run of a PAGED plan, copy the lengths and the block table to the host and check
      * that every page a sequence reads (positions below its clamped length) is in [0, P) — the kernels do not clamp
@@ -132,7 +133,22 @@ public final class GqaDecodePlan implements AutoCloseable {
                         sp = GqaDecodeHeuristics.forcedSplit(problem, forcedSplits > 0 ? forcedSplits : sp.splits(),
                                 forcedWarps > 0 ? forcedWarps : sp.warps(), cd.info());
                     } else if (!Boolean.getBoolean(DEBUG_NO_CLUSTER)) {
-                        sp = GqaDecodeHeuristics.withCluster(problem, sp, cd.info());
+                        GqaDecodeHeuristics.Split global = sp;
+                        sp = GqaDecodeHeuristics.withCluster(problem, global, cd.info());
+                        if (sp.cluster() > 0) {
+                            // the device must hold every cluster of the launch at once (a GPU partition whose GPCs lack
+                            // the SMs would refuse or serialise them): else the global merge
+                            int tiles = GqaDecodeHeuristics.headTiles(problem.groupSize());
+                            KernelFunction cf = MMA.function(cd, "gqa_decode_mma_" + sp.kernelInfix() + t + "_d" + problem.headDim());
+                            int fits = cf.maxActiveClusters(sp.splits(), problem.kvHeads() * tiles, problem.batch(), sp.threads(),
+                                    GqaDecodeHeuristics.sharedBytes(problem.headDim(), sp.warps()));
+                            long clusters = (long) problem.batch() * problem.kvHeads() * tiles;
+                            if (!GqaDecodeHeuristics.clustersFit(clusters, fits)) {
+                                LOG.info("gqaDecode {}: {} clusters of {} blocks, the device holds {} at once; the global split merge instead",
+                                        problem, clusters, sp.cluster(), fits);
+                                sp = global;
+                            }
+                        }
                     }
                     if (!Boolean.getBoolean(DEBUG_PLAN_CHUNK)) {
                         fit = GqaDecodeHeuristics.fittedChunks(problem, sp, cd.info());

@@ -11,6 +11,7 @@ import net.jqwik.api.constraints.IntRange;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -133,6 +134,13 @@ class GqaDecodeHeuristicsTest {
         Problem small = bhld(1, 32, 8, 128, 512);
         assertEquals(GqaDecodeHeuristics.splits(small, A100), GqaDecodeHeuristics.withCluster(small, GqaDecodeHeuristics.splits(small, A100), A100));
         assertTrue(GqaDecodeHeuristics.decide(small, A100, Backend.AUTO).variant().startsWith("decode_mma_d128_"));
+    }
+
+    @Test void clusterPlansNeedEveryClusterResidentAtOnce() {
+        assertTrue(GqaDecodeHeuristics.clustersFit(8, 30));
+        assertTrue(GqaDecodeHeuristics.clustersFit(30, 30));
+        assertFalse(GqaDecodeHeuristics.clustersFit(31, 30), "a second wave of clusters: the global merge instead");
+        assertFalse(GqaDecodeHeuristics.clustersFit(1, 0), "not one cluster fits the device");
     }
 
     private static GqaDecodeHeuristics.Split cluster(Problem p) {
