@@ -67,8 +67,9 @@ public final class GqaDecodePlan implements AutoCloseable {
     public static final String DEBUG_WARPS = "gapfill.debug.gqaWarps";
     /**
      * System property, read when a custom plan is made: {@code true} keeps the plan's global split merge where
-     * {@link GqaDecodeHeuristics#withCluster} would take the sm_90 cluster kernels (A/B runs). Forced splits or warps
-     * ({@link #DEBUG_SPLITS}) never take a cluster.
+     * {@link GqaDecodeHeuristics#withCluster} would take the sm_90 cluster kernels (A/B runs); the plan's
+     * {@link #decision()} then names the kernel that runs. Forced splits or warps ({@link #DEBUG_SPLITS}) never take a
+     * cluster.
      */
     public static final String DEBUG_NO_CLUSTER = "gapfill.debug.gqaNoCluster";
 
@@ -99,7 +100,6 @@ public final class GqaDecodePlan implements AutoCloseable {
     GqaDecodePlan(Problem problem, Device device, GqaDecode.Options options, Decision decision, Stream stream) {
         this.p = problem;
         this.device = device;
-        this.decision = decision;
         this.scale = options.scaleFor(problem.headDim());
         Tensor po = null;
         Tensor pl = null;
@@ -119,6 +119,7 @@ public final class GqaDecodePlan implements AutoCloseable {
         KernelFunction pf = null;
         GqaDecodeHeuristics.Split sp = new GqaDecodeHeuristics.Split(1, problem.maxLen());
         int[] fit = new int[GqaDecodeHeuristics.FIT_LEVELS];
+        String clusterOff = null;  // why a plan the rule would cluster keeps the global merge
         String t = problem.dtype().name().toLowerCase(Locale.ROOT);
         try {
             if (device.isCuda()) {
@@ -130,9 +131,12 @@ public final class GqaDecodePlan implements AutoCloseable {
                     int forcedSplits = Integer.getInteger(DEBUG_SPLITS, 0);
                     int forcedWarps = Integer.getInteger(DEBUG_WARPS, 0);
                     if (forcedSplits > 0 || forcedWarps > 0) {
+                        clusterOff = DEBUG_SPLITS + "/" + DEBUG_WARPS;
                         sp = GqaDecodeHeuristics.forcedSplit(problem, forcedSplits > 0 ? forcedSplits : sp.splits(),
                                 forcedWarps > 0 ? forcedWarps : sp.warps(), cd.info());
-                    } else if (!Boolean.getBoolean(DEBUG_NO_CLUSTER)) {
+                    } else if (Boolean.getBoolean(DEBUG_NO_CLUSTER)) {
+                        clusterOff = DEBUG_NO_CLUSTER;
+                    } else {
                         GqaDecodeHeuristics.Split global = sp;
                         sp = GqaDecodeHeuristics.withCluster(problem, global, cd.info());
                         if (sp.cluster() > 0) {
@@ -147,6 +151,7 @@ public final class GqaDecodePlan implements AutoCloseable {
                                 LOG.info("gqaDecode {}: {} clusters of {} blocks, the device holds {} at once; the global split merge instead",
                                         problem, clusters, sp.cluster(), fits);
                                 sp = global;
+                                clusterOff = "the device holds " + fits + " of its " + clusters + " clusters at once";
                             }
                         }
                     }
@@ -203,6 +208,12 @@ public final class GqaDecodePlan implements AutoCloseable {
             }
             throw e;
         }
+        // decide() names the cluster kernel where the rule takes it; the plan names what runs
+        this.decision = clusterOff != null && decision.variant().startsWith("decode_mma_c")
+                ? new Decision(decision.backend(), "decode_mma_" + sp.kernelInfix() + "d" + problem.headDim() + "_h16x"
+                        + GqaDecodeHeuristics.headTiles(problem.groupSize()) + "_s" + sp.splits(),
+                        decision.reason() + "; the global split merge instead of the cluster (" + clusterOff + ")")
+                : decision;
         this.split = sp;
         this.fitChunks = fit;
         this.partO = po;

@@ -88,6 +88,8 @@ class GqaDecodeGpuTest {
                 }
                 if (cluster >= 0) {
                     assertEquals(cluster, plan.cluster(), label + ": " + plan);
+                    // the plan's decision names the kernel that runs (the cluster one only where a cluster runs)
+                    assertEquals(cluster > 0, plan.decision().variant().startsWith("decode_mma_c"), label + ": " + plan);
                 }
                 plan.run(q, cache, lensT, out, lse, s);
                 s.synchronize();
