@@ -359,8 +359,7 @@ public final class GqaDecodeHeuristics {
     public static Decision decide(GqaDecode.Problem p, DeviceInfo info, Backend requested) {
         String noCustom = customUnsupported(p, info);
         String noVendor = vendorUnsupported(p, info);
-        Split s = withCluster(p, splits(p, info), info);
-        String variant = "decode_mma_" + s.kernelInfix() + "d" + p.headDim() + "_h16x" + headTiles(p.groupSize()) + "_s" + s.splits();
+        String variant = variant(p, withCluster(p, splits(p, info), info));
         switch (requested) {
             case CUSTOM:
                 if (noCustom != null) {
@@ -387,6 +386,11 @@ public final class GqaDecodeHeuristics {
         }
         return new Decision(Backend.CUSTOM, variant, "tensor-core split-KV measured faster than the cuBLAS composition on "
                 + "every harness row (H100: 1.07x-14x; 32/8 d128 B=1 L=8192 2.08x, paged16 B=4 L=8192 3.33x)");
+    }
+
+    /** The custom variant's name for a split of {@code p}, e.g. {@code decode_mma_c8_d128_h16x1_s8}. */
+    static String variant(GqaDecode.Problem p, Split s) {
+        return "decode_mma_" + s.kernelInfix() + "d" + p.headDim() + "_h16x" + headTiles(p.groupSize()) + "_s" + s.splits();
     }
 
     private static String vendorVariant(GqaDecode.Problem p) {

@@ -210,8 +210,7 @@ public final class GqaDecodePlan implements AutoCloseable {
         }
         // decide() names the cluster kernel where the rule takes it; the plan names what runs
         this.decision = clusterOff != null && decision.variant().startsWith("decode_mma_c")
-                ? new Decision(decision.backend(), "decode_mma_" + sp.kernelInfix() + "d" + problem.headDim() + "_h16x"
-                        + GqaDecodeHeuristics.headTiles(problem.groupSize()) + "_s" + sp.splits(),
+                ? new Decision(decision.backend(), GqaDecodeHeuristics.variant(problem, sp),
                         decision.reason() + "; the global split merge instead of the cluster (" + clusterOff + ")")
                 : decision;
         this.split = sp;
