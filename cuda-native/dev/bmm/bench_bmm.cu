@@ -20,6 +20,7 @@
 #include "bmm_frag.cu"         // m, n, k <= 16 loaded straight into mma fragments (kind 5), bmm_frag32 up to 32 (kind 6)
 #include "bmm_stream.cu"
 #include "bmm_team.cu"
+#include "bmm_team_flat.cu"  // experiment: bmm_team8 with 16-byte global accesses through a flat shared buffer (cb = 9)
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -176,6 +177,18 @@ static KernT kern_team8(Dt d, bool ta, bool tb) {  // 8-byte chunks, F16/BF16 on
         {(KernT)bmm_team8_bf16_nn, (KernT)bmm_team8_bf16_nt, (KernT)bmm_team8_bf16_tn, (KernT)bmm_team8_bf16_tt}};
     return ks[d == BF16 ? 1 : 0][(ta ? 2 : 0) + (tb ? 1 : 0)];
 }
+static KernT kern_team8f(Dt d, bool ta, bool tb) {  // bmm_team_flat.cu, F16/BF16 only
+    static KernT ks[2][4] = {
+        {(KernT)bmm_team8f_f16_nn, (KernT)bmm_team8f_f16_nt, (KernT)bmm_team8f_f16_tn, (KernT)bmm_team8f_f16_tt},
+        {(KernT)bmm_team8f_bf16_nn, (KernT)bmm_team8f_bf16_nt, (KernT)bmm_team8f_bf16_tn, (KernT)bmm_team8f_bf16_tt}};
+    return ks[d == BF16 ? 1 : 0][(ta ? 2 : 0) + (tb ? 1 : 0)];
+}
+static KernT kern_team_cb(Dt d, bool ta, bool tb, int cb) { return cb == 9 ? kern_team8f(d, ta, tb) : cb == 8 ? kern_team8(d, ta, tb) : kern_team(d, ta, tb); }
+// bmm_team8f (flat loader): 8-byte rows and every group's ranges 16-byte multiples
+static bool flat_ok(Dt d, int m, int n, int k, bool ta, bool tb, bool shared, int direct) {
+    if (d == F32 || shared) return false;
+    return (ta ? m : k) % 4 == 0 && (tb ? k : n) % 4 == 0 && n % 4 == 0 && (m * k) % 8 == 0 && (k * n) % 8 == 0 && (direct || (m * n) % 8 == 0);
+}
 // bmm_team: does it take the problem (rows of A, B, C as stored a multiple of cb bytes, B not shared; cb = 8 for
 // bmm_team8, F16/BF16 only)? Pointers are checked at launch.
 static bool team_ok(Dt d, int m, int n, int k, bool ta, bool tb, bool shared, int cb = 16) {
@@ -189,7 +202,7 @@ static bool team_ok(Dt d, int m, int n, int k, bool ta, bool tb, bool shared, in
 // registers). W, nm, stages <= 0: the shipped rule (mirrors teamPlan at 7666243). Returns kind -1 when it does not fit. (At 4de5ecd
 // the default was 3 stages where 8 warps per SM still fit, C always staged; the shipped rule, 2 stages
 // and direct C for F32, came from that run's alternatives.)
-static Cfg team_plan(Dt d, int batch, int m, int n, int k, bool ta, bool tb, const Dev& dv, int W, int nm, int stages, int direct) {
+static Cfg team_plan(Dt d, int batch, int m, int n, int k, bool ta, bool tb, const Dev& dv, int W, int nm, int stages, int direct, int cb = 16) {
     const int sz = dtbytes(d);
     long a = operand_elems(d, ta ? k : m, ta ? m : k) * sz;
     long b = operand_elems(d, tb ? n : k, tb ? k : n) * sz;
@@ -207,13 +220,15 @@ static Cfg team_plan(Dt d, int batch, int m, int n, int k, bool ta, bool tb, con
     // two warps at u = 4 with m, n, k <= 48 from 24 matrices per SM (run 998b26e: 40^3 and 48^3 at 8192, 48^3 at 4096 in e4b8c63)
     if (shipped_width && mid && units == 4 && std::max({m, n, k}) <= 48 && batch >= 24L * dv.sms) W = 2;
     if (stages <= 0) stages = 2;
-    long team = (long)stages * nm * (a + b) + (direct ? 0 : nm * c);
+    if (cb == 9) stages = 1;  // flat loader: one padded stage and the flat buffer
+    long team = (long)stages * nm * (a + b) + (direct ? 0 : nm * c) + (cb == 9 ? (long)nm * (m * k + k * n) * sz : 0);
     int tpb = std::max(1, std::min(4, 8 / W));
     while (tpb > 1 && tpb * team > dv.smem_optin) tpb--;
     if (team > dv.smem_optin) return Cfg{-1, 0, 0, 0, 0, 0};
     Cfg p{3, nm, tpb * W * 32, 0, stages, tpb * team, W, direct, tpb};
     int occ = 0;
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kern_team(d, ta, tb), p.threads, p.smem));
+    p.cb = cb;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kern_team_cb(d, ta, tb, cb), p.threads, p.smem));
     if (occ < 1) return Cfg{-1, 0, 0, 0, 0, 0};
     long groups = cdiv(batch, nm), resident = (long)occ * dv.sms * tpb;
     long iters = cdiv(groups, resident);
@@ -250,7 +265,7 @@ static void launch(const Cfg& p, const Case& c, const void* A, const void* B, vo
     else if (p.kind == 5) kern_frag(c.d, c.ta, c.tb, c.m, c.n, c.k, p.mats)<<<p.grid, p.threads, 0, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, c.shared);
     else if (p.kind == 6) kern_frag32(c.d, c.ta, c.tb, p.mats)<<<p.grid, p.threads, 0, st>>>(A, B, C, c.batch, c.m, c.n, c.k, 1, c.shared);
     else if (p.kind == 2) kern_stream(c.d, c.ta, c.tb)<<<p.grid, p.threads, p.smem, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, p.stages, c.shared);
-    else (p.cb == 8 ? kern_team8 : kern_team)(c.d, c.ta, c.tb)<<<p.grid, p.threads, p.smem, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, p.stages, p.W, p.direct);
+    else kern_team_cb(c.d, c.ta, c.tb, p.cb)<<<p.grid, p.threads, p.smem, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, p.stages, p.W, p.direct);
 }
 
 // ---------------------------------------------------------------- device data and reference
@@ -388,7 +403,7 @@ static std::string cfgname(const Cfg& p) {
     if (p.kind == 1) snprintf(b, sizeof b, "small g%d t%d", p.mats, p.threads);
     else if (p.kind == 5) snprintf(b, sizeof b, "frag w%d t%d", p.mats, p.threads);
     else if (p.kind == 6) snprintf(b, sizeof b, "frag32 w%d t%d", p.mats, p.threads);
-    else if (p.kind == 3) snprintf(b, sizeof b, "team%s w%d g%d s%d %s t%d x%d", p.cb == 8 ? "8" : "", p.W, p.mats, p.stages, p.direct ? "dc" : "sc", p.threads, p.grid);
+    else if (p.kind == 3) snprintf(b, sizeof b, "team%s w%d g%d s%d %s t%d x%d", p.cb == 9 ? "8f" : p.cb == 8 ? "8" : "", p.W, p.mats, p.stages, p.direct ? "dc" : "sc", p.threads, p.grid);
     else snprintf(b, sizeof b, "stream g%d s%d t%d x%d", p.mats, p.stages, p.threads, p.grid);
     return b;
 }
@@ -421,6 +436,7 @@ int main(int argc, char** argv) {
             CK(cudaFuncSetAttribute(kern_stream((Dt)d, t & 2, t & 1), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dv.smem_optin));
             CK(cudaFuncSetAttribute(kern_team((Dt)d, t & 2, t & 1), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dv.smem_optin));
             if (d != F32) CK(cudaFuncSetAttribute(kern_team8((Dt)d, t & 2, t & 1), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dv.smem_optin));
+            if (d != F32) CK(cudaFuncSetAttribute(kern_team8f((Dt)d, t & 2, t & 1), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dv.smem_optin));
         }
     {
         cudaFuncAttributes fa; CK(cudaFuncGetAttributes(&fa, (const void*)bmm_stream_f16_nn));
@@ -454,6 +470,14 @@ int main(int argc, char** argv) {
             cs.push_back({(Dt)d, 77, 16, 12, 8, false, false, false, 1, 3, 2});  // frag shapes on unaligned views
             cs.push_back({(Dt)d, 301, 8, 8, 8, false, false, true, 2, 1, 1});
             cs.push_back({(Dt)d, 301, 16, 16, 16, false, false, false, 4, 4, 4});  // 16-byte aligned views, not on an allocation
+        }
+        if (getenv("BMM_FLAT_CORR")) {  // only the flat loader's shapes (8-byte rows, 16-byte group ranges), every layout
+            cs.clear();
+            int fs[][3] = {{100, 100, 100}, {60, 76, 36}, {124, 36, 60}, {4, 8, 12}, {76, 76, 76}, {36, 44, 52}, {100, 100, 36}, {12, 4, 20}};
+            for (int d = 0; d < 2; ++d)
+                for (int t = 0; t < 4; ++t)
+                    for (auto& f : fs) cs.push_back({(Dt)d, (f[0] * f[1] * f[2] > 100000) ? 37 : 301, f[0], f[1], f[2], (bool)(t & 2), (bool)(t & 1), false});
+            use_small = use_stream = use_frag = false;
         }
         if (mode == "mini") {
             cs = {{F16, 301, 17, 33, 9, false, false, false}, {BF16, 23, 48, 48, 48, true, true, false}, {F32, 301, 17, 33, 9, true, false, false},
@@ -496,6 +520,16 @@ int main(int argc, char** argv) {
                         if (r2.kind == 3) { r2.grid = std::min(r2.grid, 2); cfgs.push_back(r2); }  // many groups per team
                     }
             }
+            if (use_team && aligned && team_ok(c.d, c.m, c.n, c.k, c.ta, c.tb, c.shared, 8))
+                for (int W : {0, 2, 4, 8})
+                    for (int direct : {0, 1}) {
+                        if (!flat_ok(c.d, c.m, c.n, c.k, c.ta, c.tb, c.shared, direct)) continue;
+                        Cfg q = team_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, dv, W, 0, 0, direct, 9);
+                        if (q.kind != 3) continue;
+                        cfgs.push_back(q);
+                        Cfg r2 = team_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, dv, W, 3, 0, direct, 9);  // several matrices per group
+                        if (r2.kind == 3) { r2.grid = std::min(r2.grid, 2); cfgs.push_back(r2); }  // many groups per team
+                    }
             for (auto& p : cfgs) {
                 bool pass; std::string r = run_check(p, c, u, h, st, &pass);
                 ++runs;
@@ -639,6 +673,35 @@ int main(int argc, char** argv) {
                     if (!dup) cfgs.push_back(q);
                 }
             }
+        }
+        if (custom_ok && use_team && t8 && !t16) {  // the flat loader beside team8 (experiment)
+            const bool o16 = (c.offA * dtbytes(c.d)) % 16 == 0 && (c.offB * dtbytes(c.d)) % 16 == 0 && (c.offC * dtbytes(c.d)) % 16 == 0;
+            for (int W : {0, 4, 8})
+                for (int direct : {0, 1})
+                    for (int nm : {0, 2}) {
+                        if (!o16 || !flat_ok(c.d, c.m, c.n, c.k, c.ta, c.tb, c.shared, direct)) continue;
+                        Cfg q = team_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, dv, W, nm, 0, direct, 9);
+                        if (q.kind != 3) continue;
+                        bool dup = false;
+                        for (auto& o : cfgs) dup |= o.kind == 3 && o.cb == q.cb && o.W == q.W && o.mats == q.mats && o.direct == q.direct;
+                        if (!dup) cfgs.push_back(q);
+                    }
+        }
+        if (const char* only = getenv("BMM_ONLY")) {  // keep the vendor and the configurations whose name starts with one of "a|b|..."
+            std::vector<Cfg> kept{cfgs[0]};
+            for (size_t i = 1; i < cfgs.size(); ++i) {
+                const std::string nm = cfgname(cfgs[i]);
+                for (const char* q = only; *q;) {
+                    const char* e = strchr(q, '|');
+                    const size_t len = e ? (size_t)(e - q) : strlen(q);
+                    if (nm.compare(0, len, q, len) == 0) { kept.push_back(cfgs[i]); break; }
+                    q += len + (e ? 1 : 0);
+                }
+            }
+            cfgs = kept;
+            i_small = i_stream = i_team = i_frag = -1;
+            i_team0 = 1;
+            i_frag0 = i_frag1 = 0;
         }
         std::vector<std::string> chk(cfgs.size()); std::vector<bool> pass(cfgs.size());
         bool allok = true;
