@@ -22,7 +22,7 @@ gpu0="$gpu0 racecheck/ip racecheck/bv ${xs:-}"
 bm=dev.gapfill.verify.BmmGpuTest
 bv="methods:$bm#vendorPathReducesSplitKPartialsInFp32()"
 bn="methods:$bm#randomShapesBothBackends(int,int,int,int,int,boolean,boolean,boolean,int,boolean,int,long)"
-for t in regimeBoundaries teamKernelShapesLayoutsAndAlignment teamKernelHalfMidSizesEveryWidthAndLayout \
+for t in regimeBoundaries teamKernelShapesLayoutsAndAlignment teamKernelHalfMidSizesEveryWidthAndLayout wgKernelShapesLayoutsAndBatches \
     fragKernelShapesLayoutsOffsetsAndMatricesPerWarp frag32KernelShapesLayoutsOffsetsAndWarpsPerMatrix \
     f32FragKernelShapesOffsetsAndMatricesPerWarp allLayoutsAndSharedBAtOddSizes aboveTheCustomLimitAutoIsVendorAndCustomIsRefused \
     tf32IsWithinTheTf32Bound sameInputsGiveTheSameBitsTwice decideMatchesTheHeuristicsForTheDevice; do bn="$bn|$bm#$t()"; done

@@ -21,7 +21,7 @@
 #include "bmm_stream.cu"
 #include "bmm_team.cu"
 #include "bmm_team_flat.cu"  // experiment: bmm_team8 with 16-byte global accesses through a flat shared buffer (cb = 9)
-#include "bmm_wg.cu"         // experiment: wgmma per matrix on sm_90a (kind 7)
+#include "bmm_wg.cu"         // src/main/cuda/bmm: wgmma per matrix on sm_90a (kind 7; the dev variant with three C modes is in git at fc2e312)
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -185,20 +185,20 @@ static KernT kern_team8f(Dt d, bool ta, bool tb) {  // bmm_team_flat.cu, F16/BF1
     return ks[d == BF16 ? 1 : 0][(ta ? 2 : 0) + (tb ? 1 : 0)];
 }
 static KernT kern_team_cb(Dt d, bool ta, bool tb, int cb) { return cb == 9 ? kern_team8f(d, ta, tb) : cb == 8 ? kern_team8(d, ta, tb) : kern_team(d, ta, tb); }
-typedef void (*KernW)(const void*, const void*, void*, int, int, int, int, int);
+typedef void (*KernW)(const void*, const void*, void*, int, int, int, int);
 static KernW kern_wg(Dt d, bool ta, bool tb) {  // bmm_wg.cu, F16/BF16, sm_90a
     static KernW ks[2][4] = {{(KernW)bmm_wg_f16_nn, (KernW)bmm_wg_f16_nt, (KernW)bmm_wg_f16_tn, (KernW)bmm_wg_f16_tt},
                              {(KernW)bmm_wg_bf16_nn, (KernW)bmm_wg_bf16_nt, (KernW)bmm_wg_bf16_tn, (KernW)bmm_wg_bf16_tt}};
     return ks[d == BF16 ? 1 : 0][(ta ? 2 : 0) + (tb ? 1 : 0)];
 }
-static bool wg_ok(Dt d, int m, int n, int k, bool ta, bool tb, bool shared, int direct) {
+static bool wg_ok(Dt d, int m, int n, int k, bool ta, bool tb, bool shared) {  // BmmHeuristics.wgTakes
     if (d == F32 || shared || m > 128 || n > 128 || k > 128) return false;
-    return (ta ? m : k) % 4 == 0 && (tb ? k : n) % 4 == 0 && n % 4 == 0 && (m * k) % 8 == 0 && (k * n) % 8 == 0 && (direct == 1 || (m * n) % 8 == 0);
+    return (ta ? m : k) % 4 == 0 && (tb ? k : n) % 4 == 0 && n % 4 == 0 && (m * k) % 8 == 0 && (k * n) % 8 == 0 && (m * n) % 8 == 0;
 }
 // bmm_wg's plan: 256 threads, persistent grid from the occupancy API
-static Cfg wg_plan(Dt d, int batch, int m, int n, int k, bool ta, bool tb, const Dev& dv, int direct, int max_grid = 0) {
-    long fl = std::max((long)m * k + (long)k * n, direct == 0 ? (long)m * n : 0L) * 2;
-    Cfg p{7, 1, 256, 0, 1, 1024 + 2 * 32768 + fl, 1, direct, 1};
+static Cfg wg_plan(Dt d, int batch, int m, int n, int k, bool ta, bool tb, const Dev& dv, int max_grid = 0) {  // BmmHeuristics.wgPlan
+    long fl = ((long)m * k + (long)k * n) * 2;
+    Cfg p{7, 1, 256, 0, 1, 1024 + 2 * 32768 + fl, 1, 0, 1};
     int occ = 0;
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kern_wg(d, ta, tb), p.threads, p.smem));
     if (occ < 1) return Cfg{-1, 0, 0, 0, 0, 0};
@@ -287,7 +287,7 @@ static void launch(const Cfg& p, const Case& c, const void* A, const void* B, vo
     else if (p.kind == 5) kern_frag(c.d, c.ta, c.tb, c.m, c.n, c.k, p.mats)<<<p.grid, p.threads, 0, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, c.shared);
     else if (p.kind == 6) kern_frag32(c.d, c.ta, c.tb, p.mats)<<<p.grid, p.threads, 0, st>>>(A, B, C, c.batch, c.m, c.n, c.k, 1, c.shared);
     else if (p.kind == 2) kern_stream(c.d, c.ta, c.tb)<<<p.grid, p.threads, p.smem, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, p.stages, c.shared);
-    else if (p.kind == 7) kern_wg(c.d, c.ta, c.tb)<<<p.grid, p.threads, p.smem, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.direct);
+    else if (p.kind == 7) kern_wg(c.d, c.ta, c.tb)<<<p.grid, p.threads, p.smem, st>>>(A, B, C, c.batch, c.m, c.n, c.k);
     else kern_team_cb(c.d, c.ta, c.tb, p.cb)<<<p.grid, p.threads, p.smem, st>>>(A, B, C, c.batch, c.m, c.n, c.k, p.mats, p.stages, p.W, p.direct);
 }
 
@@ -426,7 +426,7 @@ static std::string cfgname(const Cfg& p) {
     if (p.kind == 1) snprintf(b, sizeof b, "small g%d t%d", p.mats, p.threads);
     else if (p.kind == 5) snprintf(b, sizeof b, "frag w%d t%d", p.mats, p.threads);
     else if (p.kind == 6) snprintf(b, sizeof b, "frag32 w%d t%d", p.mats, p.threads);
-    else if (p.kind == 7) snprintf(b, sizeof b, "wg %s t%d x%d", p.direct == 1 ? "dc" : p.direct == 2 ? "s2" : "sc", p.threads, p.grid);
+    else if (p.kind == 7) snprintf(b, sizeof b, "wg t%d x%d", p.threads, p.grid);
     else if (p.kind == 3) snprintf(b, sizeof b, "team%s w%d g%d s%d %s t%d x%d", p.cb == 9 ? "8f" : p.cb == 8 ? "8" : "", p.W, p.mats, p.stages, p.direct ? "dc" : "sc", p.threads, p.grid);
     else snprintf(b, sizeof b, "stream g%d s%d t%d x%d", p.mats, p.stages, p.threads, p.grid);
     return b;
@@ -557,14 +557,13 @@ int main(int argc, char** argv) {
                         Cfg r2 = team_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, dv, W, 3, 0, direct, 9);  // several matrices per group
                         if (r2.kind == 3) { r2.grid = std::min(r2.grid, 2); cfgs.push_back(r2); }  // many groups per team
                     }
-            if (use_wg && aligned)
-                for (int direct : {0, 1, 2}) {
-                    if (!wg_ok(c.d, c.m, c.n, c.k, c.ta, c.tb, c.shared, direct)) continue;
-                    Cfg q = wg_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, dv, direct);
-                    if (q.kind != 7) continue;
+            if (use_wg && aligned && wg_ok(c.d, c.m, c.n, c.k, c.ta, c.tb, c.shared)) {
+                Cfg q = wg_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, dv);
+                if (q.kind == 7) {
                     cfgs.push_back(q);
-                    cfgs.push_back(wg_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, dv, direct, 3));  // many matrices per block
+                    cfgs.push_back(wg_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, dv, 3));  // many matrices per block
                 }
+            }
             for (auto& p : cfgs) {
                 bool pass; std::string r = run_check(p, c, u, h, st, &pass);
                 ++runs;
@@ -724,11 +723,10 @@ int main(int argc, char** argv) {
         }
         if (custom_ok && use_wg) {  // bmm_wg (experiment) beside the team kernels
             const bool o16 = (c.offA * dtbytes(c.d)) % 16 == 0 && (c.offB * dtbytes(c.d)) % 16 == 0 && (c.offC * dtbytes(c.d)) % 16 == 0;
-            for (int direct : {0, 1, 2})
-                if (o16 && wg_ok(c.d, c.m, c.n, c.k, c.ta, c.tb, c.shared, direct)) {
-                    Cfg q = wg_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, dv, direct);
-                    if (q.kind == 7) cfgs.push_back(q);
-                }
+            if (o16 && wg_ok(c.d, c.m, c.n, c.k, c.ta, c.tb, c.shared)) {
+                Cfg q = wg_plan(c.d, c.batch, c.m, c.n, c.k, c.ta, c.tb, dv);
+                if (q.kind == 7) cfgs.push_back(q);
+            }
         }
         if (const char* only = getenv("BMM_ONLY")) {  // keep the vendor and the configurations whose name starts with one of "a|b|..."
             std::vector<Cfg> kept{cfgs[0]};

@@ -20,5 +20,5 @@ for line in open(sys.argv[1]):
         return min(v) if v else (float('nan'), '-')
     cb = best('cublas'); tm = best('team '); t8 = best('team8 '); tf = best('team8f'); wg = best('wg ')
     bad = [n for n, t, o in cf if o != 'ok']
-    print(f"{h[0]:4} {h[1]:>5} {h[2]}x{h[3]}x{h[4]:<4} fl {fl:6.1f} cublas {cb[0]:7.2f} team {tm[0]:7.2f} team8 {t8[0]:7.2f} flat {tf[0]:7.2f} wg {wg[0]:7.2f} ({wg[1][3:5]}) wg dc/sc/s2 {best("wg dc")[0]:7.2f} {best("wg sc")[0]:7.2f} {best("wg s2")[0]:7.2f} fl/wg {fl/wg[0]*100:4.0f}%" + (f" FAIL {bad}" if bad else ""))
+    print(f"{h[0]:4} {h[1]:>5} {h[2]}x{h[3]}x{h[4]:<4} fl {fl:6.1f} cublas {cb[0]:7.2f} team {tm[0]:7.2f} team8 {t8[0]:7.2f} flat {tf[0]:7.2f} wg {wg[0]:7.2f} fl/wg {fl/wg[0]*100:4.0f}%" + (f" FAIL {bad}" if bad else ""))
 EOF

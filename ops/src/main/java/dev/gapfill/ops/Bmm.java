@@ -57,6 +57,7 @@ public final class Bmm {
     private static final KernelModule MODULE = KernelModule.of("bmm/bmm_small");
     private static final KernelModule TEAM_MODULE = KernelModule.of("bmm/bmm_team");
     private static final KernelModule FRAG_MODULE = KernelModule.of("bmm/bmm_frag");
+    private static final KernelModule WG_MODULE = KernelModule.of("bmm/bmm_wg");
     // Host scalars for cuBLAS (pointer mode host), allocated once and never written after.
     private static final FloatPointer ONE = new FloatPointer(1f);
     private static final FloatPointer ZERO = new FloatPointer(0f);
@@ -244,6 +245,8 @@ public final class Bmm {
             runFrag(s, a, b, out, st, dev.info());
         } else if (d.backend() == Backend.CUSTOM && d.variant().startsWith("frag32_")) {
             runFrag32(s, a, b, out, st, dev.info());
+        } else if (d.backend() == Backend.CUSTOM && d.variant().startsWith("wg_")) {
+            runWg(s, a, b, out, st, dev.info());
         } else if (d.backend() == Backend.CUSTOM && d.variant().startsWith("team_")) {
             runTeam(s, a, b, out, st, dev.info(), "bmm_team_");
         } else if (d.backend() == Backend.CUSTOM && d.variant().startsWith("team8_")) {
@@ -291,6 +294,14 @@ public final class Bmm {
         TEAM_MODULE.function(st.cudaDevice(), symbol).launch(st, p.grid(), 1, 1, p.threads(), 1, 1, p.smemBytes(),
                 KernelArgs.begin().ptr(a).ptr(b).ptr(out).i32((int) s.batch()).i32((int) s.m()).i32((int) s.n()).i32((int) s.k())
                         .i32(p.mats()).i32(p.stages()).i32(p.teamWarps()).i32(p.directC() ? 1 : 0));
+    }
+
+    /** bmm_wg (wgmma, sm_90a), in {@link BmmHeuristics#wgPlan}. */
+    private static void runWg(BmmShape s, Tensor a, Tensor b, Tensor out, Stream st, DeviceInfo info) {
+        BmmHeuristics.WgPlan p = BmmHeuristics.wgPlan(s, info);
+        String symbol = "bmm_wg_" + s.dtype().name().toLowerCase(Locale.ROOT) + "_" + (s.transA() ? "t" : "n") + (s.transB() ? "t" : "n");
+        WG_MODULE.function(st.cudaDevice(), symbol).launch(st, p.grid(), 1, 1, p.threads(), 1, 1, p.smemBytes(),
+                KernelArgs.begin().ptr(a).ptr(b).ptr(out).i32((int) s.batch()).i32((int) s.m()).i32((int) s.n()).i32((int) s.k()));
     }
 
     /** 16 when every address is a multiple of 16, else 8 when every one is a multiple of 8, else 0. */

@@ -26,6 +26,12 @@ import dev.gapfill.core.DeviceInfo;
  *   vendor win (f16 8.70 / 9.50, bf16 8.61 / 9.57), so max(m,n,k) ≤ 64 at batch ≤ 512, once a
  *   custom clause, now goes to the vendor. Losses that set the bounds: 2048 48³ 18.9 / 20.0; 2048 64³ 24.5 / 29.0; 2048 1×64×64
  *   13.8 / 15.0; 2048 100³ 81.1 / 95.3; everything ≥ 96.</li>
+ *   <li>(3c) On compute capability 9.0, F16/BF16 rows in 8-byte but not 16-byte multiples with at least
+ *   {@link #WG_MIN_WARP_TILES} warp tiles, batch ≥ {@link #WG_AUTO_MIN_BATCH}, tensors on 16 bytes and every operand a
+ *   16-byte multiple ({@link #useWg}): CUSTOM with bmm_wg (wgmma; H100 harness {@code results-h100-wg.txt}, f16 cuBLAS /
+ *   bmm_wg µs: 2048 100³ 76.13 / 46.66, 512 100³ 20.74 / 16.00, 8192 100³ 253.41 / 176.70, 2048 76³ 67.07 / 31.78).
+ *   With 16-byte rows cuBLAS stays ahead (2048 96³ 37.38 / 42.02, 128³ 64.96 / 81.41), so those go on to the rules
+ *   below.</li>
  *   <li>(3b) F16/BF16 rows in 8-byte but not 16-byte multiples (or 16-byte rows on 8-byte pointers), not taken by
  *   rule 3 or the team rule, at most {@link #TEAM8_AUTO_MAX_WARP_TILES} warp tiles, batch ≥ {@link #TEAM8_AUTO_MIN_BATCH}:
  *   CUSTOM with bmm_team8 (sweep at dd4a11e: 2048 60³ 1.36-1.46×, 76³ 1.41-1.74×, 36×44×52 1.55-1.59× cuBLAS; the
@@ -143,6 +149,25 @@ public final class BmmHeuristics {
      * / 17.95) and on three shapes only.
      */
     public static final int TEAM8_AUTO_MIN_BATCH = 2048;
+    /**
+     * bmm_wg (wgmma, sm_90a SASS only) runs where the output has at least this many 32×32 warp tiles (u =
+     * ceil(m/32)·ceil(n/32)). H100 harness ({@code cuda-native/dev/bmm/results-h100-wg.txt}, f16, best team kernel / bmm_wg
+     * µs at batch 2048): u = 9 68³ 37.15 / 29.44, 76³ 38.59 / 31.78, 96³ 45.02 / 42.02; u = 16 100³ 71.62 / 46.66, 124³
+     * 94.50 / 74.18, 128³ 82.11 / 81.41 (8192: 296.61 / 297.09, a tie); but u = 4 64³ 19.42 / 26.40, 60³ 21.28 / 24.77,
+     * 48³ 14.85 / 18.98 (one matrix per block at a time leaves too few bytes in flight there). 5 ≤ u ≤ 8 was not measured.
+     */
+    public static final int WG_MIN_WARP_TILES = 9;
+    /**
+     * AUTO runs bmm_wg on rows in 8-byte (not 16-byte) multiples from this batch on (rule 3c): the smallest batch measured,
+     * where it still led cuBLAS (f16 512 100³: 20.74 against 16.00 µs; bf16 20.70 / 16.03).
+     */
+    public static final long WG_AUTO_MIN_BATCH = 512;
+    /** The compute capability whose SASS holds bmm_wg's body (sm_90a); the file's sm_80 and PTX images trap. */
+    static final int WG_CC = 90;
+    /** Blocks per SM bmm_wg is built for ({@code __launch_bounds__(256, 2)}, 109 registers). */
+    static final int WG_MAX_BLOCKS_PER_SM = 2;
+    /** Threads per block of bmm_wg: two warpgroups. */
+    static final int WG_THREADS = 256;
     /** Shared memory a block may use when it holds more than one matrix (keeps several blocks per SM). */
     static final int MULTI_MATRIX_SMEM_BUDGET = 48 * 1024;
 
@@ -179,6 +204,13 @@ public final class BmmHeuristics {
      * (1: one warp; 2: 16 rows each; 4: 16×16 each), {@code threads} per block, a grid that covers the batch once.
      */
     public record Frag32Plan(int warpsPerMatrix, int threads, int grid) {}
+
+    /**
+     * Launch plan of {@code bmm/bmm_wg}: {@link #WG_THREADS} threads per block, each block one matrix at a time over a
+     * persistent grid of {@code grid} blocks; dynamic shared memory 1024 (alignment) + two 32 KiB tiles + the flat
+     * operands (2·(m·k + k·n) bytes).
+     */
+    public record WgPlan(int threads, int grid, int smemBytes) {}
 
     /** Null if the custom kernels take the problem, otherwise why not. */
     public static String customUnsupportedReason(BmmShape s, DeviceInfo info) {
@@ -261,6 +293,11 @@ public final class BmmHeuristics {
             return custom(s, info, "m*n*k=" + volume + " <= 32^3 with max(m,n,k) <= " + HALF_CUSTOM_MAX_DIM
                     + " (measured f16 8192 16^3: vendor 30.4 us, custom 11.4 us; 2048 17x33x9: 17.6 / 10.8)", align);
         }
+        if (!teamTakes(s) && s.batch() >= WG_AUTO_MIN_BATCH && useWg(s, info, align)) {
+            return custom(s, info, "rows in 8-byte, not 16-byte, multiples with " + warpTiles(s) + " >= " + WG_MIN_WARP_TILES
+                    + " warp tiles at batch " + s.batch() + " on sm_90: bmm_wg (measured f16 2048 100^3: vendor 76.13 us, wg 46.66; "
+                    + "512 100^3 20.74 / 16.00; 8192 100^3 253.41 / 176.70; 2048 76^3 67.07 / 31.78)", align);
+        }
         if (!teamTakes(s) && warpTiles(s) <= TEAM8_AUTO_MAX_WARP_TILES && s.batch() >= TEAM8_AUTO_MIN_BATCH && useTeam8(s, info, align)) {
             return custom(s, info, "rows in 8-byte, not 16-byte, multiples with " + warpTiles(s) + " <= " + TEAM8_AUTO_MAX_WARP_TILES
                     + " warp tiles at batch " + s.batch() + ": bmm_team8 (measured f16 2048 60^3: vendor 30.78 us, team8 20.99; "
@@ -298,7 +335,8 @@ public final class BmmHeuristics {
 
     /**
      * As {@link #custom(BmmShape, DeviceInfo, String, boolean)}; {@code align}: the largest of 16 and 8 that A, B and C
-     * all start on (0 for neither). bmm_team8 runs where {@link #useTeam8}.
+     * all start on (0 for neither). bmm_wg runs where {@link #useWg} (before the team kernels), bmm_team8 where
+     * {@link #useTeam8}.
      */
     public static Decision custom(BmmShape s, DeviceInfo info, String reason, int align) {
         boolean aligned16 = align >= 16;
@@ -311,6 +349,9 @@ public final class BmmHeuristics {
         if (useFrag32(s)) {
             Frag32Plan f = frag32Plan(s, info);
             return new Decision(Backend.CUSTOM, "frag32_" + kind + "_w" + f.warpsPerMatrix() + "_t" + f.threads(), reason);
+        }
+        if (useWg(s, info, align)) {
+            return new Decision(Backend.CUSTOM, "wg_" + kind + "_t" + WG_THREADS, reason);
         }
         if (aligned16 && useTeam(s, info)) {
             TeamPlan t = teamPlan(s, info);
@@ -429,6 +470,40 @@ public final class BmmHeuristics {
         long aCols = s.transA() ? s.m() : s.k();
         long bCols = s.transB() ? s.k() : s.n();
         return !s.sharedB() && aCols % v == 0 && bCols % v == 0 && s.n() % v == 0;
+    }
+
+    /**
+     * bmm_wg's layout needs: F16/BF16, m, n, k ≤ {@link #CUSTOM_MAX_DIM}, B per matrix, every stored row of A, B and C a
+     * multiple of 8 bytes and each whole operand (m·k, k·n, m·n elements) a multiple of 16 bytes, so that every matrix's
+     * operands are 16-byte chunks.
+     */
+    static boolean wgTakes(BmmShape s) {
+        long aCols = s.transA() ? s.m() : s.k();
+        long bCols = s.transB() ? s.k() : s.n();
+        return s.dtype() != DType.F32 && !s.sharedB() && s.m() <= CUSTOM_MAX_DIM && s.n() <= CUSTOM_MAX_DIM && s.k() <= CUSTOM_MAX_DIM
+                && aCols % 4 == 0 && bCols % 4 == 0 && s.n() % 4 == 0
+                && (s.m() * s.k()) % 8 == 0 && (s.k() * s.n()) % 8 == 0 && (s.m() * s.n()) % 8 == 0;
+    }
+
+    /**
+     * Whether the custom path runs bmm_wg: compute capability {@link #WG_CC} (the kernel's only real image is sm_90a SASS),
+     * A, B and C on 16 bytes, {@link #wgTakes}, at least {@link #WG_MIN_WARP_TILES} warp tiles, and its plan's shared
+     * memory within a block's.
+     */
+    public static boolean useWg(BmmShape s, DeviceInfo info, int align) {
+        return align >= 16 && info.cc() == WG_CC && s.batch() <= Integer.MAX_VALUE && wgTakes(s) && warpTiles(s) >= WG_MIN_WARP_TILES
+                && wgPlan(s, info).smemBytes() <= info.smemPerBlockOptin();
+    }
+
+    /**
+     * bmm_wg's plan: as many blocks as stay resident (shared memory, and at most {@link #WG_MAX_BLOCKS_PER_SM} per SM), at
+     * most one per matrix. Example: 100³ F16 on an H100: 1024 + 65536 + 40000 = 106560 bytes, two blocks per SM, 264 blocks.
+     */
+    public static WgPlan wgPlan(BmmShape s, DeviceInfo info) {
+        long smem = 1024 + 2 * 32768 + 2 * (s.m() * s.k() + s.k() * s.n());
+        long perSm = Math.max(1, Math.min(WG_MAX_BLOCKS_PER_SM, info.smemPerSm() / (smem + 1024)));
+        long grid = Math.max(1, Math.min(s.batch(), perSm * info.smCount()));
+        return new WgPlan(WG_THREADS, (int) Math.min(grid, Integer.MAX_VALUE), (int) Math.min(smem, Integer.MAX_VALUE));
     }
 
     /** bmm_team8's layout needs: F16/BF16, every stored row of A, B and C a multiple of 8 bytes, B per matrix. */

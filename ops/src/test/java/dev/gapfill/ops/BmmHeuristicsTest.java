@@ -254,17 +254,19 @@ class BmmHeuristicsTest {
         assertEquals("team_mma_w4_g1_s2_sc", forced(BmmShape.of(DType.F16, 8192, 48, 48, 56)));
         assertEquals("team_mma_w4_g1_s2_sc", forced(BmmShape.of(DType.BF16, 4096, 64, 64, 64)));
         assertEquals("team_mma_w4_g1_s2_sc", forced(BmmShape.of(DType.BF16, 8192, 64, 64, 64)));
-        assertEquals("team_mma_w8_g1_s2_sc", forced(BmmShape.of(DType.F16, 2048, 96, 96, 96)));          // u = 9
+        assertEquals("wg_mma_t256", forced(BmmShape.of(DType.F16, 2048, 96, 96, 96)));                   // u = 9: bmm_wg on sm_90
+        assertEquals("team_mma_w8_g1_s2_sc", Bmm.decide(BmmShape.of(DType.F16, 2048, 96, 96, 96), A100, Backend.CUSTOM, true).variant());
         assertEquals("team_mma_w8_g1_s2_sc", forced(BmmShape.of(DType.F16, 2048, 128, 64, 64)));         // u = 8
         assertEquals("team_mma_w8_g1_s2_sc", forced(BmmShape.of(DType.BF16, 2048, 64, 96, 64)));         // u = 6
         assertEquals("team_mma_w4_g1_s2_sc", forced(BmmShape.of(DType.F16, 2048, 64, 64, 40)));          // u = 4
-        assertEquals("team_mma_w8_g1_s2_sc", forced(BmmShape.of(DType.BF16, 512, 96, 112, 80)));         // u = 12
-        assertEquals("team_mma_w8_g1_s2_sc", forced(BmmShape.of(DType.BF16, 2048, 128, 128, 128).withTransposes(true, true)));
-        assertEquals("team_mma_w8_g1_s2_sc", forced(BmmShape.of(DType.F16, 512, 128, 128, 128)));
+        assertEquals("wg_mma_t256", forced(BmmShape.of(DType.BF16, 512, 96, 112, 80)));                  // u = 12
+        assertEquals("wg_mma_t256", forced(BmmShape.of(DType.BF16, 2048, 128, 128, 128).withTransposes(true, true)));
+        assertEquals("wg_mma_t256", forced(BmmShape.of(DType.F16, 512, 128, 128, 128)));
+        assertEquals("team_mma_w8_g1_s2_sc", Bmm.decide(BmmShape.of(DType.BF16, 512, 96, 112, 80), A100, Backend.CUSTOM, true).variant());
         assertEquals("team_mma_w4_g1_s2_sc", forced(BmmShape.of(DType.F16, 2048, 32, 128, 64)));
         assertTrue(forced(BmmShape.of(DType.F16, 512, 64, 64, 64)).startsWith("small_"));         // 48³..96³ at 512: small
         assertTrue(forced(BmmShape.of(DType.F16, 2048, 1, 64, 64)).startsWith("small_"));         // m·n·k ≤ 32³
-        assertTrue(forced(BmmShape.of(DType.F16, 2048, 100, 100, 100)).startsWith("team8_"));     // rows 8-byte, not 16-byte multiples
+        assertTrue(forced(BmmShape.of(DType.F16, 2048, 100, 100, 100)).startsWith("wg_"));        // rows 8-byte, not 16-byte multiples, u = 16
         assertTrue(forced(BmmShape.of(DType.F16, 2048, 98, 98, 98)).startsWith("small_"));        // rows 4-byte multiples
         assertTrue(forced(BmmShape.of(DType.F16, 2048, 64, 64, 64).withSharedB(true)).startsWith("small_"));
         assertTrue(Bmm.decide(BmmShape.of(DType.F16, 2048, 64, 64, 64), H100, Backend.CUSTOM, false).variant().startsWith("small_"));
@@ -288,12 +290,14 @@ class BmmHeuristicsTest {
      * F16/BF16 rows in 8-byte but not 16-byte multiples (stored column counts % 4 == 0, some % 8 != 0) run bmm_team8
      * when forced (bmm_small before), from batch 512 or above 96; AUTO takes it up to 9 warp tiles and leaves u = 16 to
      * cuBLAS. 16-byte rows on 8-byte-aligned pointers run bmm_team8 where bmm_team would run; no 8-byte alignment, bmm_small.
+     * On an A100: on sm_90 bmm_wg takes the shapes with at least 9 warp tiles first (the next test).
      */
     @Test void eightByteRowsRunTheTeam8Kernel() {
-        assertEquals("team8_mma_w8_g1_s2_sc", Bmm.decide(BmmShape.of(DType.F16, 2048, 100, 100, 100), H100, Backend.CUSTOM, 16).variant());
+        assertEquals("team8_mma_w8_g1_s2_sc", Bmm.decide(BmmShape.of(DType.F16, 2048, 100, 100, 100), A100, Backend.CUSTOM, 16).variant());
+        assertEquals("team8_mma_w4_g1_s2_sc", Bmm.decide(BmmShape.of(DType.BF16, 2048, 60, 60, 60), A100, Backend.CUSTOM, 8).variant());
         assertEquals("team8_mma_w4_g1_s2_sc", Bmm.decide(BmmShape.of(DType.BF16, 2048, 60, 60, 60), H100, Backend.CUSTOM, 8).variant());
-        assertEquals("team8_mma_w8_g1_s2_sc", Bmm.decide(BmmShape.of(DType.F16, 512, 76, 76, 76), H100, Backend.CUSTOM, 16).variant());
-        assertEquals("team8_mma_w8_g1_s2_sc", Bmm.decide(BmmShape.of(DType.F16, 64, 100, 100, 100), H100, Backend.CUSTOM, 16).variant());
+        assertEquals("team8_mma_w8_g1_s2_sc", Bmm.decide(BmmShape.of(DType.F16, 512, 76, 76, 76), A100, Backend.CUSTOM, 16).variant());
+        assertEquals("team8_mma_w8_g1_s2_sc", Bmm.decide(BmmShape.of(DType.F16, 64, 100, 100, 100), A100, Backend.CUSTOM, 16).variant());
         assertTrue(Bmm.decide(BmmShape.of(DType.F16, 256, 60, 60, 60), H100, Backend.CUSTOM, 16).variant().startsWith("small_"));
         assertTrue(Bmm.decide(BmmShape.of(DType.F16, 2048, 60, 60, 60), H100, Backend.CUSTOM, 0).variant().startsWith("small_"));
         assertTrue(Bmm.decide(BmmShape.of(DType.F16, 2048, 62, 62, 62), H100, Backend.CUSTOM, 16).variant().startsWith("small_"));
@@ -307,22 +311,76 @@ class BmmHeuristicsTest {
             for (long batch : new long[] {2048, 4096, 8192}) {
                 for (int[] d : new int[][] {{60, 60, 60}, {76, 76, 76}, {92, 92, 92}, {36, 44, 52}, {124, 36, 60}, {44, 44, 44}}) {
                     BmmShape sh = BmmShape.of(dt, batch, d[0], d[1], d[2]);
-                    Decision x = BmmHeuristics.decide(sh, H100, 16);
+                    Decision x = BmmHeuristics.decide(sh, A100, 16);
                     assertTrue(x.variant().startsWith("team8_"), sh + " " + x);
+                    assertTrue(BmmHeuristics.decide(sh, A100, 8).variant().startsWith("team8_"), sh.toString());
                     assertTrue(BmmHeuristics.decide(sh, H100, 8).variant().startsWith("team8_"), sh.toString());
+                    assertEquals(Backend.VENDOR, BmmHeuristics.decide(sh, A100, 0).backend(), sh.toString());
                     assertEquals(Backend.VENDOR, BmmHeuristics.decide(sh, H100, 0).backend(), sh.toString());
                 }
                 for (int[] d : new int[][] {{100, 100, 100}, {124, 124, 124}}) {  // u = 16
                     BmmShape sh = BmmShape.of(dt, batch, d[0], d[1], d[2]);
-                    assertEquals(Backend.VENDOR, BmmHeuristics.decide(sh, H100, 16).backend(), sh.toString());
+                    assertEquals(Backend.VENDOR, BmmHeuristics.decide(sh, A100, 16).backend(), sh.toString());
+                    assertEquals(Backend.VENDOR, BmmHeuristics.decide(sh, H100, 8).backend(), sh.toString());
                 }
             }
-            assertEquals(Backend.VENDOR, BmmHeuristics.decide(BmmShape.of(dt, 512, 76, 76, 76), H100, 16).backend());
+            assertEquals(Backend.VENDOR, BmmHeuristics.decide(BmmShape.of(dt, 512, 76, 76, 76), A100, 16).backend());
             assertEquals(Backend.VENDOR, BmmHeuristics.decide(BmmShape.of(dt, 1024, 60, 60, 60), H100, 16).backend());
             // at batch <= 1024 with max(m,n,k) <= 48 rule 3 runs the custom path, which is bmm_team8 from 512
             assertTrue(BmmHeuristics.decide(BmmShape.of(dt, 512, 44, 44, 44), H100, 16).variant().startsWith("team8_"));
             assertEquals(Backend.VENDOR, BmmHeuristics.decide(BmmShape.of(dt, 2048, 64, 64, 64), H100, 8).backend());
         }
+    }
+
+    /**
+     * bmm_wg (wgmma, sm_90a) on compute capability 9.0 only: F16/BF16 with at least 9 warp tiles, every operand a 16-byte
+     * multiple, tensors on 16 bytes. Forced CUSTOM takes it on 16-byte rows as well; AUTO (rule 3c) on 8-byte rows only,
+     * from batch 512, where it led cuBLAS on every measured row (results-h100-wg.txt); with 16-byte rows cuBLAS stays.
+     */
+    @Test void wgKernelOnHopperFromNineWarpTiles() {
+        for (DType dt : new DType[] {DType.F16, DType.BF16}) {
+            for (long batch : new long[] {512, 2048, 8192}) {
+                for (int[] d : new int[][] {{100, 100, 100}, {124, 124, 124}, {76, 76, 76}, {92, 92, 92}, {68, 68, 68}, {100, 100, 36}}) {
+                    BmmShape sh = BmmShape.of(dt, batch, d[0], d[1], d[2]);
+                    Decision x = BmmHeuristics.decide(sh, H100, 16);
+                    assertEquals("wg_mma_t256", x.variant(), sh + " " + x);
+                    assertEquals(Backend.CUSTOM, x.backend());
+                    assertTrue(x.reason().contains("bmm_wg"), x.reason());
+                }
+                for (int n : new int[] {96, 128}) {  // 16-byte rows: cuBLAS in AUTO, bmm_wg when forced
+                    BmmShape sh = BmmShape.of(dt, batch, n, n, n);
+                    assertEquals(Backend.VENDOR, BmmHeuristics.decide(sh, H100, 16).backend(), sh.toString());
+                    assertEquals("wg_mma_t256", Bmm.decide(sh, H100, Backend.CUSTOM, 16).variant(), sh.toString());
+                }
+            }
+            assertEquals(Backend.VENDOR, BmmHeuristics.decide(BmmShape.of(dt, 256, 100, 100, 100), H100, 16).backend());
+            for (boolean ta : new boolean[] {false, true}) {
+                for (boolean tb : new boolean[] {false, true}) {
+                    assertEquals("wg_mma_t256", Bmm.decide(BmmShape.of(dt, 2048, 100, 100, 100).withTransposes(ta, tb), H100, Backend.CUSTOM, 16).variant());
+                }
+            }
+        }
+        // not taken: fewer than 9 warp tiles, an operand not a 16-byte multiple, 8-byte pointers, shared B, F32, other GPUs
+        assertTrue(Bmm.decide(BmmShape.of(DType.F16, 2048, 64, 64, 64), H100, Backend.CUSTOM, 16).variant().startsWith("team_"));
+        assertTrue(Bmm.decide(BmmShape.of(DType.F16, 2048, 124, 36, 60), H100, Backend.CUSTOM, 16).variant().startsWith("team8_"));  // u = 8
+        assertTrue(BmmHeuristics.useWg(BmmShape.of(DType.F16, 2048, 68, 100, 36), H100, 16));      // m·k 2448, k·n 3600, m·n 6800: % 8 == 0
+        assertFalse(BmmHeuristics.useWg(BmmShape.of(DType.F16, 2048, 97, 100, 100), H100, 16));     // m·k = 9700: A not 16-byte chunks
+        assertTrue(Bmm.decide(BmmShape.of(DType.F16, 2048, 97, 100, 100), H100, Backend.CUSTOM, 16).variant().startsWith("team8_"));
+        assertFalse(BmmHeuristics.useWg(BmmShape.of(DType.F16, 2048, 100, 100, 100), H100, 8));
+        assertFalse(BmmHeuristics.useWg(BmmShape.of(DType.F16, 2048, 100, 100, 100).withSharedB(true), H100, 16));
+        assertFalse(BmmHeuristics.useWg(BmmShape.of(DType.F32, 2048, 100, 100, 100), H100, 16));
+        assertFalse(BmmHeuristics.useWg(BmmShape.of(DType.F16, 2048, 100, 100, 100), A100, 16));
+        assertFalse(BmmHeuristics.useWg(BmmShape.of(DType.F16, 2048, 98, 98, 98), H100, 16));       // rows 4-byte multiples
+        assertFalse(BmmHeuristics.useWg(BmmShape.of(DType.F16, 2048, 100, 100, 132), H100, 16));    // k > 128
+        assertFalse(BmmHeuristics.useWg(BmmShape.of(DType.F16, 2048, 100, 100, 100), new DeviceInfo(0, "GH-next", 10, 0, 148,
+                50L << 20, 227L << 10, 228L << 10, 80L << 30, 13000, 13000, 130100, 91400), 16));  // sm_90a SASS only
+    }
+
+    /** Worked example of wgPlan's javadoc: 100³ F16 on an H100, two blocks per SM; 128³ leaves room for one. */
+    @Test void wgPlanExample() {
+        assertEquals(new BmmHeuristics.WgPlan(256, 264, 106_560), BmmHeuristics.wgPlan(BmmShape.of(DType.F16, 2048, 100, 100, 100), H100));
+        assertEquals(new BmmHeuristics.WgPlan(256, 132, 132_096), BmmHeuristics.wgPlan(BmmShape.of(DType.BF16, 8192, 128, 128, 128), H100));
+        assertEquals(new BmmHeuristics.WgPlan(256, 100, 106_560), BmmHeuristics.wgPlan(BmmShape.of(DType.F16, 100, 100, 100, 100), H100));
     }
 
     /** Worked example of the teamPlan javadoc for the mid sizes: F16 2048 at 128³ on an H100. */

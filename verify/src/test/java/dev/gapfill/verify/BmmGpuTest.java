@@ -267,10 +267,50 @@ class BmmGpuTest {
         }
     }
 
-    /** The custom kernel forced CUSTOM should run: bmm_team on 16-byte rows and pointers, bmm_team8 on 8-byte, else bmm_small. */
+    /**
+     * bmm_wg (wgmma, compute capability 9.0 only): 8-byte and 16-byte rows with at least 9 warp tiles, every layout, a
+     * batch of one matrix, of fewer matrices than blocks, and of more (each block walks several, so the k padding that C's
+     * staging overwrites must come back as zeros: k = 36, 44, 80, 100 leave 12, 4, 0, 12 padding columns), callers'
+     * outputs on their own stream; then the same shapes with A 8 bytes off its allocation, which bmm_wg does not take.
+     * Elsewhere the shapes run the team kernels and are checked the same way.
+     */
+    @Test void wgKernelShapesLayoutsAndBatches() {
+        long seed = 2700;
+        DeviceInfo info = Gpu.device(GPU).info();
+        boolean hopper = info.cc() == 90;
+        int[][] shapes = {{100, 100, 100}, {68, 124, 100}, {128, 128, 128}, {96, 112, 80}, {100, 100, 36}, {72, 68, 44}};
+        int[] batches = {1, 7, 2 * info.smCount() + 3};
+        int wg = 0;
+        for (DType dt : new DType[] {DType.F16, DType.BF16}) {
+            for (int i = 0; i < shapes.length; i++) {
+                int[] sh = shapes[i];
+                for (int t = 0; t < 4; t++) {
+                    boolean ta = (t & 1) != 0, tb = (t & 2) != 0;
+                    int b = batches[(i + t) % batches.length];
+                    BmmShape s = BmmShape.of(dt, b, sh[0], sh[1], sh[2]).withTransposes(ta, tb);
+                    Decision d = check(dt, b, sh[0], sh[1], sh[2], ta, tb, false, Backend.CUSTOM, t % 2 == 1, 0, seed++);
+                    assertEquals(hopper, d.variant().startsWith("wg_"), s + " " + d);
+                    wg += d.variant().startsWith("wg_") ? 1 : 0;
+                    if (t == 0) {  // A 8 bytes off: not bmm_wg's
+                        Decision off = check(dt, b, sh[0], sh[1], sh[2], false, false, false, Backend.CUSTOM, false, 4, seed++);
+                        assertTrue(!off.variant().startsWith("wg_"), s + " offset 4 " + off);
+                    }
+                }
+            }
+            // AUTO on 8-byte rows from batch 512 (rule 3c), 16-byte rows with cuBLAS
+            Decision auto = check(dt, 513, 100, 100, 36, false, false, false, Backend.AUTO, true, 0, seed++);
+            assertEquals(hopper ? "wg_mma_t256" : BmmHeuristics.decide(BmmShape.of(dt, 513, 100, 100, 36), info, 16).variant(), auto.variant());
+        }
+        assertEquals(hopper ? 48 : 0, wg);
+    }
+
+    /** The custom kernel forced CUSTOM should run: bmm_wg on sm_90 from 9 warp tiles, bmm_team on 16-byte rows and pointers, bmm_team8 on 8-byte, else bmm_small. */
     private static String expectedTeamKind(BmmShape s, DeviceInfo info, int offsetElements) {
         long off = (long) offsetElements * s.dtype().bytes();
         int align = off % 16 == 0 ? 16 : off % 8 == 0 ? 8 : 0;
+        if (BmmHeuristics.useWg(s, info, align)) {
+            return "wg_mma_";
+        }
         if (align == 16 && BmmHeuristics.useTeam(s, info)) {
             return "team_mma_";
         }
