@@ -212,7 +212,7 @@ class BmmGpuTest {
                     Decision d = check(dt, b, sh[0], sh[1], sh[2], ta, tb, shared, Backend.CUSTOM, t % 2 == 0, offset, seed++);
                     boolean team = offset == 0 && BmmHeuristics.useTeam(s, info);
                     assertTrue(d.variant().startsWith(expectedTeamKind(s, info, offset)), s + " offset " + offset + " " + d);
-                    if (team) {
+                    if (team && d.variant().startsWith("team_")) {  // on sm_90, bmm_wg takes u >= 9 (wgKernelShapesLayoutsAndBatches)
                         widths.add(d.variant());
                     }
                 }
@@ -234,7 +234,7 @@ class BmmGpuTest {
                             && (sh[0] + 31) / 32 * ((sh[1] + 31) / 32) == 4) {
                         assertTrue(d.variant().startsWith("team_mma_w2_"), s + " " + d);
                     }
-                    if (team) {
+                    if (team && d.variant().startsWith("team_")) {  // on sm_90, bmm_wg takes u >= 9 (wgKernelShapesLayoutsAndBatches)
                         widths.add(d.variant());
                     }
                 }
