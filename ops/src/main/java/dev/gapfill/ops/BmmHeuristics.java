@@ -27,7 +27,7 @@ import dev.gapfill.core.DeviceInfo;
  *   custom clause, now goes to the vendor. Losses that set the bounds: 2048 48³ 18.9 / 20.0; 2048 64³ 24.5 / 29.0; 2048 1×64×64
  *   13.8 / 15.0; 2048 100³ 81.1 / 95.3; everything ≥ 96.</li>
  *   <li>(3c) On compute capability 9.0, F16/BF16 rows in 8-byte but not 16-byte multiples with at least
- *   {@link #WG_MIN_WARP_TILES} warp tiles, batch ≥ {@link #WG_AUTO_MIN_BATCH}, tensors on 16 bytes and every operand a
+ *   {@link #WG_EIGHT_BYTE_MIN_WARP_TILES} warp tiles, batch ≥ {@link #WG_AUTO_MIN_BATCH}, tensors on 16 bytes and every operand a
  *   16-byte multiple ({@link #useWg}): CUSTOM with bmm_wg (wgmma; H100 harness {@code results-h100-wg.txt}, f16 cuBLAS /
  *   bmm_wg µs: 2048 100³ 76.13 / 46.66, 512 100³ 20.74 / 16.00, 8192 100³ 253.41 / 176.70, 2048 76³ 67.07 / 31.78).
  *   With 16-byte rows cuBLAS stays ahead (2048 96³ 37.38 / 42.02, 128³ 64.96 / 81.41), so those go on to the rules
@@ -157,6 +157,14 @@ public final class BmmHeuristics {
      * 48³ 14.85 / 18.98 (one matrix per block at a time leaves too few bytes in flight there). 5 ≤ u ≤ 8 was not measured.
      */
     public static final int WG_MIN_WARP_TILES = 9;
+    /**
+     * Rows in 8-byte but not 16-byte multiples take bmm_wg from this many warp tiles (bmm_team8, the alternative there,
+     * copies 8-byte chunks). H100 harness ({@code results-h100-wg-u5to8.txt}), f16 at 2048, bmm_team8 / bmm_wg µs, u = 8:
+     * 124×36×60 30.85 / 29.54 (at 512: 12.22 / 11.52), 100×36×100 35.90 / 34.98, 36×124×100 38.27 / 34.62, 100×60×40 27.20 /
+     * 25.73; with 16-byte rows the team kernel stays ahead below 9 (u = 8 128×64×64 30.11 / 37.47, u = 6 96×64×64 26.78 /
+     * 32.80, 64×96×64 26.88 / 27.39, 72×40×120 30.72 / 33.38). u = 5 to 7 with 8-byte rows was not measured.
+     */
+    public static final int WG_EIGHT_BYTE_MIN_WARP_TILES = 8;
     /**
      * AUTO runs bmm_wg on rows in 8-byte (not 16-byte) multiples from this batch on (rule 3c): the smallest batch measured,
      * where it still led cuBLAS (f16 512 100³: 20.74 against 16.00 µs; bf16 20.70 / 16.03).
@@ -294,7 +302,7 @@ public final class BmmHeuristics {
                     + " (measured f16 8192 16^3: vendor 30.4 us, custom 11.4 us; 2048 17x33x9: 17.6 / 10.8)", align);
         }
         if (!teamTakes(s) && s.batch() >= WG_AUTO_MIN_BATCH && useWg(s, info, align)) {
-            return custom(s, info, "rows in 8-byte, not 16-byte, multiples with " + warpTiles(s) + " >= " + WG_MIN_WARP_TILES
+            return custom(s, info, "rows in 8-byte, not 16-byte, multiples with " + warpTiles(s) + " >= " + WG_EIGHT_BYTE_MIN_WARP_TILES
                     + " warp tiles at batch " + s.batch() + " on sm_90: bmm_wg (measured f16 2048 100^3: vendor 76.13 us, wg 46.66; "
                     + "512 100^3 20.74 / 16.00; 8192 100^3 253.41 / 176.70; 2048 76^3 67.07 / 31.78)", align);
         }
@@ -487,11 +495,13 @@ public final class BmmHeuristics {
 
     /**
      * Whether the custom path runs bmm_wg: compute capability {@link #WG_CC} (the kernel's only real image is sm_90a SASS),
-     * A, B and C on 16 bytes, {@link #wgTakes}, at least {@link #WG_MIN_WARP_TILES} warp tiles, and its plan's shared
-     * memory within a block's.
+     * A, B and C on 16 bytes, {@link #wgTakes}, at least {@link #WG_MIN_WARP_TILES} warp tiles ({@link
+     * #WG_EIGHT_BYTE_MIN_WARP_TILES} where the rows are not all 16-byte multiples), and its plan's shared memory within a
+     * block's.
      */
     public static boolean useWg(BmmShape s, DeviceInfo info, int align) {
-        return align >= 16 && info.cc() == WG_CC && s.batch() <= Integer.MAX_VALUE && wgTakes(s) && warpTiles(s) >= WG_MIN_WARP_TILES
+        return align >= 16 && info.cc() == WG_CC && s.batch() <= Integer.MAX_VALUE && wgTakes(s)
+                && warpTiles(s) >= (teamTakes(s) ? WG_MIN_WARP_TILES : WG_EIGHT_BYTE_MIN_WARP_TILES)
                 && wgPlan(s, info).smemBytes() <= info.smemPerBlockOptin();
     }
 

@@ -362,7 +362,12 @@ class BmmHeuristicsTest {
         }
         // not taken: fewer than 9 warp tiles, an operand not a 16-byte multiple, 8-byte pointers, shared B, F32, other GPUs
         assertTrue(Bmm.decide(BmmShape.of(DType.F16, 2048, 64, 64, 64), H100, Backend.CUSTOM, 16).variant().startsWith("team_"));
-        assertTrue(Bmm.decide(BmmShape.of(DType.F16, 2048, 124, 36, 60), H100, Backend.CUSTOM, 16).variant().startsWith("team8_"));  // u = 8
+        assertEquals("wg_mma_t256", Bmm.decide(BmmShape.of(DType.F16, 2048, 124, 36, 60), H100, Backend.CUSTOM, 16).variant());  // u = 8, 8-byte rows
+        assertEquals("wg_mma_t256", BmmHeuristics.decide(BmmShape.of(DType.F16, 512, 124, 36, 60), H100, 16).variant());       // ... AUTO from 512
+        assertTrue(Bmm.decide(BmmShape.of(DType.F16, 2048, 128, 64, 64), H100, Backend.CUSTOM, 16).variant().startsWith("team_"));  // u = 8, 16-byte rows
+        assertEquals("wg_mma_t256", Bmm.decide(BmmShape.of(DType.F16, 2048, 60, 100, 40), H100, Backend.CUSTOM, 16).variant());  // u = 2·4 = 8
+        assertTrue(Bmm.decide(BmmShape.of(DType.F16, 2048, 60, 76, 36), H100, Backend.CUSTOM, 16).variant().startsWith("team8_"));  // u = 2·3 = 6
+        assertTrue(Bmm.decide(BmmShape.of(DType.F16, 2048, 60, 60, 60), H100, Backend.CUSTOM, 16).variant().startsWith("team8_"));  // u = 4
         assertTrue(BmmHeuristics.useWg(BmmShape.of(DType.F16, 2048, 68, 100, 36), H100, 16));      // m·k 2448, k·n 3600, m·n 6800: % 8 == 0
         assertFalse(BmmHeuristics.useWg(BmmShape.of(DType.F16, 2048, 97, 100, 100), H100, 16));     // m·k = 9700: A not 16-byte chunks
         assertTrue(Bmm.decide(BmmShape.of(DType.F16, 2048, 97, 100, 100), H100, Backend.CUSTOM, 16).variant().startsWith("team8_"));
