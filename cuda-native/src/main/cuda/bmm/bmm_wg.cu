@@ -1,12 +1,12 @@
 // Batched matmul on Hopper (sm_90a) with warpgroup MMA: C[b] = op(A[b]) · op(B[b]) for F16/BF16 with m, n, k <= 128,
-// one matrix per block at a time. BmmHeuristics.useWg picks it on compute capability 9.0 for shapes of at least 9
-// 32x32 warp tiles (max(m, n) > 64); the sm_80 SASS and the compute_80 PTX of this file trap (callers never launch them
-// elsewhere).
+// one matrix per block at a time. BmmHeuristics.useWg picks it on compute capability 9.0 from 9 output tiles of 32x32
+// (8 where the rows are 8-byte, not 16-byte, multiples); the sm_80 SASS and the compute_80 PTX of this file trap
+// (callers never launch them elsewhere).
 //
 // Why: the team kernels (bmm_team.cu) issue ~0.5 instructions per scheduler and cycle and spend them on ldmatrix and
 // mma.sync; rows in 8-byte but not 16-byte multiples (e.g. 100 columns) ran them at 43-71 % of the copy floor
 // (cuda-native/dev/bmm/results-h100-2b6804b-flat.txt, -flat-ncu.txt). wgmma reads both operands from shared memory, so a
-// 64x128 slab over all of k is ceil(k/16) instructions per warpgroup. H100 harness (results-h100-74473f2-wg.txt), f16
+// 64x128 slab over all of k is ceil(k/16) instructions per warpgroup. H100 harness (results-h100-wg.txt), f16
 // 2048 100^3: cuBLAS 76.1 us, bmm_team8 71.6, this kernel 46.7 (88 % of the copy floor); 8192 100^3 253.4 / 261.3 / 176.7.
 //
 // Per matrix (block of two warpgroups, persistent over b = blockIdx.x, + gridDim.x, ...):
