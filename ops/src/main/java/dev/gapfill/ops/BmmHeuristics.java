@@ -154,7 +154,8 @@ public final class BmmHeuristics {
      * ceil(m/32)·ceil(n/32)). H100 harness ({@code cuda-native/dev/bmm/results-h100-wg.txt}, f16, best team kernel / bmm_wg
      * µs at batch 2048): u = 9 68³ 37.15 / 29.44, 76³ 38.59 / 31.78, 96³ 45.02 / 42.02; u = 16 100³ 71.62 / 46.66, 124³
      * 94.50 / 74.18, 128³ 82.11 / 81.41 (8192: 296.61 / 297.09, a tie); but u = 4 64³ 19.42 / 26.40, 60³ 21.28 / 24.77,
-     * 48³ 14.85 / 18.98 (one matrix per block at a time leaves too few bytes in flight there). 5 ≤ u ≤ 8 was not measured.
+     * 48³ 14.85 / 18.98 (one matrix per block at a time leaves too few bytes in flight there). With 16-byte rows the team
+     * kernel also keeps u = 6 to 8 ({@link #WG_EIGHT_BYTE_MIN_WARP_TILES} has the measurements; 8-byte rows differ).
      */
     public static final int WG_MIN_WARP_TILES = 9;
     /**
