@@ -22,6 +22,7 @@ gpu0="$gpu0 racecheck/ip racecheck/bv ${xs:-}"
 bm=dev.gapfill.verify.BmmGpuTest
 bv="methods:$bm#vendorPathReducesSplitKPartialsInFp32()"
 bn="methods:$bm#randomShapesBothBackends(int,int,int,int,int,boolean,boolean,boolean,int,boolean,int,long)"
+bn="$bn|$bm#wgRandomShapes(int,int,int,int,boolean,boolean,boolean,boolean,boolean,long)"
 for t in regimeBoundaries teamKernelShapesLayoutsAndAlignment teamKernelHalfMidSizesEveryWidthAndLayout wgKernelShapesLayoutsAndBatches \
     fragKernelShapesLayoutsOffsetsAndMatricesPerWarp frag32KernelShapesLayoutsOffsetsAndWarpsPerMatrix \
     f32FragKernelShapesOffsetsAndMatricesPerWarp allLayoutsAndSharedBAtOddSizes aboveTheCustomLimitAutoIsVendorAndCustomIsRefused \

@@ -115,6 +115,31 @@ class BmmGpuTest {
         }
     }
 
+    @Provide
+    Arbitrary<Integer> quad() {  // multiples of 4 up to 128, biased to the sizes bmm_wg takes (above 64)
+        return Arbitraries.oneOf(Arbitraries.integers().between(17, 32).map(x -> 4 * x), Arbitraries.integers().between(1, 32).map(x -> 4 * x));
+    }
+
+    /**
+     * bmm_wg's shapes at random: m, n, k multiples of 4 (rows in 8-byte multiples, 16-byte ones where they are multiples
+     * of 8), every layout, 1 to 300 matrices, CUSTOM forced or AUTO, a caller's output on its own stream or a new one.
+     * On compute capability 9.0 every shape {@link BmmHeuristics#useWg} takes must run bmm_wg; elsewhere (and for the
+     * shapes it does not take) the team kernels or cuBLAS run, checked the same way.
+     */
+    @Property(tries = 40)
+    void wgRandomShapes(@ForAll("quad") int m, @ForAll("quad") int n, @ForAll("quad") int k, @ForAll @IntRange(min = 1, max = 300) int batch,
+                        @ForAll boolean bf16, @ForAll boolean ta, @ForAll boolean tb, @ForAll boolean auto, @ForAll boolean callerOut,
+                        @ForAll long seed) {
+        DType dt = bf16 ? DType.BF16 : DType.F16;
+        int b = (int) Math.max(1, Math.min(batch, 60_000_000L / ((long) m * n * k)));  // keeps the CPU reference short
+        BmmShape s = BmmShape.of(dt, b, m, n, k).withTransposes(ta, tb);
+        DeviceInfo info = Gpu.device(GPU).info();
+        Decision d = check(dt, b, m, n, k, ta, tb, false, auto ? Backend.AUTO : Backend.CUSTOM, callerOut, 0, seed);
+        if (!auto) {
+            assertEquals(BmmHeuristics.useWg(s, info, 16), d.variant().startsWith("wg_"), s + " " + d);
+        }
+    }
+
     /** The boundaries of BmmHeuristics' rules, both sides, both backends forced and AUTO. */
     @Test void regimeBoundaries() {
         int[][] shapes = {{32, 32, 32, 2048}, {33, 32, 32, 2048}, {48, 48, 48, 1024}, {48, 48, 48, 1025}, {64, 64, 64, 512},
