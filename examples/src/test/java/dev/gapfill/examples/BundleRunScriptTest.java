@@ -60,7 +60,8 @@ class BundleRunScriptTest {
                 + "while True: time.sleep(0.1)' \"$@\"; fi\n"
                 + "[ -n \"${FAKE_TESTS:-}\" ] && echo \"[ $FAKE_TESTS tests successful ]\"\n"
                 + "case \" $* \" in *\" bench \"*) printf '%s\\n' \"${GAPFILL_MACHINE_HISTORY-unset}\" >> '" + tmp.resolve("bench-history.log") + "';; esac\n"
-                + "printf '%s\\n' \"$@\" >> '" + javaLog + "'\n");
+                // one write per call: the repeat step runs two fake JVMs at once, whose argument lists must not interleave
+                + "args=$(printf '%s\\n' \"$@\"); printf '%s\\n' \"$args\" >> '" + javaLog + "'\n");
         bin = tmp.resolve("bin");
         Files.createDirectories(bin);
         // compute-sanitizer: writes the summary line the script sums, and says what it was given
