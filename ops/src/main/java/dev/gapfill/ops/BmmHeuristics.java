@@ -163,7 +163,8 @@ public final class BmmHeuristics {
      * copies 8-byte chunks). H100 harness ({@code results-h100-wg-u5to8.txt}), f16 at 2048, bmm_team8 / bmm_wg µs, u = 8:
      * 124×36×60 30.85 / 29.54 (at 512: 12.22 / 11.52), 100×36×100 35.90 / 34.98, 36×124×100 38.27 / 34.62, 100×60×40 27.20 /
      * 25.73; with 16-byte rows the team kernel stays ahead below 9 (u = 8 128×64×64 30.11 / 37.47, u = 6 96×64×64 26.78 /
-     * 32.80, 64×96×64 26.88 / 27.39, 72×40×120 30.72 / 33.38). u = 5 to 7 with 8-byte rows was not measured.
+     * 32.80, 64×96×64 26.88 / 27.39, 72×40×120 30.72 / 33.38). With m, n ≤ 128, u is 1, 2, 3, 4, 6, 8, 9, 12 or 16; u = 6
+     * with 8-byte rows was not measured.
      */
     public static final int WG_EIGHT_BYTE_MIN_WARP_TILES = 8;
     /**
@@ -607,7 +608,7 @@ public final class BmmHeuristics {
      * 28.80; 128³: w8 s2 81.44 against w4 s2 123.01), ab53e1c ({@code results-h100-ab53e1c-mid96.txt}; 96³, u = 9: w8 s2 44.67 against
      * w4 s2 53.50 at 2048, 171.58 against 181.89 at 8192; 4de5ecd had tried w8 with 3 stages only) and e4b8c63
      * ({@code results-h100-e4b8c63-u5to9.txt}; at 2048, u = 6: 64×96×64 w8 27.07 against w4 32.58; u = 8: 128×64×64
-     * 31.58 against 35.46, 64×128×96 40.03 against 43.30; u = 5 and 7 not measured). Stages from
+     * 31.58 against 35.46, 64×128×96 40.03 against 43.30; with m, n ≤ 128 there is no u = 5 or 7). Stages from
      * run f673558 ({@code cuda-native/dev/bmm/results-h100-f673558-mid.txt}), where 2 beat 3 at the same width on all
      * 18 rows, u = 1 to 4: 2048 32×32×128 w1 17.92 against 21.98 µs, 2048 48×32×128 w2 21.18 against 24.93, 2048 64³
      * w4 19.10 against 21.95, 2048 40×56×72 w4 18.18 against 23.39 (4de5ecd's 3-stage 4-warp teams had been compared
