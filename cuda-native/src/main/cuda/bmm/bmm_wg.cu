@@ -25,28 +25,12 @@
 // A, B, C 16-byte aligned; B per matrix. Shared memory: 1024 (alignment) + 2 · 32 KiB tiles + 2 · (m·k + k·n) bytes.
 #include "gapfill_types.cuh"
 #include "bmm_mma.cuh"
+#include "grouped_gemm_mma.cuh"  // cp.async commit and wait
 #include "wgmma.cuh"
 
 namespace gapfill_bmm_wg {
 using namespace gapfill;
 
-template <typename T, int TA, int TB>
-__device__ __forceinline__ void wg_n128(float (&d)[64], uint64_t desc_a, uint64_t desc_b) {
-    if constexpr (std::is_same<T, __half>::value) {
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %68, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " GG_WGMMA_D64 ", %64, %65, p, 1, 1, %66, %67;\n}\n"
-                     : GG_WGMMA_ACC64(d)
-                     : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(1));
-    } else {
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %68, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " GG_WGMMA_D64 ", %64, %65, p, 1, 1, %66, %67;\n}\n"
-                     : GG_WGMMA_ACC64(d)
-                     : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB), "r"(1));
-    }
-}
-
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-__device__ __forceinline__ void cp_async_wait0() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
 // n16 16-byte chunks from g to s (both 16-byte aligned), thread t of step.
 __device__ __forceinline__ void copy_flat16(void* s, const void* __restrict__ g, int n16, int t, int step) {
     const char* src = reinterpret_cast<const char*>(g);
@@ -97,14 +81,14 @@ __device__ __forceinline__ void bmm_wg(const T* __restrict__ A, const T* __restr
         copy_flat16(flat + mk, B + (size_t)bb * kn, kn / 8, tid, blockDim.x);
     };
     load(b);
-    cp_async_commit();
+    gg::cp_async_commit();
     const int ksteps = (k + 15) / 16;
     const uint32_t a_u32 = smem_addr(tA), b_u32 = smem_addr(tB);
     const bool active = wg * 64 < m;
     const int kpad = ksteps * 16;
     bool first = true;
     for (; b < batch; b += gridDim.x) {
-        cp_async_wait0();
+        gg::cp_async_wait<0>();
         __syncthreads();  // matrix b's flat copy landed; the tiles are free (every warpgroup waited for its wgmma)
         if (!first) {  // the previous C was staged over A's tile: zero its k padding again
             if (!TA) {  // K-major: columns k .. kpad - 1 of rows 0 .. m - 1, 8-byte units
@@ -128,7 +112,7 @@ __device__ __forceinline__ void bmm_wg(const T* __restrict__ A, const T* __restr
         __syncthreads();  // tiles ready for the async proxy; the flat buffer is free
         const int nb = b + gridDim.x;
         if (nb < batch) load(nb);
-        cp_async_commit();
+        gg::cp_async_commit();
         float d[64];
 #pragma unroll
         for (int e = 0; e < 64; ++e) d[e] = 0.f;
@@ -143,7 +127,7 @@ __device__ __forceinline__ void bmm_wg(const T* __restrict__ A, const T* __restr
                                        : gg::wgmma_desc(a_u32 + (j >> 2) * BLK + wg * (64 * 128) + (j & 3) * 32, 16, 1024);
                 const uint64_t db = TB ? gg::wgmma_desc(b_u32 + (j >> 2) * BLK + (j & 3) * 32, 16, 1024)
                                        : gg::wgmma_desc(b_u32 + j * 2048, BLK, 1024);
-                wg_n128<T, TA ? 1 : 0, TB ? 0 : 1>(d, da, db);
+                gg::wgmma_n128<T, TB ? 0 : 1, TA ? 1 : 0>(d, da, db);
             }
             gg::wgmma_commit();
 #pragma unroll
@@ -173,7 +157,7 @@ __device__ __forceinline__ void bmm_wg(const T* __restrict__ A, const T* __restr
         uint4* dst = reinterpret_cast<uint4*>(C + (size_t)b * m * n);
         for (int i = tid; i < m * n / 8; i += blockDim.x) dst[i] = src[i];
     }
-    cp_async_wait0();
+    gg::cp_async_wait<0>();
 #else
     (void)A; (void)B; (void)C; (void)batch; (void)m; (void)n; (void)k;
     __trap();

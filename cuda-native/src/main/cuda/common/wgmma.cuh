@@ -43,9 +43,10 @@ __device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.p
 // Keeps the compiler from moving accumulator reads or writes across an asynchronous wgmma.
 __device__ __forceinline__ void wgmma_pin(float& r) { asm volatile("" : "+f"(r)::"memory"); }
 
-// d += A·B for one m64nNk16 step (N = 128 or 256; T = __half or __nv_bfloat16): A K-major, B K-major (TRANS_B = 0) or
-// MN-major (TRANS_B = 1, the instruction transposes it). scale-d is always 1: the accumulators start at zero. The
-// accumulators of n256 are the n8 blocks 0..31 in order, i.e. two m64n128 halves laid end to end.
+// d += A·B for one m64nNk16 step (N = 128 or 256; T = __half or __nv_bfloat16): A K-major (TRANS_A = 0) or MN-major
+// (TRANS_A = 1, bmm_wg's transposed A), B K-major (TRANS_B = 0) or MN-major (TRANS_B = 1); the instruction transposes
+// the MN-major ones. scale-d is always 1: the accumulators start at zero. The accumulators of n256 are the n8 blocks
+// 0..31 in order, i.e. two m64n128 halves laid end to end.
 #define GG_WGMMA_D64 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
 #define GG_WGMMA_ACC64(d) \
     "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
@@ -58,26 +59,26 @@ __device__ __forceinline__ void wgmma_pin(float& r) { asm volatile("" : "+f"(r):
     "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
 #define GG_WGMMA_D128 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}"
 #define GG_WGMMA_ACC128(d) GG_WGMMA_ACC64(d), GG_WGMMA_ACC64((d + 64))  // the second m64n128 half: d[64] .. d[127]
-#define GG_WGMMA_ASM(SHAPE, TYPE, DREGS, ACC, DESCS, TRANSOP, SCALEOP)                                             \
+#define GG_WGMMA_ASM(SHAPE, TYPE, DREGS, ACC, DESCS, TRANSOPS, SCALEOP)                                            \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " SCALEOP ", 0;\n"                                            \
-                 "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPE "." TYPE " " DREGS ", " DESCS ", p, 1, 1, 0, " TRANSOP ";\n}\n" \
+                 "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPE "." TYPE " " DREGS ", " DESCS ", p, 1, 1, " TRANSOPS ";\n}\n" \
                  : ACC(d)                                                                                     \
-                 : "l"(desc_a), "l"(desc_b), "n"(TRANS_B), "r"(1))
+                 : "l"(desc_a), "l"(desc_b), "n"(TRANS_A), "n"(TRANS_B), "r"(1))
 
-template <typename T, int TRANS_B>
+template <typename T, int TRANS_B, int TRANS_A = 0>
 __device__ __forceinline__ void wgmma_n128(float (&d)[64], uint64_t desc_a, uint64_t desc_b) {
     if constexpr (std::is_same<T, __half>::value) {
-        GG_WGMMA_ASM("m64n128k16", "f16", GG_WGMMA_D64, GG_WGMMA_ACC64, "%64, %65", "%66", "%67");
+        GG_WGMMA_ASM("m64n128k16", "f16", GG_WGMMA_D64, GG_WGMMA_ACC64, "%64, %65", "%66, %67", "%68");
     } else {
-        GG_WGMMA_ASM("m64n128k16", "bf16", GG_WGMMA_D64, GG_WGMMA_ACC64, "%64, %65", "%66", "%67");
+        GG_WGMMA_ASM("m64n128k16", "bf16", GG_WGMMA_D64, GG_WGMMA_ACC64, "%64, %65", "%66, %67", "%68");
     }
 }
-template <typename T, int TRANS_B>
+template <typename T, int TRANS_B, int TRANS_A = 0>
 __device__ __forceinline__ void wgmma_n256(float (&d)[128], uint64_t desc_a, uint64_t desc_b) {
     if constexpr (std::is_same<T, __half>::value) {
-        GG_WGMMA_ASM("m64n256k16", "f16", GG_WGMMA_D128, GG_WGMMA_ACC128, "%128, %129", "%130", "%131");
+        GG_WGMMA_ASM("m64n256k16", "f16", GG_WGMMA_D128, GG_WGMMA_ACC128, "%128, %129", "%130, %131", "%132");
     } else {
-        GG_WGMMA_ASM("m64n256k16", "bf16", GG_WGMMA_D128, GG_WGMMA_ACC128, "%128, %129", "%130", "%131");
+        GG_WGMMA_ASM("m64n256k16", "bf16", GG_WGMMA_D128, GG_WGMMA_ACC128, "%128, %129", "%130, %131", "%132");
     }
 }
 
