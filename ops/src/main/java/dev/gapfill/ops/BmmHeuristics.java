@@ -163,10 +163,12 @@ public final class BmmHeuristics {
      * copies 8-byte chunks). H100 harness ({@code results-h100-wg-u5to8.txt}), f16 at 2048, bmm_team8 / bmm_wg µs, u = 8:
      * 124×36×60 30.85 / 29.54 (at 512: 12.22 / 11.52), 100×36×100 35.90 / 34.98, 36×124×100 38.27 / 34.62, 100×60×40 27.20 /
      * 25.73; with 16-byte rows the team kernel stays ahead below 9 (u = 8 128×64×64 30.11 / 37.47, u = 6 96×64×64 26.78 /
-     * 32.80, 64×96×64 26.88 / 27.39, 72×40×120 30.72 / 33.38). With m, n ≤ 128, u is 1, 2, 3, 4, 6, 8, 9, 12 or 16; u = 6
-     * with 8-byte rows was not measured.
+     * 32.80, 64×96×64 26.88 / 27.39, 72×40×120 30.72 / 33.38). With m, n ≤ 128, u is 1, 2, 3, 4, 6, 8, 9, 12 or 16. At u = 6
+     * ({@code results-h100-c9031cc-u6.txt}, f16, the plan's bmm_team8 w8 g1 s2 / bmm_wg µs) bmm_wg wins every shape: at 2048
+     * 76×60×36 26.50 / 24.19, 60×76×44 26.94 / 22.53, 92×52×100 38.21 / 36.00, 52×92×60 30.11 / 26.30; 76×60×36 at 512 11.04
+     * / 9.63 and at 8192 86.18 / 77.57 (bf16 the same within 1 %). At u = 4 bmm_team8 stays ahead (60³ 21.28 / 24.77).
      */
-    public static final int WG_EIGHT_BYTE_MIN_WARP_TILES = 8;
+    public static final int WG_EIGHT_BYTE_MIN_WARP_TILES = 6;
     /**
      * AUTO runs bmm_wg on rows in 8-byte (not 16-byte) multiples from this batch on (rule 3c): the smallest batch measured,
      * where it still led cuBLAS (f16 512 100³: 20.74 against 16.00 µs; bf16 20.70 / 16.03).
@@ -306,7 +308,7 @@ public final class BmmHeuristics {
         if (!teamTakes(s) && s.batch() >= WG_AUTO_MIN_BATCH && useWg(s, info, align)) {
             return custom(s, info, "rows in 8-byte, not 16-byte, multiples with " + warpTiles(s) + " >= " + WG_EIGHT_BYTE_MIN_WARP_TILES
                     + " warp tiles at batch " + s.batch() + " on sm_90: bmm_wg (measured f16 2048 100^3: vendor 76.13 us, wg 46.66; "
-                    + "512 100^3 20.74 / 16.00; 8192 100^3 253.41 / 176.70; 2048 76^3 67.07 / 31.78)", align);
+                    + "512 100^3 20.74 / 16.00; 8192 100^3 253.41 / 176.70; 2048 76^3 67.07 / 31.78; u = 6: 2048 76x60x36 39.84 / 24.19)", align);
         }
         if (!teamTakes(s) && warpTiles(s) <= TEAM8_AUTO_MAX_WARP_TILES && s.batch() >= TEAM8_AUTO_MIN_BATCH && useTeam8(s, info, align)) {
             return custom(s, info, "rows in 8-byte, not 16-byte, multiples with " + warpTiles(s) + " <= " + TEAM8_AUTO_MAX_WARP_TILES

@@ -366,7 +366,18 @@ class BmmHeuristicsTest {
         assertEquals("wg_mma_t256", BmmHeuristics.decide(BmmShape.of(DType.F16, 512, 124, 36, 60), H100, 16).variant());       // ... AUTO from 512
         assertTrue(Bmm.decide(BmmShape.of(DType.F16, 2048, 128, 64, 64), H100, Backend.CUSTOM, 16).variant().startsWith("team_"));  // u = 8, 16-byte rows
         assertEquals("wg_mma_t256", Bmm.decide(BmmShape.of(DType.F16, 2048, 60, 100, 40), H100, Backend.CUSTOM, 16).variant());  // u = 2·4 = 8
-        assertTrue(Bmm.decide(BmmShape.of(DType.F16, 2048, 60, 76, 36), H100, Backend.CUSTOM, 16).variant().startsWith("team8_"));  // u = 2·3 = 6
+        assertEquals("wg_mma_t256", Bmm.decide(BmmShape.of(DType.F16, 2048, 60, 76, 36), H100, Backend.CUSTOM, 16).variant());  // u = 2·3 = 6
+        for (DType dt : new DType[] {DType.F16, DType.BF16}) {  // u = 6, 8-byte rows: AUTO from 512 (rule 3c), bmm_team8 on other GPUs
+            for (int[] d : new int[][] {{76, 60, 36}, {60, 76, 44}, {92, 52, 100}, {52, 92, 60}}) {
+                for (long batch : new long[] {512, 2048, 8192}) {
+                    BmmShape sh = BmmShape.of(dt, batch, d[0], d[1], d[2]);
+                    assertEquals("wg_mma_t256", BmmHeuristics.decide(sh, H100, 16).variant(), sh.toString());
+                    assertTrue(BmmHeuristics.decide(sh, H100, 8).variant().startsWith("team8_") || batch < 2048, sh.toString());
+                }
+                assertTrue(Bmm.decide(BmmShape.of(dt, 2048, d[0], d[1], d[2]), A100, Backend.CUSTOM, 16).variant().startsWith("team8_"));
+            }
+        }
+        assertFalse(BmmHeuristics.useWg(BmmShape.of(DType.F16, 2048, 64, 96, 64), H100, 16));  // u = 6 with 16-byte rows: bmm_team
         assertTrue(Bmm.decide(BmmShape.of(DType.F16, 2048, 60, 60, 60), H100, Backend.CUSTOM, 16).variant().startsWith("team8_"));  // u = 4
         assertTrue(BmmHeuristics.useWg(BmmShape.of(DType.F16, 2048, 68, 100, 36), H100, 16));      // m·k 2448, k·n 3600, m·n 6800: % 8 == 0
         assertFalse(BmmHeuristics.useWg(BmmShape.of(DType.F16, 2048, 97, 100, 100), H100, 16));     // m·k = 9700: A not 16-byte chunks

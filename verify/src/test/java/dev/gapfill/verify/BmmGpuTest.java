@@ -293,8 +293,8 @@ class BmmGpuTest {
     }
 
     /**
-     * bmm_wg (wgmma, compute capability 9.0 only): 8-byte and 16-byte rows with at least 9 warp tiles (8 for 8-byte rows:
-     * 124×36×60, and 36×124×100, where m ≤ 64 leaves the second warpgroup without rows), every layout, a
+     * bmm_wg (wgmma, compute capability 9.0 only): 8-byte and 16-byte rows with at least 9 warp tiles (6 for 8-byte rows:
+     * 124×36×60 and 36×124×100 at u = 8, where m ≤ 64 leaves the second warpgroup without rows, and 76×60×36 at u = 6), every layout, a
      * batch of one matrix, of fewer matrices than blocks, and of more (each block walks several, so the k padding that C's
      * staging overwrites must come back as zeros: k = 36, 44, 80, 100 leave 12, 4, 0, 12 padding columns), callers'
      * outputs on their own stream; then the same shapes with A 8 bytes off its allocation, which bmm_wg does not take.
@@ -305,7 +305,8 @@ class BmmGpuTest {
         DeviceInfo info = Gpu.device(GPU).info();
         boolean hopper = info.cc() == 90;
         int[][] shapes = {{100, 100, 100}, {68, 124, 100}, {128, 128, 128}, {96, 112, 80}, {100, 100, 36}, {72, 68, 44}, {124, 36, 60},
-                {36, 124, 100}};  // m <= 64: the second warpgroup computes nothing
+                {36, 124, 100},  // m <= 64: the second warpgroup computes nothing
+                {76, 60, 36}};   // u = 6 with 8-byte rows
         int[] batches = {1, 7, 2 * info.smCount() + 3};
         int wg = 0;
         for (DType dt : new DType[] {DType.F16, DType.BF16}) {
@@ -328,7 +329,7 @@ class BmmGpuTest {
             Decision auto = check(dt, 513, 100, 100, 36, false, false, false, Backend.AUTO, true, 0, seed++);
             assertEquals(hopper ? "wg_mma_t256" : BmmHeuristics.decide(BmmShape.of(dt, 513, 100, 100, 36), info, 16).variant(), auto.variant());
         }
-        assertEquals(hopper ? 64 : 0, wg);
+        assertEquals(hopper ? 2 * 4 * shapes.length : 0, wg);
     }
 
     /** The custom kernel forced CUSTOM should run: bmm_wg on sm_90 from 9 warp tiles, bmm_team on 16-byte rows and pointers, bmm_team8 on 8-byte, else bmm_small. */

@@ -78,8 +78,10 @@ public final class BmmBench implements BenchSuite {
                 }
             }
         }
-        // beyond the list: rows in 8-byte but not 16-byte multiples at u <= 9 warp tiles, where AUTO runs bmm_team8
-        int[][] special = {{17, 33, 9}, {100, 100, 100}, {1, 64, 64}, {64, 1, 64}, {32, 128, 64}, {60, 60, 60}, {76, 76, 76}, {36, 44, 52}};
+        // beyond the list: rows in 8-byte but not 16-byte multiples (60³, 36×44×52: u = 4, bmm_team8; 76×60×36: u = 6,
+        // 76³: u = 9, 100³: u = 16, bmm_wg on sm_90), odd and degenerate shapes
+        int[][] special = {{17, 33, 9}, {100, 100, 100}, {1, 64, 64}, {64, 1, 64}, {32, 128, 64}, {60, 60, 60}, {76, 76, 76}, {36, 44, 52},
+                {76, 60, 36}};
         for (DType dt : dts) {
             for (int[] s : special) {
                 l.add(new Case(dt, 2048, s[0], s[1], s[2], false));
