@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Staged for the next session with device time (no bundle, about a minute, ~40 s of device time), from the repo root:
+# Staged for the next call with device time (no bundle, about three minutes), from the repo root:
 #   OUT=$OUT bash cuda-native/dev/run_next.sh
-# Next (twenty-seventh session's open gap): bmm_wg against bmm_team8 with rows in 8-byte (not 16-byte) multiples at u = 6
-# warp tiles, the only tile count between 4 (team8 ahead: 60^3) and 8 (bmm_wg ahead on all four shapes,
-# cuda-native/dev/bmm/results-h100-wg-u5to8.txt). If bmm_wg wins them, BmmHeuristics.WG_EIGHT_BYTE_MIN_WARP_TILES goes to 6.
-# Every shape below is bmm_wg's (m·k, k·n, m·n multiples of 8; stored columns multiples of 4, not all of 8).
-# Earlier staged runs: the sixteenth session's u = 4 widths (results-h100-998b26e-u4.txt), the fifteenth's mid96 and u5to9
-# runs, the thirteenth's two experiments at 199face, the eighth's ncu profiles at af8bb1d.
+# Now (twenty-eighth session): grouped GEMM at decode, W copies issued before the gather round trip. The shipped w64s6 and
+# w64 against the harness-only w64s6e (the first four k tiles' W early), w64s6f (all six stages' W early) and w64e (w64 with
+# two early), E = 64, 128 and 160 at T = 1 and 8: correctness of every variant against the fp64 reference first, then the
+# timed rows (cuda-native/dev/grouped_gemm/run.sh; ncu off).
+# Earlier staged runs: the twenty-seventh session's u = 6 bmm_wg run (cuda-native/dev/bmm/results-h100-c9031cc-u6.txt), the
+# sixteenth's u = 4 widths, the fifteenth's mid96 and u5to9 runs, the thirteenth's two experiments at 199face.
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-OUT=${OUT:-.}; mkdir -p "$OUT/bmm-u6"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
-BMM_SHAPES=${BMM_SHAPES:-76x60x36,60x76x44,92x52x100,52x92x60,76x60x36@512,76x60x36@8192} \
-  OUT=$OUT/bmm-u6 timeout 400 bash "$here/bmm/run_wg.sh"; echo "bmm-u6 rc=$?"
+root=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${OUT:-.}; mkdir -p "$OUT/gg-early"
+rm -rf "$root/cuda-native/dev/grouped_gemm/cuda" && cp -r "$root/cuda-native/src/main/cuda" "$root/cuda-native/dev/grouped_gemm/cuda"
+GG_VARS=${GG_VARS:-w64,w64e,w64s6,w64s6e,w64s6f} GG_MOES=${GG_MOES:-0,1,2} GG_TOKENS=${GG_TOKENS:-1,8} NCU_S=0 SWEEP_S=${SWEEP_S:-240} \
+  OUT=$OUT/gg-early timeout 400 bash "$root/cuda-native/dev/grouped_gemm/run.sh"; echo "gg-early rc=$?"
+grep -E "TOTAL|checks|failures" "$OUT/gg-early/sweep.txt" | head -5
+grep -E "^case|^E" "$OUT/gg-early/sweep.txt" | awk '{ l = ""; for (i = 1; i <= NF; i++) if ($i != "-") l = l " " $i; print l }' | head -60
