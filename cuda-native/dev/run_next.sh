@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Staged for the next call with device time (no bundle, about three minutes), from the repo root:
+# Ran in the twenty-eighth session (cuda-native/dev/grouped_gemm/h100-early-w.txt; no gain, the variants are at git d727e58
+# only, so this script no longer builds as it stands). Kept as the shape of a staged harness call, from the repo root:
 #   OUT=$OUT bash cuda-native/dev/run_next.sh
-# Now (twenty-eighth session): grouped GEMM at decode, W copies issued before the gather round trip. The shipped w64s6 and
+# It ran: grouped GEMM at decode, W copies issued before the gather round trip. The shipped w64s6 and
 # w64 against the harness-only w64s6e (the first four k tiles' W early), w64s6f (all six stages' W early) and w64e (w64 with
 # two early), E = 64, 128 and 160 at T = 1 and 8: correctness of every variant against the fp64 reference first, then the
 # timed rows (cuda-native/dev/grouped_gemm/run.sh; ncu off).

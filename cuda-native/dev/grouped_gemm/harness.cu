@@ -57,10 +57,8 @@ static const Var VARS[] = {{"m16", false, 16, 64, 4, 4}, {"m64", false, 64, 128,
                            {"w128t", false, 128, 256, 4, 1, 256, true}, {"w64w", false, 64, 256, 4, 1, 128, true},
                            // (the L2-prefetch variants d16p2/4/8 and m16p2/4/8 of h100-decode-m16-d16.txt: git b0ba2fb)
                            // w64 with 3 stages at 3 CTAs/SM and with 8 at one (decode, h100-w64s6.txt)
-                           {"w64s3", false, 64, 128, 3, 3, 128, true}, {"w64s8", false, 64, 128, 8, 1, 128, true},
-                           // W copies of the first k tiles before the gather round trip (twenty-eighth session)
-                           {"w64s6e", false, 64, 128, 6, 1, 128, true}, {"w64s6f", false, 64, 128, 6, 1, 128, true},
-                           {"w64e", false, 64, 128, 4, 2, 128, true}};
+                           {"w64s3", false, 64, 128, 3, 3, 128, true}, {"w64s8", false, 64, 128, 8, 1, 128, true}};
+                           // (W copies before the gather round trip, w64s6e/w64s6f/w64e of h100-early-w.txt: git d727e58)
 static const int NVARS = sizeof(VARS) / sizeof(VARS[0]);
 
 static size_t smem_bytes(const Var& v, bool nk, int G) {

@@ -29,7 +29,6 @@ const void* gg_kernel(const char* name) {
     KL(w128s6, f16) KL(w128s6, bf16) KL(w64s6, f16) KL(w64s6, bf16) KL(w64n2s5, f16) KL(w64n2s5, bf16)
     KL(w128t, f16) KL(w128t, bf16) KL(w64w, f16) KL(w64w, bf16)
     KL(w64s3, f16) KL(w64s3, bf16) KL(w64s8, f16) KL(w64s8, bf16)
-    KL(w64s6e, f16) KL(w64s6e, bf16) KL(w64s6f, f16) KL(w64s6f, bf16) KL(w64e, f16) KL(w64e, bf16)
     return nullptr;
 }
 

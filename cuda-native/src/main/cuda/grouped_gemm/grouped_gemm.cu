@@ -182,20 +182,11 @@ struct TileCopies {
     const T* b_src[W_NK ? B_I : 1];
 
     __device__ __forceinline__ void resolve(int tid, const int* row_src, const T* X, int K, const T* Wg, int N, int n0, int n_out) {
-        resolve_a(tid, row_src, X, K);
-        resolve_w(tid, K, Wg, N, n0, n_out);
-    }
-
-    __device__ __forceinline__ void resolve_a(int tid, const int* row_src, const T* X, int K) {
 #pragma unroll
         for (int i = 0; i < A_I; ++i) {
             const int src = row_src[(tid >> 3) + i * ROW_STEP];
             a_src[i] = src >= 0 ? X + (size_t)src * K + (tid & 7) * 8 : nullptr;
         }
-    }
-
-    // The W sources need only the group and the columns, not the row table (EARLY_W issues them before it is filled).
-    __device__ __forceinline__ void resolve_w(int tid, int K, const T* Wg, int N, int n0, int n_out) {
         if (W_NK) {
 #pragma unroll
             for (int i = 0; i < (W_NK ? B_I : 1); ++i) {
@@ -213,12 +204,6 @@ struct TileCopies {
     template <typename AOff, typename BOff>
     __device__ __forceinline__ void issue(int tid, int k0, int K, int N, const T* X, const T* W, unsigned char* a, unsigned char* b,
                                           AOff a_off, BOff b_off) const {
-        issue_a(tid, k0, K, X, a, a_off);
-        issue_w(tid, k0, K, N, W, b, b_off);
-    }
-
-    template <typename AOff>
-    __device__ __forceinline__ void issue_a(int tid, int k0, int K, const T* X, unsigned char* a, AOff a_off) const {
         const int kc = tid & 7;
         const bool k_in = k0 + kc * 8 < K;
 #pragma unroll
@@ -226,12 +211,6 @@ struct TileCopies {
             const bool v = a_src[i] != nullptr && k_in;
             cp_async16(a + a_off((tid >> 3) + i * ROW_STEP, kc), v ? a_src[i] + k0 : X, v);
         }
-    }
-
-    template <typename BOff>
-    __device__ __forceinline__ void issue_w(int tid, int k0, int K, int N, const T* W, unsigned char* b, BOff b_off) const {
-        const int kc = tid & 7;
-        const bool k_in = k0 + kc * 8 < K;
         if (!W_NK) {
             const int n = (tid % KN_COLS) * 8;
 #pragma unroll
@@ -253,28 +232,19 @@ struct TileCopies {
 // The persistent tile loop of the mma and wgmma tiles: every CTA builds the schedule (tile_start[g] = Σ_{h<g}
 // rowBlocks(h) · colBlocks) from offsets, then walks tiles blockIdx.x, blockIdx.x + gridDim.x, ...: maps each to
 // (group, rows, columns), fills the row table once the previous tile's readers are done, and runs body(tile).
-// before_rows(tile), where given, runs between those two: the stages are free, the row table is not yet filled.
-template <typename C, typename BeforeRows, typename Body>
+template <typename C, typename Body>
 __device__ __forceinline__ void for_each_mma_tile(const int* __restrict__ offsets, const int* __restrict__ gather, int G, int T_total,
-                                                  int X_rows, int n_out, int* tile_start, int* row_src, BeforeRows&& before_rows,
-                                                  Body&& body) {
+                                                  int X_rows, int n_out, int* tile_start, int* row_src, Body&& body) {
     const int col_blocks = (n_out + C::OUT_COLS - 1) / C::OUT_COLS;
     build_schedule<C::THREADS, C::BM>(offsets, G, T_total, col_blocks, tile_start, nullptr, nullptr);
     const int total_tiles = tile_start[G];
     for (int tile = blockIdx.x; tile < total_tiles; tile += gridDim.x) {
         const MTile mt = map_mma_tile<C::BM, C::OUT_COLS>(tile, tile_start, offsets, G, T_total);
         __syncthreads();  // the previous tile's readers of row_src and of the stages are done
-        before_rows(mt);
         fill_row_src<C::BM>(row_src, threadIdx.x, mt.m0, mt.rows, gather, X_rows);
         __syncthreads();
         body(mt);
     }
-}
-
-template <typename C, typename Body>
-__device__ __forceinline__ void for_each_mma_tile(const int* __restrict__ offsets, const int* __restrict__ gather, int G, int T_total,
-                                                  int X_rows, int n_out, int* tile_start, int* row_src, Body&& body) {
-    for_each_mma_tile<C>(offsets, gather, G, T_total, X_rows, n_out, tile_start, row_src, [](const MTile&) {}, body);
 }
 
 template <typename T, typename C>
@@ -676,12 +646,9 @@ __device__ __forceinline__ void grouped_gemm_decode_body(const T* __restrict__ X
 // tiles ahead, so the stage being overwritten was read by a wgmma group every warpgroup has waited for. A
 // (gathered X rows) is K-major; W[g] is K-major as [N, K] (nk) and MN-major as [K, N] (kn, transposed by the
 // instruction). Epilogue from the accumulators as in the mma tiles (common/wgmma.cuh has the layouts).
-template <int WGS_, int NB_, int STAGES_, bool W_NK_, bool SWIGLU_, bool WIDE_ = false, int EARLY_W_ = 0>
+template <int WGS_, int NB_, int STAGES_, bool W_NK_, bool SWIGLU_, bool WIDE_ = false>
 struct WConfig {
     static constexpr bool WIDE = WIDE_;  // NB = 2 as one m64n256k16 instead of two m64n128k16
-    // EARLY_W: the W copies of the first EARLY_W k tiles go out before the row table's gather round trip (at most
-    // STAGES: the ring is free then); 0 = every stage's W and X copies together.
-    static constexpr int EARLY_W = EARLY_W_;
     static constexpr int WGS = WGS_, NB = NB_, STAGES = STAGES_;
     static constexpr int BM = 64 * WGS, BN = 128 * NB, BK = 64;
     static constexpr bool W_NK = W_NK_, SWIGLU = SWIGLU_;
@@ -692,7 +659,6 @@ struct WConfig {
     static_assert(STAGES >= 3, "the ring needs a stage in flight beyond the two wgmma may read");
     static_assert(BM <= THREADS, "one thread per row of the gather table");
     static_assert(!WIDE || NB == 2, "the wide instruction covers 256 columns");
-    static_assert(EARLY_W >= 0 && EARLY_W <= STAGES, "early W copies fill free stages only");
 };
 
 template <typename T, typename C>
@@ -711,36 +677,19 @@ __device__ __forceinline__ void grouped_gemm_wgmma_body(const T* __restrict__ X,
     const int n_out = C::SWIGLU ? N / 2 : N;
     const int k_tiles = (K + C::BK - 1) / C::BK;
 
-    using Copies = TileCopies<T, C::BM, C::BN, C::THREADS, C::W_NK, C::SWIGLU>;
-    // 128-byte-swizzled rows (common/wgmma.cuh)
-    auto a_off = [](int r, int kc) { return r * 128 + ((kc ^ (r & 7)) << 4); };
-    auto b_off = [](int r, int c) {
-        return C::W_NK ? r * 128 + ((c ^ (r & 7)) << 4)  // nk: W row r, chunk c
-                       : (c >> 6) * (64 * 128) + r * 128 + ((((c >> 3) & 7) ^ (r & 7)) << 4);  // kn: k row r, column c
-    };
-    auto early_w = [&](const MTile& mt) {  // the first EARLY_W k tiles' W copies, before the gather round trip
-        if constexpr (C::EARLY_W > 0) {
-            Copies w;
-            w.resolve_w(tid, K, W + (size_t)mt.g * (size_t)K * (size_t)N, N, mt.n0, n_out);
-#pragma unroll
-            for (int s = 0; s < C::EARLY_W; ++s) {
-                if (s < k_tiles) w.issue_w(tid, s * C::BK, K, N, W, ring + s * C::STAGE_BYTES + C::A_BYTES, b_off);
-            }
-        }
-    };
-
-    for_each_mma_tile<C>(offsets, gather, G, T_total, X_rows, n_out, tile_start, row_src, early_w, [&](const MTile& mt) {
+    for_each_mma_tile<C>(offsets, gather, G, T_total, X_rows, n_out, tile_start, row_src, [&](const MTile& mt) {
         const int m0 = mt.m0, m_rows = mt.rows, n0 = mt.n0;
         const T* Wg = W + (size_t)mt.g * (size_t)K * (size_t)N;  // [K, N] or [N, K]
 
-        Copies copies;
+        TileCopies<T, C::BM, C::BN, C::THREADS, C::W_NK, C::SWIGLU> copies;
         copies.resolve(tid, row_src, X, K, Wg, N, n0, n_out);
-        // k tile kt into stage `stage`; its W went out early when kt < EARLY_W (same stage: kt < STAGES). The cp.async
-        // group that completes stage kt's X copies was committed after those W copies, so waiting for it covers both.
-        auto load_stage = [&](int stage, int kt) {
+        auto load_stage = [&](int stage, int kt) {  // 128-byte-swizzled rows (common/wgmma.cuh)
             unsigned char* a = ring + stage * C::STAGE_BYTES;
-            copies.issue_a(tid, kt * C::BK, K, X, a, a_off);
-            if (kt >= C::EARLY_W) copies.issue_w(tid, kt * C::BK, K, N, W, a + C::A_BYTES, b_off);
+            copies.issue(tid, kt * C::BK, K, N, X, W, a, a + C::A_BYTES, [](int r, int kc) { return r * 128 + ((kc ^ (r & 7)) << 4); },
+                         [](int r, int c) {
+                             return C::W_NK ? r * 128 + ((c ^ (r & 7)) << 4)  // nk: W row r, chunk c
+                                            : (c >> 6) * (64 * 128) + r * 128 + ((((c >> 3) & 7) ^ (r & 7)) << 4);  // kn: k row r, column c
+                         });
         };
 
         float acc[C::NB][64];
@@ -895,22 +844,21 @@ GGD_CONFIG(d16w, 16, 128, 5)
 
 // Hopper variants: shared memory = 1024 (alignment) + STAGES·(BM + BN)·128 + 4·(G + 1 + BM) bytes; block
 // 128·WGS threads, one CTA per SM unless the ring leaves room for two. Symbols gg_<name>_<f16|bf16>_<kn|nk>_<...>.
-#define GGW_KERNEL(NAME, T, WGS, NB, ST, NK, SW, MINB, WIDE, EW)                                                 \
+#define GGW_KERNEL(NAME, T, WGS, NB, ST, NK, SW, MINB, WIDE)                                                     \
     extern "C" __global__ void __launch_bounds__(128 * WGS, MINB)                                                 \
         NAME(const T* X, const T* W, T* Y, const int* offsets, const int* gather, const float* scale, int G,      \
              int T_total, int X_rows, int K, int N) {                                                             \
-        grouped_gemm_wgmma_body<T, WConfig<WGS, NB, ST, NK, SW, WIDE, EW>>(X, W, Y, offsets, gather, scale, G,    \
-                                                                           T_total, X_rows, K, N);                \
+        grouped_gemm_wgmma_body<T, WConfig<WGS, NB, ST, NK, SW, WIDE>>(X, W, Y, offsets, gather, scale, G,        \
+                                                                       T_total, X_rows, K, N);                    \
     }
-#define GGW_LAYOUTS_EW(CFG, T, TN, WGS, NB, ST, MINB, WIDE, EW)                                   \
-    GGW_KERNEL(gg_##CFG##_##TN##_kn_plain, T, WGS, NB, ST, false, false, MINB, WIDE, EW)        \
-    GGW_KERNEL(gg_##CFG##_##TN##_kn_swiglu, T, WGS, NB, ST, false, true, MINB, WIDE, EW)        \
-    GGW_KERNEL(gg_##CFG##_##TN##_nk_plain, T, WGS, NB, ST, true, false, MINB, WIDE, EW)         \
-    GGW_KERNEL(gg_##CFG##_##TN##_nk_swiglu, T, WGS, NB, ST, true, true, MINB, WIDE, EW)
-#define GGW_CONFIG_EW(CFG, WGS, NB, ST, MINB, WIDE, EW)                    \
-    GGW_LAYOUTS_EW(CFG, __half, f16, WGS, NB, ST, MINB, WIDE, EW)          \
-    GGW_LAYOUTS_EW(CFG, __nv_bfloat16, bf16, WGS, NB, ST, MINB, WIDE, EW)
-#define GGW_CONFIG(CFG, WGS, NB, ST, MINB, WIDE) GGW_CONFIG_EW(CFG, WGS, NB, ST, MINB, WIDE, 0)
+#define GGW_LAYOUTS(CFG, T, TN, WGS, NB, ST, MINB, WIDE)                                   \
+    GGW_KERNEL(gg_##CFG##_##TN##_kn_plain, T, WGS, NB, ST, false, false, MINB, WIDE)     \
+    GGW_KERNEL(gg_##CFG##_##TN##_kn_swiglu, T, WGS, NB, ST, false, true, MINB, WIDE)     \
+    GGW_KERNEL(gg_##CFG##_##TN##_nk_plain, T, WGS, NB, ST, true, false, MINB, WIDE)      \
+    GGW_KERNEL(gg_##CFG##_##TN##_nk_swiglu, T, WGS, NB, ST, true, true, MINB, WIDE)
+#define GGW_CONFIG(CFG, WGS, NB, ST, MINB, WIDE)                    \
+    GGW_LAYOUTS(CFG, __half, f16, WGS, NB, ST, MINB, WIDE)          \
+    GGW_LAYOUTS(CFG, __nv_bfloat16, bf16, WGS, NB, ST, MINB, WIDE)
 
 //          name    WGS NB stages CTAs/SM wide
 GGW_CONFIG(w64,      1, 1, 4, 2, false)  // 64 x 128 tiles, two CTAs per SM: up to ~64 rows per expert
@@ -925,8 +873,4 @@ GGW_CONFIG(w128s6,   2, 1, 6, 1, false)  // w128 with two more stages (four k ti
 GGW_CONFIG(w64n2s5,  1, 2, 5, 1, false)  // w64n2 with a fifth stage
 GGW_CONFIG(w64s3,    1, 1, 3, 3, false)  // w64 with three stages, three CTAs per SM (decode: more CTAs in flight)
 GGW_CONFIG(w64s8,    1, 1, 8, 1, false)  // w64 with eight stages, one CTA per SM (decode: six k tiles ahead)
-//             name    WGS NB stages CTAs/SM wide early W k tiles
-GGW_CONFIG_EW(w64s6e,   1, 1, 6, 1, false, 4)  // w64s6 with the first four k tiles' W before the gather round trip
-GGW_CONFIG_EW(w64s6f,   1, 1, 6, 1, false, 6)  // ... the first six (every stage)
-GGW_CONFIG_EW(w64e,     1, 1, 4, 2, false, 2)  // w64 with the first two k tiles' W early
 #endif
