@@ -446,7 +446,8 @@ static void sweep(cublasHandle_t h, cudaStream_t st, bool profile) {
     }
     std::vector<Moe> moes = {{64, 8, 2048, 1024}, {128, 8, 2048, 768}, {160, 6, 5120, 1536}, {8, 2, 4096, 14336}};
     std::vector<int> tokens = {1, 8, 32, 128, 512, 2048, 8192};
-    if (profile) { moes = {{64, 8, 2048, 1024}}; tokens = {1, 8}; }
+    if (profile && !std::getenv("GG_MOES")) moes = {{64, 8, 2048, 1024}};  // GG_MOES picks from the full list
+    if (profile) tokens = {1, 8};
     // GG_MOES="0,1" (indices into moes) and GG_TOKENS="128,512" narrow the sweep (an A/B of a few rows)
     auto ints = [](const char* env) {
         std::vector<int> out;
@@ -517,7 +518,8 @@ static void sweep(cublasHandle_t h, cudaStream_t st, bool profile) {
                         std::vector<int> vars;
                         for (int i = 0; i < NVARS; ++i) {
                             const Var& v = VARS[i];
-                            if (profile && !(std::string(v.name) == "m16" || std::string(v.name) == "m64" || std::string(v.name) == "d16")) continue;
+                            if (profile && !std::getenv("GG_VARS")  // GG_VARS names the profiled variants
+                                && !(std::string(v.name) == "m16" || std::string(v.name) == "m64" || std::string(v.name) == "d16")) continue;
                             if (!var_on(v)) continue;
                             if (v.decode && rpa > 64) continue;
                             if (std::string(v.name).rfind("m16", 0) == 0 && T > 512) continue;  // m16, m16s6, m16s8
