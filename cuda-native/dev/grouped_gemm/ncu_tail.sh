@@ -6,11 +6,7 @@ set -u
 cd "$(dirname "$0")"
 OUT=${OUT:-out}; mkdir -p "$OUT"
 export PATH=/usr/local/cuda/bin:$PATH
-ARCH="-gencode=arch=compute_90a,code=sm_90a"
-nvcc -std=c++17 -O3 $ARCH -I cuda -I cuda/common -c kernels.cu -o k.o & p1=$!
-nvcc -std=c++17 -O3 $ARCH -c harness.cu -o h.o & p2=$!
-wait $p1 && wait $p2 || { echo "build failed"; exit 1; }
-nvcc $ARCH k.o h.o -L/usr/local/cuda/lib64 -lcublas -o gg || exit 1
+bash ./build.sh || exit 1
 echo "built in ${SECONDS}s"
 GG_VARS=${GG_VARS:-w64s6,w64} GG_MOES=${GG_MOES:-0,1} timeout ${NCU_S:-120} ncu --clock-control none -k regex:gg_w64 --metrics \
 gpu__time_duration.sum,sm__cycles_active.min,sm__cycles_active.avg,sm__cycles_active.max,sm__cycles_elapsed.max,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,launch__grid_size,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_barrier_per_warp_active.pct,smsp__warp_issue_stalled_wait_per_warp_active.pct \

@@ -7,11 +7,7 @@ cd "$(dirname "$0")"
 OUT=${OUT:-out}; mkdir -p "$OUT"
 export PATH=/usr/local/cuda/bin:$PATH
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
-ARCH="-gencode=arch=compute_90a,code=sm_90a"
-nvcc -std=c++17 -O3 $ARCH -I cuda -I cuda/common -c kernels.cu -o k.o & p1=$!
-nvcc -std=c++17 -O3 $ARCH -c harness.cu -o h.o & p2=$!
-wait $p1 && wait $p2 || { echo "build failed"; exit 1; }
-nvcc $ARCH k.o h.o -L/usr/local/cuda/lib64 -lcublas -o gg || exit 1
+bash ./build.sh || exit 1
 echo "built in ${SECONDS}s"
 [ "${NCU_S:-50}" = 0 ] || timeout ${NCU_S:-50} ncu --clock-control none -k regex:gg_ --metrics \
 gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__grid_size,launch__occupancy_limit_shared_mem,launch__registers_per_thread,lts__t_sector_hit_rate.pct \
