@@ -1,8 +1,8 @@
-// depthwise_conv3x3/nhwc_ring: the F16/BF16 stride-1 NHWC kernels, y[n,i,j,c] = act(bias[c] +
+// depthwise_conv3x3/nhwc_ring: the stride-1 NHWC kernels, y[n,i,j,c] = act(bias[c] +
 // Σ_{p,q} w[c,p,q]·x[n, i+p−1, j+q−1, c] (+ res[n,i,j,c])) in one pass, zero padding 1.
 //
-// Regime: NHWC, F16/BF16, stride 1, sm_80+ (cp.async). F32 and stride 2 stay in nhwc.cu. Three thread geometries
-// (channels × columns per thread; entry points at the end of the file).
+// Regime: NHWC, stride 1, sm_80+ (cp.async): F16/BF16 in three thread geometries, F32 (C a multiple of 4) in one
+// (channels × columns per thread; entry points at the end of the file). Stride 2 stays in nhwc.cu.
 // Why a second NHWC kernel: nhwc.cu keeps two input rows in flight in registers and is latency-bound at
 // 128 registers (16 warps per SM). Here the input rows go through a shared-memory ring filled by
 // cp.async, so the bytes in flight no longer take registers (120-128, two blocks of ≤ 256 threads per
@@ -27,7 +27,7 @@
 // An output row is finished right after its last input row. One __syncthreads per input row: after it,
 // everyone's copies of row k have landed and nobody reads row k − 1 any more, so its slot takes row
 // k + NS − 1.
-// vec = 0 (C % 8 != 0 or x not 16-byte / y, res not 8-byte aligned): the same kernel with per-element
+// vec = 0 (C not a multiple of 16 bytes of channels, or x not 16-byte / y, res not CPT-element aligned): the same kernel with per-element
 // copies into the ring and per-element stores (correct, not fast).
 // Geometry (cgs, tws, colTiles, chunks, strips, rps) comes from DepthwiseConv3x3Heuristics.ringGrid; the
 // grid is colTiles·chunks·strips·N blocks of cgs·tws threads with NS·(tws·WC + 2)·cgs·CPT·sizeof(T) bytes
@@ -248,3 +248,7 @@ DW_RING(__half, dwconv3x3_nhwc_ring_c2w4_f16_s1, 2, 4, DW_RING_MINB_C2W4)
 DW_RING(__nv_bfloat16, dwconv3x3_nhwc_ring_c2w4_bf16_s1, 2, 4, DW_RING_MINB_C2W4)
 DW_RING(__half, dwconv3x3_nhwc_ring_c2w2_f16_s1, 2, 2, DW_RING_MINB_C2W2)
 DW_RING(__nv_bfloat16, dwconv3x3_nhwc_ring_c2w2_bf16_s1, 2, 2, DW_RING_MINB_C2W2)
+// F32: c2w4 at ≤ 128 registers (120 used on sm_80 and sm_90, 2 blocks per SM, as nhwc.cu's F32 kernel); at the 80 and 64
+// of the half-precision 2-channel geometries, and at c4w2's 128, F32's double-float SiLU/GELU spill (sm_90a: 72/180,
+// 52/132, 16/32 bytes of spill stores/loads).
+DW_RING(float, dwconv3x3_nhwc_ring_c2w4_f32_s1, 2, 4, 2)

@@ -413,9 +413,10 @@ public final class DepthwiseConv3x3 {
         KernelArgs args = KernelArgs.begin().ptr(x).ptr(w).ptr(bias).ptr(residual).ptr(out);
         if (DepthwiseConv3x3Heuristics.useRing(p)) {
             DepthwiseConv3x3Heuristics.RingGrid g = DepthwiseConv3x3Heuristics.ringGrid(p, Gpu.device(x.device()).info());
-            // cp.async copies 16 bytes (8 channels) per access; the epilogue reads res and writes y cpt channels at a time
+            // cp.async copies 16 bytes (8 or 4 channels) per access; the epilogue reads res and writes y cpt channels at a time
             int cptBytes = g.config().channelsPerThread() * esz;
-            int vec = p.c() % 8 == 0 && aligned(x, 16) && aligned(out, cptBytes) && aligned(residual, cptBytes) ? 1 : 0;
+            int vec = p.c() % DepthwiseConv3x3Heuristics.ringVectorChannels(p) == 0 && aligned(x, 16) && aligned(out, cptBytes)
+                    && aligned(residual, cptBytes) ? 1 : 0;
             args.i32(p.h()).i32(p.w()).i32(p.c()).i32(g.cgs()).i32(g.tws()).i32(g.colTiles()).i32(g.chunks()).i32(g.strips())
                     .i32(g.rowsPerStrip()).i32(p.act().ordinal()).i32(vec);
             NHWC_RING.function(s.cudaDevice(), g.config().symbol(p.dtype()))

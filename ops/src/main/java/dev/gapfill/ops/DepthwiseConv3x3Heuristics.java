@@ -176,7 +176,12 @@ public final class DepthwiseConv3x3Heuristics {
         /** 2 channels × 4 columns, ≤ 85 registers on sm_90 (80 used: 3 blocks of 256 per SM), ≤ 128 before: C ≤ 128. */
         C2W4(2, 4, 80, 128, "c2w4_"),
         /** 2 channels × 2 columns, 64 registers on sm_90 (4 blocks per SM), ≤ 85 before: C > 128 with SILU, GELU. */
-        C2W2(2, 2, 64, 85, "c2w2_");
+        C2W2(2, 2, 64, 85, "c2w2_"),
+        /**
+         * F32: 2 channels × 4 columns at ≤ 128 registers (120 used on sm_80 and sm_90, no spills: 2 blocks of 256 per SM,
+         * as nhwc.cu's F32 kernel), every C and activation; F32's double-float SiLU/GELU spill at C2W4's 80 registers.
+         */
+        C2W4_F32(2, 4, 120, 128, "c2w4_");
 
         final int cpt;
         final int wc;
@@ -211,6 +216,11 @@ public final class DepthwiseConv3x3Heuristics {
 
     static final int RING_SLOTS = 4;
 
+    /** Channels per 16-byte copy of the ring kernel (8 for F16/BF16, 4 for F32): C a multiple of it runs the vector path. */
+    public static int ringVectorChannels(Problem p) {
+        return 16 / p.dtype().bytes();
+    }
+
     /**
      * The ring geometry for {@code p} (H100, cuda-native/dev/depthwise_conv3x3/h100-241f285-ring-cpt2.txt, the
      * sweep's F16/BF16 stride-1 NHWC shapes, all three interleaved, every element bit-identical): C ≤ 128 → C2W4
@@ -219,6 +229,9 @@ public final class DepthwiseConv3x3Heuristics {
      * 48.1); larger C with NONE/RELU/RELU6 → C4W2 (64x14x14x1024 NONE 31.1 against 34.3 for C2W2 and 33.3 for C2W4).
      */
     public static RingConfig ringConfig(Problem p) {
+        if (p.dtype() == DType.F32) {
+            return RingConfig.C2W4_F32;
+        }
         if (p.c() <= 128) {
             return RingConfig.C2W4;
         }
@@ -226,17 +239,19 @@ public final class DepthwiseConv3x3Heuristics {
     }
 
     /**
-     * Whether {@code p} runs the ring kernel: NHWC, F16/BF16, stride 1 (the H100 A/B against nhwc.cu's
+     * Whether {@code p} runs the ring kernel: NHWC, stride 1 (F16/BF16: the H100 A/B against nhwc.cu's
      * register-pipelined kernel, cuda-native/dev/depthwise_conv3x3/h100-a91ff10-ring.txt: 1.13-1.46× faster on
-     * NONE/RELU over the sweep's stride-1 shapes, bit-identical outputs). F32 and stride 2 keep nhwc.cu.
+     * NONE/RELU over the sweep's stride-1 shapes, bit-identical outputs; F32: {@link RingConfig#C2W4_F32}, measured in
+     * the sweep's {@code nhwc_regs_us} peer; only where C is a multiple of 4, so the ring copies 16 bytes at a time, since
+     * nhwc.cu vectorises F32 from C % 2). Stride 2 keeps nhwc.cu; {@link #RING_PROPERTY} turns the ring off.
      */
     public static boolean useRing(Problem p) {
-        return p.layout() == Layout.NHWC && p.dtype() != DType.F32 && p.stride() == 1
+        return p.layout() == Layout.NHWC && p.stride() == 1 && (p.dtype() != DType.F32 || p.c() % ringVectorChannels(p) == 0)
                 && !"false".equalsIgnoreCase(System.getProperty(RING_PROPERTY, "true"));
     }
 
     /**
-     * System property that turns the ring kernel off ({@code false}): F16/BF16 stride-1 NHWC then runs nhwc.cu's
+     * System property that turns the ring kernel off ({@code false}): stride-1 NHWC then runs nhwc.cu's
      * register-pipelined kernel, as before the ring was measured. Read at every call.
      */
     public static final String RING_PROPERTY = "gapfill.depthwise.nhwcRing";
@@ -456,7 +471,7 @@ public final class DepthwiseConv3x3Heuristics {
         }
         if (useRing(p)) {
             RingConfig cfg = ringConfig(p);
-            return "nhwc_ring" + RING_SLOTS + "_c" + cfg.cpt + "w" + cfg.wc + (p.c() % 8 == 0 ? "_vec" : "_scalar") + "_s1";
+            return "nhwc_ring" + RING_SLOTS + "_c" + cfg.cpt + "w" + cfg.wc + (p.c() % ringVectorChannels(p) == 0 ? "_vec" : "_scalar") + "_s1";
         }
         int cpt = nhwcChannelsPerThread(p);
         return "nhwc_c" + cpt + "w" + nhwcColumnsPerThread(p) + (p.c() % cpt == 0 ? "_vec" : "_scalar") + "_s" + p.stride();

@@ -56,7 +56,9 @@ class DepthwiseConv3x3HeuristicsTest {
         assertEquals("nhwc_ring4_c2w4_scalar_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 12, 7, 7, 1)));
         assertEquals("nhwc_ring4_c2w2_vec_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 256, 7, 7, 1)));
         assertEquals("nhwc_c2w4_scalar_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 13, 7, 7, 2)));
-        assertEquals("nhwc_c2w4_vec_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F32, Layout.NHWC, 1, 4, 7, 7, 1)));
+        assertEquals("nhwc_ring4_c2w4_vec_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F32, Layout.NHWC, 1, 4, 7, 7, 1)));
+        assertEquals("nhwc_c2w4_vec_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F32, Layout.NHWC, 1, 6, 7, 7, 1)));  // C % 4 != 0
+        assertEquals("nhwc_c2w2_vec_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F32, Layout.NHWC, 1, 8, 7, 7, 2)));
         assertEquals("nhwc_c2w2_vec_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F32, Layout.NHWC, 1, 6, 7, 7, 2)));
         assertEquals("nhwc_ring4_c2w4_scalar_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.BF16, Layout.NHWC, 1, 6, 7, 7, 1)));
         // NCHW accesses run along W and never cross a row: W = 56 is 7 vectors of 8 halves; W' = 28 at stride 2 takes 4
@@ -102,7 +104,10 @@ class DepthwiseConv3x3HeuristicsTest {
     @Test void ringOnlyForHalfTypesNhwcStrideOne() {
         assertTrue(DepthwiseConv3x3Heuristics.useRing(p(DType.F16, Layout.NHWC, 1, 8, 8, 8, 1)));
         assertTrue(DepthwiseConv3x3Heuristics.useRing(p(DType.BF16, Layout.NHWC, 1, 3, 1, 1, 1)));
-        assertTrue(!DepthwiseConv3x3Heuristics.useRing(p(DType.F32, Layout.NHWC, 1, 8, 8, 8, 1)));
+        assertTrue(DepthwiseConv3x3Heuristics.useRing(p(DType.F32, Layout.NHWC, 1, 8, 8, 8, 1)));
+        assertTrue(DepthwiseConv3x3Heuristics.useRing(p(DType.F32, Layout.NHWC, 1, 1028, 8, 8, 1)));
+        assertTrue(!DepthwiseConv3x3Heuristics.useRing(p(DType.F32, Layout.NHWC, 1, 10, 8, 8, 1)));  // C % 4 != 0: nhwc.cu
+        assertTrue(!DepthwiseConv3x3Heuristics.useRing(p(DType.F32, Layout.NHWC, 1, 8, 8, 8, 2)));
         assertTrue(!DepthwiseConv3x3Heuristics.useRing(p(DType.F16, Layout.NHWC, 1, 8, 8, 8, 2)));
         assertTrue(!DepthwiseConv3x3Heuristics.useRing(p(DType.F16, Layout.NCHW, 1, 8, 8, 8, 1)));
     }
@@ -157,6 +162,14 @@ class DepthwiseConv3x3HeuristicsTest {
         assertEquals("dwconv3x3_nhwc_ring_f16_s1", DepthwiseConv3x3Heuristics.RingConfig.C4W2.symbol(DType.F16));
         assertEquals("dwconv3x3_nhwc_ring_c2w4_bf16_s1", DepthwiseConv3x3Heuristics.RingConfig.C2W4.symbol(DType.BF16));
         assertEquals("dwconv3x3_nhwc_ring_c2w2_f16_s1", DepthwiseConv3x3Heuristics.RingConfig.C2W2.symbol(DType.F16));
+        // F32: one geometry for every C and activation
+        for (Activation a : Activation.values()) {
+            for (int c : new int[] {4, 128, 136, 1024}) {
+                assertEquals(DepthwiseConv3x3Heuristics.RingConfig.C2W4_F32, DepthwiseConv3x3Heuristics.ringConfig(
+                        new Problem(DType.F32, Layout.NHWC, 1, c, 8, 8, 1, a, false, false)), a + " " + c);
+            }
+        }
+        assertEquals("dwconv3x3_nhwc_ring_c2w4_f32_s1", DepthwiseConv3x3Heuristics.RingConfig.C2W4_F32.symbol(DType.F32));
     }
 
     @Test void ringGridCoversEveryOutputWithinTheLaunchLimits() {

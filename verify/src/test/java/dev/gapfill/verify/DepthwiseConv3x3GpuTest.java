@@ -224,7 +224,7 @@ class DepthwiseConv3x3GpuTest {
     }
 
     /**
-     * F16/BF16 stride-1 NHWC runs the ring kernel (nhwc_ring.cu, in each of its three thread geometries); with
+     * Stride-1 NHWC runs the ring kernel (nhwc_ring.cu: F16/BF16 in each of its three thread geometries, F32 in its one); with
      * {@code gapfill.depthwise.nhwcRing=false} it runs nhwc.cu's register-pipelined kernel. Both must be bit-exact for RELU6 and within 1 ulp for GELU_ERF on odd
      * and vectorisable channel counts, with and without bias and residual, and the decision must name the kernel.
      */
@@ -233,15 +233,15 @@ class DepthwiseConv3x3GpuTest {
         for (String ring : new String[] {"true", "false"}) {
             SystemProperty.with(DepthwiseConv3x3Heuristics.RING_PROPERTY, ring, () -> {
                 int k = 0;
-                for (DType dt : new DType[] {DType.F16, DType.BF16}) {
+                for (DType dt : new DType[] {DType.F16, DType.BF16, DType.F32}) {
                     for (Activation act : new Activation[] {Activation.RELU6, Activation.GELU_ERF}) {
-                        for (int c : new int[] {13, 136}) {
+                        for (int c : dt == DType.F32 ? new int[] {12, 136} : new int[] {13, 136}) {
                             Problem p = new Problem(dt, Layout.NHWC, 2, c, 19, 23, 1, act, (k & 1) == 0, (k & 2) == 0);
                             k++;
                             String variant = DepthwiseConv3x3Heuristics.customVariant(p);
                             assertEquals(ring.equals("true"), variant.startsWith("nhwc_ring"), p.toString());
-                            // the three ring geometries: 2 x 4 for C <= 128, above 4 x 2 (RELU6) or 2 x 2 (GELU)
-                            String geometry = c <= 128 ? "_c2w4_" : act == Activation.RELU6 ? "_c4w2_" : "_c2w2_";
+                            // the ring geometries: F16/BF16 2 x 4 for C <= 128, above 4 x 2 (RELU6) or 2 x 2 (GELU); F32 2 x 4
+                            String geometry = c <= 128 || dt == DType.F32 ? "_c2w4_" : act == Activation.RELU6 ? "_c4w2_" : "_c2w2_";
                             assertTrue(!ring.equals("true") || variant.contains(geometry), p + " " + variant);
                             Verdict v = runAndCheck(p, Backend.CUSTOM, rnd, 0, false);
                             assertTrue(v.pass() && (act != Activation.RELU6 || v.bitExact()), "ring=" + ring + " " + p + ": " + v);

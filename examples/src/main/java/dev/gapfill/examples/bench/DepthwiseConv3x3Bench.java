@@ -10,6 +10,7 @@ import dev.gapfill.ops.DepthwiseConv3x3.Activation;
 import dev.gapfill.ops.DepthwiseConv3x3.Layout;
 import dev.gapfill.ops.DepthwiseConv3x3.Options;
 import dev.gapfill.ops.DepthwiseConv3x3.Problem;
+import dev.gapfill.ops.DepthwiseConv3x3Heuristics;
 import dev.gapfill.ops.reference.DepthwiseConv3x3Reference;
 import dev.gapfill.verify.DepthwiseConv3x3Verification;
 import dev.gapfill.verify.Tolerance;
@@ -115,6 +116,16 @@ public final class DepthwiseConv3x3Bench implements BenchSuite {
                 paths.put("vendor", () -> DepthwiseConv3x3.apply(x, w, b, null, yv, vendor, ctx.stream()));
                 paths.put("custom", () -> DepthwiseConv3x3.apply(x, w, b, null, yc, custom, ctx.stream()));
                 paths.put("auto", () -> DepthwiseConv3x3.apply(x, w, b, null, ya, base, ctx.stream()));
+                // stride-1 NHWC: nhwc.cu's register-pipelined kernel beside the ring kernel the rules pick (checked first)
+                Verdict vr = null;
+                if (DepthwiseConv3x3Heuristics.useRing(p)) {
+                    Runnable regs = () -> withoutRing(() -> DepthwiseConv3x3.apply(x, w, b, null, ya, custom, ctx.stream()));
+                    ya.fillBytes(0xff, ctx.stream());
+                    regs.run();
+                    ctx.stream().synchronize();
+                    vr = Verifier.compare(ya, ref, null, DepthwiseConv3x3Verification.custom(act), "reference");
+                    paths.put("nhwc_regs", regs);
+                }
                 Map<String, Timing> t = ctx.timeInterleaved(paths);
                 Map<String, double[]> spread = new LinkedHashMap<>();
                 t.forEach((k, v) -> spread.put(k, new double[] {v.p10Us(), v.p90Us()}));
@@ -122,6 +133,10 @@ public final class DepthwiseConv3x3Bench implements BenchSuite {
                 peers.put("vendor_identical_fraction", vv.identicalFraction());
                 peers.put("vendor_max_ulp", (double) vv.maxUlp());
                 peers.put("vendor_check_pass", vv.pass() ? 1.0 : 0.0);
+                if (vr != null) {
+                    peers.put("nhwc_regs_us", t.get("nhwc_regs").medianUs());
+                    peers.put("nhwc_regs_check_pass", vr.pass() && (!act.isExact() || vr.bitExact()) ? 1.0 : 0.0);
+                }
                 long bytes = p.minBytes();
                 double floor = ctx.floorUs(bytes, p.flops(), 0);
                 rows.add(new BenchRow(op(), dt.name(),
@@ -140,5 +155,21 @@ public final class DepthwiseConv3x3Bench implements BenchSuite {
     /** Uniform values in [-1, 1) rounded to {@code dt}, on the host. */
     private static Tensor random(DType dt, Random rnd, long... shape) {
         return HostTensors.uniform(dt, rnd, shape);
+    }
+
+    /** Runs {@code r} with the ring kernel switched off ({@link DepthwiseConv3x3Heuristics#RING_PROPERTY}), then restores it. */
+    private static void withoutRing(Runnable r) {
+        String key = DepthwiseConv3x3Heuristics.RING_PROPERTY;
+        String before = System.getProperty(key);
+        System.setProperty(key, "false");
+        try {
+            r.run();
+        } finally {
+            if (before == null) {
+                System.clearProperty(key);
+            } else {
+                System.setProperty(key, before);
+            }
+        }
     }
 }
