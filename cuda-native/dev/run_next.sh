@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# Ran in the twenty-eighth session (cuda-native/dev/grouped_gemm/h100-early-w.txt; no gain, the variants are at git d727e58
-# only, so this script no longer builds as it stands). Kept as the shape of a staged harness call, from the repo root:
+# Staged for the next session with device time (the twenty-eighth session's open experiment): the stride-2 NHWC ring
+# kernel of cuda-native/dev/depthwise_conv3x3/ring_s2.patch (docs/ops/depthwise_conv3x3.md, "A stride-2 ring").
+# Here first:  git apply cuda-native/dev/depthwise_conv3x3/ring_s2.patch && .ci/run, commit, MVN_FLAGS=" " scripts/gpu-bundle.sh
+# Then on the device, from the repo root with .bundle/gapfill-gpu.tgz carried:
 #   OUT=$OUT bash cuda-native/dev/run_next.sh
-# It ran: grouped GEMM at decode, W copies issued before the gather round trip. The shipped w64s6 and
-# w64 against the harness-only w64s6e (the first four k tiles' W early), w64s6f (all six stages' W early) and w64e (w64 with
-# two early), E = 64, 128 and 160 at T = 1 and 8: correctness of every variant against the fp64 reference first, then the
-# timed rows (cuda-native/dev/grouped_gemm/run.sh; ncu off).
-# Earlier staged runs: the twenty-seventh session's u = 6 bmm_wg run (cuda-native/dev/bmm/results-h100-c9031cc-u6.txt), the
-# sixteenth's u = 4 widths, the fifteenth's mid96 and u5to9 runs, the thirteenth's two experiments at 199face.
+# It runs DepthwiseConv3x3GpuTest under memcheck and racecheck (every kernel instrumented) and initcheck (Gapfill's
+# kernels only: cuDNN's algorithm search dies under initcheck otherwise), whose strideTwoRingForcedMatchesTheReference
+# forces the new kernel on every dtype, then the depthwise sweep, which times it beside nhwc.cu on every vectorisable
+# stride-2 NHWC row (peer nhwc_ring_s2_us, checked first) and re-measures the stride-1 rings the patch touches. If it
+# wins, DepthwiseConv3x3Heuristics.useRingS2 defaults on; either way the checks call of the final commit follows.
+# Earlier staged runs: the grouped GEMM early-W variants (h100-early-w.txt, no gain), the u = 6 bmm_wg run
+# (results-h100-c9031cc-u6.txt), the sixteenth's u = 4 widths, the fifteenth's mid96 and u5to9 runs.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
-OUT=${OUT:-.}; mkdir -p "$OUT/gg-early"
-rm -rf "$root/cuda-native/dev/grouped_gemm/cuda" && cp -r "$root/cuda-native/src/main/cuda" "$root/cuda-native/dev/grouped_gemm/cuda"
-GG_VARS=${GG_VARS:-w64,w64e,w64s6,w64s6e,w64s6f} GG_MOES=${GG_MOES:-0,1,2} GG_TOKENS=${GG_TOKENS:-1,8} NCU_S=0 SWEEP_S=${SWEEP_S:-240} \
-  OUT=$OUT/gg-early timeout 400 bash "$root/cuda-native/dev/grouped_gemm/run.sh"; echo "gg-early rc=$?"
-grep -E "TOTAL|checks|failures" "$OUT/gg-early/sweep.txt" | head -5
-grep -E "^case|^E" "$OUT/gg-early/sweep.txt" | awk '{ l = ""; for (i = 1; i <= NF; i++) if ($i != "-") l = l " " $i; print l }' | head -60
+cd "$root"
+grep -q dw_ring_s2 cuda-native/src/main/cuda/depthwise_conv3x3/nhwc_ring.cu || { echo "apply ring_s2.patch first"; exit 2; }
+RECORD_SOURCE_ONLY=1 . scripts/record-x2.sh
+unset SANITIZER_GPUS SANITIZER_JOPTS
+export SANITIZER_SHARDS="$SANITIZER_SHARDS dw=.*\.DepthwiseConv3x3GpuTest" SANITIZER_TOOLS="memcheck/dw racecheck/dw initcheck/dw" \
+  SANITIZER_GAPFILL_ONLY="initcheck/dw" SANITIZER_TIMEOUT=250 SANITIZER_TEST_TIMEOUT=240s
+BENCH_OPS="depthwise_conv3x3:300" timeout 560 scripts/device-run.sh info sanitizer bench
