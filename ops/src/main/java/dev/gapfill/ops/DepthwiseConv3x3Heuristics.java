@@ -241,9 +241,10 @@ public final class DepthwiseConv3x3Heuristics {
     /**
      * Whether {@code p} runs the ring kernel: NHWC, stride 1 (F16/BF16: the H100 A/B against nhwc.cu's
      * register-pipelined kernel, cuda-native/dev/depthwise_conv3x3/h100-a91ff10-ring.txt: 1.13-1.46× faster on
-     * NONE/RELU over the sweep's stride-1 shapes, bit-identical outputs; F32: {@link RingConfig#C2W4_F32}, measured in
-     * the sweep's {@code nhwc_regs_us} peer; only where C is a multiple of 4, so the ring copies 16 bytes at a time, since
-     * nhwc.cu vectorises F32 from C % 2). Stride 2 keeps nhwc.cu; {@link #RING_PROPERTY} turns the ring off.
+     * NONE/RELU over the sweep's stride-1 shapes, bit-identical outputs; F32: {@link RingConfig#C2W4_F32}, the sweep at
+     * 86a6729 with nhwc.cu timed beside it on every row (peer {@code nhwc_regs_us}): NONE/RELU 1.22-1.46× faster,
+     * SiLU/GELU 0.99-1.45×; only where C is a multiple of 4, so the ring copies 16 bytes at a time, since nhwc.cu
+     * vectorises F32 from C % 2). Stride 2 keeps nhwc.cu; {@link #RING_PROPERTY} turns the ring off.
      */
     public static boolean useRing(Problem p) {
         return p.layout() == Layout.NHWC && p.stride() == 1 && (p.dtype() != DType.F32 || p.c() % ringVectorChannels(p) == 0)
