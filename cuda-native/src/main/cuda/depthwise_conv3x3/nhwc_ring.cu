@@ -50,6 +50,105 @@ __device__ __forceinline__ void cp16(unsigned dst, const void* src, unsigned src
 __device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N> __device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
+// Filter taps and bias of a thread's CPT channels c0 … c0 + nch − 1, widened to fp32 once (channels past C: zeros).
+template <typename T, int CPT>
+__device__ __forceinline__ void load_filter(const T* __restrict__ w, const T* __restrict__ bias, int c0, int nch,
+                                            float (&wr)[9][CPT], float (&br)[CPT]) {
+#pragma unroll
+    for (int e = 0; e < CPT; ++e) {
+#pragma unroll
+        for (int t = 0; t < 9; ++t) wr[t][e] = e < nch ? to_float(__ldg(w + (size_t)(c0 + e) * 9 + t)) : 0.f;
+        br[e] = (bias != nullptr && e < nch) ? to_float(__ldg(bias + c0 + e)) : 0.f;
+    }
+}
+
+// A thread's share of copying one tile row (KP pixels from column pxBase × TC channels from cBase, pixel-major) of
+// image row `row` into a ring slot: chunk i = tid + m·nthr of the KP × TC/EPC 16-byte chunks; everything but the row
+// is resolved once (init). vec = 0: per-element copies of the whole slot by all threads instead.
+template <typename T, int MAXCP>
+struct RowCopies {
+    static constexpr int EPC = 16 / (int)sizeof(T);  // elements per 16-byte copy
+    const T* src[MAXCP];      // chunk's first element in image row 0 (the image's first element if zero-filled)
+    unsigned gbytes[MAXCP];   // 16, or 0: pixel outside the image or channels past C (zero-fill)
+    unsigned dst[MAXCP];      // shared address in slot 0; ~0u: this thread has no chunk m
+
+    __device__ __forceinline__ void init(int tid, int nthr, int cpp, int KP, int TC, int pxBase, int cBase, int W, int C,
+                                         const T* img, unsigned ringBase) {
+#pragma unroll
+        for (int m = 0; m < MAXCP; ++m) {
+            const int i = tid + m * nthr, k = i / cpp, ch = cBase + (i % cpp) * EPC, col = pxBase + k;
+            const bool ok = col >= 0 && col < W && ch < C;
+            src[m] = img + (ok ? (size_t)col * C + ch : 0);
+            gbytes[m] = ok ? 16u : 0u;
+            dst[m] = i < KP * cpp ? ringBase + (unsigned)(k * TC + (i % cpp) * EPC) * (unsigned)sizeof(T) : ~0u;
+        }
+    }
+
+    __device__ __forceinline__ void copy(int row, int H, unsigned char* ring, int slot, unsigned slotBytes, size_t rowElems, int vec,
+                                         int tid, int nthr, int KP, int TC, int pxBase, int cBase, int W, int C, const T* img) const {
+        const bool rowOk = row >= 0 && row < H;
+        if (vec) {
+            const size_t rowOff = rowOk ? (size_t)row * rowElems : 0;
+            const unsigned so = (unsigned)slot * slotBytes;
+#pragma unroll
+            for (int m = 0; m < MAXCP; ++m)
+                if (dst[m] != ~0u) cp16(dst[m] + so, src[m] + rowOff, rowOk ? gbytes[m] : 0u);
+        } else {
+            T* s = reinterpret_cast<T*>(ring + (size_t)slot * slotBytes);
+            for (int i = tid; i < KP * TC; i += nthr) {
+                const int col = pxBase + i / TC, ch = cBase + i % TC;
+                s[i] = (rowOk && col >= 0 && col < W && ch < C) ? img[(size_t)row * rowElems + (size_t)col * C + ch]
+                                                                 : from_float<T>(0.f);
+            }
+        }
+    }
+};
+
+// A finished output row of a thread (taps + bias in v): + residual, the activation, one rounding, CPT-wide stores of
+// its ncol columns (per element where vec = 0); each flag tested once per row, not per column piece.
+template <typename T, int CPT, int WC>
+__device__ __forceinline__ void store_row(float (&v)[WC][CPT], const T* __restrict__ ro, T* __restrict__ yo, int C, int ncol, int nch, int vec, int act) {
+    using R = typename RawBits<CPT * (int)sizeof(T)>::type;
+    if (ro != nullptr) {
+#pragma unroll
+        for (int kk = 0; kk < WC; ++kk)
+            if (kk < ncol) add_residual<T, CPT>(ro + kk * C, vec != 0, nch, v[kk]);
+    }
+    Pack<T, CPT> o[WC];
+    if (act == ACT_NONE) {
+#pragma unroll
+        for (int kk = 0; kk < WC; ++kk)
+#pragma unroll
+            for (int e = 0; e < CPT; ++e) o[kk].v[e] = from_float<T>(v[kk][e]);
+    } else if (act == ACT_RELU) {
+#pragma unroll
+        for (int kk = 0; kk < WC; ++kk)
+#pragma unroll
+            for (int e = 0; e < CPT; ++e) o[kk].v[e] = from_float<T>(relu(v[kk][e]));
+    } else if (act == ACT_RELU6) {
+#pragma unroll
+        for (int kk = 0; kk < WC; ++kk)
+#pragma unroll
+            for (int e = 0; e < CPT; ++e) o[kk].v[e] = from_float<T>(relu6(v[kk][e]));
+    } else {
+#pragma unroll
+        for (int kk = 0; kk < WC; ++kk)
+#pragma unroll
+            for (int e = 0; e < CPT; ++e) o[kk].v[e] = finish<T>(v[kk][e], act);
+    }
+    if (vec) {
+#pragma unroll
+        for (int kk = 0; kk < WC; ++kk)
+            if (kk < ncol) __stcs(reinterpret_cast<R*>(yo + kk * C), o[kk].raw);
+    } else {
+#pragma unroll
+        for (int kk = 0; kk < WC; ++kk)
+#pragma unroll
+            for (int e = 0; e < CPT; ++e)
+                if (kk < ncol && e < nch) yo[kk * C + e] = o[kk].v[e];
+    }
+}
+
 template <typename T, int CPT, int WC, int NS>
 __device__ __forceinline__ void dw_ring(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
                                         const T* __restrict__ res, T* __restrict__ y, int H, int W, int C, int cgs, int tws,
@@ -79,46 +178,15 @@ __device__ __forceinline__ void dw_ring(const T* __restrict__ x, const T* __rest
     const T* img = x + (size_t)n * H * rowElems;
 
     float wr[9][CPT], br[CPT];
-#pragma unroll
-    for (int e = 0; e < CPT; ++e) {
-#pragma unroll
-        for (int t = 0; t < 9; ++t) wr[t][e] = e < nch ? to_float(__ldg(w + (size_t)(c0 + e) * 9 + t)) : 0.f;
-        br[e] = (bias != nullptr && e < nch) ? to_float(__ldg(bias + c0 + e)) : 0.f;
-    }
+    load_filter<T, CPT>(w, bias, c0, nch, wr, br);
 
-    // this thread's share of a row copy: chunk i = tid + m·nthr of the KP × TC/EPC chunks (pixel-major),
-    // all row-independent except the row itself (hoisted out of the row loop)
-    const unsigned ringBase = smem_addr(ring);
-    const T* src[MAXCP];      // chunk's first element in image row 0 (the image's first element if zero-filled)
-    unsigned gbytes[MAXCP];   // 16, or 0: pixel outside the image or channels past C (zero-fill)
-    unsigned dst[MAXCP];      // shared address in slot 0; ~0u: this thread has no chunk m
+    // this thread's share of a row copy, all row-independent except the row itself (hoisted out of the row loop)
     const int cpp = vec ? TC / EPC : 1;  // chunks per pixel (TC % EPC == 0 whenever vec)
-#pragma unroll
-    for (int m = 0; m < MAXCP; ++m) {
-        const int i = tid + m * nthr, k = i / cpp, ch = cBase + (i % cpp) * EPC, col = pxBase + k;
-        const bool ok = col >= 0 && col < W && ch < C;
-        src[m] = img + (ok ? (size_t)col * C + ch : 0);
-        gbytes[m] = ok ? 16u : 0u;
-        dst[m] = i < KP * cpp ? ringBase + (unsigned)(k * TC + (i % cpp) * EPC) * (unsigned)sizeof(T) : ~0u;
-    }
+    RowCopies<T, MAXCP> cps;
+    cps.init(tid, nthr, cpp, KP, TC, pxBase, cBase, W, C, img, smem_addr(ring));
     // input row r of the strip (image row i0 − 1 + r) into slot `slot`
     auto copy_row = [&](int r, int slot) {
-        const int row = i0 - 1 + r;
-        const bool rowOk = row >= 0 && row < H;
-        if (vec) {
-            const size_t rowOff = rowOk ? (size_t)row * rowElems : 0;
-            const unsigned so = (unsigned)slot * slotBytes;
-#pragma unroll
-            for (int m = 0; m < MAXCP; ++m)
-                if (dst[m] != ~0u) cp16(dst[m] + so, src[m] + rowOff, rowOk ? gbytes[m] : 0u);
-        } else {
-            T* s = reinterpret_cast<T*>(ring + (size_t)slot * slotBytes);
-            for (int i = tid; i < KP * TC; i += nthr) {
-                const int col = pxBase + i / TC, ch = cBase + i % TC;
-                s[i] = (rowOk && col >= 0 && col < W && ch < C) ? img[(size_t)row * rowElems + (size_t)col * C + ch]
-                                                                 : from_float<T>(0.f);
-            }
-        }
+        cps.copy(i0 - 1 + r, H, ring, slot, slotBytes, rowElems, vec, tid, nthr, KP, TC, pxBase, cBase, W, C, img);
     };
 
     // prologue: rows 0 … NS−2 in flight, one commit group per row (empty groups keep the count)
@@ -170,46 +238,102 @@ __device__ __forceinline__ void dw_ring(const T* __restrict__ x, const T* __rest
         else step(X, Y);
         if (k >= 2) {  // residual, activation, one rounding, CPT-wide store per column; each flag tested once per row
             const int ncol = nch > 0 ? min(WC, W - jt) : 0;  // columns of this row the thread stores
-            if (ro != nullptr) {
-#pragma unroll
-                for (int kk = 0; kk < WC; ++kk)
-                    if (kk < ncol) add_residual<T, CPT>(ro + kk * C, vec != 0, nch, v[kk]);
-            }
-            Pack<T, CPT> o[WC];
-            if (act == ACT_NONE) {
-#pragma unroll
-                for (int kk = 0; kk < WC; ++kk)
-#pragma unroll
-                    for (int e = 0; e < CPT; ++e) o[kk].v[e] = from_float<T>(v[kk][e]);
-            } else if (act == ACT_RELU) {
-#pragma unroll
-                for (int kk = 0; kk < WC; ++kk)
-#pragma unroll
-                    for (int e = 0; e < CPT; ++e) o[kk].v[e] = from_float<T>(relu(v[kk][e]));
-            } else if (act == ACT_RELU6) {
-#pragma unroll
-                for (int kk = 0; kk < WC; ++kk)
-#pragma unroll
-                    for (int e = 0; e < CPT; ++e) o[kk].v[e] = from_float<T>(relu6(v[kk][e]));
-            } else {
-#pragma unroll
-                for (int kk = 0; kk < WC; ++kk)
-#pragma unroll
-                    for (int e = 0; e < CPT; ++e) o[kk].v[e] = finish<T>(v[kk][e], act);
-            }
-            if (vec) {
-#pragma unroll
-                for (int kk = 0; kk < WC; ++kk)
-                    if (kk < ncol) __stcs(reinterpret_cast<R*>(yo + kk * C), o[kk].raw);
-            } else {
-#pragma unroll
-                for (int kk = 0; kk < WC; ++kk)
-#pragma unroll
-                    for (int e = 0; e < CPT; ++e)
-                        if (kk < ncol && e < nch) yo[kk * C + e] = o[kk].v[e];
-            }
+            store_row<T, CPT, WC>(v, ro, yo, C, ncol, nch, vec, act);
             yo += rowElems;
             if (ro != nullptr) ro += rowElems;
+        }
+        slot = slot + 1 == NS ? 0 : slot + 1;
+    }
+}
+
+// Stride 2 (experimental, off unless gapfill.depthwise.nhwcRingS2=true; DepthwiseConv3x3Heuristics.useRingS2): the
+// same ring, tile and epilogue with output row i reading input rows 2i−1 … 2i+1 and output column j input columns
+// 2j−1 … 2j+1. A block's strip of rps output rows walks its 2·rows + 1 input rows once; input row k of the strip
+// (image row 2·i0 − 1 + k) gives p = 1 to output row i0 + k/2 when k is odd, and when k is even p = 2 to output row
+// i0 + k/2 − 1 (which it finishes) and p = 0 to output row i0 + k/2 (which it starts), so one accumulator set
+// suffices and every output gets its taps in the reference's order (p-major, q within accumulate_tap_row). A thread
+// owns CPT channels × WC output columns and reads its 2·WC + 1 input pixels per row from the slot; a tile row holds
+// 2·TW + 1 input pixels.
+template <typename T, int CPT, int WC, int NS>
+__device__ __forceinline__ void dw_ring_s2(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
+                                           const T* __restrict__ res, T* __restrict__ y, int H, int W, int C, int cgs, int tws,
+                                           int colTiles, int chunks, int strips, int rps, int act, int vec) {
+    static_assert(NS >= 2, "ring of at least two rows");
+    extern __shared__ __align__(16) unsigned char ring[];
+    constexpr int KC = 2 * WC + 1;                           // input pixels a thread reads per row
+    constexpr int EPC = 16 / (int)sizeof(T);                 // elements per 16-byte copy
+    constexpr int MAXCP = (KC * CPT + EPC - 1) / EPC;        // copies per thread per row (any tws ≥ 1)
+    using R = typename RawBits<CPT * (int)sizeof(T)>::type;
+    const int Ho = (H + 1) / 2, Wo = (W + 1) / 2;
+    const int nthr = cgs * tws, tid = (int)threadIdx.x;
+    const int TC = cgs * CPT, KP = 2 * tws * WC + 1;         // tile channels, tile input pixels per row
+    const unsigned slotBytes = (unsigned)(KP * TC) * sizeof(T);
+    unsigned bid = blockIdx.x;
+    const int ct = (int)(bid % (unsigned)colTiles); bid /= (unsigned)colTiles;
+    const int chk = (int)(bid % (unsigned)chunks); bid /= (unsigned)chunks;
+    const int i0 = (int)(bid % (unsigned)strips) * rps;      // first output row of the strip
+    const int n = (int)(bid / (unsigned)strips);
+    const int nin = 2 * min(rps, Ho - i0) + 1;               // input rows 2·i0−1 … 2·(i0+rows−1)+1
+    const int pxBase = 2 * ct * tws * WC - 1, cBase = chk * TC;
+    const int cg = tid % cgs, jg = tid / cgs;
+    const int c0 = cBase + cg * CPT, nch = min(CPT, C - c0);
+    const int jt = ct * tws * WC + jg * WC;                  // first output column
+    const size_t rowElems = (size_t)W * C, outRowElems = (size_t)Wo * C;
+    const T* img = x + (size_t)n * H * rowElems;
+
+    float wr[9][CPT], br[CPT];
+    load_filter<T, CPT>(w, bias, c0, nch, wr, br);
+    const int cpp = vec ? TC / EPC : 1;
+    RowCopies<T, MAXCP> cps;
+    cps.init(tid, nthr, cpp, KP, TC, pxBase, cBase, W, C, img, smem_addr(ring));
+    auto copy_row = [&](int r, int slot) {  // input row r of the strip: image row 2·i0 − 1 + r
+        cps.copy(2 * i0 - 1 + r, H, ring, slot, slotBytes, rowElems, vec, tid, nthr, KP, TC, pxBase, cBase, W, C, img);
+    };
+
+#pragma unroll
+    for (int r = 0; r < NS - 1; ++r) {
+        if (r < nin) copy_row(r, r);
+        cp_commit();
+    }
+    const unsigned rd = (unsigned)(jg * 2 * WC * TC + cg * CPT) * sizeof(T);  // thread's first input pixel in a slot
+    const unsigned pxBytes = (unsigned)TC * sizeof(T);
+    const size_t o0 = (((size_t)n * Ho + i0) * Wo + jt) * C + c0;
+    T* yo = y + o0;
+    const T* ro = res != nullptr ? res + o0 : nullptr;
+    const bool hasBias = bias != nullptr;
+    const int ncol = nch > 0 ? max(0, min(WC, Wo - jt)) : 0;  // columns this thread stores
+    float A[WC][CPT];  // the output row being accumulated
+    int slot = 0;
+#pragma unroll 1
+    for (int k = 0; k < nin; ++k) {
+        cp_wait<NS - 2>();
+        __syncthreads();
+        if (k + NS - 1 < nin) copy_row(k + NS - 1, slot == 0 ? NS - 1 : slot - 1);
+        cp_commit();
+        float in[KC][CPT];
+        const unsigned char* sp = ring + (size_t)slot * slotBytes + rd;
+#pragma unroll
+        for (int kk = 0; kk < KC; ++kk) {
+            Pack<T, CPT> q;
+            q.raw = *reinterpret_cast<const R*>(sp + kk * pxBytes);
+#pragma unroll
+            for (int e = 0; e < CPT; ++e) in[kk][e] = to_float(q.v[e]);
+        }
+        if (k & 1) {
+            accumulate_tap_row<2, CPT, WC, KC>(wr, 1, in, A, false);
+        } else {
+            if (k >= 2) {  // finish output row i0 + k/2 − 1: p = 2, + bias, residual, activation, one rounding, store
+                accumulate_tap_row<2, CPT, WC, KC>(wr, 2, in, A, false);
+                float v[WC][CPT];
+#pragma unroll
+                for (int kk = 0; kk < WC; ++kk)
+#pragma unroll
+                    for (int e = 0; e < CPT; ++e) v[kk][e] = hasBias ? __fadd_rn(A[kk][e], br[e]) : A[kk][e];
+                store_row<T, CPT, WC>(v, ro, yo, C, ncol, nch, vec, act);
+                yo += outRowElems;
+                if (ro != nullptr) ro += outRowElems;
+            }
+            if (k + 1 < nin) accumulate_tap_row<2, CPT, WC, KC>(wr, 0, in, A, true);  // start output row i0 + k/2
         }
         slot = slot + 1 == NS ? 0 : slot + 1;
     }
@@ -252,3 +376,11 @@ DW_RING(__nv_bfloat16, dwconv3x3_nhwc_ring_c2w2_bf16_s1, 2, 2, DW_RING_MINB_C2W2
 // of the half-precision 2-channel geometries, and at c4w2's 128, F32's double-float SiLU/GELU spill (sm_90a: 72/180,
 // 52/132, 16/32 bytes of spill stores/loads).
 DW_RING(float, dwconv3x3_nhwc_ring_c2w4_f32_s1, 2, 4, 2)
+
+// Stride 2 (experimental, off by default: DepthwiseConv3x3Heuristics.useRingS2): 2 channels × 4 output columns per thread,
+// ≤ 128 registers (ptxas: 106-108 F16/BF16, 127-128 F32, no spills; 2 blocks of 256 per SM), a ring of 4 input rows;
+// not yet measured on a GPU.
+#define DW_RING_S2(T, NAME, CPT, WC, MINB)                                                                                 extern "C" __global__ void __launch_bounds__(256, MINB) NAME(                                                              const T* x, const T* w, const T* bias, const T* res, T* y, int H, int W, int C, int cgs, int tws,                    int colTiles, int chunks, int strips, int rps, int act, int vec) {                                                     dw_ring_s2<T, CPT, WC, 4>(x, w, bias, res, y, H, W, C, cgs, tws, colTiles, chunks, strips, rps, act, vec);        }
+DW_RING_S2(__half, dwconv3x3_nhwc_ring_c2w4_f16_s2, 2, 4, 2)
+DW_RING_S2(__nv_bfloat16, dwconv3x3_nhwc_ring_c2w4_bf16_s2, 2, 4, 2)
+DW_RING_S2(float, dwconv3x3_nhwc_ring_c2w4_f32_s2, 2, 4, 2)

@@ -421,6 +421,14 @@ public final class DepthwiseConv3x3 {
                     .i32(g.rowsPerStrip()).i32(p.act().ordinal()).i32(vec);
             NHWC_RING.function(s.cudaDevice(), g.config().symbol(p.dtype()))
                     .launch(s, (int) g.blocks(), 1, 1, g.threads(), 1, 1, g.smemBytes(), args);
+        } else if (DepthwiseConv3x3Heuristics.useRingS2(p)) {
+            DepthwiseConv3x3Heuristics.RingGrid g = DepthwiseConv3x3Heuristics.ringGridS2(p, Gpu.device(x.device()).info());
+            int cptBytes = g.config().channelsPerThread() * esz;  // C is vectorisable (useRingS2)
+            int vec = aligned(x, 16) && aligned(out, cptBytes) && aligned(residual, cptBytes) ? 1 : 0;
+            args.i32(p.h()).i32(p.w()).i32(p.c()).i32(g.cgs()).i32(g.tws()).i32(g.colTiles()).i32(g.chunks()).i32(g.strips())
+                    .i32(g.rowsPerStrip()).i32(p.act().ordinal()).i32(vec);
+            NHWC_RING.function(s.cudaDevice(), DepthwiseConv3x3Heuristics.ringS2Symbol(p.dtype()))
+                    .launch(s, (int) g.blocks(), 1, 1, g.threads(), 1, 1, g.smemBytes(), args);
         } else if (p.layout() == Layout.NHWC) {
             int cpt = DepthwiseConv3x3Heuristics.nhwcChannelsPerThread(p);
             DepthwiseConv3x3Heuristics.Grid g = DepthwiseConv3x3Heuristics.nhwcGrid(p, sms);

@@ -258,6 +258,35 @@ public final class DepthwiseConv3x3Heuristics {
     public static final String RING_PROPERTY = "gapfill.depthwise.nhwcRing";
 
     /**
+     * System property that turns on the experimental stride-2 ring kernel ({@code true}; default {@code false}):
+     * {@code nhwc_ring.cu}'s {@code dw_ring_s2}, 2 channels × 4 output columns per thread, for stride-2 NHWC with C a
+     * multiple of 16 bytes of channels. Not measured on a GPU yet (the sweep times it beside nhwc.cu as the peer
+     * {@code nhwc_ring_s2_us}); AUTO and CUSTOM keep nhwc.cu unless it is set. Read at every call.
+     */
+    public static final String RING_S2_PROPERTY = "gapfill.depthwise.nhwcRingS2";
+
+    /** Whether {@code p} runs the experimental stride-2 ring kernel: NHWC, stride 2, vectorisable C, {@link #RING_S2_PROPERTY} set. */
+    public static boolean useRingS2(Problem p) {
+        return p.layout() == Layout.NHWC && p.stride() == 2 && p.c() % ringVectorChannels(p) == 0
+                && "true".equalsIgnoreCase(System.getProperty(RING_S2_PROPERTY, "false"));
+    }
+
+    /** The stride-2 ring kernel's symbol, e.g. {@code dwconv3x3_nhwc_ring_c2w4_f16_s2}. */
+    public static String ringS2Symbol(DType t) {
+        return "dwconv3x3_nhwc_ring_c2w4_" + t.name().toLowerCase(java.util.Locale.ROOT) + "_s2";
+    }
+
+    /** ptxas's registers of the stride-2 ring kernels (sm_90a: 108 F16/BF16, 127 F32; launch bound 128 elsewhere). */
+    static int ringS2Registers(DType t, DeviceInfo info) {
+        return info.cc() >= 90 ? (t == DType.F32 ? 127 : 108) : 128;
+    }
+
+    /** The stride-2 ring kernel's geometry (the stride-1 rules over the output rows and columns, 2 × 4 threads). */
+    public static RingGrid ringGridS2(Problem p, DeviceInfo info) {
+        return ringGrid(p, info, RingConfig.C2W4, ringS2Registers(p.dtype(), info), 2);
+    }
+
+    /**
      * Ring kernel geometry for {@code p} on {@code info}, in the {@link #ringConfig} geometry. Channels: all groups
      * of cpt channels in one tile up to 128 channels, else chunks of 128. Columns: the widest tile (≤ 256 threads)
      * that wastes the fewest columns of W, among widths down to half the widest. Strips: the strip count that minimises the busiest SM's input rows,
@@ -266,10 +295,18 @@ public final class DepthwiseConv3x3Heuristics {
      */
     public static RingGrid ringGrid(Problem p, DeviceInfo info) {
         RingConfig cfg = ringConfig(p);
+        return ringGrid(p, info, cfg, cfg.registers(info), 1);
+    }
+
+    /**
+     * The ring geometry of {@code stride} (1, or 2 for the experimental {@link #useRingS2} kernel): column tiles over
+     * the output columns, strips over the output rows; a tile row holds stride·TW + (3 − stride) input pixels.
+     */
+    private static RingGrid ringGrid(Problem p, DeviceInfo info, RingConfig cfg, int registers, int stride) {
         int cpt = cfg.cpt;
         int wcol = cfg.wc;
-        int h = p.h();
-        int wd = p.w();
+        int h = p.outH();
+        int wd = p.outW();
         int groups = (p.c() + cpt - 1) / cpt;
         int cgs = Math.min(groups, cfg.maxGroups());
         int chunks = (groups + cgs - 1) / cgs;
@@ -287,8 +324,8 @@ public final class DepthwiseConv3x3Heuristics {
             }
         }
         int threads = cgs * tws;
-        int smem = RING_SLOTS * (tws * wcol + 2) * cgs * cpt * p.dtype().bytes();
-        int bps = Occupancy.blocksPerSm(threads, cfg.registers(info), smem, info);
+        int smem = RING_SLOTS * (stride * tws * wcol + 3 - stride) * cgs * cpt * p.dtype().bytes();
+        int bps = Occupancy.blocksPerSm(threads, registers, smem, info);
         int sms = info.smCount();
         long perStrip = (long) colTiles * chunks * p.n();
         long need = Math.min((long) bps * sms, perStrip * h);
@@ -303,7 +340,7 @@ public final class DepthwiseConv3x3Heuristics {
             if ((h + r - 1) / r != st || perStrip * st < need) {
                 continue;  // same rows per strip as a smaller count, or too few blocks
             }
-            long cost = (perStrip * st + sms - 1) / sms * (r + 6);
+            long cost = (perStrip * st + sms - 1) / sms * (stride * r + 6);
             if (best < 0 || cost < best) {
                 best = cost;
                 rps = r;
@@ -469,6 +506,9 @@ public final class DepthwiseConv3x3Heuristics {
         }
         if (p.layout() == Layout.NCHW) {
             return "nchw_v" + nchwVectorWidth(p) + "_s" + p.stride();
+        }
+        if (useRingS2(p)) {
+            return "nhwc_ring" + RING_SLOTS + "_c2w4_vec_s2";
         }
         if (useRing(p)) {
             RingConfig cfg = ringConfig(p);

@@ -172,6 +172,50 @@ class DepthwiseConv3x3HeuristicsTest {
         assertEquals("dwconv3x3_nhwc_ring_c2w4_f32_s1", DepthwiseConv3x3Heuristics.RingConfig.C2W4_F32.symbol(DType.F32));
     }
 
+    /**
+     * The experimental stride-2 ring: off unless its property is set, then NHWC stride 2 with C a multiple of 16 bytes of
+     * channels; its grid covers every output row and column (the stride-1 rules over the output dimensions) with rows of
+     * 2·TW + 1 input pixels.
+     */
+    @Test void strideTwoRingIsOffByDefaultAndItsGridCoversEveryOutput() {
+        Problem half = p(DType.F16, Layout.NHWC, 1, 64, 9, 9, 2);
+        assertFalse(DepthwiseConv3x3Heuristics.useRingS2(half));
+        assertEquals("nhwc_c2w4_vec_s2", DepthwiseConv3x3Heuristics.customVariant(half));
+        SystemProperty.with(DepthwiseConv3x3Heuristics.RING_S2_PROPERTY, "true", () -> {
+            assertTrue(DepthwiseConv3x3Heuristics.useRingS2(half));
+            assertEquals("nhwc_ring4_c2w4_vec_s2", DepthwiseConv3x3Heuristics.customVariant(half));
+            assertTrue(DepthwiseConv3x3Heuristics.useRingS2(p(DType.F32, Layout.NHWC, 1, 12, 9, 9, 2)));
+            assertFalse(DepthwiseConv3x3Heuristics.useRingS2(p(DType.F16, Layout.NHWC, 1, 12, 9, 9, 2)));  // 12 % 8 != 0
+            assertFalse(DepthwiseConv3x3Heuristics.useRingS2(p(DType.F16, Layout.NHWC, 1, 64, 9, 9, 1)));
+            assertFalse(DepthwiseConv3x3Heuristics.useRingS2(p(DType.F16, Layout.NCHW, 1, 64, 9, 9, 2)));
+        });
+        assertEquals("dwconv3x3_nhwc_ring_c2w4_bf16_s2", DepthwiseConv3x3Heuristics.ringS2Symbol(DType.BF16));
+        for (DeviceInfo info : new DeviceInfo[] {DeviceInfo.h100ForTests(), DeviceInfo.a100ForTests()}) {
+            for (DType dt : new DType[] {DType.F16, DType.F32}) {
+                for (int c : new int[] {8, 64, 128, 136, 1024}) {
+                    for (int h : new int[] {1, 2, 5, 17, 112, 1000}) {
+                        for (int w : new int[] {1, 2, 7, 17, 56, 513}) {
+                            Problem pr = new Problem(dt, Layout.NHWC, 2, c, h, w, 2, Activation.NONE, true, false);
+                            DepthwiseConv3x3Heuristics.RingGrid g = DepthwiseConv3x3Heuristics.ringGridS2(pr, info);
+                            String m = pr + " " + g;
+                            int ho = (h + 1) / 2, wo = (w + 1) / 2;
+                            assertEquals(2, g.config().channelsPerThread(), m);
+                            assertEquals(4, g.config().columnsPerThread(), m);
+                            assertTrue((long) g.cgs() * 2 * g.chunks() >= c && (long) g.cgs() * 2 * (g.chunks() - 1) < c, m);
+                            assertTrue((long) g.tws() * 4 * g.colTiles() >= wo && (long) g.tws() * 4 * (g.colTiles() - 1) < wo, m);
+                            assertTrue((long) g.strips() * g.rowsPerStrip() >= ho && (long) (g.strips() - 1) * g.rowsPerStrip() < ho, m);
+                            assertTrue(g.threads() == g.cgs() * g.tws() && g.threads() <= 256, m);
+                            assertEquals(4 * (2 * g.tws() * 4 + 1) * g.cgs() * 2 * dt.bytes(), g.smemBytes(), m);
+                            assertTrue(g.smemBytes() <= info.smemPerBlockOptin(), m);
+                            assertEquals((long) g.colTiles() * g.chunks() * g.strips() * 2, g.blocks(), m);
+                            assertTrue(g.blocksPerSm() >= 1 && g.blocksPerSm() <= 32, m);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     @Test void ringGridCoversEveryOutputWithinTheLaunchLimits() {
         for (DeviceInfo info : new DeviceInfo[] {DeviceInfo.h100ForTests(), DeviceInfo.a100ForTests()}) {
             for (int n : new int[] {1, 3}) {

@@ -292,6 +292,45 @@ class DepthwiseConv3x3GpuTest {
     }
 
     /**
+     * The experimental stride-2 ring kernel ({@code gapfill.depthwise.nhwcRingS2=true}; off by default): every dtype,
+     * exact and smooth activations, odd and even H and W (outputs whose last column or row reads the zero padding),
+     * one- and several-chunk channel counts, bias and residual on and off, the residual in place, and an output view
+     * one element off (the kernel's scalar stores). Bit-exact against the reference for NONE and RELU6, within 1 ulp
+     * for SILU/GELU_ERF; the decision names the kernel. With the switch off the same problems run nhwc.cu.
+     */
+    @Test void strideTwoRingForcedMatchesTheReference() {
+        Random rnd = new Random(37);
+        int[][] hw = {{19, 23}, {8, 8}, {1, 1}, {2, 3}, {56, 9}, {7, 130}};
+        Activation[] acts = {Activation.NONE, Activation.RELU6, Activation.SILU, Activation.GELU_ERF};
+        List<String> failures = new ArrayList<>();
+        int[] ringRuns = {0};
+        for (String mode : new String[] {"true", "false"}) {
+            SystemProperty.with(DepthwiseConv3x3Heuristics.RING_S2_PROPERTY, mode, () -> {
+                int k = 0;
+                for (DType dt : new DType[] {DType.F16, DType.BF16, DType.F32}) {
+                    for (int[] sh : hw) {
+                        Activation act = acts[k % acts.length];
+                        int c = (k & 1) == 0 ? 16 : 136;
+                        Problem p = new Problem(dt, Layout.NHWC, 1 + k % 2, c, sh[0], sh[1], 2, act, (k & 2) == 0, (k & 4) == 0);
+                        int misalign = k % 5 == 3 ? 1 : 0;
+                        boolean inPlace = p.residual() && k % 3 == 1;
+                        k++;
+                        String variant = DepthwiseConv3x3Heuristics.customVariant(p);
+                        assertEquals(mode.equals("true"), variant.startsWith("nhwc_ring"), mode + " " + p + " " + variant);
+                        ringRuns[0] += variant.startsWith("nhwc_ring") ? 1 : 0;
+                        Verdict v = runAndCheck(p, Backend.CUSTOM, rnd, misalign, inPlace);
+                        if (!v.pass() || (act.isExact() && !v.bitExact())) {
+                            failures.add(mode + " " + p + " misalign=" + misalign + " inPlace=" + inPlace + ": " + v);
+                        }
+                    }
+                }
+            });
+        }
+        assertEquals(18, ringRuns[0]);
+        assertTrue(failures.isEmpty(), failures.size() + " failures, first: " + (failures.isEmpty() ? "" : failures.get(0)));
+    }
+
+    /**
      * y holds the residual. The shape is used by no other test, so the vendor's first call for it is this one: its
      * cuDNN algorithm search (which runs trial convolutions) must not write over the residual held in y.
      */

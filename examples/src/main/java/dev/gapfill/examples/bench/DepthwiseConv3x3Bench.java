@@ -119,12 +119,24 @@ public final class DepthwiseConv3x3Bench implements BenchSuite {
                 // stride-1 NHWC: nhwc.cu's register-pipelined kernel beside the ring kernel the rules pick (checked first)
                 Verdict vr = null;
                 if (DepthwiseConv3x3Heuristics.useRing(p)) {
-                    Runnable regs = () -> withoutRing(() -> DepthwiseConv3x3.apply(x, w, b, null, ya, custom, ctx.stream()));
+                    Runnable regs = () -> withProperty(DepthwiseConv3x3Heuristics.RING_PROPERTY, "false",
+                            () -> DepthwiseConv3x3.apply(x, w, b, null, ya, custom, ctx.stream()));
                     ya.fillBytes(0xff, ctx.stream());
                     regs.run();
                     ctx.stream().synchronize();
                     vr = Verifier.compare(ya, ref, null, DepthwiseConv3x3Verification.custom(act), "reference");
                     paths.put("nhwc_regs", regs);
+                }
+                // stride-2 NHWC: the experimental stride-2 ring (off by default) beside nhwc.cu, checked first
+                Verdict vs2 = null;
+                if (layout == Layout.NHWC && stride == 2 && s[1] % DepthwiseConv3x3Heuristics.ringVectorChannels(p) == 0) {
+                    Runnable ringS2 = () -> withProperty(DepthwiseConv3x3Heuristics.RING_S2_PROPERTY, "true",
+                            () -> DepthwiseConv3x3.apply(x, w, b, null, ya, custom, ctx.stream()));
+                    ya.fillBytes(0xff, ctx.stream());
+                    ringS2.run();
+                    ctx.stream().synchronize();
+                    vs2 = Verifier.compare(ya, ref, null, DepthwiseConv3x3Verification.custom(act), "reference");
+                    paths.put("nhwc_ring_s2", ringS2);
                 }
                 Map<String, Timing> t = ctx.timeInterleaved(paths);
                 Map<String, double[]> spread = new LinkedHashMap<>();
@@ -136,6 +148,10 @@ public final class DepthwiseConv3x3Bench implements BenchSuite {
                 if (vr != null) {
                     peers.put("nhwc_regs_us", t.get("nhwc_regs").medianUs());
                     peers.put("nhwc_regs_check_pass", vr.pass() && (!act.isExact() || vr.bitExact()) ? 1.0 : 0.0);
+                }
+                if (vs2 != null) {
+                    peers.put("nhwc_ring_s2_us", t.get("nhwc_ring_s2").medianUs());
+                    peers.put("nhwc_ring_s2_check_pass", vs2.pass() && (!act.isExact() || vs2.bitExact()) ? 1.0 : 0.0);
                 }
                 long bytes = p.minBytes();
                 double floor = ctx.floorUs(bytes, p.flops(), 0);
@@ -157,11 +173,10 @@ public final class DepthwiseConv3x3Bench implements BenchSuite {
         return HostTensors.uniform(dt, rnd, shape);
     }
 
-    /** Runs {@code r} with the ring kernel switched off ({@link DepthwiseConv3x3Heuristics#RING_PROPERTY}), then restores it. */
-    private static void withoutRing(Runnable r) {
-        String key = DepthwiseConv3x3Heuristics.RING_PROPERTY;
+    /** Runs {@code r} with the system property {@code key} at {@code value} (a kernel switch of the heuristics), then restores it. */
+    private static void withProperty(String key, String value, Runnable r) {
         String before = System.getProperty(key);
-        System.setProperty(key, "false");
+        System.setProperty(key, value);
         try {
             r.run();
         } finally {
