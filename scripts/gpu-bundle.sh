@@ -31,8 +31,10 @@ rm -rf "$out/tests"; mkdir -p "$out/tests"
 for m in core ops verify examples; do   # test classes as directories: the console launcher scans directories reliably
   [ -d "$m/target/test-classes" ] && cp -r "$m/target/test-classes" "$out/tests/$m"
 done
+# --compress=0: the archive's gzip then compresses the runtime's modules file better than jlink's own zip does
+# (19 MB against 23 MB in the .tgz), which keeps the working tree plus the carried archive under the device's 64 MiB
 jlink --add-modules java.base,java.logging,java.management,java.xml,jdk.unsupported,java.naming \
-  --strip-debug --no-header-files --no-man-pages --compress=2 --output "$out/jre"
+  --strip-debug --no-header-files --no-man-pages --compress=0 --output "$out/jre"
 commit=$(git rev-parse HEAD)
 dirty=false; [ -n "$(git status --porcelain --untracked-files=no)" ] && dirty=true
 printf 'commit=%s\ndirty=%s\nbuilt=%s\n' "$commit" "$dirty" "$(date -u +%FT%TZ)" > "$out/BUNDLE_INFO"
