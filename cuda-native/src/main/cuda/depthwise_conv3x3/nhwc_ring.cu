@@ -246,9 +246,9 @@ __device__ __forceinline__ void dw_ring(const T* __restrict__ x, const T* __rest
     }
 }
 
-// Stride 2 (experimental, off unless gapfill.depthwise.nhwcRingS2=true; DepthwiseConv3x3Heuristics.useRingS2): the
-// same ring, tile and epilogue with output row i reading input rows 2i−1 … 2i+1 and output column j input columns
-// 2j−1 … 2j+1. A block's strip of rps output rows walks its 2·rows + 1 input rows once; input row k of the strip
+// Stride 2 (DepthwiseConv3x3Heuristics.useRingS2; gapfill.depthwise.nhwcRingS2 forces it on or off): the same ring,
+// tile and epilogue with output row i reading input rows 2i−1 … 2i+1 and output column j input columns 2j−1 … 2j+1.
+// A block's strip of rps output rows walks its 2·rows + 1 input rows once; input row k of the strip
 // (image row 2·i0 − 1 + k) gives p = 1 to output row i0 + k/2 when k is odd, and when k is even p = 2 to output row
 // i0 + k/2 − 1 (which it finishes) and p = 0 to output row i0 + k/2 (which it starts), so one accumulator set
 // suffices and every output gets its taps in the reference's order (p-major, q within accumulate_tap_row). A thread
@@ -377,10 +377,17 @@ DW_RING(__nv_bfloat16, dwconv3x3_nhwc_ring_c2w2_bf16_s1, 2, 2, DW_RING_MINB_C2W2
 // 52/132, 16/32 bytes of spill stores/loads).
 DW_RING(float, dwconv3x3_nhwc_ring_c2w4_f32_s1, 2, 4, 2)
 
-// Stride 2 (experimental, off by default: DepthwiseConv3x3Heuristics.useRingS2): 2 channels × 4 output columns per thread,
-// ≤ 128 registers (ptxas: 106-108 F16/BF16, 127-128 F32, no spills; 2 blocks of 256 per SM), a ring of 4 input rows;
-// not yet measured on a GPU.
-#define DW_RING_S2(T, NAME, CPT, WC, MINB)                                                                                 extern "C" __global__ void __launch_bounds__(256, MINB) NAME(                                                              const T* x, const T* w, const T* bias, const T* res, T* y, int H, int W, int C, int cgs, int tws,                    int colTiles, int chunks, int strips, int rps, int act, int vec) {                                                     dw_ring_s2<T, CPT, WC, 4>(x, w, bias, res, y, H, W, C, cgs, tws, colTiles, chunks, strips, rps, act, vec);        }
+// Stride 2 (DepthwiseConv3x3Heuristics.useRingS2: F16/BF16, and F32 with NONE/RELU/RELU6): 2 channels × 4 output
+// columns per thread, ≤ 128 registers (ptxas: 106-108 F16/BF16, 127-128 F32, no spills; 2 blocks of 256 per SM), a
+// ring of 4 input rows. H100 at 0bb8244: 1.04-1.48× nhwc.cu's stride-2 kernel on F16/BF16, 1.04-1.17× on F32
+// NONE/RELU; F32 SiLU/GELU 0.79-0.97×, so those keep nhwc.cu.
+#define DW_RING_S2(T, NAME, CPT, WC, MINB)                                                                             \
+    extern "C" __global__ void __launch_bounds__(256, MINB) NAME(                                                      \
+        const T* x, const T* w, const T* bias, const T* res, T* y, int H, int W, int C, int cgs, int tws,            \
+        int colTiles, int chunks, int strips, int rps, int act, int vec) {                                             \
+        dw_ring_s2<T, CPT, WC, 4>(x, w, bias, res, y, H, W, C, cgs, tws, colTiles, chunks, strips, rps, act, vec);    \
+    }
+
 DW_RING_S2(__half, dwconv3x3_nhwc_ring_c2w4_f16_s2, 2, 4, 2)
 DW_RING_S2(__nv_bfloat16, dwconv3x3_nhwc_ring_c2w4_bf16_s2, 2, 4, 2)
 DW_RING_S2(float, dwconv3x3_nhwc_ring_c2w4_f32_s2, 2, 4, 2)

@@ -244,7 +244,7 @@ public final class DepthwiseConv3x3Heuristics {
      * NONE/RELU over the sweep's stride-1 shapes, bit-identical outputs; F32: {@link RingConfig#C2W4_F32}, the sweep at
      * 86a6729 with nhwc.cu timed beside it on every row (peer {@code nhwc_regs_us}): NONE/RELU 1.22-1.46× faster,
      * SiLU/GELU 0.99-1.45×; only where C is a multiple of 4, so the ring copies 16 bytes at a time, since nhwc.cu
-     * vectorises F32 from C % 2). Stride 2 keeps nhwc.cu; {@link #RING_PROPERTY} turns the ring off.
+     * vectorises F32 from C % 2). Stride 2: {@link #useRingS2}; {@link #RING_PROPERTY} turns the stride-1 ring off.
      */
     public static boolean useRing(Problem p) {
         return p.layout() == Layout.NHWC && p.stride() == 1 && (p.dtype() != DType.F32 || p.c() % ringVectorChannels(p) == 0)
@@ -258,17 +258,31 @@ public final class DepthwiseConv3x3Heuristics {
     public static final String RING_PROPERTY = "gapfill.depthwise.nhwcRing";
 
     /**
-     * System property that turns on the experimental stride-2 ring kernel ({@code true}; default {@code false}):
-     * {@code nhwc_ring.cu}'s {@code dw_ring_s2}, 2 channels × 4 output columns per thread, for stride-2 NHWC with C a
-     * multiple of 16 bytes of channels. Not measured on a GPU yet (the sweep times it beside nhwc.cu as the peer
-     * {@code nhwc_ring_s2_us}); AUTO and CUSTOM keep nhwc.cu unless it is set. Read at every call.
+     * System property that forces the stride-2 ring kernel on ({@code true}) or off ({@code false}) wherever C is a
+     * multiple of 16 bytes of channels; unset (or any other value), {@link #useRingS2} decides. Read at every call.
      */
     public static final String RING_S2_PROPERTY = "gapfill.depthwise.nhwcRingS2";
 
-    /** Whether {@code p} runs the experimental stride-2 ring kernel: NHWC, stride 2, vectorisable C, {@link #RING_S2_PROPERTY} set. */
+    /**
+     * Whether {@code p} runs the stride-2 ring kernel ({@code nhwc_ring.cu}'s {@code dw_ring_s2}, 2 channels × 4 output
+     * columns per thread): NHWC, stride 2, C a multiple of 16 bytes of channels, and F16/BF16 with any activation or
+     * F32 with an exact one (NONE/RELU/RELU6). The H100 sweep at 0bb8244 timed it beside nhwc.cu on all 36 stride-2
+     * NHWC rows (peer {@code nhwc_ring_s2_us}, every output checked): F16/BF16 1.04-1.48× faster (8x112x112x96 F16
+     * NONE 14.8 against 20.7 µs), F32 NONE/RELU 1.04-1.17×, but F32 SiLU/GELU 0.79-0.97× (its double-float
+     * epilogue at 127 registers), which keep nhwc.cu. {@link #RING_S2_PROPERTY} overrides the rule.
+     */
     public static boolean useRingS2(Problem p) {
-        return p.layout() == Layout.NHWC && p.stride() == 2 && p.c() % ringVectorChannels(p) == 0
-                && "true".equalsIgnoreCase(System.getProperty(RING_S2_PROPERTY, "false"));
+        if (p.layout() != Layout.NHWC || p.stride() != 2 || p.c() % ringVectorChannels(p) != 0) {
+            return false;
+        }
+        String forced = System.getProperty(RING_S2_PROPERTY, "");
+        if ("true".equalsIgnoreCase(forced)) {
+            return true;
+        }
+        if ("false".equalsIgnoreCase(forced)) {
+            return false;
+        }
+        return p.dtype() != DType.F32 || p.act().isExact();
     }
 
     /** The stride-2 ring kernel's symbol, e.g. {@code dwconv3x3_nhwc_ring_c2w4_f16_s2}. */
@@ -299,7 +313,7 @@ public final class DepthwiseConv3x3Heuristics {
     }
 
     /**
-     * The ring geometry of {@code stride} (1, or 2 for the experimental {@link #useRingS2} kernel): column tiles over
+     * The ring geometry of {@code stride} (1, or 2 for the {@link #useRingS2} kernel): column tiles over
      * the output columns, strips over the output rows; a tile row holds stride·TW + (3 − stride) input pixels.
      */
     private static RingGrid ringGrid(Problem p, DeviceInfo info, RingConfig cfg, int registers, int stride) {

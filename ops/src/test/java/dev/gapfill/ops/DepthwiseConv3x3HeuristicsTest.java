@@ -50,15 +50,18 @@ class DepthwiseConv3x3HeuristicsTest {
 
     @Test void variantsNameLayoutAccessWidthAndStride() {
         // NHWC: the ring kernel (4 ring rows; 2 channels x 4 columns per thread for C <= 128, with SILU 2 x 2 above) for
-        // F16/BF16 stride 1, 16-byte copies when C % 8 == 0; 2 x 4 for F16/BF16 stride 2 and F32 stride 1, 2 x 2 for F32
-        // stride 2
+        // F16/BF16 stride 1, 16-byte copies when C % 8 == 0; the stride-2 ring (2 x 4) for vectorisable stride 2 except
+        // F32 SiLU/GELU; nhwc.cu's 2 x 4 for other F16/BF16 stride 2 and F32 stride 1, its 2 x 2 for other F32 stride 2
         assertEquals("nhwc_ring4_c2w4_vec_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 64, 7, 7, 1)));
         assertEquals("nhwc_ring4_c2w4_scalar_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 12, 7, 7, 1)));
         assertEquals("nhwc_ring4_c2w2_vec_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 256, 7, 7, 1)));
         assertEquals("nhwc_c2w4_scalar_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 13, 7, 7, 2)));
         assertEquals("nhwc_ring4_c2w4_vec_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F32, Layout.NHWC, 1, 4, 7, 7, 1)));
         assertEquals("nhwc_c2w4_vec_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F32, Layout.NHWC, 1, 6, 7, 7, 1)));  // C % 4 != 0
-        assertEquals("nhwc_c2w2_vec_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F32, Layout.NHWC, 1, 8, 7, 7, 2)));
+        assertEquals("nhwc_c2w2_vec_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F32, Layout.NHWC, 1, 8, 7, 7, 2)));  // SILU
+        assertEquals("nhwc_ring4_c2w4_vec_s2", DepthwiseConv3x3Heuristics.customVariant(
+                new Problem(DType.F32, Layout.NHWC, 1, 8, 7, 7, 2, Activation.RELU, true, false)));
+        assertEquals("nhwc_ring4_c2w4_vec_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 64, 7, 7, 2)));
         assertEquals("nhwc_c2w2_vec_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F32, Layout.NHWC, 1, 6, 7, 7, 2)));
         assertEquals("nhwc_ring4_c2w4_scalar_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.BF16, Layout.NHWC, 1, 6, 7, 7, 1)));
         // NCHW accesses run along W and never cross a row: W = 56 is 7 vectors of 8 halves; W' = 28 at stride 2 takes 4
@@ -173,21 +176,38 @@ class DepthwiseConv3x3HeuristicsTest {
     }
 
     /**
-     * The experimental stride-2 ring: off unless its property is set, then NHWC stride 2 with C a multiple of 16 bytes of
-     * channels; its grid covers every output row and column (the stride-1 rules over the output dimensions) with rows of
-     * 2·TW + 1 input pixels.
+     * The stride-2 ring: NHWC stride 2 with C a multiple of 16 bytes of channels, F16/BF16 with any activation and F32
+     * with an exact one (F32 SiLU/GELU keep nhwc.cu, which the H100 sweep measured faster there); its property forces it
+     * on or off; its grid covers every output row and column (the stride-1 rules over the output dimensions) with rows
+     * of 2·TW + 1 input pixels.
      */
-    @Test void strideTwoRingIsOffByDefaultAndItsGridCoversEveryOutput() {
-        Problem half = p(DType.F16, Layout.NHWC, 1, 64, 9, 9, 2);
-        assertFalse(DepthwiseConv3x3Heuristics.useRingS2(half));
-        assertEquals("nhwc_c2w4_vec_s2", DepthwiseConv3x3Heuristics.customVariant(half));
+    @Test void strideTwoRingRulesAndItsGridCoversEveryOutput() {
+        Problem half = p(DType.F16, Layout.NHWC, 1, 64, 9, 9, 2);  // SILU
+        Problem f32Silu = p(DType.F32, Layout.NHWC, 1, 64, 9, 9, 2);
+        assertTrue(DepthwiseConv3x3Heuristics.useRingS2(half));
+        assertEquals("nhwc_ring4_c2w4_vec_s2", DepthwiseConv3x3Heuristics.customVariant(half));
+        assertTrue(DepthwiseConv3x3Heuristics.useRingS2(p(DType.BF16, Layout.NHWC, 1, 64, 9, 9, 2)));
+        assertFalse(DepthwiseConv3x3Heuristics.useRingS2(f32Silu));
+        assertEquals("nhwc_c2w2_vec_s2", DepthwiseConv3x3Heuristics.customVariant(f32Silu));
+        for (Activation a : Activation.values()) {
+            Problem f32 = new Problem(DType.F32, Layout.NHWC, 1, 64, 9, 9, 2, a, true, false);
+            assertEquals(a.isExact(), DepthwiseConv3x3Heuristics.useRingS2(f32), a.name());
+            assertTrue(DepthwiseConv3x3Heuristics.useRingS2(new Problem(DType.F16, Layout.NHWC, 1, 64, 9, 9, 2, a, false, true)), a.name());
+        }
+        assertFalse(DepthwiseConv3x3Heuristics.useRingS2(p(DType.F16, Layout.NHWC, 1, 12, 9, 9, 2)));  // 12 % 8 != 0
+        assertEquals("nhwc_c2w4_vec_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 12, 9, 9, 2)));  // nhwc.cu
+        assertFalse(DepthwiseConv3x3Heuristics.useRingS2(p(DType.F16, Layout.NHWC, 1, 64, 9, 9, 1)));
+        assertFalse(DepthwiseConv3x3Heuristics.useRingS2(p(DType.F16, Layout.NCHW, 1, 64, 9, 9, 2)));
         SystemProperty.with(DepthwiseConv3x3Heuristics.RING_S2_PROPERTY, "true", () -> {
-            assertTrue(DepthwiseConv3x3Heuristics.useRingS2(half));
-            assertEquals("nhwc_ring4_c2w4_vec_s2", DepthwiseConv3x3Heuristics.customVariant(half));
+            assertTrue(DepthwiseConv3x3Heuristics.useRingS2(f32Silu));
             assertTrue(DepthwiseConv3x3Heuristics.useRingS2(p(DType.F32, Layout.NHWC, 1, 12, 9, 9, 2)));
             assertFalse(DepthwiseConv3x3Heuristics.useRingS2(p(DType.F16, Layout.NHWC, 1, 12, 9, 9, 2)));  // 12 % 8 != 0
             assertFalse(DepthwiseConv3x3Heuristics.useRingS2(p(DType.F16, Layout.NHWC, 1, 64, 9, 9, 1)));
             assertFalse(DepthwiseConv3x3Heuristics.useRingS2(p(DType.F16, Layout.NCHW, 1, 64, 9, 9, 2)));
+        });
+        SystemProperty.with(DepthwiseConv3x3Heuristics.RING_S2_PROPERTY, "false", () -> {
+            assertFalse(DepthwiseConv3x3Heuristics.useRingS2(half));
+            assertEquals("nhwc_c2w4_vec_s2", DepthwiseConv3x3Heuristics.customVariant(half));
         });
         assertEquals("dwconv3x3_nhwc_ring_c2w4_bf16_s2", DepthwiseConv3x3Heuristics.ringS2Symbol(DType.BF16));
         for (DeviceInfo info : new DeviceInfo[] {DeviceInfo.h100ForTests(), DeviceInfo.a100ForTests()}) {

@@ -116,27 +116,30 @@ public final class DepthwiseConv3x3Bench implements BenchSuite {
                 paths.put("vendor", () -> DepthwiseConv3x3.apply(x, w, b, null, yv, vendor, ctx.stream()));
                 paths.put("custom", () -> DepthwiseConv3x3.apply(x, w, b, null, yc, custom, ctx.stream()));
                 paths.put("auto", () -> DepthwiseConv3x3.apply(x, w, b, null, ya, base, ctx.stream()));
-                // stride-1 NHWC: nhwc.cu's register-pipelined kernel beside the ring kernel the rules pick (checked first)
+                // a ring kernel runs CUSTOM (stride 1, or stride 2 where useRingS2): nhwc.cu's register-pipelined
+                // kernel beside it (peer nhwc_regs); a vectorisable stride-2 row that keeps nhwc.cu times the stride-2
+                // ring beside it instead (peer nhwc_ring_s2); either is checked first
                 Verdict vr = null;
-                if (DepthwiseConv3x3Heuristics.useRing(p)) {
-                    Runnable regs = () -> withProperty(DepthwiseConv3x3Heuristics.RING_PROPERTY, "false",
-                            () -> DepthwiseConv3x3.apply(x, w, b, null, ya, custom, ctx.stream()));
+                boolean vectorS2 = layout == Layout.NHWC && stride == 2 && s[1] % DepthwiseConv3x3Heuristics.ringVectorChannels(p) == 0;
+                boolean ringS2 = DepthwiseConv3x3Heuristics.useRingS2(p);
+                if (DepthwiseConv3x3Heuristics.useRing(p) || ringS2) {
+                    String key = ringS2 ? DepthwiseConv3x3Heuristics.RING_S2_PROPERTY : DepthwiseConv3x3Heuristics.RING_PROPERTY;
+                    Runnable regs = () -> withProperty(key, "false", () -> DepthwiseConv3x3.apply(x, w, b, null, ya, custom, ctx.stream()));
                     ya.fillBytes(0xff, ctx.stream());
                     regs.run();
                     ctx.stream().synchronize();
                     vr = Verifier.compare(ya, ref, null, DepthwiseConv3x3Verification.custom(act), "reference");
                     paths.put("nhwc_regs", regs);
                 }
-                // stride-2 NHWC: the experimental stride-2 ring (off by default) beside nhwc.cu, checked first
                 Verdict vs2 = null;
-                if (layout == Layout.NHWC && stride == 2 && s[1] % DepthwiseConv3x3Heuristics.ringVectorChannels(p) == 0) {
-                    Runnable ringS2 = () -> withProperty(DepthwiseConv3x3Heuristics.RING_S2_PROPERTY, "true",
+                if (vectorS2 && !ringS2) {
+                    Runnable forced = () -> withProperty(DepthwiseConv3x3Heuristics.RING_S2_PROPERTY, "true",
                             () -> DepthwiseConv3x3.apply(x, w, b, null, ya, custom, ctx.stream()));
                     ya.fillBytes(0xff, ctx.stream());
-                    ringS2.run();
+                    forced.run();
                     ctx.stream().synchronize();
                     vs2 = Verifier.compare(ya, ref, null, DepthwiseConv3x3Verification.custom(act), "reference");
-                    paths.put("nhwc_ring_s2", ringS2);
+                    paths.put("nhwc_ring_s2", forced);
                 }
                 Map<String, Timing> t = ctx.timeInterleaved(paths);
                 Map<String, double[]> spread = new LinkedHashMap<>();
