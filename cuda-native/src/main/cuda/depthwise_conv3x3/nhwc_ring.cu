@@ -391,3 +391,8 @@ DW_RING(float, dwconv3x3_nhwc_ring_c2w4_f32_s1, 2, 4, 2)
 DW_RING_S2(__half, dwconv3x3_nhwc_ring_c2w4_f16_s2, 2, 4, 2)
 DW_RING_S2(__nv_bfloat16, dwconv3x3_nhwc_ring_c2w4_bf16_s2, 2, 4, 2)
 DW_RING_S2(float, dwconv3x3_nhwc_ring_c2w4_f32_s2, 2, 4, 2)
+// 2 channels × 2 output columns (experimental, off unless gapfill.depthwise.nhwcRingS2Geometry=c2w2): F16/BF16 at ≤ 85
+// registers (3 blocks of 256 per SM; at 64, 4 blocks, they spill), F32 at ≤ 128 (its double-float SiLU/GELU spill at 85).
+DW_RING_S2(__half, dwconv3x3_nhwc_ring_c2w2_f16_s2, 2, 2, 3)
+DW_RING_S2(__nv_bfloat16, dwconv3x3_nhwc_ring_c2w2_bf16_s2, 2, 2, 3)
+DW_RING_S2(float, dwconv3x3_nhwc_ring_c2w2_f32_s2, 2, 2, 2)

@@ -427,7 +427,7 @@ public final class DepthwiseConv3x3 {
             int vec = aligned(x, 16) && aligned(out, cptBytes) && aligned(residual, cptBytes) ? 1 : 0;
             args.i32(p.h()).i32(p.w()).i32(p.c()).i32(g.cgs()).i32(g.tws()).i32(g.colTiles()).i32(g.chunks()).i32(g.strips())
                     .i32(g.rowsPerStrip()).i32(p.act().ordinal()).i32(vec);
-            NHWC_RING.function(s.cudaDevice(), DepthwiseConv3x3Heuristics.ringS2Symbol(p.dtype()))
+            NHWC_RING.function(s.cudaDevice(), DepthwiseConv3x3Heuristics.ringS2Symbol(g.config(), p.dtype()))
                     .launch(s, (int) g.blocks(), 1, 1, g.threads(), 1, 1, g.smemBytes(), args);
         } else if (p.layout() == Layout.NHWC) {
             int cpt = DepthwiseConv3x3Heuristics.nhwcChannelsPerThread(p);

@@ -285,19 +285,42 @@ public final class DepthwiseConv3x3Heuristics {
         return p.dtype() != DType.F32 || p.act().isExact();
     }
 
+    /**
+     * System property that picks the stride-2 ring's thread geometry: {@code c2w4} (default: 2 channels × 4 output
+     * columns per thread) or {@code c2w2} (experimental: 2 × 2, 70 registers for F16/BF16 on sm_90a, so 3 blocks per SM
+     * instead of 2). Read at every call.
+     */
+    public static final String RING_S2_GEOMETRY_PROPERTY = "gapfill.depthwise.nhwcRingS2Geometry";
+
+    /** The stride-2 ring's geometry for {@code p}: {@link RingConfig#C2W4} unless {@link #RING_S2_GEOMETRY_PROPERTY} says c2w2. */
+    public static RingConfig ringS2Config(Problem p) {
+        return "c2w2".equalsIgnoreCase(System.getProperty(RING_S2_GEOMETRY_PROPERTY, "c2w4")) ? RingConfig.C2W2 : RingConfig.C2W4;
+    }
+
     /** The stride-2 ring kernel's symbol, e.g. {@code dwconv3x3_nhwc_ring_c2w4_f16_s2}. */
-    public static String ringS2Symbol(DType t) {
-        return "dwconv3x3_nhwc_ring_c2w4_" + t.name().toLowerCase(java.util.Locale.ROOT) + "_s2";
+    public static String ringS2Symbol(RingConfig cfg, DType t) {
+        if (cfg != RingConfig.C2W4 && cfg != RingConfig.C2W2) {
+            throw new IllegalArgumentException("no stride-2 ring kernel of geometry " + cfg);
+        }
+        return "dwconv3x3_nhwc_ring_c2w" + cfg.wc + "_" + t.name().toLowerCase(java.util.Locale.ROOT) + "_s2";
     }
 
-    /** ptxas's registers of the stride-2 ring kernels (sm_90a: 108 F16/BF16, 127 F32; launch bound 128 elsewhere). */
-    static int ringS2Registers(DType t, DeviceInfo info) {
-        return info.cc() >= 90 ? (t == DType.F32 ? 127 : 108) : 128;
+    /**
+     * ptxas's registers of the stride-2 ring kernels on sm_90a (c2w4: 108 F16/BF16, 127 F32; c2w2: 70 F16/BF16, 114
+     * F32); elsewhere the launch bound's ceiling (128, and 85 for c2w2 F16/BF16).
+     */
+    static int ringS2Registers(RingConfig cfg, DType t, DeviceInfo info) {
+        boolean c2w2 = cfg == RingConfig.C2W2;
+        if (info.cc() >= 90) {
+            return t == DType.F32 ? (c2w2 ? 114 : 127) : (c2w2 ? 70 : 108);
+        }
+        return c2w2 && t != DType.F32 ? 85 : 128;
     }
 
-    /** The stride-2 ring kernel's geometry (the stride-1 rules over the output rows and columns, 2 × 4 threads). */
+    /** The stride-2 ring kernel's geometry (the stride-1 rules over the output rows and columns, {@link #ringS2Config}). */
     public static RingGrid ringGridS2(Problem p, DeviceInfo info) {
-        return ringGrid(p, info, RingConfig.C2W4, ringS2Registers(p.dtype(), info), 2);
+        RingConfig cfg = ringS2Config(p);
+        return ringGrid(p, info, cfg, ringS2Registers(cfg, p.dtype(), info), 2);
     }
 
     /**
@@ -522,7 +545,8 @@ public final class DepthwiseConv3x3Heuristics {
             return "nchw_v" + nchwVectorWidth(p) + "_s" + p.stride();
         }
         if (useRingS2(p)) {
-            return "nhwc_ring" + RING_SLOTS + "_c2w4_vec_s2";
+            RingConfig cfg = ringS2Config(p);
+            return "nhwc_ring" + RING_SLOTS + "_c" + cfg.cpt + "w" + cfg.wc + "_vec_s2";
         }
         if (useRing(p)) {
             RingConfig cfg = ringConfig(p);

@@ -13,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 class DepthwiseConv3x3HeuristicsTest {
     private static Problem p(DType dt, Layout l, int n, int c, int h, int w, int s) {
@@ -209,31 +210,52 @@ class DepthwiseConv3x3HeuristicsTest {
             assertFalse(DepthwiseConv3x3Heuristics.useRingS2(half));
             assertEquals("nhwc_c2w4_vec_s2", DepthwiseConv3x3Heuristics.customVariant(half));
         });
-        assertEquals("dwconv3x3_nhwc_ring_c2w4_bf16_s2", DepthwiseConv3x3Heuristics.ringS2Symbol(DType.BF16));
-        for (DeviceInfo info : new DeviceInfo[] {DeviceInfo.h100ForTests(), DeviceInfo.a100ForTests()}) {
-            for (DType dt : new DType[] {DType.F16, DType.F32}) {
-                for (int c : new int[] {8, 64, 128, 136, 1024}) {
-                    for (int h : new int[] {1, 2, 5, 17, 112, 1000}) {
-                        for (int w : new int[] {1, 2, 7, 17, 56, 513}) {
-                            Problem pr = new Problem(dt, Layout.NHWC, 2, c, h, w, 2, Activation.NONE, true, false);
-                            DepthwiseConv3x3Heuristics.RingGrid g = DepthwiseConv3x3Heuristics.ringGridS2(pr, info);
-                            String m = pr + " " + g;
-                            int ho = (h + 1) / 2, wo = (w + 1) / 2;
-                            assertEquals(2, g.config().channelsPerThread(), m);
-                            assertEquals(4, g.config().columnsPerThread(), m);
-                            assertTrue((long) g.cgs() * 2 * g.chunks() >= c && (long) g.cgs() * 2 * (g.chunks() - 1) < c, m);
-                            assertTrue((long) g.tws() * 4 * g.colTiles() >= wo && (long) g.tws() * 4 * (g.colTiles() - 1) < wo, m);
-                            assertTrue((long) g.strips() * g.rowsPerStrip() >= ho && (long) (g.strips() - 1) * g.rowsPerStrip() < ho, m);
-                            assertTrue(g.threads() == g.cgs() * g.tws() && g.threads() <= 256, m);
-                            assertEquals(4 * (2 * g.tws() * 4 + 1) * g.cgs() * 2 * dt.bytes(), g.smemBytes(), m);
-                            assertTrue(g.smemBytes() <= info.smemPerBlockOptin(), m);
-                            assertEquals((long) g.colTiles() * g.chunks() * g.strips() * 2, g.blocks(), m);
-                            assertTrue(g.blocksPerSm() >= 1 && g.blocksPerSm() <= 32, m);
+        assertEquals("dwconv3x3_nhwc_ring_c2w4_bf16_s2", DepthwiseConv3x3Heuristics.ringS2Symbol(DepthwiseConv3x3Heuristics.RingConfig.C2W4, DType.BF16));
+        assertEquals("dwconv3x3_nhwc_ring_c2w2_f32_s2", DepthwiseConv3x3Heuristics.ringS2Symbol(DepthwiseConv3x3Heuristics.RingConfig.C2W2, DType.F32));
+        assertThrows(IllegalArgumentException.class, () -> DepthwiseConv3x3Heuristics.ringS2Symbol(DepthwiseConv3x3Heuristics.RingConfig.C4W2, DType.F16));
+        assertEquals(DepthwiseConv3x3Heuristics.RingConfig.C2W4, DepthwiseConv3x3Heuristics.ringS2Config(half));
+        SystemProperty.with(DepthwiseConv3x3Heuristics.RING_S2_GEOMETRY_PROPERTY, "c2w2", () -> {
+            assertEquals(DepthwiseConv3x3Heuristics.RingConfig.C2W2, DepthwiseConv3x3Heuristics.ringS2Config(half));
+            assertEquals("nhwc_ring4_c2w2_vec_s2", DepthwiseConv3x3Heuristics.customVariant(half));
+        });
+        for (String geometry : new String[] {"c2w4", "c2w2"}) {
+            int wc = geometry.equals("c2w4") ? 4 : 2;
+            SystemProperty.with(DepthwiseConv3x3Heuristics.RING_S2_GEOMETRY_PROPERTY, geometry, () -> {
+                for (DeviceInfo info : new DeviceInfo[] {DeviceInfo.h100ForTests(), DeviceInfo.a100ForTests()}) {
+                    for (DType dt : new DType[] {DType.F16, DType.F32}) {
+                        for (int c : new int[] {8, 64, 128, 136, 1024}) {
+                            for (int h : new int[] {1, 2, 5, 17, 112, 1000}) {
+                                for (int w : new int[] {1, 2, 7, 17, 56, 513}) {
+                                    Problem pr = new Problem(dt, Layout.NHWC, 2, c, h, w, 2, Activation.NONE, true, false);
+                                    DepthwiseConv3x3Heuristics.RingGrid g = DepthwiseConv3x3Heuristics.ringGridS2(pr, info);
+                                    String m = geometry + " " + pr + " " + g;
+                                    int ho = (h + 1) / 2, wo = (w + 1) / 2;
+                                    assertEquals(2, g.config().channelsPerThread(), m);
+                                    assertEquals(wc, g.config().columnsPerThread(), m);
+                                    assertTrue((long) g.cgs() * 2 * g.chunks() >= c && (long) g.cgs() * 2 * (g.chunks() - 1) < c, m);
+                                    assertTrue((long) g.tws() * wc * g.colTiles() >= wo && (long) g.tws() * wc * (g.colTiles() - 1) < wo, m);
+                                    assertTrue((long) g.strips() * g.rowsPerStrip() >= ho && (long) (g.strips() - 1) * g.rowsPerStrip() < ho, m);
+                                    assertTrue(g.threads() == g.cgs() * g.tws() && g.threads() <= 256, m);
+                                    assertEquals(4 * (2 * g.tws() * wc + 1) * g.cgs() * 2 * dt.bytes(), g.smemBytes(), m);
+                                    assertTrue(g.smemBytes() <= info.smemPerBlockOptin(), m);
+                                    assertEquals((long) g.colTiles() * g.chunks() * g.strips() * 2, g.blocks(), m);
+                                    assertTrue(g.blocksPerSm() >= 1 && g.blocksPerSm() <= 32, m);
+                                }
+                            }
                         }
                     }
                 }
-            }
+            });
         }
+        // ptxas's counts on sm_90a: c2w2 F16/BF16 (70 registers) fit 3 blocks of 256 threads per SM, c2w4 (108) 2 of 224
+        DeviceInfo h100 = DeviceInfo.h100ForTests();
+        Problem wide = p(DType.F16, Layout.NHWC, 16, 64, 224, 224, 2);
+        SystemProperty.with(DepthwiseConv3x3Heuristics.RING_S2_GEOMETRY_PROPERTY, "c2w2", () -> {
+            assertEquals(256, DepthwiseConv3x3Heuristics.ringGridS2(wide, h100).threads());
+            assertEquals(3, DepthwiseConv3x3Heuristics.ringGridS2(wide, h100).blocksPerSm());
+        });
+        assertEquals(224, DepthwiseConv3x3Heuristics.ringGridS2(wide, h100).threads());  // 7 x 16 columns: 112 exactly
+        assertEquals(2, DepthwiseConv3x3Heuristics.ringGridS2(wide, h100).blocksPerSm());
     }
 
     @Test void ringGridCoversEveryOutputWithinTheLaunchLimits() {

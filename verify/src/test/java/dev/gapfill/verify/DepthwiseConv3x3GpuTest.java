@@ -292,8 +292,9 @@ class DepthwiseConv3x3GpuTest {
     }
 
     /**
-     * The stride-2 ring kernel, forced on ({@code gapfill.depthwise.nhwcRingS2=true}), forced off (nhwc.cu) and as the
-     * rules pick it (F16/BF16, and F32 with an exact activation): every dtype, exact and smooth activations, odd and
+     * The stride-2 ring kernel, forced on ({@code gapfill.depthwise.nhwcRingS2=true}) in both thread geometries (2 × 4
+     * and the experimental 2 × 2), forced off (nhwc.cu) and as the rules pick it (F16/BF16, and F32 with an exact
+     * activation): every dtype, exact and smooth activations, odd and
      * even H and W (outputs whose last column or row reads the zero padding), one- and several-chunk channel counts,
      * bias and residual on and off, the residual in place, and an output view one element off (the kernel's scalar
      * stores). Bit-exact against the reference for NONE and RELU6, within 1 ulp for SILU/GELU_ERF; the decision names
@@ -305,8 +306,10 @@ class DepthwiseConv3x3GpuTest {
         Activation[] acts = {Activation.NONE, Activation.RELU6, Activation.SILU, Activation.GELU_ERF};
         List<String> failures = new ArrayList<>();
         int[] ringRuns = {0};
-        for (String mode : new String[] {"true", "false", "rules"}) {
-            SystemProperty.with(DepthwiseConv3x3Heuristics.RING_S2_PROPERTY, mode, () -> {
+        for (String mode : new String[] {"true", "false", "rules", "c2w2"}) {
+            String geometry = mode.equals("c2w2") ? "c2w2" : "c2w4";
+            String ringS2 = mode.equals("c2w2") ? "true" : mode;
+            SystemProperty.with(DepthwiseConv3x3Heuristics.RING_S2_GEOMETRY_PROPERTY, geometry, () -> SystemProperty.with(DepthwiseConv3x3Heuristics.RING_S2_PROPERTY, ringS2, () -> {
                 int k = 0;
                 for (DType dt : new DType[] {DType.F16, DType.BF16, DType.F32}) {
                     for (int[] sh : hw) {
@@ -317,8 +320,9 @@ class DepthwiseConv3x3GpuTest {
                         boolean inPlace = p.residual() && k % 3 == 1;
                         k++;
                         String variant = DepthwiseConv3x3Heuristics.customVariant(p);
-                        boolean ring = mode.equals("true") || mode.equals("rules") && (dt != DType.F32 || act.isExact());
+                        boolean ring = ringS2.equals("true") || mode.equals("rules") && (dt != DType.F32 || act.isExact());
                         assertEquals(ring, variant.startsWith("nhwc_ring"), mode + " " + p + " " + variant);
+                        assertEquals(ring, variant.startsWith("nhwc_ring4_c2w" + geometry.charAt(3)), mode + " " + p + " " + variant);
                         ringRuns[0] += variant.startsWith("nhwc_ring") ? 1 : 0;
                         Verdict v = runAndCheck(p, Backend.CUSTOM, rnd, misalign, inPlace);
                         if (!v.pass() || (act.isExact() && !v.bitExact())) {
@@ -326,9 +330,9 @@ class DepthwiseConv3x3GpuTest {
                         }
                     }
                 }
-            });
+            }));
         }
-        assertEquals(18 + 16, ringRuns[0]);  // all 18 forced on; under the rules the 12 half-type and 4 exact F32 problems
+        assertEquals(18 + 16 + 18, ringRuns[0]);  // forced on (both geometries) all 18; under the rules 12 half-type, 4 exact F32
         assertTrue(failures.isEmpty(), failures.size() + " failures, first: " + (failures.isEmpty() ? "" : failures.get(0)));
     }
 

@@ -141,6 +141,18 @@ public final class DepthwiseConv3x3Bench implements BenchSuite {
                     vs2 = Verifier.compare(ya, ref, null, DepthwiseConv3x3Verification.custom(act), "reference");
                     paths.put("nhwc_ring_s2", forced);
                 }
+                // vectorisable stride-2 NHWC: the experimental 2 x 2 stride-2 ring beside the kernel the rules pick
+                Verdict vc2 = null;
+                if (vectorS2) {
+                    Runnable c2w2 = () -> withProperty(DepthwiseConv3x3Heuristics.RING_S2_GEOMETRY_PROPERTY, "c2w2",
+                            () -> withProperty(DepthwiseConv3x3Heuristics.RING_S2_PROPERTY, "true",
+                                    () -> DepthwiseConv3x3.apply(x, w, b, null, ya, custom, ctx.stream())));
+                    ya.fillBytes(0xff, ctx.stream());
+                    c2w2.run();
+                    ctx.stream().synchronize();
+                    vc2 = Verifier.compare(ya, ref, null, DepthwiseConv3x3Verification.custom(act), "reference");
+                    paths.put("nhwc_ring_s2_c2w2", c2w2);
+                }
                 Map<String, Timing> t = ctx.timeInterleaved(paths);
                 Map<String, double[]> spread = new LinkedHashMap<>();
                 t.forEach((k, v) -> spread.put(k, new double[] {v.p10Us(), v.p90Us()}));
@@ -155,6 +167,10 @@ public final class DepthwiseConv3x3Bench implements BenchSuite {
                 if (vs2 != null) {
                     peers.put("nhwc_ring_s2_us", t.get("nhwc_ring_s2").medianUs());
                     peers.put("nhwc_ring_s2_check_pass", vs2.pass() && (!act.isExact() || vs2.bitExact()) ? 1.0 : 0.0);
+                }
+                if (vc2 != null) {
+                    peers.put("nhwc_ring_s2_c2w2_us", t.get("nhwc_ring_s2_c2w2").medianUs());
+                    peers.put("nhwc_ring_s2_c2w2_check_pass", vc2.pass() && (!act.isExact() || vc2.bitExact()) ? 1.0 : 0.0);
                 }
                 long bytes = p.minBytes();
                 double floor = ctx.floorUs(bytes, p.flops(), 0);
