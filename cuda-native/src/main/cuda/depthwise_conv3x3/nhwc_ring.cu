@@ -377,10 +377,10 @@ DW_RING(__nv_bfloat16, dwconv3x3_nhwc_ring_c2w2_bf16_s1, 2, 2, DW_RING_MINB_C2W2
 // 52/132, 16/32 bytes of spill stores/loads).
 DW_RING(float, dwconv3x3_nhwc_ring_c2w4_f32_s1, 2, 4, 2)
 
-// Stride 2 (DepthwiseConv3x3Heuristics.useRingS2: F16/BF16, and F32 with NONE/RELU/RELU6): 2 channels × 4 output
-// columns per thread, ≤ 128 registers (ptxas: 106-108 F16/BF16, 127-128 F32, no spills; 2 blocks of 256 per SM), a
-// ring of 4 input rows. H100 at 0bb8244: 1.04-1.48× nhwc.cu's stride-2 kernel on F16/BF16, 1.04-1.17× on F32
-// NONE/RELU; F32 SiLU/GELU 0.79-0.97×, so those keep nhwc.cu.
+// Stride 2 (DepthwiseConv3x3Heuristics.useRingS2 and ringS2Config pick the kernel and geometry), a ring of 4 input rows.
+// 2 channels × 4 output columns per thread: ≤ 128 registers (ptxas: 106-108 F16/BF16, 127-128 F32, no spills; 2 blocks
+// of 256 per SM); H100 at 0bb8244: 1.04-1.48× nhwc.cu's stride-2 kernel on F16/BF16, 1.04-1.17× on F32 NONE/RELU,
+// F32 SiLU/GELU 0.79-0.97×.
 #define DW_RING_S2(T, NAME, CPT, WC, MINB)                                                                             \
     extern "C" __global__ void __launch_bounds__(256, MINB) NAME(                                                      \
         const T* x, const T* w, const T* bias, const T* res, T* y, int H, int W, int C, int cgs, int tws,            \
@@ -391,8 +391,9 @@ DW_RING(float, dwconv3x3_nhwc_ring_c2w4_f32_s1, 2, 4, 2)
 DW_RING_S2(__half, dwconv3x3_nhwc_ring_c2w4_f16_s2, 2, 4, 2)
 DW_RING_S2(__nv_bfloat16, dwconv3x3_nhwc_ring_c2w4_bf16_s2, 2, 4, 2)
 DW_RING_S2(float, dwconv3x3_nhwc_ring_c2w4_f32_s2, 2, 4, 2)
-// 2 channels × 2 output columns (experimental, off unless gapfill.depthwise.nhwcRingS2Geometry=c2w2): F16/BF16 at ≤ 85
-// registers (3 blocks of 256 per SM; at 64, 4 blocks, they spill), F32 at ≤ 128 (its double-float SiLU/GELU spill at 85).
+// 2 channels × 2 output columns (larger shapes, and F16/BF16 SiLU/GELU): F16/BF16 at ≤ 85 registers (70 on sm_90a:
+// 3 blocks of 256 per SM; at 64, 4 blocks, they spill), F32 at ≤ 128 (114; its double-float SiLU/GELU spill at 85).
+// H100 at 5474511: 0.75-0.90× the 2 × 4 kernel's time on F16/BF16 from 6.4M outputs, F32 SiLU/GELU 1.07-1.17× nhwc.cu.
 DW_RING_S2(__half, dwconv3x3_nhwc_ring_c2w2_f16_s2, 2, 2, 3)
 DW_RING_S2(__nv_bfloat16, dwconv3x3_nhwc_ring_c2w2_bf16_s2, 2, 2, 3)
 DW_RING_S2(float, dwconv3x3_nhwc_ring_c2w2_f32_s2, 2, 2, 2)

@@ -264,12 +264,21 @@ public final class DepthwiseConv3x3Heuristics {
     public static final String RING_S2_PROPERTY = "gapfill.depthwise.nhwcRingS2";
 
     /**
-     * Whether {@code p} runs the stride-2 ring kernel ({@code nhwc_ring.cu}'s {@code dw_ring_s2}, 2 channels × 4 output
-     * columns per thread): NHWC, stride 2, C a multiple of 16 bytes of channels, and F16/BF16 with any activation or
-     * F32 with an exact one (NONE/RELU/RELU6). The H100 sweep at 0bb8244 timed it beside nhwc.cu on all 36 stride-2
-     * NHWC rows (peer {@code nhwc_ring_s2_us}, every output checked): F16/BF16 1.04-1.48× faster (8x112x112x96 F16
-     * NONE 14.8 against 20.7 µs), F32 NONE/RELU 1.04-1.17×, but F32 SiLU/GELU 0.79-0.97× (its double-float
-     * epilogue at 127 registers), which keep nhwc.cu. {@link #RING_S2_PROPERTY} overrides the rule.
+     * Output elements (N·C·H′·W′) from which the stride-2 ring takes its 2 × 2 geometry for every dtype and activation,
+     * and F32 SiLU/GELU take the ring at all: between the H100 sweep's 2.4M-element shape (8x112x112x96), where 2 × 4
+     * stays ahead on NONE/RELU (1.01-1.02×) and nhwc.cu on F32 GELU_ERF (1.04×), and its 6.4M- and 12.8M-element
+     * shapes, where 2 × 2 leads (5474511); sizes in between are not measured.
+     */
+    public static final long RING_S2_C2W2_MIN_OUTPUTS = 1L << 22;
+
+    /**
+     * Whether {@code p} runs the stride-2 ring kernel ({@code nhwc_ring.cu}'s {@code dw_ring_s2}, geometry
+     * {@link #ringS2Config}): NHWC, stride 2, C a multiple of 16 bytes of channels, and F16/BF16 or an exact activation
+     * (NONE/RELU/RELU6) or at least {@link #RING_S2_C2W2_MIN_OUTPUTS} outputs. The H100 sweeps timed it beside nhwc.cu on
+     * all 36 stride-2 NHWC rows, every output checked: at 0bb8244 (2 × 4 only) F16/BF16 1.04-1.48× faster (8x112x112x96
+     * F16 NONE 14.8 against 20.7 µs), F32 NONE/RELU 1.04-1.17×, F32 SiLU/GELU 0.79-0.97× (the double-float epilogue at
+     * 127 registers); at 5474511 the 2 × 2 geometry ran F32 SiLU/GELU 1.07-1.17× faster than nhwc.cu on the two larger
+     * shapes but 0.96-1.00× on the 2.4M-element one, which keeps nhwc.cu. {@link #RING_S2_PROPERTY} overrides the rule.
      */
     public static boolean useRingS2(Problem p) {
         if (p.layout() != Layout.NHWC || p.stride() != 2 || p.c() % ringVectorChannels(p) != 0) {
@@ -282,19 +291,34 @@ public final class DepthwiseConv3x3Heuristics {
         if ("false".equalsIgnoreCase(forced)) {
             return false;
         }
-        return p.dtype() != DType.F32 || p.act().isExact();
+        return p.dtype() != DType.F32 || p.act().isExact() || p.outputElements() >= RING_S2_C2W2_MIN_OUTPUTS;
     }
 
     /**
-     * System property that picks the stride-2 ring's thread geometry: {@code c2w4} (default: 2 channels × 4 output
-     * columns per thread) or {@code c2w2} (experimental: 2 × 2, 70 registers for F16/BF16 on sm_90a, so 3 blocks per SM
-     * instead of 2). Read at every call.
+     * System property that forces the stride-2 ring's thread geometry: {@code c2w4} (2 channels × 4 output columns per
+     * thread) or {@code c2w2} (2 × 2); unset (or any other value), {@link #ringS2Config}'s rule. Read at every call.
      */
     public static final String RING_S2_GEOMETRY_PROPERTY = "gapfill.depthwise.nhwcRingS2Geometry";
 
-    /** The stride-2 ring's geometry for {@code p}: {@link RingConfig#C2W4} unless {@link #RING_S2_GEOMETRY_PROPERTY} says c2w2. */
+    /**
+     * The stride-2 ring's geometry for {@code p}: {@link RingConfig#C2W2} (70 registers for F16/BF16 on sm_90a, 3 blocks
+     * of 256 per SM; 114 for F32, 2) for F16/BF16 SiLU/GELU and wherever there are at least
+     * {@link #RING_S2_C2W2_MIN_OUTPUTS} outputs, else {@link RingConfig#C2W4} (108 and 127 registers, 2 blocks per SM).
+     * The H100 sweep at 5474511 timed both on all 36 stride-2 NHWC rows, every output checked: 2 × 2 / 2 × 4 time on
+     * 32x56x56x256 and 16x224x224x64 F16/BF16 0.86-0.90 (NONE/RELU) and 0.75-0.78 (SiLU/GELU; 32x56x56x256 F16 GELU_ERF
+     * 41.3 → 30.9 µs), F32 NONE/RELU 0.98-0.99; on 8x112x112x96 F16/BF16 SiLU/GELU 0.90-0.96 but NONE/RELU 1.01-1.02 and
+     * F32 NONE/RELU 1.02. {@link #RING_S2_GEOMETRY_PROPERTY} overrides the rule.
+     */
     public static RingConfig ringS2Config(Problem p) {
-        return "c2w2".equalsIgnoreCase(System.getProperty(RING_S2_GEOMETRY_PROPERTY, "c2w4")) ? RingConfig.C2W2 : RingConfig.C2W4;
+        String forced = System.getProperty(RING_S2_GEOMETRY_PROPERTY, "");
+        if ("c2w2".equalsIgnoreCase(forced)) {
+            return RingConfig.C2W2;
+        }
+        if ("c2w4".equalsIgnoreCase(forced)) {
+            return RingConfig.C2W4;
+        }
+        boolean halfSmooth = p.dtype() != DType.F32 && !p.act().isExact();
+        return halfSmooth || p.outputElements() >= RING_S2_C2W2_MIN_OUTPUTS ? RingConfig.C2W2 : RingConfig.C2W4;
     }
 
     /** The stride-2 ring kernel's symbol, e.g. {@code dwconv3x3_nhwc_ring_c2w4_f16_s2}. */

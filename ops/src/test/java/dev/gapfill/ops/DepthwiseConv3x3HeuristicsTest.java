@@ -51,8 +51,9 @@ class DepthwiseConv3x3HeuristicsTest {
 
     @Test void variantsNameLayoutAccessWidthAndStride() {
         // NHWC: the ring kernel (4 ring rows; 2 channels x 4 columns per thread for C <= 128, with SILU 2 x 2 above) for
-        // F16/BF16 stride 1, 16-byte copies when C % 8 == 0; the stride-2 ring (2 x 4) for vectorisable stride 2 except
-        // F32 SiLU/GELU; nhwc.cu's 2 x 4 for other F16/BF16 stride 2 and F32 stride 1, its 2 x 2 for other F32 stride 2
+        // F16/BF16 stride 1, 16-byte copies when C % 8 == 0; the stride-2 ring for vectorisable stride 2 except small
+        // F32 SiLU/GELU (2 x 2 for F16/BF16 SiLU/GELU and large shapes, else 2 x 4); nhwc.cu's 2 x 4 for other F16/BF16
+        // stride 2 and F32 stride 1, its 2 x 2 for other F32 stride 2
         assertEquals("nhwc_ring4_c2w4_vec_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 64, 7, 7, 1)));
         assertEquals("nhwc_ring4_c2w4_scalar_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 12, 7, 7, 1)));
         assertEquals("nhwc_ring4_c2w2_vec_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 256, 7, 7, 1)));
@@ -62,7 +63,9 @@ class DepthwiseConv3x3HeuristicsTest {
         assertEquals("nhwc_c2w2_vec_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F32, Layout.NHWC, 1, 8, 7, 7, 2)));  // SILU
         assertEquals("nhwc_ring4_c2w4_vec_s2", DepthwiseConv3x3Heuristics.customVariant(
                 new Problem(DType.F32, Layout.NHWC, 1, 8, 7, 7, 2, Activation.RELU, true, false)));
-        assertEquals("nhwc_ring4_c2w4_vec_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 64, 7, 7, 2)));
+        assertEquals("nhwc_ring4_c2w2_vec_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 64, 7, 7, 2)));  // SILU
+        assertEquals("nhwc_ring4_c2w4_vec_s2", DepthwiseConv3x3Heuristics.customVariant(
+                new Problem(DType.BF16, Layout.NHWC, 1, 64, 7, 7, 2, Activation.RELU6, false, false)));
         assertEquals("nhwc_c2w2_vec_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F32, Layout.NHWC, 1, 6, 7, 7, 2)));
         assertEquals("nhwc_ring4_c2w4_scalar_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.BF16, Layout.NHWC, 1, 6, 7, 7, 1)));
         // NCHW accesses run along W and never cross a row: W = 56 is 7 vectors of 8 halves; W' = 28 at stride 2 takes 4
@@ -177,16 +180,17 @@ class DepthwiseConv3x3HeuristicsTest {
     }
 
     /**
-     * The stride-2 ring: NHWC stride 2 with C a multiple of 16 bytes of channels, F16/BF16 with any activation and F32
-     * with an exact one (F32 SiLU/GELU keep nhwc.cu, which the H100 sweep measured faster there); its property forces it
-     * on or off; its grid covers every output row and column (the stride-1 rules over the output dimensions) with rows
-     * of 2·TW + 1 input pixels.
+     * The stride-2 ring: NHWC stride 2 with C a multiple of 16 bytes of channels, F16/BF16 with any activation, F32 with
+     * an exact one, and F32 SiLU/GELU from 4M outputs (smaller F32 SiLU/GELU keep nhwc.cu, which the H100 sweeps
+     * measured as fast there); the 2 x 2 geometry for F16/BF16 SiLU/GELU and from 4M outputs, else 2 x 4; both
+     * properties force their choice; the grid of each geometry covers every output row and column (the stride-1 rules
+     * over the output dimensions) with rows of 2·TW + 1 input pixels.
      */
     @Test void strideTwoRingRulesAndItsGridCoversEveryOutput() {
         Problem half = p(DType.F16, Layout.NHWC, 1, 64, 9, 9, 2);  // SILU
         Problem f32Silu = p(DType.F32, Layout.NHWC, 1, 64, 9, 9, 2);
         assertTrue(DepthwiseConv3x3Heuristics.useRingS2(half));
-        assertEquals("nhwc_ring4_c2w4_vec_s2", DepthwiseConv3x3Heuristics.customVariant(half));
+        assertEquals("nhwc_ring4_c2w2_vec_s2", DepthwiseConv3x3Heuristics.customVariant(half));
         assertTrue(DepthwiseConv3x3Heuristics.useRingS2(p(DType.BF16, Layout.NHWC, 1, 64, 9, 9, 2)));
         assertFalse(DepthwiseConv3x3Heuristics.useRingS2(f32Silu));
         assertEquals("nhwc_c2w2_vec_s2", DepthwiseConv3x3Heuristics.customVariant(f32Silu));
@@ -194,6 +198,23 @@ class DepthwiseConv3x3HeuristicsTest {
             Problem f32 = new Problem(DType.F32, Layout.NHWC, 1, 64, 9, 9, 2, a, true, false);
             assertEquals(a.isExact(), DepthwiseConv3x3Heuristics.useRingS2(f32), a.name());
             assertTrue(DepthwiseConv3x3Heuristics.useRingS2(new Problem(DType.F16, Layout.NHWC, 1, 64, 9, 9, 2, a, false, true)), a.name());
+        }
+        // the sweep's shapes: 8x112x112x96 (2,408,448 outputs) below the 2 x 2 threshold, 32x56x56x256 (6,422,528) and
+        // 16x224x224x64 above it
+        long threshold = DepthwiseConv3x3Heuristics.RING_S2_C2W2_MIN_OUTPUTS;
+        for (DType dt : new DType[] {DType.F16, DType.BF16, DType.F32}) {
+            for (Activation a : new Activation[] {Activation.NONE, Activation.RELU, Activation.SILU, Activation.GELU_ERF}) {
+                for (int[] sh : new int[][] {{8, 96, 112, 112}, {32, 256, 56, 56}, {16, 64, 224, 224}}) {
+                    Problem pr = new Problem(dt, Layout.NHWC, sh[0], sh[1], sh[2], sh[3], 2, a, true, false);
+                    boolean large = pr.outputElements() >= threshold;
+                    assertEquals(sh[0] != 8, large, pr.toString());
+                    boolean ring = dt != DType.F32 || a.isExact() || large;
+                    boolean c2w2 = large || dt != DType.F32 && !a.isExact();
+                    assertEquals(ring, DepthwiseConv3x3Heuristics.useRingS2(pr), pr.toString());
+                    assertEquals(ring ? (c2w2 ? "nhwc_ring4_c2w2_vec_s2" : "nhwc_ring4_c2w4_vec_s2") : "nhwc_c2w2_vec_s2",
+                            DepthwiseConv3x3Heuristics.customVariant(pr), pr.toString());
+                }
+            }
         }
         assertFalse(DepthwiseConv3x3Heuristics.useRingS2(p(DType.F16, Layout.NHWC, 1, 12, 9, 9, 2)));  // 12 % 8 != 0
         assertEquals("nhwc_c2w4_vec_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 12, 9, 9, 2)));  // nhwc.cu
@@ -213,10 +234,16 @@ class DepthwiseConv3x3HeuristicsTest {
         assertEquals("dwconv3x3_nhwc_ring_c2w4_bf16_s2", DepthwiseConv3x3Heuristics.ringS2Symbol(DepthwiseConv3x3Heuristics.RingConfig.C2W4, DType.BF16));
         assertEquals("dwconv3x3_nhwc_ring_c2w2_f32_s2", DepthwiseConv3x3Heuristics.ringS2Symbol(DepthwiseConv3x3Heuristics.RingConfig.C2W2, DType.F32));
         assertThrows(IllegalArgumentException.class, () -> DepthwiseConv3x3Heuristics.ringS2Symbol(DepthwiseConv3x3Heuristics.RingConfig.C4W2, DType.F16));
-        assertEquals(DepthwiseConv3x3Heuristics.RingConfig.C2W4, DepthwiseConv3x3Heuristics.ringS2Config(half));
+        assertEquals(DepthwiseConv3x3Heuristics.RingConfig.C2W2, DepthwiseConv3x3Heuristics.ringS2Config(half));
+        SystemProperty.with(DepthwiseConv3x3Heuristics.RING_S2_GEOMETRY_PROPERTY, "c2w4", () -> {
+            assertEquals(DepthwiseConv3x3Heuristics.RingConfig.C2W4, DepthwiseConv3x3Heuristics.ringS2Config(half));
+            assertEquals("nhwc_ring4_c2w4_vec_s2", DepthwiseConv3x3Heuristics.customVariant(half));
+        });
+        Problem relu = new Problem(DType.F16, Layout.NHWC, 1, 64, 9, 9, 2, Activation.RELU, true, false);
+        assertEquals(DepthwiseConv3x3Heuristics.RingConfig.C2W4, DepthwiseConv3x3Heuristics.ringS2Config(relu));
         SystemProperty.with(DepthwiseConv3x3Heuristics.RING_S2_GEOMETRY_PROPERTY, "c2w2", () -> {
-            assertEquals(DepthwiseConv3x3Heuristics.RingConfig.C2W2, DepthwiseConv3x3Heuristics.ringS2Config(half));
-            assertEquals("nhwc_ring4_c2w2_vec_s2", DepthwiseConv3x3Heuristics.customVariant(half));
+            assertEquals(DepthwiseConv3x3Heuristics.RingConfig.C2W2, DepthwiseConv3x3Heuristics.ringS2Config(relu));
+            assertEquals("nhwc_ring4_c2w2_vec_s2", DepthwiseConv3x3Heuristics.customVariant(relu));
         });
         for (String geometry : new String[] {"c2w4", "c2w2"}) {
             int wc = geometry.equals("c2w4") ? 4 : 2;
@@ -254,8 +281,10 @@ class DepthwiseConv3x3HeuristicsTest {
             assertEquals(256, DepthwiseConv3x3Heuristics.ringGridS2(wide, h100).threads());
             assertEquals(3, DepthwiseConv3x3Heuristics.ringGridS2(wide, h100).blocksPerSm());
         });
-        assertEquals(224, DepthwiseConv3x3Heuristics.ringGridS2(wide, h100).threads());  // 7 x 16 columns: 112 exactly
-        assertEquals(2, DepthwiseConv3x3Heuristics.ringGridS2(wide, h100).blocksPerSm());
+        SystemProperty.with(DepthwiseConv3x3Heuristics.RING_S2_GEOMETRY_PROPERTY, "c2w4", () -> {
+            assertEquals(224, DepthwiseConv3x3Heuristics.ringGridS2(wide, h100).threads());  // 7 x 16 columns: 112 exactly
+            assertEquals(2, DepthwiseConv3x3Heuristics.ringGridS2(wide, h100).blocksPerSm());
+        });
     }
 
     @Test void ringGridCoversEveryOutputWithinTheLaunchLimits() {

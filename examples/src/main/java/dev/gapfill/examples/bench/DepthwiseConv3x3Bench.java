@@ -116,42 +116,37 @@ public final class DepthwiseConv3x3Bench implements BenchSuite {
                 paths.put("vendor", () -> DepthwiseConv3x3.apply(x, w, b, null, yv, vendor, ctx.stream()));
                 paths.put("custom", () -> DepthwiseConv3x3.apply(x, w, b, null, yc, custom, ctx.stream()));
                 paths.put("auto", () -> DepthwiseConv3x3.apply(x, w, b, null, ya, base, ctx.stream()));
-                // a ring kernel runs CUSTOM (stride 1, or stride 2 where useRingS2): nhwc.cu's register-pipelined
-                // kernel beside it (peer nhwc_regs); a vectorisable stride-2 row that keeps nhwc.cu times the stride-2
-                // ring beside it instead (peer nhwc_ring_s2); either is checked first
-                Verdict vr = null;
+                // Peers, each checked against the reference before the timing: where a ring kernel runs CUSTOM (stride
+                // 1, or stride 2 where useRingS2), nhwc.cu's register-pipelined kernel (nhwc_regs); on every
+                // vectorisable stride-2 NHWC row, the stride-2 ring in each geometry the rules did not pick
+                // (nhwc_ring_s2: 2 x 4, nhwc_ring_s2_c2w2: 2 x 2)
+                Map<String, Runnable> peerPaths = new LinkedHashMap<>();
                 boolean vectorS2 = layout == Layout.NHWC && stride == 2 && s[1] % DepthwiseConv3x3Heuristics.ringVectorChannels(p) == 0;
                 boolean ringS2 = DepthwiseConv3x3Heuristics.useRingS2(p);
+                Runnable customCall = () -> DepthwiseConv3x3.apply(x, w, b, null, ya, custom, ctx.stream());
                 if (DepthwiseConv3x3Heuristics.useRing(p) || ringS2) {
                     String key = ringS2 ? DepthwiseConv3x3Heuristics.RING_S2_PROPERTY : DepthwiseConv3x3Heuristics.RING_PROPERTY;
-                    Runnable regs = () -> withProperty(key, "false", () -> DepthwiseConv3x3.apply(x, w, b, null, ya, custom, ctx.stream()));
-                    ya.fillBytes(0xff, ctx.stream());
-                    regs.run();
-                    ctx.stream().synchronize();
-                    vr = Verifier.compare(ya, ref, null, DepthwiseConv3x3Verification.custom(act), "reference");
-                    paths.put("nhwc_regs", regs);
+                    peerPaths.put("nhwc_regs", () -> withProperty(key, "false", customCall));
                 }
-                Verdict vs2 = null;
-                if (vectorS2 && !ringS2) {
-                    Runnable forced = () -> withProperty(DepthwiseConv3x3Heuristics.RING_S2_PROPERTY, "true",
-                            () -> DepthwiseConv3x3.apply(x, w, b, null, ya, custom, ctx.stream()));
-                    ya.fillBytes(0xff, ctx.stream());
-                    forced.run();
-                    ctx.stream().synchronize();
-                    vs2 = Verifier.compare(ya, ref, null, DepthwiseConv3x3Verification.custom(act), "reference");
-                    paths.put("nhwc_ring_s2", forced);
-                }
-                // vectorisable stride-2 NHWC: the experimental 2 x 2 stride-2 ring beside the kernel the rules pick
-                Verdict vc2 = null;
                 if (vectorS2) {
-                    Runnable c2w2 = () -> withProperty(DepthwiseConv3x3Heuristics.RING_S2_GEOMETRY_PROPERTY, "c2w2",
-                            () -> withProperty(DepthwiseConv3x3Heuristics.RING_S2_PROPERTY, "true",
-                                    () -> DepthwiseConv3x3.apply(x, w, b, null, ya, custom, ctx.stream())));
+                    DepthwiseConv3x3Heuristics.RingConfig picked = ringS2 ? DepthwiseConv3x3Heuristics.ringS2Config(p) : null;
+                    for (DepthwiseConv3x3Heuristics.RingConfig g : new DepthwiseConv3x3Heuristics.RingConfig[] {
+                            DepthwiseConv3x3Heuristics.RingConfig.C2W4, DepthwiseConv3x3Heuristics.RingConfig.C2W2}) {
+                        if (g != picked) {
+                            String geometry = "c2w" + g.columnsPerThread();
+                            peerPaths.put(g == DepthwiseConv3x3Heuristics.RingConfig.C2W4 ? "nhwc_ring_s2" : "nhwc_ring_s2_c2w2",
+                                    () -> withProperty(DepthwiseConv3x3Heuristics.RING_S2_GEOMETRY_PROPERTY, geometry,
+                                            () -> withProperty(DepthwiseConv3x3Heuristics.RING_S2_PROPERTY, "true", customCall)));
+                        }
+                    }
+                }
+                Map<String, Verdict> peerChecks = new LinkedHashMap<>();
+                for (Map.Entry<String, Runnable> e : peerPaths.entrySet()) {
                     ya.fillBytes(0xff, ctx.stream());
-                    c2w2.run();
+                    e.getValue().run();
                     ctx.stream().synchronize();
-                    vc2 = Verifier.compare(ya, ref, null, DepthwiseConv3x3Verification.custom(act), "reference");
-                    paths.put("nhwc_ring_s2_c2w2", c2w2);
+                    peerChecks.put(e.getKey(), Verifier.compare(ya, ref, null, DepthwiseConv3x3Verification.custom(act), "reference"));
+                    paths.put(e.getKey(), e.getValue());
                 }
                 Map<String, Timing> t = ctx.timeInterleaved(paths);
                 Map<String, double[]> spread = new LinkedHashMap<>();
@@ -160,18 +155,10 @@ public final class DepthwiseConv3x3Bench implements BenchSuite {
                 peers.put("vendor_identical_fraction", vv.identicalFraction());
                 peers.put("vendor_max_ulp", (double) vv.maxUlp());
                 peers.put("vendor_check_pass", vv.pass() ? 1.0 : 0.0);
-                if (vr != null) {
-                    peers.put("nhwc_regs_us", t.get("nhwc_regs").medianUs());
-                    peers.put("nhwc_regs_check_pass", vr.pass() && (!act.isExact() || vr.bitExact()) ? 1.0 : 0.0);
-                }
-                if (vs2 != null) {
-                    peers.put("nhwc_ring_s2_us", t.get("nhwc_ring_s2").medianUs());
-                    peers.put("nhwc_ring_s2_check_pass", vs2.pass() && (!act.isExact() || vs2.bitExact()) ? 1.0 : 0.0);
-                }
-                if (vc2 != null) {
-                    peers.put("nhwc_ring_s2_c2w2_us", t.get("nhwc_ring_s2_c2w2").medianUs());
-                    peers.put("nhwc_ring_s2_c2w2_check_pass", vc2.pass() && (!act.isExact() || vc2.bitExact()) ? 1.0 : 0.0);
-                }
+                peerChecks.forEach((k, v) -> {
+                    peers.put(k + "_us", t.get(k).medianUs());
+                    peers.put(k + "_check_pass", v.pass() && (!act.isExact() || v.bitExact()) ? 1.0 : 0.0);
+                });
                 long bytes = p.minBytes();
                 double floor = ctx.floorUs(bytes, p.flops(), 0);
                 rows.add(new BenchRow(op(), dt.name(),
