@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run.sh of the offline GPU bundle. Usage: run.sh <out-dir> [steps...]
 #   steps: tests      the whole test suite (GPU tests included) with JUnit XML reports; TESTS_TIMEOUT seconds per
-#                     module (default 450: verify alone took 326 s beside four sanitizer processes at fb9b143, and a
+#                     module (default 520: verify took 443 s and 461 s on one H100 beside the stress and the four
+#                     tools at 8fc4064 and e86bf38, where 450 s sent its SIGQUIT thread dump 11 s before the end; a
 #                     200 s default stopped it on an idle H100 at fdc42e2)
 #          sanitizer  the GPU-tagged tests under compute-sanitizer, one process per tool:
 #                     SANITIZER_TOOLS    tools (default "memcheck racecheck initcheck synccheck")
@@ -84,7 +85,7 @@ run_tests() {
       for dir in "$here"/tests/*/; do
         m=$(basename "$dir")
         # at its limit the JVM gets SIGQUIT first: every thread's stack goes into the module's log, then it is killed
-        GAPFILL_COMMIT=$commit timeout -s QUIT -k 30 "${TESTS_TIMEOUT:-450}" "$java" $jopts -Dgapfill.validationSummary="$out/validation-rules-$m.json" -jar "$launcher" execute \
+        GAPFILL_COMMIT=$commit timeout -s QUIT -k 30 "${TESTS_TIMEOUT:-520}" "$java" $jopts -Dgapfill.validationSummary="$out/validation-rules-$m.json" -jar "$launcher" execute \
           --config=junit.jupiter.execution.timeout.default=150s \
           --class-path "$cp_libs$cp_tests" --scan-class-path "${dir%/}" --include-classname '.*(Test|Tests|Properties)$' \
           --reports-dir "$out/reports/$m" --details=testfeed --disable-banner > "$out/tests-$m.log" 2>&1
