@@ -293,12 +293,12 @@ class DepthwiseConv3x3GpuTest {
 
     /**
      * The stride-2 ring kernel, forced on ({@code gapfill.depthwise.nhwcRingS2=true}) in both thread geometries (2 × 4
-     * and the experimental 2 × 2), forced off (nhwc.cu) and as the rules pick it (F16/BF16, and F32 with an exact
-     * activation): every dtype, exact and smooth activations, odd and
-     * even H and W (outputs whose last column or row reads the zero padding), one- and several-chunk channel counts,
-     * bias and residual on and off, the residual in place, and an output view one element off (the kernel's scalar
-     * stores). Bit-exact against the reference for NONE and RELU6, within 1 ulp for SILU/GELU_ERF; the decision names
-     * the kernel.
+     * and 2 × 2, {@code gapfill.depthwise.nhwcRingS2Geometry}), forced off (nhwc.cu) and as the rules pick it for these
+     * small problems (F16/BF16 and exact-activation F32; 2 × 2 for F16/BF16 SiLU/GELU): every dtype, exact and smooth
+     * activations, odd and even H and W (outputs whose last column or row reads the zero padding), one- and
+     * several-chunk channel counts, bias and residual on and off, the residual in place, and an output view one element
+     * off (the kernel's scalar stores). Bit-exact against the reference for NONE and RELU6, within 1 ulp for
+     * SILU/GELU_ERF; the decision names the kernel.
      */
     @Test void strideTwoRingForcedMatchesTheReference() {
         Random rnd = new Random(37);
