@@ -4,17 +4,17 @@
 # test). Its H100 run at 17854af + the patch (depthwise_conv3x3/h100-17854af-f32-c2w2.txt): memcheck and racecheck over
 # DepthwiseConv3x3GpuTest 0 errors; 2 x 2 / 2 x 4 time 0.84-0.97 on F32 SiLU/GELU of 1x64x64x384 and 8x112x112x96
 # (with one timing mode where 2 x 4 has two, the cause of depthwise AUTO's two misses), 1.01-1.23 elsewhere.
-# Next: git apply the patch; add the rule (F32 SiLU/GELU below ~10M outputs -> RingConfig.C2W2_F32, the property still
-# forcing either geometry) with its CPU test; .ci/run; commit; MVN_FLAGS=" " scripts/gpu-bundle.sh; then on the device
-# the checks call (suite, stress, the four tools over the depthwise class; docs/reliability.md has the command) and the
-# depthwise sweep on the same machine, which times the geometry the rule did not pick beside the one it did.
+# The patch carries the rule (F32 SiLU/GELU below 10M outputs -> RingConfig.C2W2_F32; the property forces either
+# geometry), its CPU tests, the GPU ring test's forced and rule modes, and the sweep peer (the F32 geometry the rule
+# did not pick); CI passed with it applied at 7e56dd1. Next: git apply it; .ci/run; commit; MVN_FLAGS=" "
+# scripts/gpu-bundle.sh; then this script on the device (the checks) and the depthwise sweep on the same machine.
 # Earlier staged runs: the stride-2 ring (ran at 0bb8244, shipped at 8fc4064), the grouped GEMM early-W variants
 # (h100-early-w.txt, no gain), the u = 6 bmm_wg run (results-h100-c9031cc-u6.txt), the sixteenth's u = 4 widths, the
 # fifteenth's mid96 and u5to9 runs.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-grep -q c2w2_f32_s1 cuda-native/src/main/cuda/depthwise_conv3x3/nhwc_ring.cu || { echo "apply depthwise_conv3x3/f32_c2w2_s1.patch and the rule first" >&2; exit 2; }
+grep -q c2w2_f32_s1 cuda-native/src/main/cuda/depthwise_conv3x3/nhwc_ring.cu || { echo "apply depthwise_conv3x3/f32_c2w2_s1.patch first" >&2; exit 2; }
 RECORD_SOURCE_ONLY=1 . scripts/record-x2.sh
 unset SANITIZER_GPUS SANITIZER_JOPTS
 export SANITIZER_SHARDS="$SANITIZER_SHARDS dw=.*\.DepthwiseConv3x3GpuTest" \
