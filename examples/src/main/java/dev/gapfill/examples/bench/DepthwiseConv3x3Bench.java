@@ -3,6 +3,7 @@ package dev.gapfill.examples.bench;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
 import dev.gapfill.core.Tensor;
+import dev.gapfill.core.testing.SystemProperty;
 import dev.gapfill.ops.Backend;
 import dev.gapfill.ops.Decision;
 import dev.gapfill.ops.DepthwiseConv3x3;
@@ -126,7 +127,7 @@ public final class DepthwiseConv3x3Bench implements BenchSuite {
                 Runnable customCall = () -> DepthwiseConv3x3.apply(x, w, b, null, ya, custom, ctx.stream());
                 if (DepthwiseConv3x3Heuristics.useRing(p) || ringS2) {
                     String key = ringS2 ? DepthwiseConv3x3Heuristics.RING_S2_PROPERTY : DepthwiseConv3x3Heuristics.RING_PROPERTY;
-                    peerPaths.put("nhwc_regs", () -> withProperty(key, "false", customCall));
+                    peerPaths.put("nhwc_regs", () -> SystemProperty.with(key, "false", customCall));
                 }
                 if (vectorS2) {
                     DepthwiseConv3x3Heuristics.RingConfig picked = ringS2 ? DepthwiseConv3x3Heuristics.ringS2Config(p) : null;
@@ -135,8 +136,8 @@ public final class DepthwiseConv3x3Bench implements BenchSuite {
                         if (g != picked) {
                             String geometry = "c2w" + g.columnsPerThread();
                             peerPaths.put(g == DepthwiseConv3x3Heuristics.RingConfig.C2W4 ? "nhwc_ring_s2" : "nhwc_ring_s2_c2w2",
-                                    () -> withProperty(DepthwiseConv3x3Heuristics.RING_S2_GEOMETRY_PROPERTY, geometry,
-                                            () -> withProperty(DepthwiseConv3x3Heuristics.RING_S2_PROPERTY, "true", customCall)));
+                                    () -> SystemProperty.with(DepthwiseConv3x3Heuristics.RING_S2_GEOMETRY_PROPERTY, geometry,
+                                            () -> SystemProperty.with(DepthwiseConv3x3Heuristics.RING_S2_PROPERTY, "true", customCall)));
                         }
                     }
                 }
@@ -177,20 +178,5 @@ public final class DepthwiseConv3x3Bench implements BenchSuite {
     /** Uniform values in [-1, 1) rounded to {@code dt}, on the host. */
     private static Tensor random(DType dt, Random rnd, long... shape) {
         return HostTensors.uniform(dt, rnd, shape);
-    }
-
-    /** Runs {@code r} with the system property {@code key} at {@code value} (a kernel switch of the heuristics), then restores it. */
-    private static void withProperty(String key, String value, Runnable r) {
-        String before = System.getProperty(key);
-        System.setProperty(key, value);
-        try {
-            r.run();
-        } finally {
-            if (before == null) {
-                System.clearProperty(key);
-            } else {
-                System.setProperty(key, before);
-            }
-        }
     }
 }
