@@ -376,6 +376,11 @@ DW_RING(__nv_bfloat16, dwconv3x3_nhwc_ring_c2w2_bf16_s1, 2, 2, DW_RING_MINB_C2W2
 // of the half-precision 2-channel geometries, and at c4w2's 128, F32's double-float SiLU/GELU spill (sm_90a: 72/180,
 // 52/132, 16/32 bytes of spill stores/loads).
 DW_RING(float, dwconv3x3_nhwc_ring_c2w4_f32_s1, 2, 4, 2)
+// F32 2 × 2 (DepthwiseConv3x3Heuristics.ringConfig: SiLU/GELU below 10M outputs): 100 registers on sm_90a at a bound of
+// 128 (2 blocks of 256 per SM, as 2 × 4; at 85 it spills 28/68 bytes there), fewer accumulators for the double-float
+// epilogue. H100 at 17854af + this kernel: 0.84-0.97× the 2 × 4 kernel's time on 1x64x64x384 and 8x112x112x96
+// SiLU/GELU_ERF, 1.01-1.23× on NONE/RELU and on the larger shapes but one.
+DW_RING(float, dwconv3x3_nhwc_ring_c2w2_f32_s1, 2, 2, 2)
 
 // Stride 2 (DepthwiseConv3x3Heuristics.useRingS2 and ringS2Config pick the kernel and geometry), a ring of 4 input rows.
 // 2 channels × 4 output columns per thread: ≤ 128 registers (ptxas: 106-108 F16/BF16, 127-128 F32, no spills; 2 blocks

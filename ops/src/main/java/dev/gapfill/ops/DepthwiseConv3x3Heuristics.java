@@ -181,7 +181,12 @@ public final class DepthwiseConv3x3Heuristics {
          * F32: 2 channels × 4 columns at ≤ 128 registers (120 used on sm_80 and sm_90, no spills: 2 blocks of 256 per SM,
          * as nhwc.cu's F32 kernel), every C and activation; F32's double-float SiLU/GELU spill at C2W4's 80 registers.
          */
-        C2W4_F32(2, 4, 120, 128, "c2w4_");
+        C2W4_F32(2, 4, 120, 128, "c2w4_"),
+        /**
+         * F32 SiLU/GELU below {@link #RING_F32_C2W2_MAX_OUTPUTS} outputs: 2 channels × 2 columns at ≤ 128 registers
+         * (100 used on sm_90a, 96 on sm_80: 2 blocks of 256 per SM), fewer accumulators for the double-float epilogue.
+         */
+        C2W2_F32(2, 2, 100, 128, "c2w2_");
 
         final int cpt;
         final int wc;
@@ -227,10 +232,16 @@ public final class DepthwiseConv3x3Heuristics {
      * (8x112x112x96 F16 NONE 24.5 vs 30.5 µs, SILU 30.3 vs 43.7; 16x224x224x64 SILU 112.7 vs 127.6, NONE 86.7 vs
      * 89.5); larger C with a smooth activation → C2W2 (32x56x56x256 SILU 65.2 vs 76.2 µs, 32x28x28x512 GELU 40.5 vs
      * 48.1); larger C with NONE/RELU/RELU6 → C4W2 (64x14x14x1024 NONE 31.1 against 34.3 for C2W2 and 33.3 for C2W4).
+     * F32: C2W4_F32, and C2W2_F32 for SiLU/GELU below {@link #RING_F32_C2W2_MAX_OUTPUTS} outputs;
+     * {@link #RING_F32_GEOMETRY_PROPERTY} forces either.
      */
     public static RingConfig ringConfig(Problem p) {
         if (p.dtype() == DType.F32) {
-            return RingConfig.C2W4_F32;
+            String forced = System.getProperty(RING_F32_GEOMETRY_PROPERTY, "");
+            if ("c2w2".equalsIgnoreCase(forced) || "c2w4".equalsIgnoreCase(forced)) {
+                return "c2w2".equalsIgnoreCase(forced) ? RingConfig.C2W2_F32 : RingConfig.C2W4_F32;
+            }
+            return !p.act().isExact() && p.outputElements() < RING_F32_C2W2_MAX_OUTPUTS ? RingConfig.C2W2_F32 : RingConfig.C2W4_F32;
         }
         if (p.c() <= 128) {
             return RingConfig.C2W4;
@@ -256,6 +267,20 @@ public final class DepthwiseConv3x3Heuristics {
      * register-pipelined kernel, as before the ring was measured. Read at every call.
      */
     public static final String RING_PROPERTY = "gapfill.depthwise.nhwcRing";
+
+    /**
+     * System property that forces F32 stride-1 NHWC's ring geometry: {@code c2w2} ({@link RingConfig#C2W2_F32}) or
+     * {@code c2w4} ({@link RingConfig#C2W4_F32}); unset (or any other value), {@link #ringConfig}'s rule. Read at every
+     * call.
+     */
+    public static final String RING_F32_GEOMETRY_PROPERTY = "gapfill.depthwise.nhwcRingF32Geometry";
+
+    /**
+     * Outputs (N·C·H·W) below which F32 stride-1 SiLU/GELU take the ring's 2 × 2 geometry: on the H100 at 17854af + the
+     * staged patch it ran 0.84-0.97× the 2 × 4 kernel's time on 1x64x64x384 (1.6M outputs) and 8x112x112x96 (9.6M),
+     * but 1.01-1.23× on the sweep's 12.8M-and-larger shapes but one (32x28x28x512 GELU_ERF, 0.93×).
+     */
+    public static final long RING_F32_C2W2_MAX_OUTPUTS = 10_000_000L;
 
     /**
      * System property that forces the stride-2 ring kernel on ({@code true}) or off ({@code false}) wherever C is a

@@ -58,7 +58,9 @@ class DepthwiseConv3x3HeuristicsTest {
         assertEquals("nhwc_ring4_c2w4_scalar_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 12, 7, 7, 1)));
         assertEquals("nhwc_ring4_c2w2_vec_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 256, 7, 7, 1)));
         assertEquals("nhwc_c2w4_scalar_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NHWC, 1, 13, 7, 7, 2)));
-        assertEquals("nhwc_ring4_c2w4_vec_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F32, Layout.NHWC, 1, 4, 7, 7, 1)));
+        assertEquals("nhwc_ring4_c2w2_vec_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F32, Layout.NHWC, 1, 4, 7, 7, 1)));  // SILU, small
+        assertEquals("nhwc_ring4_c2w4_vec_s1", DepthwiseConv3x3Heuristics.customVariant(
+                new Problem(DType.F32, Layout.NHWC, 1, 4, 7, 7, 1, Activation.RELU, true, false)));
         assertEquals("nhwc_c2w4_vec_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F32, Layout.NHWC, 1, 6, 7, 7, 1)));  // C % 4 != 0
         assertEquals("nhwc_c2w2_vec_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F32, Layout.NHWC, 1, 8, 7, 7, 2)));  // SILU
         assertEquals("nhwc_ring4_c2w4_vec_s2", DepthwiseConv3x3Heuristics.customVariant(
@@ -169,14 +171,41 @@ class DepthwiseConv3x3HeuristicsTest {
         assertEquals("dwconv3x3_nhwc_ring_f16_s1", DepthwiseConv3x3Heuristics.RingConfig.C4W2.symbol(DType.F16));
         assertEquals("dwconv3x3_nhwc_ring_c2w4_bf16_s1", DepthwiseConv3x3Heuristics.RingConfig.C2W4.symbol(DType.BF16));
         assertEquals("dwconv3x3_nhwc_ring_c2w2_f16_s1", DepthwiseConv3x3Heuristics.RingConfig.C2W2.symbol(DType.F16));
-        // F32: one geometry for every C and activation
+        // F32: small problems, 2 x 2 for SiLU/GELU and 2 x 4 for the exact activations, whatever C
         for (Activation a : Activation.values()) {
             for (int c : new int[] {4, 128, 136, 1024}) {
-                assertEquals(DepthwiseConv3x3Heuristics.RingConfig.C2W4_F32, DepthwiseConv3x3Heuristics.ringConfig(
-                        new Problem(DType.F32, Layout.NHWC, 1, c, 8, 8, 1, a, false, false)), a + " " + c);
+                assertEquals(a.isExact() ? DepthwiseConv3x3Heuristics.RingConfig.C2W4_F32 : DepthwiseConv3x3Heuristics.RingConfig.C2W2_F32,
+                        DepthwiseConv3x3Heuristics.ringConfig(new Problem(DType.F32, Layout.NHWC, 1, c, 8, 8, 1, a, false, false)), a + " " + c);
             }
         }
         assertEquals("dwconv3x3_nhwc_ring_c2w4_f32_s1", DepthwiseConv3x3Heuristics.RingConfig.C2W4_F32.symbol(DType.F32));
+        assertEquals("dwconv3x3_nhwc_ring_c2w2_f32_s1", DepthwiseConv3x3Heuristics.RingConfig.C2W2_F32.symbol(DType.F32));
+        Problem f32 = p(DType.F32, Layout.NHWC, 1, 64, 9, 9, 1);
+        SystemProperty.with(DepthwiseConv3x3Heuristics.RING_F32_GEOMETRY_PROPERTY, "c2w2", () -> {
+            assertEquals(DepthwiseConv3x3Heuristics.RingConfig.C2W2_F32, DepthwiseConv3x3Heuristics.ringConfig(f32));
+            assertEquals("nhwc_ring4_c2w2_vec_s1", DepthwiseConv3x3Heuristics.customVariant(f32));
+            // 100 registers on sm_90a: 2 blocks of 256 threads, a grid covering every output
+            DepthwiseConv3x3Heuristics.RingGrid g = DepthwiseConv3x3Heuristics.ringGrid(p(DType.F32, Layout.NHWC, 16, 64, 224, 224, 1), DeviceInfo.h100ForTests());
+            assertEquals(2, g.config().columnsPerThread());
+            assertEquals(256, g.threads());
+            assertEquals(2, g.blocksPerSm());
+            assertTrue((long) g.tws() * 2 * g.colTiles() >= 224 && (long) g.strips() * g.rowsPerStrip() >= 224, g.toString());
+            assertEquals(DepthwiseConv3x3Heuristics.RingConfig.C2W4, DepthwiseConv3x3Heuristics.ringConfig(p(DType.F16, Layout.NHWC, 1, 64, 9, 9, 1)));
+        });
+        // the rule: F32 SiLU/GELU below 10M outputs take 2 x 2 (p() is SILU), everything else 2 x 4; the property forces either
+        assertEquals(DepthwiseConv3x3Heuristics.RingConfig.C2W2_F32, DepthwiseConv3x3Heuristics.ringConfig(f32));
+        SystemProperty.with(DepthwiseConv3x3Heuristics.RING_F32_GEOMETRY_PROPERTY, "c2w4", () ->
+                assertEquals(DepthwiseConv3x3Heuristics.RingConfig.C2W4_F32, DepthwiseConv3x3Heuristics.ringConfig(f32)));
+        int[][] sweep = {{1, 384, 64, 64}, {8, 96, 112, 112}, {32, 256, 56, 56}, {32, 512, 28, 28}, {64, 1024, 14, 14}, {16, 64, 224, 224}};
+        for (int[] sh : sweep) {
+            for (Activation a : Activation.values()) {
+                Problem pr = new Problem(DType.F32, Layout.NHWC, sh[0], sh[1], sh[2], sh[3], 1, a, true, false);
+                boolean small = sh[0] == 1 || sh[0] == 8;  // 1.6M and 9.6M outputs; the others 12.8M and more
+                assertEquals(small, pr.outputElements() < DepthwiseConv3x3Heuristics.RING_F32_C2W2_MAX_OUTPUTS, pr.toString());
+                assertEquals(small && !a.isExact() ? DepthwiseConv3x3Heuristics.RingConfig.C2W2_F32 : DepthwiseConv3x3Heuristics.RingConfig.C2W4_F32,
+                        DepthwiseConv3x3Heuristics.ringConfig(pr), pr.toString());
+            }
+        }
     }
 
     /**

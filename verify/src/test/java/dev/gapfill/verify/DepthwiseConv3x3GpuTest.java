@@ -224,14 +224,17 @@ class DepthwiseConv3x3GpuTest {
     }
 
     /**
-     * Stride-1 NHWC runs the ring kernel (nhwc_ring.cu: F16/BF16 in each of its three thread geometries, F32 in its one); with
+     * Stride-1 NHWC runs the ring kernel (nhwc_ring.cu: F16/BF16 in each of its three thread geometries, F32 in 2 × 4 and
+     * 2 × 2, forced by {@code gapfill.depthwise.nhwcRingF32Geometry} and as the rules pick them); with
      * {@code gapfill.depthwise.nhwcRing=false} it runs nhwc.cu's register-pipelined kernel. Both must be bit-exact for RELU6 and within 1 ulp for GELU_ERF on odd
      * and vectorisable channel counts, with and without bias and residual, and the decision must name the kernel.
      */
     @Test void ringSwitchSelectsEitherKernelAndBothMatchTheReference() {
         Random rnd = new Random(29);
-        for (String ring : new String[] {"true", "false"}) {
-            SystemProperty.with(DepthwiseConv3x3Heuristics.RING_PROPERTY, ring, () -> {
+        for (String mode : new String[] {"true", "false", "f32c2w2", "rules"}) {
+            String ring = mode.equals("false") ? "false" : "true";
+            String f32Geometry = mode.equals("f32c2w2") ? "c2w2" : mode.equals("rules") ? "" : "c2w4";
+            SystemProperty.with(DepthwiseConv3x3Heuristics.RING_F32_GEOMETRY_PROPERTY, f32Geometry, () -> SystemProperty.with(DepthwiseConv3x3Heuristics.RING_PROPERTY, ring, () -> {
                 int k = 0;
                 for (DType dt : new DType[] {DType.F16, DType.BF16, DType.F32}) {
                     for (Activation act : new Activation[] {Activation.RELU6, Activation.GELU_ERF}) {
@@ -241,14 +244,17 @@ class DepthwiseConv3x3GpuTest {
                             String variant = DepthwiseConv3x3Heuristics.customVariant(p);
                             assertEquals(ring.equals("true"), variant.startsWith("nhwc_ring"), p.toString());
                             // the ring geometries: F16/BF16 2 x 4 for C <= 128, above 4 x 2 (RELU6) or 2 x 2 (GELU); F32 2 x 4
-                            String geometry = c <= 128 || dt == DType.F32 ? "_c2w4_" : act == Activation.RELU6 ? "_c4w2_" : "_c2w2_";
+                            // (2 x 2 when forced, and under the rules for these small problems' SiLU/GELU)
+                            String f32 = !f32Geometry.isEmpty() ? f32Geometry : act.isExact() ? "c2w4" : "c2w2";
+                            String geometry = dt == DType.F32 ? "_" + f32 + "_"
+                                    : c <= 128 ? "_c2w4_" : act == Activation.RELU6 ? "_c4w2_" : "_c2w2_";
                             assertTrue(!ring.equals("true") || variant.contains(geometry), p + " " + variant);
                             Verdict v = runAndCheck(p, Backend.CUSTOM, rnd, 0, false);
-                            assertTrue(v.pass() && (act != Activation.RELU6 || v.bitExact()), "ring=" + ring + " " + p + ": " + v);
+                            assertTrue(v.pass() && (act != Activation.RELU6 || v.bitExact()), mode + " " + p + ": " + v);
                         }
                     }
                 }
-            });
+            }));
         }
     }
 

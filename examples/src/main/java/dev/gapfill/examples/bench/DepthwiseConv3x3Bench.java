@@ -129,6 +129,10 @@ public final class DepthwiseConv3x3Bench implements BenchSuite {
                     String key = ringS2 ? DepthwiseConv3x3Heuristics.RING_S2_PROPERTY : DepthwiseConv3x3Heuristics.RING_PROPERTY;
                     peerPaths.put("nhwc_regs", () -> SystemProperty.with(key, "false", customCall));
                 }
+                if (dt == DType.F32 && stride == 1 && DepthwiseConv3x3Heuristics.useRing(p)) {  // the F32 ring geometry not picked
+                    String other = DepthwiseConv3x3Heuristics.ringConfig(p) == DepthwiseConv3x3Heuristics.RingConfig.C2W2_F32 ? "c2w4" : "c2w2";
+                    peerPaths.put("nhwc_ring_f32_" + other, () -> SystemProperty.with(DepthwiseConv3x3Heuristics.RING_F32_GEOMETRY_PROPERTY, other, customCall));
+                }
                 if (vectorS2) {
                     DepthwiseConv3x3Heuristics.RingConfig picked = ringS2 ? DepthwiseConv3x3Heuristics.ringS2Config(p) : null;
                     for (DepthwiseConv3x3Heuristics.RingConfig g : new DepthwiseConv3x3Heuristics.RingConfig[] {
