@@ -157,6 +157,8 @@ public final class Tensor implements AutoCloseable {
 
     private final OwnerRef ownerRef;
     private final long numel;
+    /** Row-major contiguous strides (fixed at construction: shape and strides never change). */
+    private final boolean contiguous;
 
     private Tensor(long id, Device device, DType dtype, long[] shape, long[] strides, Storage storage, long offsetBytes,
                    Tensor parent) {
@@ -170,6 +172,7 @@ public final class Tensor implements AutoCloseable {
         this.view = parent != null;
         this.parent = parent;
         this.numel = numel(shape);
+        this.contiguous = Arrays.equals(strides, contiguousStrides(shape));
         if (parent == null && storage.owned) {
             LIVE_OWNED.incrementAndGet();
             if (storage.host != null) {
@@ -306,7 +309,7 @@ public final class Tensor implements AutoCloseable {
     /** Bytes covered by the elements (numel × element size for contiguous tensors). */
     public long byteSize() { return numel() * dtype.bytes(); }
 
-    public boolean isContiguous() { return Arrays.equals(strides, contiguousStrides(shape)); }
+    public boolean isContiguous() { return contiguous; }
 
     public boolean isBorrowed() { return !storage.owned; }
 
@@ -488,6 +491,31 @@ public final class Tensor implements AutoCloseable {
         return out;
     }
 
+    /**
+     * Every element widened exactly to double, in row-major logical order (I32 stays exact: no detour through float).
+     * A contiguous tensor is read in one copy ({@link #toRaw()}: from a GPU after the per-thread stream's work); a
+     * strided view of a CPU tensor element by element, as {@link #getDouble} reads it. A strided GPU view is refused,
+     * as by {@code toRaw()}.
+     */
+    public double[] toDoubleArray() {
+        ensureOpen("tensor");
+        if (numel > Integer.MAX_VALUE) {
+            throw new ArgumentException("tensor", "at most 2^31-1 elements to copy to a double[]", String.valueOf(numel));
+        }
+        double[] out = new double[(int) numel];
+        if (!contiguous && device.isCpu()) {
+            for (int i = 0; i < out.length; i++) {
+                out[i] = getDouble(i);
+            }
+            return out;
+        }
+        ByteBuffer b = toRaw();
+        for (int i = 0; i < out.length; i++) {
+            out[i] = readElement(b, i);
+        }
+        return out;
+    }
+
     /** Elements of an I32 tensor. */
     public int[] toIntArray() {
         ensureOpen("tensor");
@@ -573,6 +601,9 @@ public final class Tensor implements AutoCloseable {
     private long byteOffsetOf(long flat) {
         if (flat < 0 || flat >= numel) {
             throw new ArgumentException("index", "an element index in [0, " + numel + ")", String.valueOf(flat));
+        }
+        if (contiguous) {
+            return flat * dtype.bytes();  // what the loop below gives for row-major strides, without its divisions
         }
         long off = 0;
         for (int i = shape.length - 1; i >= 0; i--) {

@@ -24,6 +24,36 @@ class TensorTest {
         }
     }
 
+    @Test void toDoubleArrayWidensEveryDtypeExactlyAndReadsViewsElementByElement() {
+        float[] v = {1f, -2.5f, 3.25f, 0.1f, 65504f, -0f, 1e-7f, -3.3e38f};
+        for (DType dt : new DType[] {DType.F32, DType.F16, DType.BF16}) {
+            try (Tensor t = Tensor.of(Device.CPU, dt, v, 2, 4)) {
+                double[] d = t.toDoubleArray();
+                for (int i = 0; i < v.length; i++) {
+                    assertEquals(Double.doubleToRawLongBits(t.getDouble(i)), Double.doubleToRawLongBits(d[i]), dt + " element " + i);
+                }
+                Tensor tr = t.strided(new long[] {4, 2}, new long[] {1, 4}, 0);  // the transpose: not contiguous
+                double[] dtr = tr.toDoubleArray();
+                for (int i = 0; i < 8; i++) {
+                    assertEquals(d[(i % 2) * 4 + i / 2], dtr[i], dt + " transposed element " + i);
+                }
+            }
+        }
+        try (Tensor t = Tensor.ofInts(Device.CPU, new int[] {16_777_217, -7, Integer.MIN_VALUE}, 3)) {
+            assertArrayEquals(new double[] {16_777_217, -7, Integer.MIN_VALUE}, t.toDoubleArray());  // exact beyond 2^24
+        }
+        try (Tensor t = Tensor.ofBytes(Device.CPU, new byte[] {-128, 0, 127}, 3)) {
+            assertArrayEquals(new double[] {-128, 0, 127}, t.toDoubleArray());
+        }
+        try (Tensor t = Tensor.of(Device.CPU, DType.F32, v, 8)) {
+            Tensor tail = t.strided(new long[] {3}, new long[] {1}, 5);  // contiguous view at an element offset
+            assertArrayEquals(new double[] {-0.0, 1e-7f, -3.3e38f}, tail.toDoubleArray());
+        }
+        Tensor closed = Tensor.empty(Device.CPU, DType.F32, 2);
+        closed.close();
+        assertThrows(ArgumentException.class, closed::toDoubleArray);
+    }
+
     @Test void closingTwiceIsAnError() {
         Tensor t = Tensor.empty(Device.CPU, DType.F16, 4);
         t.close();

@@ -152,37 +152,19 @@ public final class Verifier {
 
     /** Values widened exactly to double (I32 stays exact: no detour through float). */
     private static double[] hostValues(Tensor t) {
-        double[] d = new double[(int) t.numel()];
-        if (t.device().isCpu()) {
-            for (int i = 0; i < d.length; i++) {
-                d[i] = t.getDouble(i);
-            }
-            return d;
-        }
-        if (t.dtype() == DType.I32) {
-            int[] v = t.toIntArray();
-            for (int i = 0; i < v.length; i++) {
-                d[i] = v[i];
-            }
-            return d;
-        }
-        float[] f = t.toFloatArray();
-        for (int i = 0; i < f.length; i++) {
-            d[i] = f[i];
-        }
-        return d;
+        return t.toDoubleArray();
     }
 
     private static long[] hostBits(Tensor t) {
         int n = (int) t.numel();
         long[] bits = new long[n];
-        if (t.device().isCpu()) {
+        if (t.device().isCpu() && !t.isContiguous()) {
             for (int i = 0; i < n; i++) {
                 bits[i] = t.getRawBits(i);
             }
             return bits;
         }
-        java.nio.ByteBuffer b = t.toRaw();
+        java.nio.ByteBuffer b = t.toRaw();  // one copy (from a GPU, or of a contiguous CPU tensor)
         for (int i = 0; i < n; i++) {
             switch (t.dtype().bytes()) {
                 case 1: bits[i] = b.get(i) & 0xffL; break;

@@ -59,12 +59,10 @@ class BmmGpuTest {
              Tensor gaBase = Tensor.empty(GPU, dt, aN + offset); Tensor gb = hb.to(GPU);
              Stream s = Stream.create(GPU)) {
             // A at an element offset: offset > 0 makes its address unaligned for 16-byte loads
-            try (Tensor hStage = Tensor.empty(Device.CPU, dt, aN + offset)) {
-                for (long i = 0; i < aN; i++) {
-                    hStage.setDouble(i + offset, ha.getDouble(i));
-                }
-                gaBase.copyFromRaw(hStage.toRaw());
-            }
+            java.nio.ByteBuffer stage = java.nio.ByteBuffer.allocateDirect((int) ((aN + offset) * dt.bytes()));
+            stage.position(offset * dt.bytes());
+            stage.put(ha.toRaw()).rewind();  // A's bytes after `offset` unused elements (left as zero bytes)
+            gaBase.copyFromRaw(stage);
             Tensor ga = gaBase.strided(aShape, Tensor.contiguousStrides(aShape), offset);
             Decision d = Bmm.decide(ga, gb, o);
             Tensor out;

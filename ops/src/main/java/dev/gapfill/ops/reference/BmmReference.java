@@ -102,10 +102,6 @@ public final class BmmReference {
     }
 
     private static double[] values(Tensor t) {
-        double[] v = new double[Math.toIntExact(t.numel())];
-        for (int i = 0; i < v.length; i++) {
-            v[i] = t.getDouble(i);
-        }
-        return v;
+        return t.toDoubleArray();  // one copy of a contiguous tensor; views element by element
     }
 }

@@ -190,8 +190,11 @@ public final class DepthwiseConv3x3Reference {
     }
 
     private static float[] floats(Tensor t) {
-        float[] f = new float[(int) t.numel()];
-        IntStream.range(0, f.length).parallel().forEach(i -> f[i] = (float) t.getDouble(i));
+        double[] d = t.toDoubleArray();  // F32/F16/BF16 values: the narrowing back to float is exact
+        float[] f = new float[d.length];
+        for (int i = 0; i < f.length; i++) {
+            f[i] = (float) d[i];
+        }
         return f;
     }
 

@@ -154,9 +154,7 @@ public final class GroupedGemmReference {
     }
 
     private static double[] values(Tensor t) {
-        double[] v = new double[(int) t.numel()];
-        IntStream.range(0, v.length).parallel().forEach(i -> v[i] = t.getDouble(i));
-        return v;
+        return t.toDoubleArray();  // one copy of a contiguous tensor; views element by element
     }
 
     private static int[] ints(Tensor t) {
