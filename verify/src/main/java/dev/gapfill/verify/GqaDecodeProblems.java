@@ -74,15 +74,13 @@ public final class GqaDecodeProblems {
             case BLHD: {
                 Tensor kk = Tensor.empty(Device.CPU, k.dtype(), b, cap, hkv, d);
                 Tensor vv = Tensor.empty(Device.CPU, k.dtype(), b, cap, hkv, d);
+                Rows rows = new Rows(k, v, kk, vv, d);
                 for (int i = 0; i < b; i++) {
                     for (int h = 0; h < hkv; h++) {
                         for (int pos = 0; pos < cap; pos++) {
                             long src = (((long) i * hkv + h) * cap + pos) * d;
                             long dst = (((long) i * cap + pos) * hkv + h) * d;
-                            for (int e = 0; e < d; e++) {
-                                kk.setRawBits(dst + e, k.getRawBits(src + e));
-                                vv.setRawBits(dst + e, v.getRawBits(src + e));
-                            }
+                            rows.copy(src, dst);
                         }
                     }
                 }
@@ -102,20 +100,54 @@ public final class GqaDecodeProblems {
                 }
                 Tensor kp = uniform(rnd, k.dtype(), pages, pageSize, hkv, d);
                 Tensor vp = uniform(rnd, k.dtype(), pages, pageSize, hkv, d);
+                Rows rows = new Rows(k, v, kp, vp, d);
                 for (int i = 0; i < b; i++) {
                     for (int pos = 0; pos < cap; pos++) {
                         long page = table[i * maxPages + pos / pageSize];
                         for (int h = 0; h < hkv; h++) {
                             long src = (((long) i * hkv + h) * cap + pos) * d;
                             long dst = ((page * pageSize + pos % pageSize) * hkv + h) * d;
-                            for (int e = 0; e < d; e++) {
-                                kp.setRawBits(dst + e, k.getRawBits(src + e));
-                                vp.setRawBits(dst + e, v.getRawBits(src + e));
-                            }
+                            rows.copy(src, dst);
                         }
                     }
                 }
                 return KvCache.paged(kp, vp, Tensor.ofInts(Device.CPU, table, b, maxPages));
+            }
+        }
+    }
+
+    /**
+     * Copies rows of d elements from CPU tensors k, v into kOut, vOut (element offsets): by bytes where all four are
+     * contiguous, element by element otherwise.
+     */
+    private static final class Rows {
+        private final Tensor k, v, kOut, vOut;
+        private final java.nio.ByteBuffer kb, vb, kOutB, vOutB;  // null unless all four are contiguous
+        private final int d, elemBytes;
+
+        Rows(Tensor k, Tensor v, Tensor kOut, Tensor vOut, int d) {
+            this.k = k;
+            this.v = v;
+            this.kOut = kOut;
+            this.vOut = vOut;
+            this.d = d;
+            this.elemBytes = k.dtype().bytes();
+            boolean bytes = k.isContiguous() && v.isContiguous() && kOut.isContiguous() && vOut.isContiguous();
+            this.kb = bytes ? k.hostBuffer() : null;
+            this.vb = bytes ? v.hostBuffer() : null;
+            this.kOutB = bytes ? kOut.hostBuffer() : null;
+            this.vOutB = bytes ? vOut.hostBuffer() : null;
+        }
+
+        void copy(long src, long dst) {
+            if (kb != null) {
+                kOutB.put((int) (dst * elemBytes), kb, (int) (src * elemBytes), d * elemBytes);
+                vOutB.put((int) (dst * elemBytes), vb, (int) (src * elemBytes), d * elemBytes);
+                return;
+            }
+            for (int e = 0; e < d; e++) {
+                kOut.setRawBits(dst + e, k.getRawBits(src + e));
+                vOut.setRawBits(dst + e, v.getRawBits(src + e));
             }
         }
     }
