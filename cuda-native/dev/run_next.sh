@@ -7,7 +7,9 @@
 # rule DepthwiseConv3x3Heuristics.useNchwUnroll3, the switch gapfill.depthwise.nchwUnroll3, the sweep peer nchw_rolled /
 # nchw_u3, a CPU heuristics test, a GPU test over every trip-count remainder; the dev A/B then runs the shipped entry
 # points). Measured at 8b0c8c5 as a dev copy (depthwise_conv3x3/h100-8b0c8c5-nchw-u3.txt): bit-identical, RELU
-# 0.86-0.94x, NONE with a residual 0.97-0.99x, SiLU/GELU 1.01-1.05x. CI passed with it applied at 974849e. Next: git
+# 0.86-0.94x, NONE with a residual 0.97-0.99x, SiLU/GELU 1.01-1.05x. CI passed with it applied at 974849e. Run with it
+# applied at 948a31e (dirty tree; depthwise_conv3x3/h100-948a31e-nchw-u3-patch.txt and -f16.json): memcheck and racecheck
+# over the depthwise class 0 errors; F16 sweep 16x64x224x224 NONE 93.9 -> 81.7 us (0.83 of the floor), RELU 0.81. Next: git
 # apply it; .ci/run; commit; bundle; the checks of that commit (below) and the depthwise sweep on the same machine.
 # The F32 stride-1 2 x 2 ring geometry (the twenty-ninth session's patch) shipped at 6ef909e. Earlier staged runs: the stride-2 ring (ran at 0bb8244, shipped at 8fc4064), the grouped GEMM early-W variants
 # (h100-early-w.txt, no gain), the u = 6 bmm_wg run (results-h100-c9031cc-u6.txt), the sixteenth's u = 4 widths, the
