@@ -493,9 +493,9 @@ public final class Tensor implements AutoCloseable {
 
     /**
      * Every element widened exactly to double, in row-major logical order (I32 stays exact: no detour through float).
-     * A contiguous tensor is read in one copy ({@link #toRaw()}: from a GPU after the per-thread stream's work); a
-     * strided view of a CPU tensor element by element, as {@link #getDouble} reads it. A strided GPU view is refused,
-     * as by {@code toRaw()}.
+     * A contiguous CPU tensor is read in place, a contiguous GPU tensor in one copy ({@link #toRaw()}: after the
+     * per-thread stream's work); a strided view of a CPU tensor element by element, as {@link #getDouble} reads it. A
+     * strided GPU view is refused, as by {@code toRaw()}.
      */
     public double[] toDoubleArray() {
         ensureOpen("tensor");
@@ -509,7 +509,7 @@ public final class Tensor implements AutoCloseable {
             }
             return out;
         }
-        ByteBuffer b = toRaw();
+        ByteBuffer b = device.isCpu() ? hostBuffer() : toRaw();
         for (int i = 0; i < out.length; i++) {
             out[i] = readElement(b, i);
         }

@@ -25,8 +25,8 @@ public final class Verifier {
      * @param against   label for the report
      */
     public static Verdict compare(Tensor actual, double[] reference, double[] scale, Tolerance tol, String against) {
-        double[] got = hostValues(actual);
-        long[] gotBits = hostBits(actual);
+        long[] gotBits = hostBits(actual);  // one copy of a device tensor; the values come from these bits
+        double[] got = values(actual.dtype(), gotBits);
         if (got.length != reference.length) {
             throw new ArgumentException("reference", got.length + " values", reference.length + " values");
         }
@@ -129,16 +129,12 @@ public final class Verifier {
             throw new ArgumentException("expected", actual.dtype() + Arrays.toString(actual.shape()),
                     expected.dtype() + Arrays.toString(expected.shape()));
         }
-        double[] e = hostValues(expected);
-        double[] ref = new double[e.length];
-        for (int i = 0; i < e.length; i++) {
-            ref[i] = e[i];
-        }
+        double[] e = expected.toDoubleArray();  // exact widening, I32 included
         double[] scale = new double[e.length];
         for (int i = 0; i < e.length; i++) {
             scale[i] = Math.abs(e[i]);
         }
-        return compare(actual, ref, scale, tol, against);
+        return compare(actual, e, scale, tol, against);
     }
 
     private static String index(long[] shape, long flat) {
@@ -150,9 +146,20 @@ public final class Verifier {
         return Arrays.toString(idx);
     }
 
-    /** Values widened exactly to double (I32 stays exact: no detour through float). */
-    private static double[] hostValues(Tensor t) {
-        return t.toDoubleArray();
+    /** The values of raw element bits (zero-extended, as {@link #hostBits} gives them), widened exactly to double. */
+    private static double[] values(DType dt, long[] bits) {
+        double[] v = new double[bits.length];
+        for (int i = 0; i < bits.length; i++) {
+            long b = bits[i];
+            switch (dt) {
+                case F32: v[i] = Float.intBitsToFloat((int) b); break;
+                case F16: v[i] = dev.gapfill.core.HalfFloats.halfToFloat((short) b); break;
+                case BF16: v[i] = dev.gapfill.core.HalfFloats.bf16ToFloat((short) b); break;
+                case I8: v[i] = (byte) b; break;
+                default: v[i] = (int) b; break;
+            }
+        }
+        return v;
     }
 
     private static long[] hostBits(Tensor t) {
@@ -164,7 +171,7 @@ public final class Verifier {
             }
             return bits;
         }
-        java.nio.ByteBuffer b = t.toRaw();  // one copy (from a GPU, or of a contiguous CPU tensor)
+        java.nio.ByteBuffer b = t.device().isCpu() ? t.hostBuffer() : t.toRaw();  // a device tensor in one copy
         for (int i = 0; i < n; i++) {
             switch (t.dtype().bytes()) {
                 case 1: bits[i] = b.get(i) & 0xffL; break;

@@ -40,6 +40,33 @@ class VerifierProperties {
         }
     }
 
+    @Property(tries = 100)
+    void everyDtypeMatchesItsOwnValuesOnContiguousTensorsAndViews(@ForAll @net.jqwik.api.constraints.IntRange(min = 0, max = 4) int dtype,
+                                                                   @ForAll @net.jqwik.api.constraints.IntRange(min = 1, max = 40) int n,
+                                                                   @ForAll long seed) {
+        // The verifier reads an output's raw bits once and takes its values from them: they must be the tensor's own
+        // values (getDouble), bit for bit, in every dtype, on a contiguous tensor and on a strided view; one changed
+        // element fails.
+        DType dt = new DType[] {DType.F32, DType.F16, DType.BF16, DType.I8, DType.I32}[dtype];
+        java.util.Random rnd = new java.util.Random(seed);
+        try (Tensor t = Tensor.empty(Device.CPU, dt, 2L * n)) {
+            for (int i = 0; i < 2 * n; i++) {
+                t.setRawBits(i, dt.bytes() == 1 ? rnd.nextInt(256) : dt.bytes() == 2 ? rnd.nextInt(0x7c00) : rnd.nextInt() & 0x7f7fffff);
+            }
+            Tensor every2nd = t.strided(new long[] {n}, new long[] {2}, 1);
+            for (Tensor x : new Tensor[] {t, every2nd}) {
+                double[] ref = new double[(int) x.numel()];
+                for (int i = 0; i < ref.length; i++) {
+                    ref[i] = x.getDouble(i);
+                }
+                Verdict v = Verifier.compare(x, ref, null, Tolerance.bitExact(), "own values");
+                assertTrue(v.pass() && v.bitExact(), dt + " " + v);
+                ref[ref.length - 1] += dt.isFloating() ? Math.max(1.0, Math.abs(ref[ref.length - 1])) : 1;
+                assertFalse(Verifier.compare(x, ref, null, Tolerance.bitExact(), "changed").pass(), dt.toString());
+            }
+        }
+    }
+
     @Test void poisonIsNeverAccepted() {
         try (Tensor t = Tensor.of(Device.CPU, DType.F32, new float[] {1f, 2f}, 2)) {
             t.setRawBits(0, 0xffffffffL); // NaN: an element the kernel never wrote
