@@ -1,7 +1,8 @@
-// A/B of nchw.cu's stride-1 row loop: the shipped rolled loop (one iteration per input row; the three accumulator rows
-// and the three row buffers rotate by register copies, 2·VW + ~10 MOVs per row, 8 % of the VW = 8 loop's ~201
-// instructions per row) against the same loop unrolled three times with the roles renamed instead of copied (variant
-// "u3"). Same taps in the same order, so the outputs must be bit-identical; checked on every element of every case.
+// A/B of nchw.cu's stride-1 row loop: the rolled loop (one iteration per input row; the three accumulator rows and the
+// three row buffers rotate by register copies) against the same loop unrolled three times with the roles renamed
+// instead of copied (nchw.cu's _u3 entry points, F16/BF16 at VW 8; the first run, h100-8b0c8c5-nchw-u3.txt, had its own
+// copy of the loop and an F32 instantiation too). Same taps in the same order, so the outputs must be bit-identical;
+// checked on every element of every case.
 // Build and run on a GPU host from the repository root: bash cuda-native/dev/depthwise_conv3x3/nchw_u3_ab.sh
 #include "nchw.cu"
 #include "harness.h"  // dw_pick_rps: the shipped strip rows
@@ -12,74 +13,6 @@
 #include <cstring>
 #include <random>
 #include <vector>
-
-namespace {
-
-// dw_nchw's stride-1 branch with the rotation unrolled by three (launch-uniform trip count and breaks, so the shuffles
-// inside unpack_row never diverge).
-template <typename T, int VW>
-__device__ __forceinline__ void dw_nchw_u3(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
-                                           const T* __restrict__ res, T* __restrict__ y, int planes, int C, int H, int W,
-                                           int Ho, int Wo, int rps, int act) {
-    constexpr int S = 1;
-    constexpr int K = VW + 2;
-    const int nv = (Wo + VW - 1) / VW;
-    const int strips = (Ho + rps - 1) / rps;
-    unsigned idx = blockIdx.x * blockDim.x + threadIdx.x;
-    const int jv = (int)(idx % (unsigned)nv);
-    idx /= (unsigned)nv;
-    const int i0 = (int)(idx % (unsigned)strips) * rps;
-    const unsigned pl = idx / (unsigned)strips;
-    const bool live = pl < (unsigned)planes;
-    const int c = live ? (int)(pl % (unsigned)C) : 0;
-    const int rows = live ? min(rps, Ho - i0) : 0;
-    Geo g{x + (size_t)(live ? pl : 0u) * H * W, H, W, jv * VW, jv, nv, (int)(threadIdx.x & 31), live};
-    float wr[9];
-#pragma unroll
-    for (int t = 0; t < 9; ++t) wr[t] = live ? to_float(__ldg(w + (size_t)c * 9 + t)) : 0.f;
-    const bool hasBias = bias != nullptr;
-    const float b = (live && hasBias) ? to_float(__ldg(bias + c)) : 0.f;
-    const size_t o0 = ((size_t)(live ? pl : 0u) * Ho + i0) * Wo + g.j0;
-    const int nvalid = min(VW, Wo - g.j0);
-    float in[K];
-    float aA[VW], aB[VW], aC[VW];
-    RowBuf<T, S, VW> r0 = load_row<T, S, VW>(g, i0 - 1, true), r1 = load_row<T, S, VW>(g, i0, true), r2;
-    const int trips = rps + 2;
-    // iteration k: X holds p = 2 of output i0+k-2 (then stored), Y p = 1 of i0+k-1, Z p = 0 of i0+k (fresh);
-    // U is input row i0-1+k, V the next, W is loaded with the one after
-#define DW_U3_STEP(k, X, Y, Z, U, V, Wb)                                                                        \
-    {                                                                                                         \
-        Wb = load_row<T, S, VW>(g, i0 + 1 + (k), (k) + 1 <= rows);                                            \
-        unpack_row<T, S, VW, K>(g, U, in);                                                                    \
-        if ((k) >= 2) {                                                                                       \
-            taps<S, VW, K>(wr, 2, in, X, false);                                                              \
-            if ((k) - 2 < rows) finish_row<T, VW>(res, y, o0 + (size_t)((k) - 2) * Wo, nvalid, b, hasBias, act, X); \
-        }                                                                                                     \
-        if ((k) >= 1) taps<S, VW, K>(wr, 1, in, Y, false);                                                    \
-        taps<S, VW, K>(wr, 0, in, Z, true);                                                                   \
-    }
-#pragma unroll 1
-    for (int k = 0; k < trips; k += 3) {
-        DW_U3_STEP(k, aA, aB, aC, r0, r1, r2)
-        if (k + 1 >= trips) break;
-        DW_U3_STEP(k + 1, aB, aC, aA, r1, r2, r0)
-        if (k + 2 >= trips) break;
-        DW_U3_STEP(k + 2, aC, aA, aB, r2, r0, r1)
-    }
-#undef DW_U3_STEP
-}
-
-}  // namespace
-
-#define DW_U3(T, TN, VW)                                                                                           \
-    extern "C" __global__ void __launch_bounds__(256, 1) u3_nchw_##TN##_s1_v##VW(                                  \
-        const T* x, const T* w, const T* bias, const T* res, T* y, int planes, int C, int H, int W, int Ho, int Wo, \
-        int rps, int act) {                                                                                        \
-        dw_nchw_u3<T, VW>(x, w, bias, res, y, planes, C, H, W, Ho, Wo, rps, act);                                  \
-    }
-DW_U3(float, f32, 4)
-DW_U3(__half, f16, 8)
-DW_U3(__nv_bfloat16, bf16, 8)
 
 // ---------------------------------------------------------------------------------------------------------- host
 #define CK(e)                                                                                    \
@@ -121,12 +54,11 @@ static void launch(bool u3, int dt, const void* x, const void* w, const void* b,
     long long nv = (W + vw - 1) / vw, strips = (H + rps - 1) / rps, threads = (long long)planes * strips * nv;
     dim3 grid((unsigned)((threads + 255) / 256)), block(256);
 #define GO(T, TN, V)                                                                                                  \
-    if (u3) u3_nchw_##TN##_s1_v##V<<<grid, block, 0, st>>>((const T*)x, (const T*)w, (const T*)b, (const T*)r, (T*)y, \
+    if (u3) dwconv3x3_nchw_##TN##_s1_v##V##_u3<<<grid, block, 0, st>>>((const T*)x, (const T*)w, (const T*)b, (const T*)r, (T*)y, \
                                                              planes, C, H, W, H, W, rps, act);                       \
     else dwconv3x3_nchw_##TN##_s1_v##V<<<grid, block, 0, st>>>((const T*)x, (const T*)w, (const T*)b, (const T*)r,  \
                                                                  (T*)y, planes, C, H, W, H, W, rps, act)
-    if (dt == DF32) { GO(float, f32, 4); }
-    else if (dt == DF16) { GO(__half, f16, 8); }
+    if (dt == DF16) { GO(__half, f16, 8); }
     else { GO(__nv_bfloat16, bf16, 8); }
 #undef GO
 }
@@ -155,7 +87,7 @@ int main(int argc, char** argv) {
     for (int phase = 0; phase < 2; ++phase) {
         const std::vector<Case>& cases = phase == 0 ? odd : timed;
         for (const Case& cs : cases) {
-            for (int dt = 0; dt < 3; ++dt) {
+            for (int dt = DF16; dt <= DBF16; ++dt) {
                 for (int act : {0, 1, 3, 4}) {
                     const int vw = dt == DF32 ? 4 : 8;
                     if (cs.w % vw) continue;

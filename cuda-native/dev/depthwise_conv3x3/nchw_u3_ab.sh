@@ -9,10 +9,10 @@ nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -I "$D" -I 
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
   awk -v q="'" '/Compiling entry function/ { split($0, a, q); k = a[2] } /Used [0-9]+ registers/ { print k, "regs=" $5 }' \
-    /tmp/nchw_u3_ab.log | grep -E "^(u3_nchw|dwconv3x3_nchw_(f32_s1_v4|f16_s1_v8|bf16_s1_v8) )"
+    /tmp/nchw_u3_ab.log | grep -E "^dwconv3x3_nchw_(f16|bf16)_s1_v8(_u3)? "
   if command -v cuobjdump > /dev/null; then
     cuobjdump -sass /tmp/nchw_u3_ab > /tmp/nchw_u3_ab.sass 2>/dev/null
-    for k in dwconv3x3_nchw_f16_s1_v8 u3_nchw_f16_s1_v8 dwconv3x3_nchw_f32_s1_v4 u3_nchw_f32_s1_v4; do
+    for k in dwconv3x3_nchw_f16_s1_v8 dwconv3x3_nchw_f16_s1_v8_u3; do
       awk "/Function : $k\$/{f=1;next} /Function :/{f=0} f" /tmp/nchw_u3_ab.sass > /tmp/k.sass
       echo "SASS $k: $(grep -cE '^ +/\*[0-9a-f]{4}\*/' /tmp/k.sass) instructions, MOV $(grep -cE '\bMOV\b' /tmp/k.sass), FFMA $(grep -c FFMA /tmp/k.sass)"
     done

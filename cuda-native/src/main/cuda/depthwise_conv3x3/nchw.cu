@@ -104,7 +104,7 @@ __device__ __forceinline__ void finish_row(const T* __restrict__ res, T* __restr
     act_store<T, VW>(y + o, act, VW > 1, nvalid, v);
 }
 
-template <typename T, int S, int VW>
+template <typename T, int S, int VW, bool U3 = false>
 __device__ __forceinline__ void dw_nchw(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
                                         const T* __restrict__ res, T* __restrict__ y, int planes, int C, int H, int W,
                                         int Ho, int Wo, int rps, int act) {
@@ -134,7 +134,34 @@ __device__ __forceinline__ void dw_nchw(const T* __restrict__ x, const T* __rest
 
     // The loop runs rps (+2) times in every thread (launch-uniform), so the shuffles never diverge;
     // rows past the strip or the image are not loaded and their outputs are not stored.
-    if (S == 1) {
+    if constexpr (S == 1 && U3) {
+        // The loop below unrolled three times: the accumulator rows and row buffers change roles by name instead of
+        // by register copies (iteration k: X p=2 of output i0+k−2, then stored; Y p=1 of i0+k−1; Z p=0 of i0+k;
+        // U the input row i0−1+k, Wb loaded with row i0+1+k). The trip count and the breaks are launch-uniform.
+        float aA[VW], aB[VW], aC[VW];
+        RowBuf<T, S, VW> r0 = load_row<T, S, VW>(g, i0 - 1, true), r1 = load_row<T, S, VW>(g, i0, true), r2;
+        const int trips = rps + 2;
+#define DW_NCHW_U3_STEP(k, X, Y, Z, U, Wb)                                                                        \
+    {                                                                                                         \
+        Wb = load_row<T, S, VW>(g, i0 + 1 + (k), (k) + 1 <= rows);                                            \
+        unpack_row<T, S, VW, K>(g, U, in);                                                                    \
+        if ((k) >= 2) {                                                                                       \
+            taps<S, VW, K>(wr, 2, in, X, false);                                                              \
+            if ((k) - 2 < rows) finish_row<T, VW>(res, y, o0 + (size_t)((k) - 2) * Wo, nvalid, b, hasBias, act, X); \
+        }                                                                                                     \
+        if ((k) >= 1) taps<S, VW, K>(wr, 1, in, Y, false);                                                    \
+        taps<S, VW, K>(wr, 0, in, Z, true);                                                                   \
+    }
+#pragma unroll 1
+        for (int k = 0; k < trips; k += 3) {
+            DW_NCHW_U3_STEP(k, aA, aB, aC, r0, r2)
+            if (k + 1 >= trips) break;
+            DW_NCHW_U3_STEP(k + 1, aB, aC, aA, r1, r0)
+            if (k + 2 >= trips) break;
+            DW_NCHW_U3_STEP(k + 2, aC, aA, aB, r2, r1)
+        }
+#undef DW_NCHW_U3_STEP
+    } else if (S == 1) {
         // iteration k consumes input row i0−1+k: p=2 of output i0+k−2 (then stored), p=1 of i0+k−1,
         // p=0 of i0+k; rows i0+k and i0+k+1 are in flight meanwhile.
         float a0[VW], a1[VW], a2[VW];
@@ -189,6 +216,15 @@ __device__ __forceinline__ void dw_nchw(const T* __restrict__ x, const T* __rest
         int rps, int act) {                                                                                         \
         dw_nchw<T, S, VW>(x, w, bias, res, y, planes, C, H, W, Ho, Wo, rps, act);                                \
     }
+// F16/BF16 stride 1 at VW 8 with the row loop unrolled three times (DepthwiseConv3x3Heuristics.useNchwUnroll3: exact
+// activations). H100, dev/depthwise_conv3x3/nchw_u3_ab.cu at 8b0c8c5: bit-identical to the rolled loop; RELU 0.86-0.94x
+// its time, NONE with a residual 0.97-0.99x, SiLU/GELU_ERF 1.01-1.05x (so they keep the rolled loop); F32 1.09-1.37x.
+#define DW_NCHW_U3(T, TN)                                                                                          \
+    extern "C" __global__ void __launch_bounds__(256, 1) dwconv3x3_nchw_##TN##_s1_v8_u3(                           \
+        const T* x, const T* w, const T* bias, const T* res, T* y, int planes, int C, int H, int W, int Ho, int Wo, \
+        int rps, int act) {                                                                                        \
+        dw_nchw<T, 1, 8, true>(x, w, bias, res, y, planes, C, H, W, Ho, Wo, rps, act);                             \
+    }
 #define DW_NCHW_ALL_VW(T, TN, S, VMAX) \
     DW_NCHW(T, TN, S, 1) DW_NCHW(T, TN, S, 2) DW_NCHW(T, TN, S, 4) DW_NCHW_V8_##VMAX(T, TN, S)
 #define DW_NCHW_V8_8(T, TN, S) DW_NCHW(T, TN, S, 8)
@@ -200,3 +236,5 @@ DW_NCHW_ALL_VW(__half, f16, 1, 8)
 DW_NCHW_ALL_VW(__half, f16, 2, 8)
 DW_NCHW_ALL_VW(__nv_bfloat16, bf16, 1, 8)
 DW_NCHW_ALL_VW(__nv_bfloat16, bf16, 2, 8)
+DW_NCHW_U3(__half, f16)
+DW_NCHW_U3(__nv_bfloat16, bf16)

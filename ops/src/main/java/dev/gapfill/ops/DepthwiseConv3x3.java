@@ -447,7 +447,8 @@ public final class DepthwiseConv3x3 {
             }
             DepthwiseConv3x3Heuristics.Grid g = DepthwiseConv3x3Heuristics.nchwGrid(p, vw, sms);
             args.i32(p.n() * p.c()).i32(p.c()).i32(p.h()).i32(p.w()).i32(ho).i32(wo).i32(g.rowsPerStrip()).i32(p.act().ordinal());
-            NCHW.function(s.cudaDevice(), prefix + "_v" + vw).launch(s, (int) g.blocks(), 1, 1, DepthwiseConv3x3Heuristics.BLOCK, 1, 1, 0, args);
+            String symbol = prefix + "_v" + vw + (DepthwiseConv3x3Heuristics.useNchwUnroll3(p, vw) ? "_u3" : "");
+            NCHW.function(s.cudaDevice(), symbol).launch(s, (int) g.blocks(), 1, 1, DepthwiseConv3x3Heuristics.BLOCK, 1, 1, 0, args);
         }
     }
 }

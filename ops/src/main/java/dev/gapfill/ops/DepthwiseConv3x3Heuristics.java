@@ -82,6 +82,29 @@ public final class DepthwiseConv3x3Heuristics {
      * crosses an image row; halved for F32 stride 2 (measured faster, see {@link #NCHW_ROWS}). The
      * launch narrows it further if a pointer is not VW·sizeof(T)-aligned.
      */
+    /**
+     * nchw.cu's stride-1 row loop unrolled three times ({@code dwconv3x3_nchw_<f16|bf16>_s1_v8_u3}: the accumulator rows
+     * and row buffers change roles by name instead of by register copies), for F16/BF16 at an access width {@code vw}
+     * of 8 with an exact activation. H100 (dev/depthwise_conv3x3/nchw_u3_ab.cu at 8b0c8c5, bit-identical on every
+     * element): RELU 0.86-0.94× the rolled loop's time (16×64×224×224 F16 101.6 → 87.5 µs), NONE with a residual
+     * 0.97-0.99×; SiLU/GELU_ERF 1.01-1.05× and F32 1.09-1.37×, so those keep the rolled loop.
+     * {@link #NCHW_UNROLL3_PROPERTY} turns it off ({@code false}) or on for every activation ({@code true}).
+     */
+    public static boolean useNchwUnroll3(Problem p, int vw) {
+        if (p.layout() != Layout.NCHW || p.stride() != 1 || p.dtype() == DType.F32 || vw != 8) {
+            return false;
+        }
+        String mode = System.getProperty(NCHW_UNROLL3_PROPERTY, "");
+        return "true".equalsIgnoreCase(mode) || (!"false".equalsIgnoreCase(mode) && p.act().isExact());
+    }
+
+    /**
+     * System property for {@link #useNchwUnroll3}: {@code false} keeps the rolled loop everywhere, {@code true} takes
+     * the unrolled one for every F16/BF16 stride-1 NCHW problem at access width 8 (any activation); unset (or any other
+     * value), exact activations only. Read at every call.
+     */
+    public static final String NCHW_UNROLL3_PROPERTY = "gapfill.depthwise.nchwUnroll3";
+
     public static int nchwVectorWidth(Problem p) {
         int wo = p.outW();
         int vw = 1;
@@ -579,7 +602,7 @@ public final class DepthwiseConv3x3Heuristics {
     }
 
     /**
-     * Kernel variant: layout, access width, stride: {@code nchw_v<VW>_s<S>} (VW from the shape; the
+     * Kernel variant: layout, access width, stride: {@code nchw_v<VW>[u3]_s<S>} (VW from the shape, u3: {@link #useNchwUnroll3}; the
      * launch narrows it for unaligned pointers) or {@code nhwc_c<CPT>w<WC>_<vec|scalar>_s<S>} (vector
      * accesses when C % CPT == 0 and the pointers are aligned, which the pool allocator gives).
      */
@@ -591,7 +614,8 @@ public final class DepthwiseConv3x3Heuristics {
             }
         }
         if (p.layout() == Layout.NCHW) {
-            return "nchw_v" + nchwVectorWidth(p) + "_s" + p.stride();
+            int vw = nchwVectorWidth(p);
+            return "nchw_v" + vw + (useNchwUnroll3(p, vw) ? "u3" : "") + "_s" + p.stride();
         }
         if (useRingS2(p)) {
             RingConfig cfg = ringS2Config(p);

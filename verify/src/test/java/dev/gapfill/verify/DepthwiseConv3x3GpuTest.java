@@ -259,6 +259,60 @@ class DepthwiseConv3x3GpuTest {
     }
 
     /**
+     * nchw.cu's stride-1 row loop unrolled three times ({@code gapfill.depthwise.nchwUnroll3}): forced on (every
+     * activation), off, and under the rule (F16/BF16 exact activations at access width 8), on planes too large for the
+     * plane kernel whose heights give every remainder of the loop's trip count (rows per strip + 2) modulo 3, F16 and
+     * BF16, bias and residual on and off, the residual in place, and an output view one element off (the launch narrows
+     * the access and takes the rolled loop). Bit-exact against the reference for NONE/RELU6, within 1 ulp for GELU_ERF;
+     * the decision names the loop.
+     */
+    @Test void unrolledNchwLoopMatchesTheReference() {
+        Random rnd = new Random(41);
+        int[][] shapes = {{1, 4096}, {2, 2048}, {3, 1600}, {5, 800}, {17, 200}, {65, 64}, {9, 400}};
+        List<String> failures = new ArrayList<>();
+        int[] unrolled = {0};
+        for (String mode : new String[] {"true", "false", ""}) {
+            SystemProperty.with(DepthwiseConv3x3Heuristics.NCHW_UNROLL3_PROPERTY, mode, () -> {
+                int k = 0;
+                for (DType dt : new DType[] {DType.F16, DType.BF16}) {
+                    for (int[] sh : shapes) {
+                        Activation act = new Activation[] {Activation.NONE, Activation.RELU6, Activation.GELU_ERF}[k % 3];
+                        Problem p = new Problem(dt, Layout.NCHW, 1 + k % 2, (k & 1) == 0 ? 3 : 2, sh[0], sh[1], 1, act, (k & 2) == 0,
+                                (k & 4) == 0);
+                        int misalign = k % 7 == 3 ? 1 : 0;
+                        boolean inPlace = p.residual() && k % 3 == 1;
+                        k++;
+                        boolean u3 = DepthwiseConv3x3Heuristics.customVariant(p).equals("nchw_v8u3_s1");
+                        boolean expected = mode.equals("true") || (mode.isEmpty() && act.isExact());
+                        assertEquals(expected, u3, mode + " " + p + " " + DepthwiseConv3x3Heuristics.customVariant(p));
+                        unrolled[0] += u3 && misalign == 0 ? 1 : 0;
+                        Verdict v = runAndCheck(p, Backend.CUSTOM, rnd, misalign, inPlace);
+                        if (!v.pass() || (act.isExact() && !v.bitExact())) {
+                            failures.add(mode + " " + p + " misalign=" + misalign + " inPlace=" + inPlace + ": " + v);
+                        }
+                    }
+                }
+            });
+        }
+        // the grids above are small, so their strips shrink to 1-2 rows (trips 3 and 4); a grid of 1024 threads per SM
+        // keeps strips of 6 rows (trips 8, the third remainder)
+        int sms = dev.gapfill.core.Gpu.device(GPU).info().smCount();
+        for (DType dt : new DType[] {DType.F16, DType.BF16}) {
+            Problem big = new Problem(dt, Layout.NCHW, 1, 2 * sms, 6, 4096, 1, dt == DType.F16 ? Activation.RELU : Activation.NONE,
+                    true, dt == DType.BF16);
+            assertEquals(6, DepthwiseConv3x3Heuristics.nchwGrid(big, 8, sms).rowsPerStrip(), big.toString());
+            assertEquals("nchw_v8u3_s1", DepthwiseConv3x3Heuristics.customVariant(big), big.toString());
+            unrolled[0]++;
+            Verdict v = runAndCheck(big, Backend.CUSTOM, rnd, 0, false);
+            if (!v.pass() || !v.bitExact()) {
+                failures.add(big + ": " + v);
+            }
+        }
+        assertTrue(unrolled[0] >= 18, "the unrolled loop ran " + unrolled[0] + " times");
+        assertTrue(failures.isEmpty(), failures.size() + " failures, first: " + (failures.isEmpty() ? "" : failures.get(0)));
+    }
+
+    /**
      * The whole-plane NCHW kernel (nchw_plane.cu) forced wherever its geometry applies ({@code gapfill.depthwise.nchwPlane=force}):
      * stride 1 (stride 2 must keep nchw.cu), every dtype, exact and smooth activations, plane sizes that give 1-, 2-, 4-, 7- and 8-column segments,
      * chunks whose last one ends in a tail of less than 16 bytes, bias and residual on and off, the residual in place, and

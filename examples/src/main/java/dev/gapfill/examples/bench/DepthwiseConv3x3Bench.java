@@ -120,7 +120,8 @@ public final class DepthwiseConv3x3Bench implements BenchSuite {
                 // Peers, each checked against the reference before the timing: where a ring kernel runs CUSTOM (stride
                 // 1, or stride 2 where useRingS2), nhwc.cu's register-pipelined kernel (nhwc_regs); on every
                 // vectorisable stride-2 NHWC row, the stride-2 ring in each geometry the rules did not pick
-                // (nhwc_ring_s2: 2 x 4, nhwc_ring_s2_c2w2: 2 x 2)
+                // (nhwc_ring_s2: 2 x 4, nhwc_ring_s2_c2w2: 2 x 2); on F16/BF16 stride-1 NCHW rows at access width 8, nchw.cu's
+                // row loop the rule did not pick (nchw_rolled, or nchw_u3: unrolled three times)
                 Map<String, Runnable> peerPaths = new LinkedHashMap<>();
                 boolean vectorS2 = layout == Layout.NHWC && stride == 2 && s[1] % DepthwiseConv3x3Heuristics.ringVectorChannels(p) == 0;
                 boolean ringS2 = DepthwiseConv3x3Heuristics.useRingS2(p);
@@ -132,6 +133,12 @@ public final class DepthwiseConv3x3Bench implements BenchSuite {
                 if (dt == DType.F32 && stride == 1 && DepthwiseConv3x3Heuristics.useRing(p)) {  // the F32 ring geometry not picked
                     String other = DepthwiseConv3x3Heuristics.ringConfig(p) == DepthwiseConv3x3Heuristics.RingConfig.C2W2_F32 ? "c2w4" : "c2w2";
                     peerPaths.put("nhwc_ring_f32_" + other, () -> SystemProperty.with(DepthwiseConv3x3Heuristics.RING_F32_GEOMETRY_PROPERTY, other, customCall));
+                }
+                if (layout == Layout.NCHW && stride == 1 && dt != DType.F32 && !DepthwiseConv3x3Heuristics.usePlane(p)
+                        && DepthwiseConv3x3Heuristics.nchwVectorWidth(p) == 8) {  // nchw.cu's row loop the rule did not pick
+                    boolean u3 = DepthwiseConv3x3Heuristics.useNchwUnroll3(p, 8);
+                    peerPaths.put(u3 ? "nchw_rolled" : "nchw_u3", () -> SystemProperty.with(DepthwiseConv3x3Heuristics.NCHW_UNROLL3_PROPERTY,
+                            u3 ? "false" : "true", customCall));
                 }
                 if (vectorS2) {
                     DepthwiseConv3x3Heuristics.RingConfig picked = ringS2 ? DepthwiseConv3x3Heuristics.ringS2Config(p) : null;
