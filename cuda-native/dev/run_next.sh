@@ -2,15 +2,9 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
-# Staged for the next session (thirtieth): depthwise_conv3x3/nchw_u3.patch, nchw.cu's stride-1 row loop unrolled three
-# times for F16/BF16 exact activations at access width 8 (new entry points dwconv3x3_nchw_{f16,bf16}_s1_v8_u3, the
-# rule DepthwiseConv3x3Heuristics.useNchwUnroll3, the switch gapfill.depthwise.nchwUnroll3, the sweep peer nchw_rolled /
-# nchw_u3, a CPU heuristics test, a GPU test over every trip-count remainder; the dev A/B then runs the shipped entry
-# points). Measured at 8b0c8c5 as a dev copy (depthwise_conv3x3/h100-8b0c8c5-nchw-u3.txt): bit-identical, RELU
-# 0.86-0.94x, NONE with a residual 0.97-0.99x, SiLU/GELU 1.01-1.05x. CI passed with it applied at 974849e. Run with it
-# applied at 948a31e (dirty tree; depthwise_conv3x3/h100-948a31e-nchw-u3-patch.txt and -f16.json): memcheck and racecheck
-# over the depthwise class 0 errors; F16 sweep 16x64x224x224 NONE 93.9 -> 81.7 us (0.83 of the floor), RELU 0.81. Next: git
-# apply it; .ci/run; commit; bundle; the checks of that commit (below) and the depthwise sweep on the same machine.
+# Nothing is staged now. The last staged change, depthwise_conv3x3/nchw_u3.patch (nchw.cu's stride-1 row loop unrolled
+# three times for F16/BF16 exact activations), shipped at 0fe90d3; its checks ran this way in the thirty-first session
+# (call 1 321 s; call 2 the four tools, then the depthwise sweep, 284 s in all).
 # The F32 stride-1 2 x 2 ring geometry (the twenty-ninth session's patch) shipped at 6ef909e. Earlier staged runs: the stride-2 ring (ran at 0bb8244, shipped at 8fc4064), the grouped GEMM early-W variants
 # (h100-early-w.txt, no gain), the u = 6 bmm_wg run (results-h100-c9031cc-u6.txt), the sixteenth's u = 4 widths, the
 # fifteenth's mid96 and u5to9 runs.
