@@ -77,12 +77,6 @@ public final class DepthwiseConv3x3Heuristics {
     }
 
     /**
-     * NCHW access width (output columns per thread, one access each): the widest power of two ≤
-     * 16/sizeof(T) with W % VW == 0 (stride 1) or W == 2·W' and W' % VW == 0 (stride 2), so no access
-     * crosses an image row; halved for F32 stride 2 (measured faster, see {@link #NCHW_ROWS}). The
-     * launch narrows it further if a pointer is not VW·sizeof(T)-aligned.
-     */
-    /**
      * nchw.cu's stride-1 row loop unrolled three times ({@code dwconv3x3_nchw_<f16|bf16>_s1_v8_u3}: the accumulator rows
      * and row buffers change roles by name instead of by register copies), for F16/BF16 at an access width {@code vw}
      * of 8 with an exact activation. H100 (dev/depthwise_conv3x3/nchw_u3_ab.cu at 8b0c8c5, bit-identical on every
@@ -105,6 +99,12 @@ public final class DepthwiseConv3x3Heuristics {
      */
     public static final String NCHW_UNROLL3_PROPERTY = "gapfill.depthwise.nchwUnroll3";
 
+    /**
+     * NCHW access width (output columns per thread, one access each): the widest power of two ≤
+     * 16/sizeof(T) with W % VW == 0 (stride 1) or W == 2·W' and W' % VW == 0 (stride 2), so no access
+     * crosses an image row; halved for F32 stride 2 (measured faster, see {@link #NCHW_ROWS}). The
+     * launch narrows it further if a pointer is not VW·sizeof(T)-aligned.
+     */
     public static int nchwVectorWidth(Problem p) {
         int wo = p.outW();
         int vw = 1;

@@ -121,7 +121,8 @@ public final class DepthwiseConv3x3Bench implements BenchSuite {
                 // 1, or stride 2 where useRingS2), nhwc.cu's register-pipelined kernel (nhwc_regs); on every
                 // vectorisable stride-2 NHWC row, the stride-2 ring in each geometry the rules did not pick
                 // (nhwc_ring_s2: 2 x 4, nhwc_ring_s2_c2w2: 2 x 2); on F16/BF16 stride-1 NCHW rows at access width 8, nchw.cu's
-                // row loop the rule did not pick (nchw_rolled, or nchw_u3: unrolled three times)
+                // row loop the rule did not pick (nchw_rolled, or nchw_u3: unrolled three times); on NCHW stride-1 rows where
+                // the whole-plane kernel's geometry applies, the one of nchw.cu and the plane kernel the rule did not pick
                 Map<String, Runnable> peerPaths = new LinkedHashMap<>();
                 boolean vectorS2 = layout == Layout.NHWC && stride == 2 && s[1] % DepthwiseConv3x3Heuristics.ringVectorChannels(p) == 0;
                 boolean ringS2 = DepthwiseConv3x3Heuristics.useRingS2(p);
@@ -139,6 +140,13 @@ public final class DepthwiseConv3x3Bench implements BenchSuite {
                     boolean u3 = DepthwiseConv3x3Heuristics.useNchwUnroll3(p, 8);
                     peerPaths.put(u3 ? "nchw_rolled" : "nchw_u3", () -> SystemProperty.with(DepthwiseConv3x3Heuristics.NCHW_UNROLL3_PROPERTY,
                             u3 ? "false" : "true", customCall));
+                }
+                if (layout == Layout.NCHW && stride == 1 && DepthwiseConv3x3Heuristics.planeGrid(p, true, true) != null) {
+                    // the NCHW stride-1 kernel the plane rule did not pick: nchw.cu (nchw_rows, with its own loop rule)
+                    // where the plane kernel runs, else the plane kernel (nchw_plane) wherever its geometry applies
+                    boolean planeRuns = DepthwiseConv3x3Heuristics.usePlane(p);
+                    peerPaths.put(planeRuns ? "nchw_rows" : "nchw_plane", () -> SystemProperty.with(DepthwiseConv3x3Heuristics.PLANE_PROPERTY,
+                            planeRuns ? "false" : "force", customCall));
                 }
                 if (vectorS2) {
                     DepthwiseConv3x3Heuristics.RingConfig picked = ringS2 ? DepthwiseConv3x3Heuristics.ringS2Config(p) : null;
