@@ -19,7 +19,6 @@ import dev.gapfill.verify.Verifier;
 
 import java.io.PrintStream;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -137,13 +136,14 @@ public final class DepthwisePlaneProbe {
         if (!v.pass() || (act.isExact() && !v.bitExact())) {
             return "CHECK FAILED: plane against the reference: " + v;
         }
-        byte[] bp = yp.toByteArray();
+        java.nio.ByteBuffer bp = yp.toRaw();
         String[] names = {"rows_u3", "rolled", "auto"};
         Tensor[] ys = {yu, yr, ya};
         for (int i = 0; i < ys.length; i++) {
-            byte[] bo = ys[i].toByteArray();
-            if (!Arrays.equals(bp, bo)) {
-                return "CHECK FAILED: " + names[i] + " differs from plane at byte " + Arrays.mismatch(bp, bo);
+            java.nio.ByteBuffer bo = ys[i].toRaw();
+            int at = bp.mismatch(bo);
+            if (at >= 0) {
+                return "CHECK FAILED: " + names[i] + " differs from plane at byte " + at;
             }
         }
         return "ok";
