@@ -32,14 +32,15 @@ import java.util.Random;
  * crossover below 56 × 56. The probe times, interleaved in one run ({@link BenchContext#timeInterleaved}, L2 flushed
  * before each path, medians of {@code reps}): the plane kernel ({@code gapfill.depthwise.nchwPlane=force}), nchw.cu
  * with the unrolled loop and with the rolled loop (plane off, {@code gapfill.depthwise.nchwUnroll3=true|false}) and
- * AUTO, over square planes 16-64 wide (W a multiple of 8, so the access width is 8) at two sizes: about 1.6M and 25.7M
- * outputs (the sweep's 1×384×64×64 and 32×256×56×56), for NONE, RELU and, as a control, SILU.
+ * AUTO, over square planes 16-128 wide (W a multiple of 8, so the access width is 8) at two sizes: about 1.6M and 25.7M
+ * outputs (the sweep's 1×384×64×64 and 32×256×56×56), for NONE, RELU, SILU and GELU_ERF (the unrolled loop forced on
+ * for those too, though the rule keeps them on the rolled loop).
  *
  * <p>Before timing, every case checks the plane kernel's output against the fp64 reference (the custom tolerance:
  * bit-exact for exact activations) and every other path's output bit for bit against the plane kernel's (all of them
  * evaluate the same arithmetic); a failed check is printed on its row and the probe ends with an exception after the
- * table. Usage (GPU host): {@code java -cp ... dev.gapfill.examples.bench.DepthwisePlaneProbe [reps]}; prints a table
- * to stdout.
+ * table. A case where the plane kernel's geometry does not apply (its planes too large) says so on its row. Usage
+ * (GPU host): {@code java -cp ... dev.gapfill.examples.bench.DepthwisePlaneProbe [reps]}; prints a table to stdout.
  */
 public final class DepthwisePlaneProbe {
     private DepthwisePlaneProbe() { }
@@ -48,7 +49,7 @@ public final class DepthwisePlaneProbe {
     static List<int[]> shapes() {
         List<int[]> out = new ArrayList<>();
         for (long total : new long[] {1_572_864L, 25_690_112L}) {
-            for (int hw : new int[] {16, 24, 32, 40, 48, 56, 64}) {
+            for (int hw : new int[] {16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128}) {
                 int n = total > 4_000_000L ? 32 : 1;
                 long c = Math.max(8, Math.round((double) total / ((double) n * hw * hw) / 8.0) * 8);
                 out.add(new int[] {n, (int) c, hw, hw});
@@ -83,7 +84,7 @@ public final class DepthwisePlaneProbe {
                          Tensor yr = Tensor.empty(dev, dt, ctx.stream(), shape.outputShape());
                          Tensor ya = Tensor.empty(dev, dt, ctx.stream(), shape.outputShape())) {
                         float[] pre = DepthwiseConv3x3Reference.preActivation(hx, hw, hb, null, 1, Layout.NCHW);
-                        for (Activation act : new Activation[] {Activation.NONE, Activation.RELU, Activation.SILU}) {
+                        for (Activation act : new Activation[] {Activation.NONE, Activation.RELU, Activation.SILU, Activation.GELU_ERF}) {
                             Problem p = new Problem(dt, Layout.NCHW, s[0], s[1], s[2], s[3], 1, act, true, false);
                             Options auto = Options.builder().stride(1).layout(Layout.NCHW).activation(act).build();
                             Options custom = auto.withBackend(Backend.CUSTOM);
@@ -106,9 +107,9 @@ public final class DepthwisePlaneProbe {
                             SystemProperty.with(plane, "false", () -> SystemProperty.with(unroll, "true",
                                     () -> forced[1] = DepthwiseConv3x3.decide(x, w, b, null, yu, custom).variant()));
                             if (!forced[0].startsWith("nchw_plane") || !forced[1].contains("u3")) {
-                                check = "NOT TIMED AS LABELLED: plane path runs " + forced[0] + ", rows_u3 path runs " + forced[1];
+                                check += "; not timed as labelled: the plane path runs " + forced[0] + ", the rows_u3 path " + forced[1];
                             }
-                            failed += check.equals("ok") ? 0 : 1;
+                            failed += check.startsWith("CHECK FAILED") ? 1 : 0;
                             Map<String, Timing> t = ctx.timeInterleaved(paths);
                             Decision da = DepthwiseConv3x3.decide(x, w, b, null, ya, auto);
                             double floor = ctx.floorUs(p.minBytes(), p.flops(), 0);
