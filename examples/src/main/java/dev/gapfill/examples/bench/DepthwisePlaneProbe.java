@@ -19,6 +19,7 @@ import dev.gapfill.verify.Verifier;
 
 import java.io.PrintStream;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -40,17 +41,25 @@ import java.util.Random;
  * bit-exact for exact activations) and every other path's output bit for bit against the plane kernel's (all of them
  * evaluate the same arithmetic); a failed check is printed on its row and the probe ends with an exception after the
  * table. A case where the plane kernel's geometry does not apply (its planes too large) says so on its row. Usage
- * (GPU host): {@code java -cp ... dev.gapfill.examples.bench.DepthwisePlaneProbe [reps]}; prints a table to stdout.
+ * (GPU host): {@code java -cp ... dev.gapfill.examples.bench.DepthwisePlaneProbe [reps [totals [sides [acts]]]]}
+ * (e.g. {@code 30 3145728,6291456 16,32 NONE,RELU}); prints a table to stdout.
  */
 public final class DepthwisePlaneProbe {
     private DepthwisePlaneProbe() { }
 
-    /** N, C, H, W of the probe's cases, smallest planes first. */
-    static List<int[]> shapes() {
+    static final long[] TOTALS = {1_572_864L, 25_690_112L};
+    static final int[] SIDES = {16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128};
+    static final Activation[] ACTS = {Activation.NONE, Activation.RELU, Activation.SILU, Activation.GELU_ERF};
+
+    /**
+     * N, C, H, W of the probe's cases: for each total number of outputs, square planes of each side, N = 1 below 4M
+     * outputs and 32 from there, C the nearest multiple of 8 that gives the total.
+     */
+    static List<int[]> shapes(long[] totals, int[] sides) {
         List<int[]> out = new ArrayList<>();
-        for (long total : new long[] {1_572_864L, 25_690_112L}) {
-            for (int hw : new int[] {16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128}) {
-                int n = total > 4_000_000L ? 32 : 1;
+        for (long total : totals) {
+            for (int hw : sides) {
+                int n = total >= 4_000_000L ? 32 : 1;
                 long c = Math.max(8, Math.round((double) total / ((double) n * hw * hw) / 8.0) * 8);
                 out.add(new int[] {n, (int) c, hw, hw});
             }
@@ -58,12 +67,16 @@ public final class DepthwisePlaneProbe {
         return out;
     }
 
+    /** Arguments: [reps] [totals, comma-separated] [plane sides, comma-separated] [activations, comma-separated]. */
     public static void main(String[] args) throws Exception {
         int reps = args.length > 0 ? Integer.parseInt(args[0]) : 30;
-        run(Device.cuda(0), reps, System.out);
+        long[] totals = args.length > 1 ? Arrays.stream(args[1].split(",")).mapToLong(Long::parseLong).toArray() : TOTALS;
+        int[] sides = args.length > 2 ? Arrays.stream(args[2].split(",")).mapToInt(Integer::parseInt).toArray() : SIDES;
+        Activation[] acts = args.length > 3 ? Arrays.stream(args[3].split(",")).map(Activation::valueOf).toArray(Activation[]::new) : ACTS;
+        run(Device.cuda(0), reps, shapes(totals, sides), acts, System.out);
     }
 
-    static void run(Device dev, int reps, PrintStream out) throws Exception {
+    static void run(Device dev, int reps, List<int[]> shapes, Activation[] acts, PrintStream out) throws Exception {
         String plane = DepthwiseConv3x3Heuristics.PLANE_PROPERTY;
         String unroll = DepthwiseConv3x3Heuristics.NCHW_UNROLL3_PROPERTY;
         try (BenchContext ctx = new BenchContext(dev, 5, reps, false, m -> { }).fixedReps()) {
@@ -74,7 +87,7 @@ public final class DepthwisePlaneProbe {
             Random rnd = new Random(11);
             int failed = 0;
             for (DType dt : new DType[] {DType.F16, DType.BF16}) {
-                for (int[] s : shapes()) {
+                for (int[] s : shapes) {
                     Problem shape = new Problem(dt, Layout.NCHW, s[0], s[1], s[2], s[3], 1, Activation.NONE, true, false);
                     try (Tensor hx = HostTensors.uniform(dt, rnd, shape.inputShape()); Tensor hw = HostTensors.uniform(dt, rnd, s[1], 3, 3);
                          Tensor hb = HostTensors.uniform(dt, rnd, s[1]);
@@ -84,7 +97,7 @@ public final class DepthwisePlaneProbe {
                          Tensor yr = Tensor.empty(dev, dt, ctx.stream(), shape.outputShape());
                          Tensor ya = Tensor.empty(dev, dt, ctx.stream(), shape.outputShape())) {
                         float[] pre = DepthwiseConv3x3Reference.preActivation(hx, hw, hb, null, 1, Layout.NCHW);
-                        for (Activation act : new Activation[] {Activation.NONE, Activation.RELU, Activation.SILU, Activation.GELU_ERF}) {
+                        for (Activation act : acts) {
                             Problem p = new Problem(dt, Layout.NCHW, s[0], s[1], s[2], s[3], 1, act, true, false);
                             Options auto = Options.builder().stride(1).layout(Layout.NCHW).activation(act).build();
                             Options custom = auto.withBackend(Backend.CUSTOM);
