@@ -468,8 +468,17 @@ public final class DepthwiseConv3x3Heuristics {
      */
     public static final String PLANE_PROPERTY = "gapfill.depthwise.nchwPlane";
 
-    /** Largest H·W (input pixels per plane) for which F16/BF16 run the plane kernel: 56 × 56. */
+    /** Largest H·W (input pixels per plane) for which F16/BF16 with an exact activation run the plane kernel: 56 × 56. */
     static final int PLANE_MAX_HALF_PIXELS = 56 * 56;
+
+    /** Largest H·W for which F16/BF16 with a smooth activation (SiLU, GELU) run the plane kernel: 64 × 64. */
+    static final int PLANE_MAX_HALF_PIXELS_SMOOTH = 64 * 64;
+
+    /**
+     * Smallest H·W from which F16/BF16 with an exact activation leave the plane kernel for nchw.cu's unrolled row loop,
+     * where that loop runs ({@link #useNchwUnroll3}): 48 × 48.
+     */
+    static final int UNROLL3_OVER_PLANE_MIN_PIXELS = 48 * 48;
 
     /** Dynamic shared memory per block of the plane kernel at most: two per SM fit in the 228 KiB of sm_90 / 164 KiB of sm_80. */
     static final int PLANE_SMEM_CAP = 80 * 1024;
@@ -485,7 +494,8 @@ public final class DepthwiseConv3x3Heuristics {
     /**
      * Whether {@code p} runs on the whole-plane NCHW kernel when {@link #planeGrid} applies to its tensors. Stride-1
      * NCHW only: F32 with NONE/RELU/RELU6 at any plane size the geometry takes (its SiLU/GELU evaluate in fp64 and
-     * lose at the plane kernel's occupancy), F16/BF16 with every activation at H·W ≤ 56 × 56. Measured on the H100
+     * lose at the plane kernel's occupancy), F16/BF16 with every activation at H·W ≤ 56 × 56 (below: the bounds since
+     * the unrolled row loop). Measured on the H100
      * (cuda-native/dev/depthwise_conv3x3/h100-plane-geo.txt, the shipped geometry in each row's best column: "plane"
      * where the outputs are staged, "dir128"/"dir256" where they leave as 16-byte row pieces; both kernels interleaved,
      * L2 flushed, every output bit-identical to nchw.cu's): 64×1024×14×14 F16/BF16 1.66-1.82× nchw.cu (F16 NONE 27.4
@@ -493,6 +503,17 @@ public final class DepthwiseConv3x3Heuristics {
      * 14×14 1.36×, 28×28 1.17×, 32×256×56×56 1.29× (74.6 against 96.3 µs), 1×384×64×64 1.20×. Not taken where it lost
      * or tied: F16/BF16 above 56×56 (1×384×64×64 BF16 NONE 0.98×, 8×96×112×112 F16 NONE 0.87×), F32 SiLU/GELU
      * (0.81-1.06×). Stride 2 has no plane kernel (a stride-2 build measured 0.5-1.0× nchw.cu).
+     *
+     * <p>Since nchw.cu's unrolled row loop ({@link #useNchwUnroll3}, F16/BF16 exact activations at access width 8), the
+     * F16/BF16 bounds differ by activation. {@code DepthwisePlaneProbe} (examples/bench) on the H100, square planes,
+     * every output checked first (docs/benchmarks/h100/depthwise-plane-probe.txt and
+     * docs/benchmark-runs/h100/depthwise-plane-probe-1551d82.txt): exact activations take the unrolled loop from 48 × 48
+     * (the unrolled loop's time against the plane kernel's, 48 and 56 wide: 0.78-0.96× at 1.6M and 4.7M-26M outputs,
+     * 0.97-1.03× at 2.4M-3.2M, the worst 1.07× on 1×1024×48×48; 64-128 wide 0.78-1.04×); below 48 × 48 the plane kernel
+     * stays, though there the unrolled loop wins or loses by total size without a monotone pattern (0.86-1.02× at 1.6M
+     * and 6.1M-12.7M outputs, 0.99-1.11× at 2.4M-4.9M and 25.7M). SiLU/GELU take the plane kernel up to 64 × 64: there it
+     * is 0.94-0.98× the rolled loop's time at 1.6M outputs and 0.76-0.85× at 26M (F16 32×200×64×64 SiLU 47.5 against
+     * 62.2 µs); above, it loses on some sizes (96 × 96 at 1.6M up to 1.11×, 112 × 112 at 25.7M up to 1.09×).
      */
     public static boolean usePlane(Problem p) {
         String mode = System.getProperty(PLANE_PROPERTY, "auto");
@@ -502,7 +523,14 @@ public final class DepthwiseConv3x3Heuristics {
         if ("force".equalsIgnoreCase(mode)) {
             return true;
         }
-        return p.dtype() == DType.F32 ? p.act().isExact() : (long) p.h() * p.w() <= PLANE_MAX_HALF_PIXELS;
+        if (p.dtype() == DType.F32) {
+            return p.act().isExact();
+        }
+        long pixels = (long) p.h() * p.w();
+        if (!p.act().isExact()) {
+            return pixels <= PLANE_MAX_HALF_PIXELS_SMOOTH;
+        }
+        return pixels <= PLANE_MAX_HALF_PIXELS && !(pixels >= UNROLL3_OVER_PLANE_MIN_PIXELS && useNchwUnroll3(p, nchwVectorWidth(p)));
     }
 
     /**

@@ -71,9 +71,9 @@ class DepthwiseConv3x3HeuristicsTest {
         assertEquals("nhwc_c2w2_vec_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F32, Layout.NHWC, 1, 6, 7, 7, 2)));
         assertEquals("nhwc_ring4_c2w4_scalar_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.BF16, Layout.NHWC, 1, 6, 7, 7, 1)));
         // NCHW accesses run along W and never cross a row: W = 56 is 7 vectors of 8 halves; W' = 28 at stride 2 takes 4
-        assertEquals("nchw_v8_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NCHW, 1, 8, 64, 64, 1)));  // SILU
+        assertEquals("nchw_v8_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NCHW, 1, 8, 72, 64, 1)));  // SILU
         assertEquals("nchw_v4_s2", DepthwiseConv3x3Heuristics.customVariant(p(DType.F16, Layout.NCHW, 1, 8, 56, 56, 2)));
-        // F16/BF16 stride 1 up to 28 x 28 runs the whole-plane kernel (7 columns per thread at W' = 7, 14, 21, 28)
+        // F16/BF16 stride 1 below 48 x 48 runs the whole-plane kernel (7 columns per thread at W' = 7, 14, 21, 28)
         assertEquals("nchw_plane_g7_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.BF16, Layout.NCHW, 1, 8, 14, 14, 1)));
         assertEquals("nchw_v4_s1", DepthwiseConv3x3Heuristics.customVariant(p(DType.F32, Layout.NCHW, 1, 8, 28, 28, 1)));
         // F32 stride 2 runs half the width the shape allows (measured faster): W' = 28 allows 4
@@ -98,7 +98,7 @@ class DepthwiseConv3x3HeuristicsTest {
         assertEquals("nchw_v4_s1", DepthwiseConv3x3Heuristics.customVariant(q(DType.F16, Layout.NCHW, 1, 8, 60, 60, 1, Activation.RELU)));
         assertFalse(DepthwiseConv3x3Heuristics.useNchwUnroll3(relu, 4));  // the launch narrowed the access for alignment
         assertFalse(DepthwiseConv3x3Heuristics.useNchwUnroll3(q(DType.F16, Layout.NHWC, 16, 64, 224, 224, 1, Activation.RELU), 8));
-        assertTrue(DepthwiseConv3x3Heuristics.customVariant(q(DType.F16, Layout.NCHW, 32, 256, 56, 56, 1, Activation.RELU)).startsWith("nchw_plane"));
+        assertTrue(DepthwiseConv3x3Heuristics.customVariant(q(DType.F16, Layout.NCHW, 32, 784, 40, 40, 1, Activation.RELU)).startsWith("nchw_plane"));
         // the switch: off everywhere, or on for every activation (never for F32 or other widths)
         SystemProperty.with(DepthwiseConv3x3Heuristics.NCHW_UNROLL3_PROPERTY, "false", () ->
                 assertEquals("nchw_v8_s1", DepthwiseConv3x3Heuristics.customVariant(relu)));
@@ -427,17 +427,31 @@ class DepthwiseConv3x3HeuristicsTest {
     }
 
     @Test void planeKernelWhereTheH100AbMeasuredItAhead() {
-        // F16/BF16 stride 1 up to 28 x 28 with every activation; F32 stride 1 with NONE/RELU/RELU6 at any size it takes
+        // F16/BF16 stride 1 below 48 x 48 with every activation; F32 stride 1 with NONE/RELU/RELU6 at any size it takes
         for (Activation act : Activation.values()) {
             assertTrue(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 64, 1024, 14, 14, 1, act)));
             assertTrue(DepthwiseConv3x3Heuristics.usePlane(q(DType.BF16, Layout.NCHW, 32, 512, 28, 28, 1, act)));
-            assertTrue(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 32, 256, 56, 56, 1, act)));
-            assertFalse(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 1, 384, 64, 64, 1, act)), "64x64 half: nchw.cu");
+            // 48 x 48 to 56 x 56: exact activations on nchw.cu's unrolled loop, SiLU/GELU on the plane kernel up to 64 x 64
+            assertEquals(!act.isExact(), DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 32, 256, 56, 56, 1, act)));
+            assertEquals(!act.isExact(), DepthwiseConv3x3Heuristics.usePlane(q(DType.BF16, Layout.NCHW, 1, 1024, 48, 48, 1, act)));
+            assertTrue(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 32, 784, 40, 40, 1, act)), "below 48 x 48: plane");
+            assertEquals(!act.isExact(), DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 1, 384, 64, 64, 1, act)));
+            assertFalse(DepthwiseConv3x3Heuristics.usePlane(q(DType.BF16, Layout.NCHW, 1, 248, 80, 72, 1, act)), "above 64 x 64 half: nchw.cu");
             assertEquals(act.isExact(), DepthwiseConv3x3Heuristics.usePlane(q(DType.F32, Layout.NCHW, 32, 256, 56, 56, 1, act)));
             assertFalse(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 64, 1024, 14, 14, 2, act)), "stride 2: nchw.cu");
             assertFalse(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NHWC, 64, 1024, 14, 14, 1, act)));
         }
         assertFalse(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 1, 8, 57, 56, 1, Activation.NONE)), "H*W > 3136");
+        assertTrue(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 1, 8, 64, 64, 1, Activation.SILU)), "H*W = 4096 smooth");
+        assertFalse(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 1, 8, 65, 64, 1, Activation.GELU_ERF)), "H*W > 4096 smooth");
+        assertTrue(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 1, 8, 47, 48, 1, Activation.RELU)), "H*W < 2304: plane");
+        assertFalse(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 1, 8, 48, 48, 1, Activation.RELU6)), "H*W = 2304: unrolled loop");
+        // where the unrolled loop does not run (access width below 8, or switched off), exact activations keep the plane kernel up to 56 x 56
+        assertTrue(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 32, 256, 52, 52, 1, Activation.NONE)), "W = 52: access width 4");
+        SystemProperty.with(DepthwiseConv3x3Heuristics.NCHW_UNROLL3_PROPERTY, "false", () ->
+                assertTrue(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 32, 256, 56, 56, 1, Activation.NONE))));
+        assertEquals("nchw_v8u3_s1", DepthwiseConv3x3Heuristics.customVariant(q(DType.F16, Layout.NCHW, 32, 256, 56, 56, 1, Activation.RELU)));
+        assertEquals("nchw_plane_g8_s1", DepthwiseConv3x3Heuristics.customVariant(q(DType.BF16, Layout.NCHW, 1, 384, 64, 64, 1, Activation.GELU_ERF)));
         assertEquals("nchw_plane_g4_s1", DepthwiseConv3x3Heuristics.customVariant(q(DType.F32, Layout.NCHW, 32, 256, 56, 56, 1, Activation.RELU)));
         assertEquals("nchw_v4_s1", DepthwiseConv3x3Heuristics.customVariant(q(DType.F32, Layout.NCHW, 32, 256, 56, 56, 1, Activation.SILU)));
         withPlaneMode("false", () -> {

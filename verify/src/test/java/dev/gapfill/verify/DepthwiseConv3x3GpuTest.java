@@ -260,11 +260,12 @@ class DepthwiseConv3x3GpuTest {
 
     /**
      * nchw.cu's stride-1 row loop unrolled three times ({@code gapfill.depthwise.nchwUnroll3}): forced on (every
-     * activation), off, and under the rule (F16/BF16 exact activations at access width 8), on planes too large for the
-     * plane kernel whose heights give every remainder of the loop's trip count (rows per strip + 2) modulo 3, F16 and
+     * activation), off, and under the rule (F16/BF16 exact activations at access width 8), with the plane kernel switched
+     * off, on planes whose heights give every remainder of the loop's trip count (rows per strip + 2) modulo 3, F16 and
      * BF16, bias and residual on and off, the residual in place, and an output view one element off (the launch narrows
-     * the access and takes the rolled loop). Bit-exact against the reference for NONE/RELU6, within 1 ulp for GELU_ERF;
-     * the decision names the loop.
+     * the access and takes the rolled loop); then the kernel the rules pick at the bounds between the plane kernel and
+     * nchw.cu.
+     * Bit-exact against the reference for NONE/RELU/RELU6, within 1 ulp for SiLU/GELU_ERF; the decision names the loop.
      */
     @Test void unrolledNchwLoopMatchesTheReference() {
         Random rnd = new Random(41);
@@ -272,7 +273,7 @@ class DepthwiseConv3x3GpuTest {
         List<String> failures = new ArrayList<>();
         int[] unrolled = {0};
         for (String mode : new String[] {"true", "false", ""}) {
-            SystemProperty.with(DepthwiseConv3x3Heuristics.NCHW_UNROLL3_PROPERTY, mode, () -> {
+            SystemProperty.with(DepthwiseConv3x3Heuristics.PLANE_PROPERTY, "false", () -> SystemProperty.with(DepthwiseConv3x3Heuristics.NCHW_UNROLL3_PROPERTY, mode, () -> {
                 int k = 0;
                 for (DType dt : new DType[] {DType.F16, DType.BF16}) {
                     for (int[] sh : shapes) {
@@ -292,7 +293,22 @@ class DepthwiseConv3x3GpuTest {
                         }
                     }
                 }
-            });
+            }));
+        }
+        // the rules between the plane kernel and nchw.cu, at their bounds: exact activations leave the plane kernel for
+        // the unrolled loop from 48 x 48 (where it runs), SiLU/GELU keep it up to 64 x 64
+        Object[][] bounds = {
+            {DType.F16, 3, 48, 48, Activation.RELU, "nchw_v8u3_s1"}, {DType.BF16, 2, 47, 48, Activation.NONE, "nchw_plane_g8_s1"},
+            {DType.BF16, 3, 56, 56, Activation.RELU6, "nchw_v8u3_s1"}, {DType.F16, 2, 56, 52, Activation.NONE, "nchw_plane_g4_s1"},
+            {DType.F16, 3, 64, 64, Activation.SILU, "nchw_plane_g8_s1"}, {DType.BF16, 2, 65, 64, Activation.GELU_ERF, "nchw_v8_s1"}};
+        for (Object[] b : bounds) {
+            Problem p = new Problem((DType) b[0], Layout.NCHW, 2, (int) b[1], (int) b[2], (int) b[3], 1, (Activation) b[4], true, true);
+            assertEquals(b[5], DepthwiseConv3x3Heuristics.customVariant(p), p.toString());
+            unrolled[0] += ((String) b[5]).contains("u3") ? 1 : 0;
+            Verdict v = runAndCheck(p, Backend.CUSTOM, rnd, 0, false);
+            if (!v.pass() || (p.act().isExact() && !v.bitExact())) {
+                failures.add("rule bound " + p + ": " + v);
+            }
         }
         // the grids above are small, so their strips shrink to 1-2 rows (trips 3 and 4); a grid of 1024 threads per SM
         // keeps strips of 6 rows (trips 8, the third remainder)
