@@ -384,9 +384,12 @@ public final class DepthwiseConv3x3 {
 
     private static boolean aligned(Tensor t, int bytes) { return t == null || (t.address() % bytes) == 0; }
 
-    /** The whole-plane NCHW kernel where {@link DepthwiseConv3x3Heuristics#usePlane} picks it and its geometry applies; false otherwise. */
-    private static boolean launchPlane(Problem p, Tensor x, Tensor out, Tensor residual, KernelArgs args, Stream s, int sms) {
-        if (!DepthwiseConv3x3Heuristics.usePlane(p)) {
+    /**
+     * The whole-plane NCHW kernel where {@link DepthwiseConv3x3Heuristics#usePlane(Problem, int)} picks it against
+     * nchw.cu at access width {@code vw} and its geometry applies; false otherwise.
+     */
+    private static boolean launchPlane(Problem p, int vw, Tensor x, Tensor out, Tensor residual, KernelArgs args, Stream s, int sms) {
+        if (!DepthwiseConv3x3Heuristics.usePlane(p, vw)) {
             return false;
         }
         DepthwiseConv3x3Heuristics.PlaneGrid g = DepthwiseConv3x3Heuristics.planeGrid(p, aligned(x, 16), aligned(out, 16));
@@ -437,13 +440,14 @@ public final class DepthwiseConv3x3 {
             args.i32(p.n()).i32(p.h()).i32(p.w()).i32(p.c()).i32(ho).i32(wo).i32(g.rowsPerStrip()).i32(g.chunk())
                     .i32(p.act().ordinal()).i32(vec);
             NHWC.function(s.cudaDevice(), prefix).launch(s, (int) g.blocks(), 1, 1, DepthwiseConv3x3Heuristics.BLOCK, 1, 1, 0, args);
-        } else if (launchPlane(p, x, out, residual, args, s, sms)) {
-            return;
         } else {
             // the widest access the shape allows, narrowed until every pointer is aligned to it
             int vw = DepthwiseConv3x3Heuristics.nchwVectorWidth(p);
             while (vw > 1 && !(aligned(x, vw * esz) && aligned(out, vw * esz) && aligned(residual, vw * esz))) {
                 vw /= 2;
+            }
+            if (launchPlane(p, vw, x, out, residual, args, s, sms)) {
+                return;
             }
             DepthwiseConv3x3Heuristics.Grid g = DepthwiseConv3x3Heuristics.nchwGrid(p, vw, sms);
             args.i32(p.n() * p.c()).i32(p.c()).i32(p.h()).i32(p.w()).i32(ho).i32(wo).i32(g.rowsPerStrip()).i32(p.act().ordinal());

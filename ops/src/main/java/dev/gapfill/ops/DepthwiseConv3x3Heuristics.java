@@ -516,6 +516,15 @@ public final class DepthwiseConv3x3Heuristics {
      * 62.2 µs); above, it loses on some sizes (96 × 96 at 1.6M up to 1.11×, 112 × 112 at 25.7M up to 1.09×).
      */
     public static boolean usePlane(Problem p) {
+        return usePlane(p, nchwVectorWidth(p));
+    }
+
+    /**
+     * {@link #usePlane(Problem)} where nchw.cu would run at access width {@code vw}: the launch narrows the shape's
+     * width until every pointer is aligned to it, and below 8 the unrolled loop does not run, so exact activations keep
+     * the plane kernel up to 56 × 56 there.
+     */
+    public static boolean usePlane(Problem p, int vw) {
         String mode = System.getProperty(PLANE_PROPERTY, "auto");
         if ("false".equalsIgnoreCase(mode) || p.layout() != Layout.NCHW || p.stride() != 1) {
             return false;  // (no stride-2 plane kernel)
@@ -530,7 +539,7 @@ public final class DepthwiseConv3x3Heuristics {
         if (!p.act().isExact()) {
             return pixels <= PLANE_MAX_HALF_PIXELS_SMOOTH;
         }
-        return pixels <= PLANE_MAX_HALF_PIXELS && !(pixels >= UNROLL3_OVER_PLANE_MIN_PIXELS && useNchwUnroll3(p, nchwVectorWidth(p)));
+        return pixels <= PLANE_MAX_HALF_PIXELS && !(pixels >= UNROLL3_OVER_PLANE_MIN_PIXELS && useNchwUnroll3(p, vw));
     }
 
     /**

@@ -448,6 +448,9 @@ class DepthwiseConv3x3HeuristicsTest {
         assertFalse(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 1, 8, 48, 48, 1, Activation.RELU6)), "H*W = 2304: unrolled loop");
         // where the unrolled loop does not run (access width below 8, or switched off), exact activations keep the plane kernel up to 56 x 56
         assertTrue(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 32, 256, 52, 52, 1, Activation.NONE)), "W = 52: access width 4");
+        Problem relu56 = q(DType.BF16, Layout.NCHW, 32, 256, 56, 56, 1, Activation.RELU);
+        assertFalse(DepthwiseConv3x3Heuristics.usePlane(relu56, 8));
+        assertTrue(DepthwiseConv3x3Heuristics.usePlane(relu56, 4), "a pointer aligned to 8 bytes only: the rolled loop at width 4 would run");
         SystemProperty.with(DepthwiseConv3x3Heuristics.NCHW_UNROLL3_PROPERTY, "false", () ->
                 assertTrue(DepthwiseConv3x3Heuristics.usePlane(q(DType.F16, Layout.NCHW, 32, 256, 56, 56, 1, Activation.NONE))));
         assertEquals("nchw_v8u3_s1", DepthwiseConv3x3Heuristics.customVariant(q(DType.F16, Layout.NCHW, 32, 256, 56, 56, 1, Activation.RELU)));

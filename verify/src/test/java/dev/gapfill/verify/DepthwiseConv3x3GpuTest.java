@@ -264,7 +264,7 @@ class DepthwiseConv3x3GpuTest {
      * off, on planes whose heights give every remainder of the loop's trip count (rows per strip + 2) modulo 3, F16 and
      * BF16, bias and residual on and off, the residual in place, and an output view one element off (the launch narrows
      * the access and takes the rolled loop); then the kernel the rules pick at the bounds between the plane kernel and
-     * nchw.cu.
+     * nchw.cu, with the output aligned and one element off.
      * Bit-exact against the reference for NONE/RELU/RELU6, within 1 ulp for SiLU/GELU_ERF; the decision names the loop.
      */
     @Test void unrolledNchwLoopMatchesTheReference() {
@@ -308,6 +308,15 @@ class DepthwiseConv3x3GpuTest {
             Verdict v = runAndCheck(p, Backend.CUSTOM, rnd, 0, false);
             if (!v.pass() || (p.act().isExact() && !v.bitExact())) {
                 failures.add("rule bound " + p + ": " + v);
+            }
+        }
+        // an output view one element off narrows nchw.cu's access below 8, where the unrolled loop does not run, so
+        // 48 x 48 to 56 x 56 exact activations take the plane kernel (stores from registers) instead
+        for (DType dt : new DType[] {DType.F16, DType.BF16}) {
+            Problem p = new Problem(dt, Layout.NCHW, 1, 3, 56, 48, 1, Activation.RELU, true, dt == DType.F16);
+            Verdict v = runAndCheck(p, Backend.CUSTOM, rnd, 1, false);
+            if (!v.pass() || !v.bitExact()) {
+                failures.add("misaligned rule bound " + p + ": " + v);
             }
         }
         // the grids above are small, so their strips shrink to 1-2 rows (trips 3 and 4); a grid of 1024 threads per SM
