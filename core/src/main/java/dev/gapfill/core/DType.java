@@ -19,6 +19,20 @@ public enum DType {
     public boolean isFloating() { return floating; }
 
     /**
+     * The value of one element's raw bits (little-endian, zero-extended to a long, as {@link Tensor#getRawBits} gives
+     * them), widened exactly to double: F16/BF16/F32 through float, I8 and I32 as signed integers.
+     */
+    public double valueOfBits(long bits) {
+        switch (this) {
+            case F32: return Float.intBitsToFloat((int) bits);
+            case F16: return HalfFloats.halfToFloat((short) bits);
+            case BF16: return HalfFloats.bf16ToFloat((short) bits);
+            case I8: return (byte) bits;
+            default: return (int) bits;
+        }
+    }
+
+    /**
      * Unit roundoff u of the format (half the distance from 1.0 to the next representable value):
      * 2^-24 for F32, 2^-11 for F16, 2^-8 for BF16, 0 for integers (exact).
      */

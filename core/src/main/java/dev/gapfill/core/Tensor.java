@@ -635,12 +635,15 @@ public final class Tensor implements AutoCloseable {
 
     /** The raw bits of element {@code flat} of a CPU tensor (zero-extended). */
     public long getRawBits(long flat) {
-        ByteBuffer h = hostView();
-        int o = (int) byteOffsetOf(flat);
+        return rawAt(hostView(), (int) byteOffsetOf(flat));
+    }
+
+    /** The zero-extended raw bits of the element at byte offset {@code o} of {@code b}. */
+    private long rawAt(ByteBuffer b, int o) {
         switch (dtype.bytes()) {
-            case 1: return h.get(o) & 0xffL;
-            case 2: return h.getShort(o) & 0xffffL;
-            default: return h.getInt(o) & 0xffffffffL;
+            case 1: return b.get(o) & 0xffL;
+            case 2: return b.getShort(o) & 0xffffL;
+            default: return b.getInt(o) & 0xffffffffL;
         }
     }
 
@@ -670,13 +673,7 @@ public final class Tensor implements AutoCloseable {
     }
 
     private double readAt(ByteBuffer b, int o) {
-        switch (dtype) {
-            case F32: return b.getFloat(o);
-            case F16: return HalfFloats.halfToFloat(b.getShort(o));
-            case BF16: return HalfFloats.bf16ToFloat(b.getShort(o));
-            case I8: return b.get(o);
-            default: return b.getInt(o);
-        }
+        return dtype.valueOfBits(rawAt(b, o));
     }
 
     // ------------------------------------------------------------------ lifetime

@@ -150,14 +150,7 @@ public final class Verifier {
     private static double[] values(DType dt, long[] bits) {
         double[] v = new double[bits.length];
         for (int i = 0; i < bits.length; i++) {
-            long b = bits[i];
-            switch (dt) {
-                case F32: v[i] = Float.intBitsToFloat((int) b); break;
-                case F16: v[i] = dev.gapfill.core.HalfFloats.halfToFloat((short) b); break;
-                case BF16: v[i] = dev.gapfill.core.HalfFloats.bf16ToFloat((short) b); break;
-                case I8: v[i] = (byte) b; break;
-                default: v[i] = (int) b; break;
-            }
+            v[i] = dt.valueOfBits(bits[i]);
         }
         return v;
     }
