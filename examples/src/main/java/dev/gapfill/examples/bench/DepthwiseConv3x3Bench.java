@@ -23,13 +23,20 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.function.Function;
 
 /**
  * The issue's sweep of depthwise 3×3 + bias + activation: (N,C,H,W) ∈ {(1,384,64,64), (8,96,112,112),
  * (32,256,56,56), (32,512,28,28), (64,1024,14,14), (16,64,224,224)} × {NCHW, NHWC} × {F16, BF16, F32} ×
  * act ∈ {NONE, RELU, SILU, GELU (erf)}, stride 1 everywhere and stride 2 for 8×96×112×112,
  * 32×256×56×56 and 16×64×224×224; a bias in every case, no residual. Paths timed interleaved: the
- * cuDNN composition (VENDOR), the fused kernel (CUSTOM) and AUTO.
+ * cuDNN composition (VENDOR), the fused kernel (CUSTOM) and AUTO, each with its peers (below).
+ *
+ * <p>Every timed path writes the same output tensor, so two columns differ only in the path, not in where the output
+ * lies: on short launches the output's address alone moved one kernel's median by up to ±6 % (AUTO and CUSTOM ran the
+ * same plane kernel into two tensors at {@code 0fe90d3}, {@code e708fb4} and {@code 8e00708}, up to 6 % apart with the
+ * sign changing between runs). The peer {@code custom_other_buffer} keeps that effect in view: the custom path once more,
+ * into a second tensor allocated beside the first.
  *
  * <p>Before timing, every element of the custom and the vendor result is compared with the
  * reference: the row's {@code check} is the custom path's verdict (bit-exact for NONE/RELU, ≤ 1 ulp for
@@ -111,42 +118,47 @@ public final class DepthwiseConv3x3Bench implements BenchSuite {
                 Verdict vc = Verifier.compare(yc, ref, null, DepthwiseConv3x3Verification.custom(act), "reference");
                 Tolerance vt = DepthwiseConv3x3Verification.vendor(dt, act);
                 Verdict vv = Verifier.compare(yv, ref, mag, vt, "reference");
-                Decision auto = DepthwiseConv3x3.decide(x, w, b, null, ya, base);
+                Decision auto = DepthwiseConv3x3.decide(x, w, b, null, yc, base);
 
                 LinkedHashMap<String, Runnable> paths = new LinkedHashMap<>();
-                paths.put("vendor", () -> DepthwiseConv3x3.apply(x, w, b, null, yv, vendor, ctx.stream()));
+                // checked above into yv and yc; timed, like every peer but custom_other_buffer, into yc
+                paths.put("vendor", () -> DepthwiseConv3x3.apply(x, w, b, null, yc, vendor, ctx.stream()));
                 paths.put("custom", () -> DepthwiseConv3x3.apply(x, w, b, null, yc, custom, ctx.stream()));
-                paths.put("auto", () -> DepthwiseConv3x3.apply(x, w, b, null, ya, base, ctx.stream()));
+                paths.put("auto", () -> DepthwiseConv3x3.apply(x, w, b, null, yc, base, ctx.stream()));
                 // Peers, each checked against the reference before the timing: where a ring kernel runs CUSTOM (stride
                 // 1, or stride 2 where useRingS2), nhwc.cu's register-pipelined kernel (nhwc_regs); on every
                 // vectorisable stride-2 NHWC row, the stride-2 ring in each geometry the rules did not pick
                 // (nhwc_ring_s2: 2 x 4, nhwc_ring_s2_c2w2: 2 x 2); on F16/BF16 stride-1 NCHW rows at access width 8, nchw.cu's
                 // row loop the rule did not pick (nchw_rolled, or nchw_u3: unrolled three times); on NCHW stride-1 rows where
                 // the whole-plane kernel's geometry applies, the one of nchw.cu and the plane kernel the rule did not pick
-                Map<String, Runnable> peerPaths = new LinkedHashMap<>();
+                // Each peer is a function of the output tensor: checked into ya (poisoned first), timed into yc like the
+                // three columns above, except custom_other_buffer, the custom path timed into ya (the placement control).
+                Map<String, Function<Tensor, Runnable>> peerPaths = new LinkedHashMap<>();
                 boolean vectorS2 = layout == Layout.NHWC && stride == 2 && s[1] % DepthwiseConv3x3Heuristics.ringVectorChannels(p) == 0;
                 boolean ringS2 = DepthwiseConv3x3Heuristics.useRingS2(p);
-                Runnable customCall = () -> DepthwiseConv3x3.apply(x, w, b, null, ya, custom, ctx.stream());
+                Function<Tensor, Runnable> customCall = y -> () -> DepthwiseConv3x3.apply(x, w, b, null, y, custom, ctx.stream());
+                peerPaths.put("custom_other_buffer", customCall);
                 if (DepthwiseConv3x3Heuristics.useRing(p) || ringS2) {
                     String key = ringS2 ? DepthwiseConv3x3Heuristics.RING_S2_PROPERTY : DepthwiseConv3x3Heuristics.RING_PROPERTY;
-                    peerPaths.put("nhwc_regs", () -> SystemProperty.with(key, "false", customCall));
+                    peerPaths.put("nhwc_regs", y -> () -> SystemProperty.with(key, "false", customCall.apply(y)));
                 }
                 if (dt == DType.F32 && stride == 1 && DepthwiseConv3x3Heuristics.useRing(p)) {  // the F32 ring geometry not picked
                     String other = DepthwiseConv3x3Heuristics.ringConfig(p) == DepthwiseConv3x3Heuristics.RingConfig.C2W2_F32 ? "c2w4" : "c2w2";
-                    peerPaths.put("nhwc_ring_f32_" + other, () -> SystemProperty.with(DepthwiseConv3x3Heuristics.RING_F32_GEOMETRY_PROPERTY, other, customCall));
+                    peerPaths.put("nhwc_ring_f32_" + other, y -> () -> SystemProperty.with(DepthwiseConv3x3Heuristics.RING_F32_GEOMETRY_PROPERTY, other,
+                            customCall.apply(y)));
                 }
                 if (layout == Layout.NCHW && stride == 1 && dt != DType.F32 && !DepthwiseConv3x3Heuristics.usePlane(p)
                         && DepthwiseConv3x3Heuristics.nchwVectorWidth(p) == 8) {  // nchw.cu's row loop the rule did not pick
                     boolean u3 = DepthwiseConv3x3Heuristics.useNchwUnroll3(p, 8);
-                    peerPaths.put(u3 ? "nchw_rolled" : "nchw_u3", () -> SystemProperty.with(DepthwiseConv3x3Heuristics.NCHW_UNROLL3_PROPERTY,
-                            u3 ? "false" : "true", customCall));
+                    peerPaths.put(u3 ? "nchw_rolled" : "nchw_u3", y -> () -> SystemProperty.with(DepthwiseConv3x3Heuristics.NCHW_UNROLL3_PROPERTY,
+                            u3 ? "false" : "true", customCall.apply(y)));
                 }
                 if (layout == Layout.NCHW && stride == 1 && DepthwiseConv3x3Heuristics.planeGrid(p, true, true) != null) {
                     // the NCHW stride-1 kernel the plane rule did not pick: nchw.cu (nchw_rows, with its own loop rule)
                     // where the plane kernel runs, else the plane kernel (nchw_plane) wherever its geometry applies
                     boolean planeRuns = DepthwiseConv3x3Heuristics.usePlane(p);
-                    peerPaths.put(planeRuns ? "nchw_rows" : "nchw_plane", () -> SystemProperty.with(DepthwiseConv3x3Heuristics.PLANE_PROPERTY,
-                            planeRuns ? "false" : "force", customCall));
+                    peerPaths.put(planeRuns ? "nchw_rows" : "nchw_plane", y -> () -> SystemProperty.with(DepthwiseConv3x3Heuristics.PLANE_PROPERTY,
+                            planeRuns ? "false" : "force", customCall.apply(y)));
                 }
                 if (vectorS2) {
                     DepthwiseConv3x3Heuristics.RingConfig picked = ringS2 ? DepthwiseConv3x3Heuristics.ringS2Config(p) : null;
@@ -155,18 +167,18 @@ public final class DepthwiseConv3x3Bench implements BenchSuite {
                         if (g != picked) {
                             String geometry = "c2w" + g.columnsPerThread();
                             peerPaths.put(g == DepthwiseConv3x3Heuristics.RingConfig.C2W4 ? "nhwc_ring_s2" : "nhwc_ring_s2_c2w2",
-                                    () -> SystemProperty.with(DepthwiseConv3x3Heuristics.RING_S2_GEOMETRY_PROPERTY, geometry,
-                                            () -> SystemProperty.with(DepthwiseConv3x3Heuristics.RING_S2_PROPERTY, "true", customCall)));
+                                    y -> () -> SystemProperty.with(DepthwiseConv3x3Heuristics.RING_S2_GEOMETRY_PROPERTY, geometry,
+                                            () -> SystemProperty.with(DepthwiseConv3x3Heuristics.RING_S2_PROPERTY, "true", customCall.apply(y))));
                         }
                     }
                 }
                 Map<String, Verdict> peerChecks = new LinkedHashMap<>();
-                for (Map.Entry<String, Runnable> e : peerPaths.entrySet()) {
+                for (Map.Entry<String, Function<Tensor, Runnable>> e : peerPaths.entrySet()) {
                     ya.fillBytes(0xff, ctx.stream());
-                    e.getValue().run();
+                    e.getValue().apply(ya).run();
                     ctx.stream().synchronize();
                     peerChecks.put(e.getKey(), Verifier.compare(ya, ref, null, DepthwiseConv3x3Verification.custom(act), "reference"));
-                    paths.put(e.getKey(), e.getValue());
+                    paths.put(e.getKey(), e.getValue().apply(e.getKey().equals("custom_other_buffer") ? ya : yc));
                 }
                 Map<String, Timing> t = ctx.timeInterleaved(paths);
                 Map<String, double[]> spread = new LinkedHashMap<>();
