@@ -217,7 +217,8 @@ public final class IssueTargets {
         String name = ab.substring("VENDOR/".length());
         if (withPeers && !name.isEmpty() && r.get("peers") instanceof Map<?, ?> p) {
             for (Map.Entry<?, ?> e : p.entrySet()) {
-                if (String.valueOf(e.getKey()).startsWith(name) && e.getValue() instanceof Number n) {
+                String key = String.valueOf(e.getKey());
+                if (key.startsWith(name) && isTime(key) && e.getValue() instanceof Number n) {
                     return n.doubleValue();
                 }
             }
@@ -233,13 +234,22 @@ public final class IssueTargets {
             }
         }
         if (withPeers && r.get("peers") instanceof Map<?, ?> p) {
-            for (Object v : p.values()) {
-                if (v instanceof Number n) {
+            for (Map.Entry<?, ?> e : p.entrySet()) {
+                if (isTime(String.valueOf(e.getKey())) && e.getValue() instanceof Number n) {
                     b = Math.min(b, n.doubleValue());
                 }
             }
         }
         return b;
+    }
+
+    /**
+     * Whether a peer entry is a time: peers hold times under a path's name ({@code cublas_grouped_batched},
+     * {@code f16_cublas}, {@code nchw_rows_us}) and, in the depthwise files, checks beside them
+     * ({@code <path>_check_pass}, {@code vendor_identical_fraction}, {@code vendor_max_ulp}), which are not.
+     */
+    static boolean isTime(String peerKey) {
+        return !(peerKey.endsWith("_check_pass") || peerKey.endsWith("_fraction") || peerKey.endsWith("_ulp"));
     }
 
     private static Result geomean(String target, List<Map<String, Object>> rows, ToDoubleFunction<Map<String, Object>> f, double need) {

@@ -165,6 +165,18 @@ class IssueTargetsTest {
         assertEquals("0.86× over 1 rows (0.86–0.86×); a kernel at every row's floor would be 1.36×", t.get(1).measured());
     }
 
+    @Test void aPeersCheckFlagsAndUlpsAreNotTakenForTimes() {
+        // a check flag of 1.0 and a max ulp of 0 beside the peer's time: AUTO at 35 µs is within 5 % of the 34 µs peer
+        Map<String, Object> r = row("BF16", shape("experts", 64, "tokens", 1), 200.0, 36.0, 35.0, 22.0, 0,
+                Map.of("cublas_grouped_batched", 34.0, "cublas_grouped_batched_check_pass", 1.0, "vendor_max_ulp", 0.0,
+                        "vendor_identical_fraction", 0.5));
+        r.put("auto_backend", "VENDOR/cublas_grouped");
+        IssueTargets.Result auto = IssueTargets.evaluate("grouped_gemm", List.of(r)).get(3);
+        assertTrue(auto.met(), auto.measured());
+        assertTrue(IssueTargets.isTime("nchw_rows_us") && IssueTargets.isTime("f16_cublas"));
+        assertFalse(IssueTargets.isTime("nchw_rows_check_pass") || IssueTargets.isTime("vendor_max_ulp"));
+    }
+
     @Test void aSpeedupTargetAboveWhatTheFloorsAllowIsSaidToBeOutOfReachAndStaysAMiss() {
         // loop / floor = 4.0× on both rows: no kernel, however close to its floor, makes 5× their geometric mean
         List<Map<String, Object>> rows = List.of(
