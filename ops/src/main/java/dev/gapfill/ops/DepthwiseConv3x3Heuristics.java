@@ -1,5 +1,6 @@
 package dev.gapfill.ops;
 
+import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.DeviceInfo;
 import dev.gapfill.ops.DepthwiseConv3x3.Layout;
@@ -45,6 +46,13 @@ public final class DepthwiseConv3x3Heuristics {
     static final int NCHW_ROWS = 8;
     static final int NCHW_ROWS_F32_S2 = 16;
     static final int NHWC_ROWS = 16;
+
+    /**
+     * System property overriding nchw.cu's target rows per strip (a positive integer; {@link #NCHW_ROWS} and
+     * {@link #NCHW_ROWS_F32_S2} otherwise), for measurements such as {@code DepthwiseKnobProbe}: any value gives the
+     * same outputs, only the launch geometry changes.
+     */
+    public static final String NCHW_ROWS_PROPERTY = "gapfill.depthwise.nchwRows";
 
     /** Launch geometry: 1-D grid of {@link #BLOCK}-thread blocks, output rows per strip, NHWC channel-group chunk. */
     public record Grid(long blocks, int rowsPerStrip, int chunk, long threads) {}
@@ -148,10 +156,28 @@ public final class DepthwiseConv3x3Heuristics {
     /** NCHW grid: threads (column vector, strip, plane). */
     public static Grid nchwGrid(Problem p, int vw, int sms) {
         long perStrip = (long) p.n() * p.c() * ((p.outW() + vw - 1) / vw);
-        int target = p.dtype() == DType.F32 && p.stride() == 2 ? NCHW_ROWS_F32_S2 : NCHW_ROWS;
+        int target = nchwRowsTarget(p);
         int rps = rowsPerStrip(p.outH(), target, perStrip, sms);
         long threads = perStrip * ((p.outH() + rps - 1) / rps);
         return new Grid((threads + BLOCK - 1) / BLOCK, rps, 0, threads);
+    }
+
+    /** nchw.cu's target rows per strip: {@link #NCHW_ROWS_PROPERTY} when set, else 16 for F32 stride 2 and 8 otherwise. */
+    static int nchwRowsTarget(Problem p) {
+        String v = System.getProperty(NCHW_ROWS_PROPERTY);
+        if (v != null) {
+            int rows;
+            try {
+                rows = Integer.parseInt(v.trim());
+            } catch (NumberFormatException e) {
+                rows = 0;
+            }
+            if (rows < 1) {
+                throw new ArgumentException(NCHW_ROWS_PROPERTY, "a positive number of rows per strip", v);
+            }
+            return rows;
+        }
+        return p.dtype() == DType.F32 && p.stride() == 2 ? NCHW_ROWS_F32_S2 : NCHW_ROWS;
     }
 
     /** NHWC channel groups per chunk: all of them up to 64, else the largest divisor in [16, 64], else 32. */

@@ -108,6 +108,25 @@ class DepthwiseConv3x3HeuristicsTest {
         });
     }
 
+    @Test void theStripRowsPropertyOverridesTheTargetAndRejectsNonsense() {
+        DeviceInfo h100 = DeviceInfo.h100ForTests();
+        Problem f32 = p(DType.F32, Layout.NCHW, 8, 96, 112, 112, 1);
+        assertEquals(8, DepthwiseConv3x3Heuristics.nchwGrid(f32, 4, h100.smCount()).rowsPerStrip());
+        assertEquals(16, DepthwiseConv3x3Heuristics.nchwGrid(p(DType.F32, Layout.NCHW, 16, 64, 224, 224, 2), 2, h100.smCount()).rowsPerStrip());
+        // 112 output rows: 7 strips of 16 with 16; with 12, ceil(112 / 12) = 10 strips of ceil(112 / 10) = 12 rows
+        SystemProperty.with(DepthwiseConv3x3Heuristics.NCHW_ROWS_PROPERTY, "16",
+                () -> assertEquals(16, DepthwiseConv3x3Heuristics.nchwGrid(f32, 4, h100.smCount()).rowsPerStrip()));
+        SystemProperty.with(DepthwiseConv3x3Heuristics.NCHW_ROWS_PROPERTY, "12",
+                () -> assertEquals(12, DepthwiseConv3x3Heuristics.nchwGrid(f32, 4, h100.smCount()).rowsPerStrip()));
+        for (String bad : new String[] {"0", "-3", "many"}) {
+            SystemProperty.with(DepthwiseConv3x3Heuristics.NCHW_ROWS_PROPERTY, bad, () -> {
+                dev.gapfill.core.ArgumentException e = assertThrows(dev.gapfill.core.ArgumentException.class,
+                        () -> DepthwiseConv3x3Heuristics.nchwGrid(f32, 4, h100.smCount()));
+                assertTrue(e.getMessage().contains(DepthwiseConv3x3Heuristics.NCHW_ROWS_PROPERTY), e.getMessage());
+            });
+        }
+    }
+
     @Test void stripsAreBalancedAndShortenedForSmallGrids() {
         DeviceInfo h100 = DeviceInfo.h100ForTests();
         // f16 NCHW 32x256x56x56: 7 strips of 8 rows; 1x384x64x64: too few threads, strips of 2
