@@ -449,10 +449,12 @@ public final class DepthwiseConv3x3 {
             if (launchPlane(p, vw, x, out, residual, args, s, sms)) {
                 return;
             }
-            DepthwiseConv3x3Heuristics.Grid g = DepthwiseConv3x3Heuristics.nchwGrid(p, vw, sms);
-            args.i32(p.n() * p.c()).i32(p.c()).i32(p.h()).i32(p.w()).i32(ho).i32(wo).i32(g.rowsPerStrip()).i32(p.act().ordinal());
             String symbol = prefix + "_v" + vw + (DepthwiseConv3x3Heuristics.useNchwUnroll3(p, vw) ? "_u3" : "");
-            NCHW.function(s.cudaDevice(), symbol).launch(s, (int) g.blocks(), 1, 1, DepthwiseConv3x3Heuristics.BLOCK, 1, 1, 0, args);
+            dev.gapfill.core.KernelFunction f = NCHW.function(s.cudaDevice(), symbol);
+            DepthwiseConv3x3Heuristics.Grid g = DepthwiseConv3x3Heuristics.nchwGrid(p, vw, sms,
+                    p.stride() == 2 ? f.residentBlocksPerSm(DepthwiseConv3x3Heuristics.BLOCK, 0) : 0);
+            args.i32(p.n() * p.c()).i32(p.c()).i32(p.h()).i32(p.w()).i32(ho).i32(wo).i32(g.rowsPerStrip()).i32(p.act().ordinal());
+            f.launch(s, (int) g.blocks(), 1, 1, DepthwiseConv3x3Heuristics.BLOCK, 1, 1, 0, args);
         }
     }
 }

@@ -153,13 +153,64 @@ public final class DepthwiseConv3x3Heuristics {
         return rps;
     }
 
-    /** NCHW grid: threads (column vector, strip, plane). */
+    /** NCHW grid: threads (column vector, strip, plane), strips from the row target alone (no occupancy known). */
     public static Grid nchwGrid(Problem p, int vw, int sms) {
+        return nchwGrid(p, vw, sms, 0);
+    }
+
+    /**
+     * NCHW grid: threads (column vector, strip, plane). With {@code blocksPerSm} (the kernel's resident blocks of
+     * {@link #BLOCK} threads per SM, from the occupancy calculator; 0 when unknown), stride 2 takes the strip height of
+     * {@link #nchwStrideTwoRows}; stride 1, or {@link #NCHW_ROWS_PROPERTY} set, keeps the row target's.
+     */
+    public static Grid nchwGrid(Problem p, int vw, int sms, int blocksPerSm) {
         long perStrip = (long) p.n() * p.c() * ((p.outW() + vw - 1) / vw);
         int target = nchwRowsTarget(p);
         int rps = rowsPerStrip(p.outH(), target, perStrip, sms);
+        if (p.stride() == 2 && blocksPerSm > 0 && System.getProperty(NCHW_ROWS_PROPERTY) == null) {
+            rps = nchwStrideTwoRows(p.outH(), rps, perStrip, (long) sms * blocksPerSm);
+        }
         long threads = perStrip * ((p.outH() + rps - 1) / rps);
         return new Grid((threads + BLOCK - 1) / BLOCK, rps, 0, threads);
+    }
+
+    /**
+     * Stride-2 strip height by wave count: a block's time grows with its strip's input rows (2·rps + 1), and a grid
+     * whose last wave of blocks is part-full takes about as long as a full one, so the cost of a height is modelled as
+     * ceil(blocks / resident slots) · (2·rps + 1). From {@code rps} (the row target's height) down to 2, a balanced
+     * height (one that ceil(H' / strips) gives for its strip count) replaces the current pick where its cost is at
+     * least {@link #STRIDE_TWO_WAVE_MARGIN} lower. H100, {@code DepthwiseKnobProbe} at {@code 155083f}
+     * ({@code docs/benchmark-runs/h100/depthwise-knob-probe-155083f.txt}): over 13 stride-2 NCHW cases and 5-7 heights
+     * each, the model's cheapest measured height was the fastest or within 0.5 % of it on every case (F32
+     * 8×96×112×112 NONE: 5 rows, 0.929× the time of 7; F16 32×256×56×56 NONE: 4 rows, 0.924× the time of 7), and the
+     * row target's height was kept wherever it was fastest (F32 64×1024×28×28, where 4 rows took 1.19× its time); at
+     * stride 1 the model does not hold (F16 8×96×112×112: 4 rows predicted 0.90×, measured 1.03×), so stride 1 keeps
+     * the target's height.
+     */
+    static int nchwStrideTwoRows(int ho, int rps, long perStrip, long slots) {
+        int best = rps;
+        double bestCost = strideTwoCost(ho, rps, perStrip, slots);
+        for (int r = rps - 1; r >= 2; r--) {
+            int strips = (ho + r - 1) / r;
+            if ((ho + strips - 1) / strips != r) {
+                continue;  // not a balanced height: the same strip count gives a smaller one
+            }
+            double cost = strideTwoCost(ho, r, perStrip, slots);
+            if (cost < bestCost * (1 - STRIDE_TWO_WAVE_MARGIN)) {
+                best = r;
+                bestCost = cost;
+            }
+        }
+        return best;
+    }
+
+    /** Relative saving a stride-2 strip height must promise ({@link #nchwStrideTwoRows}) to replace a taller one. */
+    static final double STRIDE_TWO_WAVE_MARGIN = 0.05;
+
+    private static double strideTwoCost(int ho, int rps, long perStrip, long slots) {
+        long blocks = (perStrip * ((ho + rps - 1) / rps) + BLOCK - 1) / BLOCK;
+        long waves = (blocks + slots - 1) / slots;
+        return (double) waves * (2 * rps + 1);
     }
 
     /** nchw.cu's target rows per strip: {@link #NCHW_ROWS_PROPERTY} when set, else 16 for F32 stride 2 and 8 otherwise. */

@@ -338,6 +338,37 @@ class DepthwiseConv3x3GpuTest {
     }
 
     /**
+     * nchw.cu's stride-2 strip heights: the launch picks them by wave count from the kernel's occupancy
+     * ({@code DepthwiseConv3x3Heuristics.nchwStrideTwoRows}; on the H100 4 rows instead of 7 for F16 32×256×56×56 and 5
+     * instead of 7 for F32 8×96×112×112), and {@code gapfill.depthwise.nchwRows} forces 3, 5 and 13 (strips whose last one
+     * is short): every output bit-exact against the reference, the same problems with the default launch too.
+     */
+    @Test void strideTwoStripHeightsMatchTheReference() {
+        Random rnd = new Random(43);
+        Problem[] problems = {
+            new Problem(DType.F16, Layout.NCHW, 32, 256, 56, 56, 2, Activation.NONE, true, false),
+            new Problem(DType.F32, Layout.NCHW, 8, 96, 112, 112, 2, Activation.RELU, true, true),
+            new Problem(DType.BF16, Layout.NCHW, 3, 40, 97, 90, 2, Activation.RELU6, false, true)};
+        List<String> failures = new ArrayList<>();
+        for (String rows : new String[] {"default", "3", "5", "13"}) {
+            Runnable all = () -> {
+                for (Problem p : problems) {
+                    Verdict v = runAndCheck(p, Backend.CUSTOM, rnd, 0, false);
+                    if (!v.pass() || !v.bitExact()) {
+                        failures.add("rows=" + rows + " " + p + ": " + v);
+                    }
+                }
+            };
+            if (rows.equals("default")) {
+                all.run();
+            } else {
+                SystemProperty.with(DepthwiseConv3x3Heuristics.NCHW_ROWS_PROPERTY, rows, all);
+            }
+        }
+        assertTrue(failures.isEmpty(), failures.size() + " failures, first: " + (failures.isEmpty() ? "" : failures.get(0)));
+    }
+
+    /**
      * The whole-plane NCHW kernel (nchw_plane.cu) forced wherever its geometry applies ({@code gapfill.depthwise.nchwPlane=force}):
      * stride 1 (stride 2 must keep nchw.cu), every dtype, exact and smooth activations, plane sizes that give 1-, 2-, 4-, 7- and 8-column segments,
      * chunks whose last one ends in a tail of less than 16 bytes, bias and residual on and off, the residual in place, and
