@@ -2,12 +2,10 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
-# Staged (thirty-second session): depthwise_conv3x3/nchw_s2_f32_smooth_rows.patch, host code only: F32 SiLU/GELU at
-# stride 2 keep nchw.cu's target strip height instead of the wave model's (c8843ec). Evidence:
-# docs/benchmark-runs/h100/depthwise-knob-probe-c8843ec-f32-smooth.txt (the old height 0.933-0.972x the new one's time
-# on 32x256x56x56 and 128x64x56x56). It was written after the session's device time was spent: apply it
-# (git apply cuda-native/dev/depthwise_conv3x3/nchw_s2_f32_smooth_rows.patch), commit, bundle, run the two calls below
-# and the depthwise sweep, then commit the record.
+# Last staged patch: depthwise_conv3x3/nchw_s2_f32_smooth_rows.patch (thirty-second session, host code only: F32
+# SiLU/GELU at stride 2 keep nchw.cu's target strip height instead of the c8843ec wave model's; evidence
+# docs/benchmark-runs/h100/depthwise-knob-probe-c8843ec-f32-smooth.txt), applied and shipped in the thirty-third
+# session; its checks ran this way (the two calls below, then the depthwise sweep).
 # Before it, depthwise_conv3x3/nchw_u3.patch (nchw.cu's stride-1 row loop unrolled
 # three times for F16/BF16 exact activations), shipped at 0fe90d3; its checks ran this way in the thirty-first session
 # (call 1 321 s; call 2 the four tools, then the depthwise sweep, 284 s in all).

@@ -161,13 +161,18 @@ public final class DepthwiseConv3x3Heuristics {
     /**
      * NCHW grid: threads (column vector, strip, plane). With {@code blocksPerSm} (the kernel's resident blocks of
      * {@link #BLOCK} threads per SM, from the occupancy calculator; 0 when unknown), stride 2 takes the strip height of
-     * {@link #nchwStrideTwoRows}; stride 1, or {@link #NCHW_ROWS_PROPERTY} set, keeps the row target's.
+     * {@link #nchwStrideTwoRows}, except F32 with SiLU/GELU; stride 1, or {@link #NCHW_ROWS_PROPERTY} set, keeps the row
+     * target's. F32 SiLU/GELU at stride 2: with the wave model's heights they took 1.028-1.072× the target's time on
+     * 32×256×56×56 (SiLU, GELU_TANH, GELU_ERF) and 1.034× on 128×64×56×56 SiLU, 0.98-1.00× elsewhere (H100,
+     * {@code docs/benchmark-runs/h100/depthwise-knob-probe-c8843ec-f32-smooth.txt}; the sweep at {@code c8843ec} the same): their
+     * double-float epilogues, not the waves, set the time.
      */
     public static Grid nchwGrid(Problem p, int vw, int sms, int blocksPerSm) {
         long perStrip = (long) p.n() * p.c() * ((p.outW() + vw - 1) / vw);
         int target = nchwRowsTarget(p);
         int rps = rowsPerStrip(p.outH(), target, perStrip, sms);
-        if (p.stride() == 2 && blocksPerSm > 0 && System.getProperty(NCHW_ROWS_PROPERTY) == null) {
+        if (p.stride() == 2 && blocksPerSm > 0 && !(p.dtype() == DType.F32 && !p.act().isExact())
+                && System.getProperty(NCHW_ROWS_PROPERTY) == null) {
             rps = nchwStrideTwoRows(p.outH(), rps, perStrip, (long) sms * blocksPerSm);
         }
         long threads = perStrip * ((p.outH() + rps - 1) / rps);

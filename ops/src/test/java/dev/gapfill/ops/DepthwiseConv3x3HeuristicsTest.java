@@ -112,10 +112,10 @@ class DepthwiseConv3x3HeuristicsTest {
         DeviceInfo h100 = DeviceInfo.h100ForTests();
         int sms = h100.smCount();
         // the probe's cases (H100 occupancy: 4 blocks of 256 per SM for F32 v1/v2 and F16 v4, 2 for F16 v8)
-        Problem f32 = p(DType.F32, Layout.NCHW, 8, 96, 112, 112, 2);           // H' 56, v2: 7 rows by the target
+        Problem f32 = q(DType.F32, Layout.NCHW, 8, 96, 112, 112, 2, Activation.NONE);  // H' 56, v2: 7 rows by the target
         assertEquals(7, DepthwiseConv3x3Heuristics.nchwGrid(f32, 2, sms).rowsPerStrip());
         assertEquals(5, DepthwiseConv3x3Heuristics.nchwGrid(f32, 2, sms, 4).rowsPerStrip());   // measured 0.929x
-        Problem f16 = p(DType.F16, Layout.NCHW, 32, 256, 56, 56, 2);           // H' 28, v4: 7 rows by the target
+        Problem f16 = q(DType.F16, Layout.NCHW, 32, 256, 56, 56, 2, Activation.NONE);  // H' 28, v4: 7 rows by the target
         assertEquals(4, DepthwiseConv3x3Heuristics.nchwGrid(f16, 4, sms, 4).rowsPerStrip());   // measured 0.924x
         DepthwiseConv3x3Heuristics.Grid g = DepthwiseConv3x3Heuristics.nchwGrid(f16, 4, sms, 4);
         assertEquals(32L * 256 * 7 * 7, g.threads());                                          // 7 strips of 4 rows
@@ -123,6 +123,13 @@ class DepthwiseConv3x3HeuristicsTest {
         assertEquals(14, DepthwiseConv3x3Heuristics.nchwGrid(p(DType.F32, Layout.NCHW, 64, 1024, 28, 28, 2), 1, sms, 4).rowsPerStrip());
         assertEquals(8, DepthwiseConv3x3Heuristics.nchwGrid(p(DType.F16, Layout.NCHW, 16, 64, 224, 224, 2), 8, sms, 2).rowsPerStrip());
         assertEquals(16, DepthwiseConv3x3Heuristics.nchwGrid(p(DType.F32, Layout.NCHW, 16, 64, 224, 224, 2), 2, sms, 4).rowsPerStrip());
+        // F32 SiLU/GELU keep the target's height (their epilogues set the time); F16 SiLU does not
+        assertEquals(14, DepthwiseConv3x3Heuristics.nchwGrid(q(DType.F32, Layout.NCHW, 32, 256, 56, 56, 2, Activation.GELU_ERF), 2, sms, 4)
+                .rowsPerStrip());
+        assertEquals(4, DepthwiseConv3x3Heuristics.nchwGrid(q(DType.F32, Layout.NCHW, 32, 256, 56, 56, 2, Activation.RELU6), 2, sms, 4)
+                .rowsPerStrip());
+        assertEquals(4, DepthwiseConv3x3Heuristics.nchwGrid(q(DType.F16, Layout.NCHW, 32, 256, 56, 56, 2, Activation.SILU), 4, sms, 4)
+                .rowsPerStrip());
         // stride 1, unknown occupancy and the property keep the target's height
         assertEquals(8, DepthwiseConv3x3Heuristics.nchwGrid(p(DType.F16, Layout.NCHW, 8, 96, 112, 112, 1), 8, sms, 3).rowsPerStrip());
         assertEquals(7, DepthwiseConv3x3Heuristics.nchwGrid(f32, 2, sms, 0).rowsPerStrip());
