@@ -2,6 +2,9 @@
 // y[n,c,i,j] = act(bias[c] + Σ_{p,q} w[c,p,q]·x[n, c, i+p−1, j+q−1] (+ res[n,c,i,j])), zero padding 1,
 // stride 1 (stride 2 stays in nchw.cu: this kernel measured 0.5-1.0x its time there on the H100).
 //
+// Bands (BR < H): a plane of which two do not fit (F32 112×112 and up) is staged in bands of BR output rows, one band
+// of one plane a chunk (P = 1), each with the input row above and below it (read again by the neighbouring bands);
+// rows are a multiple of 16 bytes there, so every band starts 16-byte aligned. BR >= H: whole planes, P a chunk.
 // Regime: stride-1 NCHW planes small enough that two chunks of them fit in 80 KiB of shared memory, sm_80+ (cp.async);
 // AUTO takes it for F16/BF16 up to 56×56 and for F32 with NONE/RELU/RELU6 (DepthwiseConv3x3Heuristics.usePlane, from
 // the H100 A/Bs in cuda-native/dev/depthwise_conv3x3/h100-plane-*.txt). The planes of consecutive (n, c) are
@@ -36,7 +39,8 @@
 // the last chunk's tail of < 16 bytes is copied per element); stage only with y 16-byte aligned (a chunk's outputs
 // are as many bytes);
 // vecOut only with y and res aligned to the store piece (the largest power of two dividing SEG, ≤ 16 bytes).
-// Dynamic shared memory: 2·P·H·W·sizeof(T) (+ P·H·W·sizeof(T) when stage) bytes. Limits: N·C·H·W < 2^31
+// Dynamic shared memory: 2·P·H·W·sizeof(T) (+ P·H·W·sizeof(T) when stage) bytes; bands 2·(BR + 2)·W·sizeof(T)
+// (+ BR·W·sizeof(T)). Limits: N·C·H·W < 2^31
 // (validated in Java).
 #include "depthwise_conv3x3.cuh"
 
@@ -52,12 +56,11 @@ __device__ __forceinline__ void cp16(unsigned dst, const void* src) {
 __device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 __device__ __forceinline__ void cp_wait1() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
 
-// Chunk k's input planes → dst (16-byte copies, then the < 16-byte tail of the last chunk per element).
+// elems input elements from x + off → dst (16-byte copies, then a tail of < 16 bytes per element: only the last
+// whole-plane chunk has one).
 template <typename T>
-__device__ __forceinline__ void copy_chunk(const T* __restrict__ x, T* dst, int k, int P, int planes, int planeIn) {
-    const int pc = min(P, planes - k * P);
-    const size_t elems = (size_t)pc * planeIn;
-    const T* src = x + (size_t)k * P * planeIn;
+__device__ __forceinline__ void copy_span(const T* __restrict__ x, T* dst, size_t off, size_t elems) {
+    const T* src = x + off;
     const int n16 = (int)(elems * sizeof(T) / 16);
     const unsigned d = smem_addr(dst);
     for (int q = (int)threadIdx.x; q < n16; q += (int)blockDim.x)
@@ -65,6 +68,30 @@ __device__ __forceinline__ void copy_chunk(const T* __restrict__ x, T* dst, int 
     const int done = n16 * (16 / (int)sizeof(T));
     const int tail = (int)elems - done;
     if ((int)threadIdx.x < tail) dst[done + threadIdx.x] = src[done + threadIdx.x];
+}
+
+// What chunk k covers: planes [plane0, plane0 + pc) and, of each, output rows [r0, r1). Whole planes (BR >= H): P
+// planes, rows [0, H). Bands (BR < H, P = 1): band k % bands of plane k / bands, rows [r0, min(r0 + BR, H)).
+struct Span {
+    int plane0, pc, r0, r1;
+};
+__device__ __forceinline__ Span chunk_span(int k, int P, int planes, int H, int BR, int bands) {
+    if (bands == 1) return Span{k * P, min(P, planes - k * P), 0, H};
+    const int pl = k / bands, r0 = (k - pl * bands) * BR;
+    return Span{pl, 1, r0, min(r0 + BR, H)};
+}
+
+// Chunk k's input → buf: whole planes as they lie in x; a band's rows r0 − 1 … r1 (those inside the image), input row
+// r at buf + (r − r0 + 1)·W (slot 0 holds the row above the band).
+template <typename T>
+__device__ __forceinline__ void copy_chunk(const T* __restrict__ x, T* buf, const Span& c, int H, int W, int bands) {
+    const size_t planeIn = (size_t)H * W;
+    if (bands == 1) {
+        copy_span(x, buf, (size_t)c.plane0 * planeIn, (size_t)c.pc * planeIn);
+        return;
+    }
+    const int lo = max(c.r0 - 1, 0), hi = min(c.r1 + 1, H);
+    copy_span(x, buf + (size_t)(lo - c.r0 + 1) * W, ((size_t)c.plane0 * H + lo) * W, (size_t)(hi - lo) * W);
 }
 
 // The SEG + 2 input columns j0 − 1 … j0 + SEG of the input row at rp (rp points at column j0) in fp32 (in[0] the
@@ -175,17 +202,18 @@ __device__ __forceinline__ void walk_step(WalkPos<T>& k, int t, int rows, int H,
     ++k.r;
 }
 
-// One thread's item of one chunk: output rows [i0, i0 + rows) × columns [j0, j0 + SEG) of the plane at xp (shared
-// memory), written to dst at index o (+ W per row); the residual at global index ro (+ W per row). One step per loop
+// One thread's item of one chunk: output rows [i0, i0 + rows) × columns [j0, j0 + SEG) of a plane whose input row
+// i0 − 1, column j0, is at rp (shared memory; rows outside the image are not read), written to dst at index o (+ W per
+// row); the residual at global index ro (+ W per row). One step per loop
 // iteration, the accumulator rows rotated by copies: unrolling by three (roles rotating instead) was within ±3 % on the
 // H100 (cuda-native/dev/depthwise_conv3x3/h100-plane-ab2.txt, "plane" against "roll") for more registers and code.
 template <typename T, int SEG, int LV, int AC>
-__device__ __forceinline__ void walk(const T* xp, int i0, int j0, int rows, int H, int W, const float (&wr)[9], float b,
+__device__ __forceinline__ void walk(const T* rp, int i0, int j0, int rows, int H, int W, const float (&wr)[9], float b,
                                      bool hasBias, const T* __restrict__ res, T* dst, bool shared, size_t o, size_t ro, int act,
                                      bool vec) {
     const bool left = j0 > 0, right = j0 + SEG < W;
     float a0[SEG] = {}, a1[SEG] = {}, a2[SEG] = {};
-    WalkPos<T> k{xp + (i0 - 1) * W + j0, i0 - 1, o, ro};
+    WalkPos<T> k{rp, i0 - 1, o, ro};
 #pragma unroll 1
     for (int t = 0; t < rows + 2; ++t) {
         walk_step<T, SEG, LV, AC>(k, t, rows, H, W, left, right, wr, b, hasBias, res, dst, shared, act, vec, a0, a1, a2);
@@ -195,71 +223,79 @@ __device__ __forceinline__ void walk(const T* xp, int i0, int j0, int rows, int 
 }
 
 template <typename T, int SEG, int LV>
-__device__ __forceinline__ void walk_act(const T* xp, int i0, int j0, int rows, int H, int W, const float (&wr)[9], float b,
+__device__ __forceinline__ void walk_act(const T* rp, int i0, int j0, int rows, int H, int W, const float (&wr)[9], float b,
                                          bool hasBias, const T* __restrict__ res, T* dst, bool shared, size_t o, size_t ro,
                                          int act, bool vec) {
-    if (act == ACT_SILU) walk<T, SEG, LV, ACT_SILU>(xp, i0, j0, rows, H, W, wr, b, hasBias, res, dst, shared, o, ro, act, vec);
-    else if (act == ACT_GELU_ERF) walk<T, SEG, LV, ACT_GELU_ERF>(xp, i0, j0, rows, H, W, wr, b, hasBias, res, dst, shared, o, ro, act, vec);
-    else if (act == ACT_GELU_TANH) walk<T, SEG, LV, ACT_GELU_TANH>(xp, i0, j0, rows, H, W, wr, b, hasBias, res, dst, shared, o, ro, act, vec);
-    else walk<T, SEG, LV, AC_EXACT>(xp, i0, j0, rows, H, W, wr, b, hasBias, res, dst, shared, o, ro, act, vec);
+    if (act == ACT_SILU) walk<T, SEG, LV, ACT_SILU>(rp, i0, j0, rows, H, W, wr, b, hasBias, res, dst, shared, o, ro, act, vec);
+    else if (act == ACT_GELU_ERF) walk<T, SEG, LV, ACT_GELU_ERF>(rp, i0, j0, rows, H, W, wr, b, hasBias, res, dst, shared, o, ro, act, vec);
+    else if (act == ACT_GELU_TANH) walk<T, SEG, LV, ACT_GELU_TANH>(rp, i0, j0, rows, H, W, wr, b, hasBias, res, dst, shared, o, ro, act, vec);
+    else walk<T, SEG, LV, AC_EXACT>(rp, i0, j0, rows, H, W, wr, b, hasBias, res, dst, shared, o, ro, act, vec);
 }
 
 template <typename T, int SEG, int LV>
 __device__ __forceinline__ void dw_plane(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
                                          const T* __restrict__ res, T* __restrict__ y, int planes, int C, int H, int W,
-                                         int P, int R, int act, int vecOut, int stage) {
+                                         int P, int R, int BR, int act, int vecOut, int stage) {
     static_assert(SEG % LV == 0, "LV-wide loads tile the segment's columns");
     extern __shared__ __align__(16) unsigned char smem[];
     const int planeIn = H * W;                     // < 2^31 (validated); the output plane is as large
-    const int nseg = W / SEG, strips = (H + R - 1) / R, perPlane = nseg * strips;
+    const int bands = BR < H ? (H + BR - 1) / BR : 1;
+    const int chunkRows = bands == 1 ? H : BR;     // output rows of a plane one chunk covers at most
+    const int nseg = W / SEG, strips = (chunkRows + R - 1) / R, perPlane = nseg * strips;
     const int tid = (int)threadIdx.x;
     const int pl = tid / perPlane, rem = tid - pl * perPlane;
     const int strip = rem / nseg, seg = rem - strip * nseg;
-    const int i0 = strip * R, j0 = seg * SEG;
+    const int j0 = seg * SEG;
     const bool worker = pl < P;
-    const int rows = min(R, H - i0);
-    const int nchunks = (planes + P - 1) / P;
+    const int nchunks = bands == 1 ? (planes + P - 1) / P : planes * bands;
+    // whole planes: P planes a buffer; bands: BR + 2 input rows (W·sizeof(T) a multiple of 16 there, checked on the host)
+    const size_t bufIn = bands == 1 ? (size_t)P * planeIn : (size_t)(BR + 2) * W;
     T* buf0 = reinterpret_cast<T*>(smem);
-    T* buf1 = buf0 + (size_t)P * planeIn;          // P·H·W·sizeof(T) is a multiple of 16: aligned
-    T* obuf = buf1 + (size_t)P * planeIn;          // the chunk's outputs when stage != 0
+    T* buf1 = buf0 + bufIn;                        // P·H·W·sizeof(T) is a multiple of 16: aligned
+    T* obuf = buf1 + bufIn;                        // the chunk's outputs when stage != 0
     const bool hasBias = bias != nullptr;
     const bool vec = vecOut != 0;
 
     int k = (int)blockIdx.x;
     if (k >= nchunks) return;
-    copy_chunk(x, buf0, k, P, planes, planeIn);
+    copy_chunk(x, buf0, chunk_span(k, P, planes, H, BR, bands), H, W, bands);
     cp_commit();
     int cur = 0;
     for (; k < nchunks; k += (int)gridDim.x) {
         const int next = k + (int)gridDim.x;
-        if (next < nchunks) copy_chunk(x, cur ? buf0 : buf1, next, P, planes, planeIn);
+        if (next < nchunks) copy_chunk(x, cur ? buf0 : buf1, chunk_span(next, P, planes, H, BR, bands), H, W, bands);
         cp_commit();
         // this chunk's weights and bias do not depend on shared memory: load them while its copies land
-        const int plane = k * P + pl;
-        const bool live = worker && plane < planes;
+        const Span c = chunk_span(k, P, planes, H, BR, bands);
+        const int plane = c.plane0 + pl;
+        const int i0 = c.r0 + strip * R;
+        const bool live = worker && pl < c.pc && i0 < c.r1;
         float wr[9];
         float b = 0.f;
         if (live) {
-            const int c = plane % C;
+            const int ch = plane % C;
 #pragma unroll
-            for (int t = 0; t < 9; ++t) wr[t] = to_float(__ldg(w + (size_t)c * 9 + t));
-            if (hasBias) b = to_float(__ldg(bias + c));
+            for (int t = 0; t < 9; ++t) wr[t] = to_float(__ldg(w + (size_t)ch * 9 + t));
+            if (hasBias) b = to_float(__ldg(bias + ch));
         }
         cp_wait1();  // chunk k's group has landed (the next one may still be in flight)
         __syncthreads();
         if (live) {
-            const T* xp = (cur ? buf1 : buf0) + (size_t)pl * planeIn;
+            const T* in = cur ? buf1 : buf0;
+            // input row i0 − 1: whole planes hold row r of plane pl at (pl·H + r)·W (row −1 is never read); a band
+            // holds row r at (r − r0 + 1)·W
+            const T* rp = bands == 1 ? in + ((ptrdiff_t)pl * H + i0 - 1) * W + j0 : in + (size_t)(i0 - c.r0) * W + j0;
             const size_t og = ((size_t)plane * H + i0) * W + j0;  // global output index of (i0, j0)
+            const size_t ob = bands == 1 ? ((size_t)pl * H + i0) * W + j0 : (size_t)(i0 - c.r0) * W + j0;
             const bool shared = stage != 0;
-            walk_act<T, SEG, LV>(xp, i0, j0, rows, H, W, wr, b, hasBias, res, shared ? obuf : y, shared,
-                                 shared ? ((size_t)pl * H + i0) * W + j0 : og, og, act, vec);
+            walk_act<T, SEG, LV>(rp, i0, j0, min(R, c.r1 - i0), H, W, wr, b, hasBias, res, shared ? obuf : y, shared,
+                                 shared ? ob : og, og, act, vec);
         }
         __syncthreads();  // the chunk's input is no longer read (its buffer takes chunk k + 2·gridDim.x next), obuf is full
         if (stage) {
             // the chunk's outputs are contiguous in y: 16-byte streaming stores, then the < 16-byte tail per element
-            const int pc = min(P, planes - k * P);
-            const size_t elems = (size_t)pc * planeIn;
-            T* dst = y + (size_t)k * P * planeIn;
+            const size_t elems = (size_t)c.pc * (c.r1 - c.r0) * W;
+            T* dst = y + ((size_t)c.plane0 * H + c.r0) * W;
             const int n16 = (int)(elems * sizeof(T) / 16);
             for (int q = tid; q < n16; q += (int)blockDim.x)
                 __stcs(reinterpret_cast<uint4*>(dst) + q, reinterpret_cast<const uint4*>(obuf)[q]);
@@ -278,8 +314,8 @@ __device__ __forceinline__ void dw_plane(const T* __restrict__ x, const T* __res
 #define DW_PLANE(T, TN, SEG, LV)                                                                                     \
     extern "C" __global__ void __launch_bounds__(256, 2) dwconv3x3_nchw_plane_##TN##_s1_g##SEG##_l##LV(              \
         const T* x, const T* w, const T* bias, const T* res, T* y, int planes, int C, int H, int W, int P, int R,    \
-        int act, int vecOut, int stage) {                                                                            \
-        dw_plane<T, SEG, LV>(x, w, bias, res, y, planes, C, H, W, P, R, act, vecOut, stage);                        \
+        int BR, int act, int vecOut, int stage) {                                                                    \
+        dw_plane<T, SEG, LV>(x, w, bias, res, y, planes, C, H, W, P, R, BR, act, vecOut, stage);                    \
     }
 
 DW_PLANE(float, f32, 1, 1) DW_PLANE(float, f32, 2, 2) DW_PLANE(float, f32, 4, 4) DW_PLANE(float, f32, 7, 1)

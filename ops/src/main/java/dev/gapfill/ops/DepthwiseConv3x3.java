@@ -400,7 +400,7 @@ public final class DepthwiseConv3x3 {
         int vec = aligned(out, g.storeBytes(p.dtype())) && aligned(residual, g.storeBytes(p.dtype())) ? 1 : 0;
         // persistent: each block walks chunks blockIdx.x, + gridDim.x, ... with the next chunk's copies in flight
         int grid = (int) Math.min(g.chunks(), (long) f.residentBlocksPerSm(g.threads(), g.smemBytes()) * sms);
-        args.i32(p.n() * p.c()).i32(p.c()).i32(p.h()).i32(p.w()).i32(g.planesPerChunk()).i32(g.rowsPerStrip())
+        args.i32(p.n() * p.c()).i32(p.c()).i32(p.h()).i32(p.w()).i32(g.planesPerChunk()).i32(g.rowsPerStrip()).i32(g.bandRows())
                 .i32(p.act().ordinal()).i32(vec).i32(g.stage() ? 1 : 0);
         f.launch(s, grid, 1, 1, g.threads(), 1, 1, g.smemBytes(), args);
         return true;

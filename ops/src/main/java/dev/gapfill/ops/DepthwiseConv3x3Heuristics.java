@@ -584,7 +584,9 @@ public final class DepthwiseConv3x3Heuristics {
      * against 49.6 µs), 32×512×28×28 1.22-1.31×, 32×256×56×56 1.01-1.17× (F16 SILU 51.5 against 60.0), F32 NONE/RELU
      * 14×14 1.36×, 28×28 1.17×, 32×256×56×56 1.29× (74.6 against 96.3 µs), 1×384×64×64 1.20×. Not taken where it lost
      * or tied: F16/BF16 above 56×56 (1×384×64×64 BF16 NONE 0.98×, 8×96×112×112 F16 NONE 0.87×), F32 SiLU/GELU
-     * (0.81-1.06×). Stride 2 has no plane kernel (a stride-2 build measured 0.5-1.0× nchw.cu).
+     * (0.81-1.06×). Stride 2 has no plane kernel (a stride-2 build measured 0.5-1.0× nchw.cu). F32 planes of which two do
+     * not fit {@link #PLANE_SMEM_CAP} (112 × 112 and up) take it in bands of rows since the thirty-third session
+     * ({@link #planeBandGrid}; nchw.cu reached 0.71-0.74 of the floor there, the whole-plane kernel 0.91 at 56 × 56).
      *
      * <p>Since nchw.cu's unrolled row loop ({@link #useNchwUnroll3}, F16/BF16 exact activations at access width 8), the
      * F16/BF16 bounds differ by activation. {@code DepthwisePlaneProbe} (examples/bench) on the H100, square planes,
@@ -631,7 +633,12 @@ public final class DepthwiseConv3x3Heuristics {
      * {@code stage}: they leave in 16-byte stores), {@code chunks} in all. The grid is min(chunks, resident blocks).
      */
     public record PlaneGrid(int seg, int lv, int rowsPerStrip, int planesPerChunk, int threads, int smemBytes, int chunks,
-                            boolean stage) {
+                            boolean stage, int bandRows) {
+        /** Whether chunks are bands of {@link #bandRows} output rows of one plane (else whole planes: bandRows = H). */
+        public boolean banded(Problem p) {
+            return bandRows < p.h();
+        }
+
         /** The kernel symbol, e.g. {@code dwconv3x3_nchw_plane_f16_s1_g7_l1}. */
         public String symbol(DType t) {
             return "dwconv3x3_nchw_plane_" + t.name().toLowerCase(java.util.Locale.ROOT) + "_s1_g" + seg + "_l" + lv;
@@ -667,10 +674,22 @@ public final class DepthwiseConv3x3Heuristics {
     }
 
     /**
+     * System property that makes the plane kernel stage bands of at most this many output rows (a positive integer)
+     * wherever its band geometry applies, also for planes that fit whole; unset, bands only where two planes do not
+     * fit {@link #PLANE_SMEM_CAP}. For probes and tests. Read at every call.
+     */
+    public static final String PLANE_BAND_ROWS_PROPERTY = "gapfill.depthwise.planeBandRows";
+
+    /** Output rows per strip a band's geometry aims for (as whole planes: strips of at most 8 rows). */
+    static final int PLANE_BAND_STRIP_ROWS = 8;
+
+    /**
      * The plane kernel's geometry for {@code p}, or null where it does not apply: stride 2, x not 16-byte aligned, more
      * than 256 column segments per row, or not even the smallest chunk within {@link #PLANE_SMEM_CAP}. Outputs are
      * staged through shared memory when y is 16-byte aligned (a chunk's outputs are as many bytes as its inputs, a
-     * multiple of 16) and a thread's row piece is narrower than 16 bytes.
+     * multiple of 16) and a thread's row piece is narrower than 16 bytes. Planes of which two do not fit the cap (or any
+     * plane, with {@link #PLANE_BAND_ROWS_PROPERTY}) go in bands of rows, one band a chunk, when a row is a multiple of 16
+     * bytes ({@link #planeBandGrid}).
      */
     public static PlaneGrid planeGrid(Problem p, boolean xAligned16, boolean yAligned16) {
         if (p.stride() != 1 || !xAligned16) {
@@ -689,8 +708,9 @@ public final class DepthwiseConv3x3Heuristics {
         strips = (h + rps - 1) / rps;
         int perPlane = strips * nseg;
         long planeBytes = (long) h * w * es;
-        if (2 * planeBytes > PLANE_SMEM_CAP) {
-            return null;
+        Integer forcedBand = Integer.getInteger(PLANE_BAND_ROWS_PROPERTY);
+        if (forcedBand != null || 2 * planeBytes > PLANE_SMEM_CAP) {
+            return planeBandGrid(p, yAligned16, forcedBand == null ? Integer.MAX_VALUE : Math.max(1, forcedBand));
         }
         int unit = 16 / gcd(16, planeBytes % 16);   // planes per chunk: a multiple of this keeps chunks 16-byte aligned
         int target = PLANE_THREAD_TARGET;
@@ -717,7 +737,48 @@ public final class DepthwiseConv3x3Heuristics {
         long planes = (long) p.n() * p.c();
         int chunks = (int) ((planes + planesPerChunk - 1) / planesPerChunk);
         int lv = Math.min(seg & -seg, 16 / es);
-        return new PlaneGrid(seg, lv, rps, planesPerChunk, threads, smem, chunks, stage);
+        return new PlaneGrid(seg, lv, rps, planesPerChunk, threads, smem, chunks, stage, h);
+    }
+
+    /**
+     * The plane kernel's band geometry: one chunk is a band of output rows of one plane, staged with the input row above
+     * and below it (both read again by the neighbouring bands: 2 rows in every band's). Needs W·sizeof(T) a multiple of
+     * 16 (every band starts on a 16-byte boundary, as y's band of outputs when staged). The strips of a band are as many
+     * as fill at most 256 threads with the row's column segments, each of at most {@link #PLANE_BAND_STRIP_ROWS} rows;
+     * the band is as many rows as that gives (at most {@code maxRows}, within {@link #PLANE_SMEM_CAP}), balanced over the
+     * plane's bands. Null where W·sizeof(T) is not a multiple of 16 or not even a one-row band fits.
+     */
+    static PlaneGrid planeBandGrid(Problem p, boolean yAligned16, int maxRows) {
+        int es = p.dtype().bytes();
+        int h = p.h();
+        int w = p.w();
+        if ((long) w * es % 16 != 0) {
+            return null;
+        }
+        int seg = planeSegment(p);
+        int nseg = w / seg;
+        boolean stage = yAligned16 && Math.min((seg & -seg) * es, 16) < 16;
+        long rowBytes = (long) w * es;
+        // 2 input buffers of (rows + 2) rows, + rows of outputs when staged
+        long fit = (PLANE_SMEM_CAP / rowBytes - 4) / (stage ? 3 : 2);
+        int stripsPerBand = Math.max(1, 256 / nseg);
+        long rows = Math.min(Math.min(maxRows, (long) stripsPerBand * PLANE_BAND_STRIP_ROWS), Math.min(fit, h));
+        if (rows < 1) {
+            return null;
+        }
+        int bands = (int) ((h + rows - 1) / rows);
+        int br = (h + bands - 1) / bands;                      // balanced: the last band at most bands - 1 rows shorter
+        int strips = Math.min(stripsPerBand, br);
+        int rps = (br + strips - 1) / strips;
+        strips = (br + rps - 1) / rps;
+        int threads = Math.max(64, (strips * nseg + 31) / 32 * 32);
+        int smem = (int) ((2L * (br + 2) + (stage ? br : 0)) * rowBytes);
+        long chunks = (long) p.n() * p.c() * bands;
+        if (chunks > Integer.MAX_VALUE) {
+            return null;
+        }
+        int lv = Math.min(seg & -seg, 16 / es);
+        return new PlaneGrid(seg, lv, rps, 1, threads, smem, (int) chunks, stage, br);
     }
 
     /**
@@ -729,7 +790,7 @@ public final class DepthwiseConv3x3Heuristics {
         if (usePlane(p)) {
             PlaneGrid g = planeGrid(p, true, true);  // with the pool's aligned allocations
             if (g != null) {
-                return "nchw_plane_g" + g.seg() + "_s1";
+                return "nchw_plane_g" + g.seg() + (g.banded(p) ? "_b" + g.bandRows() : "") + "_s1";
             }
         }
         if (p.layout() == Layout.NCHW) {

@@ -93,7 +93,7 @@ class DepthwiseConv3x3HeuristicsTest {
         // smooth activations (measured 1.01-1.05x the rolled loop's time), F32 (1.09-1.37x), stride 2, narrower accesses,
         // NHWC and the plane kernel's sizes keep their kernels
         assertEquals("nchw_v8_s1", DepthwiseConv3x3Heuristics.customVariant(q(DType.F16, Layout.NCHW, 16, 64, 224, 224, 1, Activation.SILU)));
-        assertEquals("nchw_v4_s1", DepthwiseConv3x3Heuristics.customVariant(q(DType.F32, Layout.NCHW, 16, 64, 224, 224, 1, Activation.RELU)));
+        assertEquals("nchw_v4_s1", DepthwiseConv3x3Heuristics.customVariant(q(DType.F32, Layout.NCHW, 16, 64, 224, 224, 1, Activation.SILU)));
         assertEquals("nchw_v8_s2", DepthwiseConv3x3Heuristics.customVariant(q(DType.F16, Layout.NCHW, 16, 64, 224, 224, 2, Activation.RELU)));
         assertEquals("nchw_v4_s1", DepthwiseConv3x3Heuristics.customVariant(q(DType.F16, Layout.NCHW, 1, 8, 60, 60, 1, Activation.RELU)));
         assertFalse(DepthwiseConv3x3Heuristics.useNchwUnroll3(relu, 4));  // the launch narrowed the access for alignment
@@ -104,7 +104,7 @@ class DepthwiseConv3x3HeuristicsTest {
                 assertEquals("nchw_v8_s1", DepthwiseConv3x3Heuristics.customVariant(relu)));
         SystemProperty.with(DepthwiseConv3x3Heuristics.NCHW_UNROLL3_PROPERTY, "true", () -> {
             assertEquals("nchw_v8u3_s1", DepthwiseConv3x3Heuristics.customVariant(q(DType.F16, Layout.NCHW, 16, 64, 224, 224, 1, Activation.GELU_ERF)));
-            assertEquals("nchw_v4_s1", DepthwiseConv3x3Heuristics.customVariant(q(DType.F32, Layout.NCHW, 16, 64, 224, 224, 1, Activation.RELU)));
+            assertEquals("nchw_v4_s1", DepthwiseConv3x3Heuristics.customVariant(q(DType.F32, Layout.NCHW, 16, 64, 224, 224, 1, Activation.SILU)));
         });
     }
 
@@ -533,33 +533,74 @@ class DepthwiseConv3x3HeuristicsTest {
     @Test void planeGeometryOfTheMeasuredShapes() {
         // 64x1024x14x14 F16: 2 segments of 7 columns x 2 strips of 7 rows per plane, 32 planes (12.5 KiB) per chunk, 128 threads
         DepthwiseConv3x3Heuristics.PlaneGrid g = DepthwiseConv3x3Heuristics.planeGrid(q(DType.F16, Layout.NCHW, 64, 1024, 14, 14, 1, Activation.NONE), true, true);
-        assertEquals(new DepthwiseConv3x3Heuristics.PlaneGrid(7, 1, 7, 32, 128, 3 * 32 * 392, 2048, true), g);
+        assertEquals(new DepthwiseConv3x3Heuristics.PlaneGrid(7, 1, 7, 32, 128, 3 * 32 * 392, 2048, true, 14), g);
         assertEquals("dwconv3x3_nchw_plane_f16_s1_g7_l1", g.symbol(DType.F16));
         assertEquals(2, g.storeBytes(DType.F16));
         // 32x512x28x28 BF16: 4 x 4 items per plane, 8 planes per chunk
-        assertEquals(new DepthwiseConv3x3Heuristics.PlaneGrid(7, 1, 7, 8, 128, 3 * 8 * 1568, 2048, true),
+        assertEquals(new DepthwiseConv3x3Heuristics.PlaneGrid(7, 1, 7, 8, 128, 3 * 8 * 1568, 2048, true, 28),
                 DepthwiseConv3x3Heuristics.planeGrid(q(DType.BF16, Layout.NCHW, 32, 512, 28, 28, 1, Activation.SILU), true, true));
         // 32x256x56x56 F32: 4 columns (16-byte loads and stores: not staged) x 7 strips of 8 rows = 98 items, one plane per chunk
         g = DepthwiseConv3x3Heuristics.planeGrid(q(DType.F32, Layout.NCHW, 32, 256, 56, 56, 1, Activation.NONE), true, true);
-        assertEquals(new DepthwiseConv3x3Heuristics.PlaneGrid(4, 4, 8, 1, 128, 2 * 12544, 8192, false), g);
+        assertEquals(new DepthwiseConv3x3Heuristics.PlaneGrid(4, 4, 8, 1, 128, 2 * 12544, 8192, false, 56), g);
         assertEquals(16, g.storeBytes(DType.F32));
         // 32x256x56x56 F16: 8 columns (16 bytes) x 7 strips = 49 items; 2 planes would fill 98 of 128 threads, so the
         // 256 target: 5 planes, 245 threads
-        assertEquals(new DepthwiseConv3x3Heuristics.PlaneGrid(8, 8, 8, 5, 256, 2 * 5 * 6272, 1639, false),
+        assertEquals(new DepthwiseConv3x3Heuristics.PlaneGrid(8, 8, 8, 5, 256, 2 * 5 * 6272, 1639, false, 56),
                 DepthwiseConv3x3Heuristics.planeGrid(q(DType.F16, Layout.NCHW, 32, 256, 56, 56, 1, Activation.RELU), true, true));
         // an output view that is not 16-byte aligned: direct stores, no output buffer
         g = DepthwiseConv3x3Heuristics.planeGrid(q(DType.F16, Layout.NCHW, 64, 1024, 14, 14, 1, Activation.NONE), true, false);
-        assertEquals(new DepthwiseConv3x3Heuristics.PlaneGrid(7, 1, 7, 32, 128, 2 * 32 * 392, 2048, false), g);
+        assertEquals(new DepthwiseConv3x3Heuristics.PlaneGrid(7, 1, 7, 32, 128, 2 * 32 * 392, 2048, false, 14), g);
     }
 
     @Test void planeNotForUnalignedInputStrideTwoOrLargePlanes() {
         assertNull(DepthwiseConv3x3Heuristics.planeGrid(q(DType.F16, Layout.NCHW, 1, 8, 14, 14, 1, Activation.NONE), false, true));
         assertNull(DepthwiseConv3x3Heuristics.planeGrid(q(DType.F16, Layout.NCHW, 1, 8, 14, 14, 2, Activation.NONE), true, true));
         assertNotNull(DepthwiseConv3x3Heuristics.planeGrid(q(DType.F16, Layout.NCHW, 1, 8, 15, 13, 1, Activation.NONE), true, true));
-        // two input chunks of one plane must fit in 80 KiB: 224 x 224 F16 (98 KiB a plane) does not, 112 x 112 F32 (49 KiB) neither
-        assertNull(DepthwiseConv3x3Heuristics.planeGrid(q(DType.F16, Layout.NCHW, 16, 64, 224, 224, 1, Activation.NONE), true, true));
-        assertNull(DepthwiseConv3x3Heuristics.planeGrid(q(DType.F32, Layout.NCHW, 8, 96, 112, 112, 1, Activation.NONE), true, true));
+        // planes of which two do not fit 80 KiB go in bands, which need rows of a multiple of 16 bytes: 110 x 110 F32 (440
+        // bytes a row) and 200 x 202 F16 (404) keep nchw.cu
+        assertNull(DepthwiseConv3x3Heuristics.planeGrid(q(DType.F32, Layout.NCHW, 8, 96, 110, 110, 1, Activation.NONE), true, true));
+        assertNull(DepthwiseConv3x3Heuristics.planeGrid(q(DType.F16, Layout.NCHW, 1, 8, 200, 202, 1, Activation.NONE), true, true));
         assertNull(DepthwiseConv3x3Heuristics.planeGrid(q(DType.F16, Layout.NCHW, 1, 1, 1, 40000, 1, Activation.NONE), true, true));
+    }
+
+    @Test void planeBandsWherePlanesDoNotFit() {
+        // 8x96x112x112 F32 (49 KiB a plane): 28 segments of 4 columns, 9 strips would fill 252 threads, so bands of up to
+        // 72 rows, balanced: 2 bands of 56 rows, 8 strips of 7 rows (224 threads), 2 x 58 rows of 448 bytes
+        Problem f32 = q(DType.F32, Layout.NCHW, 8, 96, 112, 112, 1, Activation.NONE);
+        DepthwiseConv3x3Heuristics.PlaneGrid g = DepthwiseConv3x3Heuristics.planeGrid(f32, true, true);
+        assertEquals(new DepthwiseConv3x3Heuristics.PlaneGrid(4, 4, 7, 1, 224, 2 * 58 * 448, 8 * 96 * 2, false, 56), g);
+        assertTrue(g.banded(f32));
+        assertEquals("nchw_plane_g4_b56_s1", DepthwiseConv3x3Heuristics.customVariant(f32));
+        // 16x64x224x224 F32: 56 segments, 4 strips of 8 rows: bands of 32 rows (7 a plane), 2 x 34 rows of 896 bytes
+        Problem big = q(DType.F32, Layout.NCHW, 16, 64, 224, 224, 1, Activation.RELU);
+        assertEquals(new DepthwiseConv3x3Heuristics.PlaneGrid(4, 4, 8, 1, 224, 2 * 34 * 896, 16 * 64 * 7, false, 32),
+                DepthwiseConv3x3Heuristics.planeGrid(big, true, true));
+        assertEquals("nchw_plane_g4_b32_s1", DepthwiseConv3x3Heuristics.customVariant(big));
+        // F32 SiLU/GELU keep nchw.cu (the rule), F16/BF16 above 56 x 56 too; forced, F16 16x64x224x224 takes bands as
+        // F32 112 x 112 does: 28 segments of 8 columns, 9 strips at most, 4 bands of 56 rows in 8 strips of 7
+        assertEquals("nchw_v4_s1", DepthwiseConv3x3Heuristics.customVariant(q(DType.F32, Layout.NCHW, 8, 96, 112, 112, 1, Activation.SILU)));
+        Problem f16 = q(DType.F16, Layout.NCHW, 16, 64, 224, 224, 1, Activation.NONE);
+        assertEquals("nchw_v8u3_s1", DepthwiseConv3x3Heuristics.customVariant(f16));
+        withPlaneMode("force", () -> assertEquals(new DepthwiseConv3x3Heuristics.PlaneGrid(8, 8, 7, 1, 224, 2 * 58 * 448, 16 * 64 * 4, false, 56),
+                DepthwiseConv3x3Heuristics.planeGrid(f16, true, true)));
+        // staged outputs (7-column segments) count a third buffer of band rows: 3 x 100 x 28 F32, forced to 4 rows (4
+        // segments: 4 strips of 1 row, 64 threads)
+        Problem small = q(DType.F32, Layout.NCHW, 3, 100, 28, 28, 1, Activation.NONE);
+        String old = System.getProperty(DepthwiseConv3x3Heuristics.PLANE_BAND_ROWS_PROPERTY);
+        System.setProperty(DepthwiseConv3x3Heuristics.PLANE_BAND_ROWS_PROPERTY, "4");
+        try {
+            assertEquals(new DepthwiseConv3x3Heuristics.PlaneGrid(7, 1, 1, 1, 64, (2 * 6 + 4) * 112, 300 * 7, true, 4),
+                    DepthwiseConv3x3Heuristics.planeGrid(small, true, true));
+            // a band as tall as the plane is the whole plane
+            System.setProperty(DepthwiseConv3x3Heuristics.PLANE_BAND_ROWS_PROPERTY, "28");
+            assertFalse(DepthwiseConv3x3Heuristics.planeGrid(small, true, true).banded(small));
+        } finally {
+            if (old == null) {
+                System.clearProperty(DepthwiseConv3x3Heuristics.PLANE_BAND_ROWS_PROPERTY);
+            } else {
+                System.setProperty(DepthwiseConv3x3Heuristics.PLANE_BAND_ROWS_PROPERTY, old);
+            }
+        }
     }
 
     @Test void planeGeometryKeepsItsInvariantsOnEveryShape() {
@@ -573,7 +614,8 @@ class DepthwiseConv3x3HeuristicsTest {
         compiled.add("dwconv3x3_nchw_plane_f16_s1_g8_l8");
         compiled.add("dwconv3x3_nchw_plane_bf16_s1_g8_l8");
         int applicable = 0;
-        int[] sizes = {1, 2, 3, 5, 7, 8, 13, 14, 16, 21, 28, 31, 56, 64, 100, 112, 150};
+        int bandedShapes = 0;
+        int[] sizes = {1, 2, 3, 5, 7, 8, 13, 14, 16, 21, 28, 31, 56, 64, 100, 112, 150, 224};
         for (DType dt : new DType[] {DType.F32, DType.F16, DType.BF16}) {
             for (int s = 1; s <= 2; s++) {
                 for (int h : sizes) {
@@ -596,20 +638,36 @@ class DepthwiseConv3x3HeuristicsTest {
                                 assertTrue(compiled.contains(g.symbol(dt)), m);
                                 assertEquals(0, wo % g.seg(), m);
                                 assertEquals(yAligned && g.storeBytes(dt) < 16, g.stage(), m);
-                                int perPlane = (wo / g.seg()) * ((ho + g.rowsPerStrip() - 1) / g.rowsPerStrip());
-                                // the items (strip, segment) tile the plane: every output row and column once
-                                int strips = (ho + g.rowsPerStrip() - 1) / g.rowsPerStrip();
-                                assertTrue(strips * g.rowsPerStrip() >= ho && (strips - 1) * g.rowsPerStrip() < ho, m);
+                                boolean banded = g.banded(pr);
+                                bandedShapes += banded ? 1 : 0;
+                                int rows = banded ? g.bandRows() : ho;  // output rows of a plane one chunk covers
+                                assertEquals(banded, 2L * h * w * es > 80 * 1024, m);
+                                assertTrue(g.bandRows() >= 1 && g.bandRows() <= ho, m);
+                                int perPlane = (wo / g.seg()) * ((rows + g.rowsPerStrip() - 1) / g.rowsPerStrip());
+                                // the items (strip, segment) tile the chunk's rows: every output row and column once
+                                int strips = (rows + g.rowsPerStrip() - 1) / g.rowsPerStrip();
+                                assertTrue(strips * g.rowsPerStrip() >= rows && (strips - 1) * g.rowsPerStrip() < rows, m);
                                 assertEquals(wo, (wo / g.seg()) * g.seg(), m);
                                 assertEquals(0, g.seg() % g.lv(), m);
                                 assertTrue(g.lv() * es <= 16 && g.storeBytes(dt) <= 16, m);
                                 assertTrue(g.planesPerChunk() * perPlane <= g.threads() && g.threads() <= 256 && g.threads() % 32 == 0, m);
-                                assertEquals(0, (long) g.planesPerChunk() * h * w * es % 16, m);
-                                long smem = (g.stage() ? 3L : 2L) * g.planesPerChunk() * h * w * es;
+                                long smem;
+                                if (banded) {
+                                    // one plane a chunk, bands of rows + the rows above and below, every band 16-byte aligned
+                                    assertEquals(1, g.planesPerChunk(), m);
+                                    assertEquals(0, (long) w * es % 16, m);
+                                    int bands = (ho + g.bandRows() - 1) / g.bandRows();
+                                    assertEquals((long) planes * bands, g.chunks(), m);
+                                    assertTrue((long) (bands - 1) * g.bandRows() < ho, m);
+                                    smem = ((g.stage() ? 1L : 0L) * g.bandRows() + 2L * (g.bandRows() + 2)) * w * es;
+                                } else {
+                                    assertEquals(0, (long) g.planesPerChunk() * h * w * es % 16, m);
+                                    smem = (g.stage() ? 3L : 2L) * g.planesPerChunk() * h * w * es;
+                                    assertTrue((long) g.chunks() * g.planesPerChunk() >= planes && (long) (g.chunks() - 1) * g.planesPerChunk() < planes, m);
+                                }
                                 assertEquals(smem, g.smemBytes(), m);
                                 assertTrue(smem <= 80 * 1024, m);
-                                assertTrue((long) g.chunks() * g.planesPerChunk() >= planes && (long) (g.chunks() - 1) * g.planesPerChunk() < planes, m);
-                                assertTrue(g.rowsPerStrip() >= 1 && g.rowsPerStrip() <= Math.max(8, ho), m);
+                                assertTrue(g.rowsPerStrip() >= 1 && g.rowsPerStrip() <= Math.max(8, rows), m);
                             }
                         }
                     }
@@ -617,5 +675,6 @@ class DepthwiseConv3x3HeuristicsTest {
             }
         }
         assertTrue(applicable > 1000, "the grid exercises the geometry: " + applicable);
+        assertTrue(bandedShapes > 100, "the grid exercises the band geometry: " + bandedShapes);
     }
 }

@@ -408,6 +408,69 @@ class DepthwiseConv3x3GpuTest {
     }
 
     /**
+     * The plane kernel in bands of rows (one band of one plane a chunk, staged with the rows above and below it): as the
+     * rule takes it (F32 NONE/RELU/RELU6 planes of which two do not fit 80 KiB: 112 × 112, 97 × 224 and 131 × 100, whose
+     * last bands are shorter) and forced ({@code gapfill.depthwise.nchwPlane=force}) with {@code
+     * gapfill.depthwise.planeBandRows} at 1, 3 and 5 rows and unset: every dtype, exact and smooth activations, rows of 16,
+     * 28 (7-column segments, outputs staged), 32, 56 and 224 bytes and more, H not a multiple of the band, bias and
+     * residual on and off, the residual in place, and an output view one element off (direct stores). Bit-exact against
+     * the reference for NONE, RELU and RELU6, within 1 ulp for SILU/GELU_ERF; the decision names the banded kernel.
+     */
+    @Test void planeKernelBandsMatchTheReference() {
+        Random rnd = new Random(47);
+        List<String> failures = new ArrayList<>();
+        int[] bandRuns = {0};
+        Problem[] byRule = {
+            new Problem(DType.F32, Layout.NCHW, 1, 5, 112, 112, 1, Activation.NONE, true, true),
+            new Problem(DType.F32, Layout.NCHW, 1, 3, 97, 224, 1, Activation.RELU6, false, true),
+            new Problem(DType.F32, Layout.NCHW, 2, 2, 131, 100, 1, Activation.RELU, true, false)};
+        for (Problem p : byRule) {
+            String variant = DepthwiseConv3x3Heuristics.customVariant(p);
+            assertTrue(variant.startsWith("nchw_plane_g") && variant.contains("_b"), p + " " + variant);
+            Verdict v = runAndCheck(p, Backend.CUSTOM, rnd, 0, false);
+            if (!v.pass() || !v.bitExact()) {
+                failures.add("rule " + p + ": " + v);
+            }
+        }
+        // {H, W} with W·sizeof(T) a multiple of 16 for the dtype it meets
+        int[][] f32 = {{9, 4}, {13, 28}, {6, 8}, {17, 56}};
+        int[][] half = {{9, 8}, {11, 16}, {5, 112}, {30, 24}};
+        Activation[] acts = {Activation.NONE, Activation.SILU, Activation.RELU6, Activation.GELU_ERF};
+        for (String rows : new String[] {"1", "3", "5", "unset"}) {
+            Runnable all = () -> {
+                int k = 0;
+                for (DType dt : new DType[] {DType.F32, DType.F16, DType.BF16}) {
+                    for (int[] sh : dt == DType.F32 ? f32 : half) {
+                        Activation act = acts[k % 4];
+                        Problem p = new Problem(dt, Layout.NCHW, 1 + k % 2, 3 + 2 * (k % 3), sh[0], sh[1], 1, act, (k & 1) == 0, (k & 2) == 0);
+                        int misalign = k % 5 == 3 ? 1 : 0;
+                        boolean inPlace = p.residual() && k % 3 == 1;
+                        k++;
+                        String variant = DepthwiseConv3x3Heuristics.customVariant(p);
+                        boolean banded = variant.contains("_b");
+                        int h = sh[0];
+                        assertEquals(!rows.equals("unset") && Integer.parseInt(rows) < h, banded, rows + " " + p + " " + variant);
+                        bandRuns[0] += banded ? 1 : 0;
+                        Verdict v = runAndCheck(p, Backend.CUSTOM, rnd, misalign, inPlace);
+                        if (!v.pass() || (act.isExact() && !v.bitExact())) {
+                            failures.add("rows=" + rows + " " + p + " misalign=" + misalign + " inPlace=" + inPlace + " " + variant + ": " + v);
+                        }
+                    }
+                }
+            };
+            SystemProperty.with(DepthwiseConv3x3Heuristics.PLANE_PROPERTY, "force", () -> {
+                if (rows.equals("unset")) {
+                    all.run();
+                } else {
+                    SystemProperty.with(DepthwiseConv3x3Heuristics.PLANE_BAND_ROWS_PROPERTY, rows, all);
+                }
+            });
+        }
+        assertEquals(34, bandRuns[0]);  // 12 problems at 1 and 3 rows, the 10 taller than 5 at 5
+        assertTrue(failures.isEmpty(), failures.size() + " failures, first: " + (failures.isEmpty() ? "" : failures.get(0)));
+    }
+
+    /**
      * The stride-2 ring kernel, forced on ({@code gapfill.depthwise.nhwcRingS2=true}) in both thread geometries (2 × 4
      * and 2 × 2, {@code gapfill.depthwise.nhwcRingS2Geometry}), forced off (nhwc.cu) and as the rules pick it for these
      * small problems (F16/BF16 and exact-activation F32; 2 × 2 for F16/BF16 SiLU/GELU): every dtype, exact and smooth
