@@ -7,7 +7,14 @@
 set -uo pipefail
 steps=${*:-info tests sanitizer bench}
 work=/tmp/gapfill-run; rm -rf "$work"; mkdir -p "$work"
-tar xzf .bundle/gapfill-gpu.tgz -C "$work"
+# the bundle: .bundle/gapfill-gpu.tar.xz (scripts/gpu-bundle.sh), unpacked by Python's lzma where xz is missing
+if [ -f .bundle/gapfill-gpu.tar.xz ]; then
+  if command -v xz >/dev/null; then tar xJf .bundle/gapfill-gpu.tar.xz -C "$work"
+  else python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1], "r:xz").extractall(sys.argv[2])' .bundle/gapfill-gpu.tar.xz "$work"
+  fi || { echo "device-run: cannot unpack .bundle/gapfill-gpu.tar.xz"; exit 2; }
+else
+  tar xzf .bundle/gapfill-gpu.tgz -C "$work" || { echo "device-run: no bundle (.bundle/gapfill-gpu.tar.xz or .tgz)"; exit 2; }
+fi
 nvidia-smi --query-gpu=name,driver_version,temperature.gpu,clocks.sm,memory.used --format=csv,noheader
 mkdir -p "$work/res"
 # A call cut off at its time limit returns only what is under $OUT: keep a recent snapshot of the results there

@@ -12,7 +12,7 @@
 # The F32 stride-1 2 x 2 ring geometry (the twenty-ninth session's patch) shipped at 6ef909e. Earlier staged runs: the stride-2 ring (ran at 0bb8244, shipped at 8fc4064), the grouped GEMM early-W variants
 # (h100-early-w.txt, no gain), the u = 6 bmm_wg run (results-h100-c9031cc-u6.txt), the sixteenth's u = 4 widths, the
 # fifteenth's mid96 and u5to9 runs.
-# Usage on the device, bundle carried as .bundle/gapfill-gpu.tgz:
+# Usage on the device, bundle carried as .bundle/gapfill-gpu.tar.xz:
 #   call 1: cuda-native/dev/run_next.sh             (info tests stress; its results.tgz comes back)
 #   call 2: cuda-native/dev/run_next.sh <tgz>       (carry call 1's results.tgz as <tgz> under .bundle/; runs the
 #           four tools over DepthwiseConv3x3GpuTest and merges call 1's JUnit reports into one record)
