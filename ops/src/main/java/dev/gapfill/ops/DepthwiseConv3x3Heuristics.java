@@ -586,7 +586,11 @@ public final class DepthwiseConv3x3Heuristics {
      * or tied: F16/BF16 above 56×56 (1×384×64×64 BF16 NONE 0.98×, 8×96×112×112 F16 NONE 0.87×), F32 SiLU/GELU
      * (0.81-1.06×). Stride 2 has no plane kernel (a stride-2 build measured 0.5-1.0× nchw.cu). F32 planes of which two do
      * not fit {@link #PLANE_SMEM_CAP} (112 × 112 and up) take it in bands of rows since the thirty-third session
-     * ({@link #planeBandGrid}; nchw.cu reached 0.71-0.74 of the floor there, the whole-plane kernel 0.91 at 56 × 56).
+     * ({@link #planeBandGrid}; nchw.cu reached 0.71-0.74 of the floor there, the whole-plane kernel 0.91 at 56 × 56), and
+     * there F32 SiLU too. {@code DepthwiseKnobProbe} on the H100 at 23dd688, every output checked
+     * (docs/benchmark-runs/h100/depthwise-knob-probe-23dd688-bands.txt): bands against nchw.cu 0.80-0.81× the time for
+     * NONE/RELU on 8×96×112×112 and 16×64×224×224 (28.7 against 35.8 µs, 148.7 against 183.0), SiLU 0.93× and 0.86×,
+     * GELU_ERF 1.04-1.07× (kept on nchw.cu); F16 NONE/SiLU/GELU on bands 1.03-1.25× nchw.cu's (kept).
      *
      * <p>Since nchw.cu's unrolled row loop ({@link #useNchwUnroll3}, F16/BF16 exact activations at access width 8), the
      * F16/BF16 bounds differ by activation. {@code DepthwisePlaneProbe} (examples/bench) on the H100, square planes,
@@ -617,7 +621,7 @@ public final class DepthwiseConv3x3Heuristics {
             return true;
         }
         if (p.dtype() == DType.F32) {
-            return p.act().isExact();
+            return p.act().isExact() || p.act() == DepthwiseConv3x3.Activation.SILU && 2L * p.h() * p.w() * 4 > PLANE_SMEM_CAP;
         }
         long pixels = (long) p.h() * p.w();
         if (!p.act().isExact()) {

@@ -409,8 +409,8 @@ class DepthwiseConv3x3GpuTest {
 
     /**
      * The plane kernel in bands of rows (one band of one plane a chunk, staged with the rows above and below it): as the
-     * rule takes it (F32 NONE/RELU/RELU6 planes of which two do not fit 80 KiB: 112 × 112, 97 × 224 and 131 × 100, whose
-     * last bands are shorter) and forced ({@code gapfill.depthwise.nchwPlane=force}) with {@code
+     * rule takes it (F32 NONE/RELU/RELU6 and SiLU planes of which two do not fit 80 KiB: 112 × 112, 97 × 224, 131 × 100
+     * and 120 × 112, some of whose last bands are shorter) and forced ({@code gapfill.depthwise.nchwPlane=force}) with {@code
      * gapfill.depthwise.planeBandRows} at 1, 3 and 5 rows and unset: every dtype, exact and smooth activations, rows of 16,
      * 28 (7-column segments, outputs staged), 32, 56 and 224 bytes and more, H not a multiple of the band, bias and
      * residual on and off, the residual in place, and an output view one element off (direct stores). Bit-exact against
@@ -423,12 +423,13 @@ class DepthwiseConv3x3GpuTest {
         Problem[] byRule = {
             new Problem(DType.F32, Layout.NCHW, 1, 5, 112, 112, 1, Activation.NONE, true, true),
             new Problem(DType.F32, Layout.NCHW, 1, 3, 97, 224, 1, Activation.RELU6, false, true),
-            new Problem(DType.F32, Layout.NCHW, 2, 2, 131, 100, 1, Activation.RELU, true, false)};
+            new Problem(DType.F32, Layout.NCHW, 2, 2, 131, 100, 1, Activation.RELU, true, false),
+            new Problem(DType.F32, Layout.NCHW, 1, 3, 120, 112, 1, Activation.SILU, true, true)};
         for (Problem p : byRule) {
             String variant = DepthwiseConv3x3Heuristics.customVariant(p);
             assertTrue(variant.startsWith("nchw_plane_g") && variant.contains("_b"), p + " " + variant);
             Verdict v = runAndCheck(p, Backend.CUSTOM, rnd, 0, false);
-            if (!v.pass() || !v.bitExact()) {
+            if (!v.pass() || (p.act().isExact() && !v.bitExact())) {
                 failures.add("rule " + p + ": " + v);
             }
         }
