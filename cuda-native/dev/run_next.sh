@@ -16,7 +16,8 @@
 #   call 1: cuda-native/dev/run_next.sh             (info tests stress; its results.tgz comes back)
 #   call 2: cuda-native/dev/run_next.sh <tgz>       (carry call 1's results.tgz as <tgz> under .bundle/; runs the
 #           four tools over DepthwiseConv3x3GpuTest and merges call 1's JUnit reports into one record)
-#   then, on the same machine: BENCH_OPS="depthwise_conv3x3:300" scripts/device-run.sh info bench
+#   then, on the same machine: BENCH_OPS="depthwise_conv3x3:400" scripts/device-run.sh info bench (264 s at 644f67f;
+#           at 7bd2477 the band peers made 320 s too short: 200 of 216 rows)
 # The machine goes back after 30 s idle: copy the results.tgz and start call 2 at once.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
