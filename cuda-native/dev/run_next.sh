@@ -2,7 +2,14 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
-# Last staged patch: depthwise_conv3x3/nchw_s2_f32_smooth_rows.patch (thirty-second session, host code only: F32
+# Staged (thirty-third session): depthwise_conv3x3/plane_band_entries.patch. nchw_plane.cu with the band choice as a
+# template parameter, one entry point per form (whole planes as before, "_band" for bands), so that the whole-plane
+# entries compile as at 644f67f: their compute_90a PTX is within ~66 lines of 644f67f's (of 830-6,140; symbol names,
+# the row address computed once outside the walk, one more parameter) and their registers match 644f67f's on 20 of 28
+# entries (7bd2477: 6 of 28). Why: in the 7bd2477 sweep the F32 7-column whole-plane rows took 1.013-1.020x their
+# 644f67f time. CPU-checked (.ci/run passes with it applied), no GPU run. To ship: git apply it, commit, bundle, run
+# the two calls below and the depthwise sweep (BENCH_OPS="depthwise_conv3x3:400"), compare the whole-plane rows.
+# Before it: depthwise_conv3x3/nchw_s2_f32_smooth_rows.patch (thirty-second session, host code only: F32
 # SiLU/GELU at stride 2 keep nchw.cu's target strip height instead of the c8843ec wave model's; evidence
 # docs/benchmark-runs/h100/depthwise-knob-probe-c8843ec-f32-smooth.txt), applied and shipped in the thirty-third
 # session; its checks ran this way (the two calls below, then the depthwise sweep).
