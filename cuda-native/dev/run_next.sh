@@ -8,7 +8,7 @@
 # the row address computed once outside the walk, one more parameter) and their registers match 644f67f's on 20 of 28
 # entries (7bd2477: 6 of 28). Why: in the 7bd2477 sweep the F32 7-column whole-plane rows took 1.013-1.020x their
 # 644f67f time. CPU-checked (.ci/run passes with it applied), no GPU run. To ship: git apply it, commit, bundle, run
-# the two calls below and the depthwise sweep (BENCH_OPS="depthwise_conv3x3:400"), compare the whole-plane rows.
+# the three calls below (the sweep in call 3), and compare the whole-plane rows with the 7bd2477 sweep.
 # Before it: depthwise_conv3x3/nchw_s2_f32_smooth_rows.patch (thirty-second session, host code only: F32
 # SiLU/GELU at stride 2 keep nchw.cu's target strip height instead of the c8843ec wave model's; evidence
 # docs/benchmark-runs/h100/depthwise-knob-probe-c8843ec-f32-smooth.txt), applied and shipped in the thirty-third
@@ -23,8 +23,9 @@
 #   call 1: cuda-native/dev/run_next.sh             (info tests stress; its results.tgz comes back)
 #   call 2: cuda-native/dev/run_next.sh <tgz>       (carry call 1's results.tgz as <tgz> under .bundle/; runs the
 #           four tools over DepthwiseConv3x3GpuTest and merges call 1's JUnit reports into one record)
-#   then, on the same machine: BENCH_OPS="depthwise_conv3x3:400" scripts/device-run.sh info bench (264 s at 644f67f;
-#           at 7bd2477 the band peers made 320 s too short: 200 of 216 rows)
+#   call 3: BENCH_TIMEOUT=450 BENCH_OPS="depthwise_conv3x3:450" scripts/device-run.sh info bench, on its own (264 s
+#           at 644f67f; at 7bd2477 the band peers made 320 s too short, 200 of 216 rows, so after call 2's four tools
+#           (~195 s) it no longer fits one 600 s call)
 # The machine goes back after 30 s idle: copy the results.tgz and start call 2 at once.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
