@@ -4,10 +4,11 @@
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
 # Staged (thirty-third session): depthwise_conv3x3/plane_band_entries.patch. nchw_plane.cu with the band choice as a
 # template parameter, one entry point per form (whole planes as before, "_band" for bands), so that the whole-plane
-# entries compile close to 644f67f's: their compute_90a PTX differs from 644f67f's in 65-84 lines
-# of 830-6,140 (201 on the two 16-bit 1-column entries; symbol names, the row address computed once, one more parameter) and their registers match 644f67f's on 19 of 28
-# entries (7bd2477: 7 of 28). Why: in the 7bd2477 sweep the F32 7-column whole-plane rows took 1.013-1.020x their
-# 644f67f time. CPU-checked (.ci/run passes with it applied), no GPU run. To ship: git apply it, commit, bundle, run
+# entries compile close to 644f67f's: their compute_90a PTX differs from 644f67f's in 65-84 lines of 830-6,140 (201
+# on the two 16-bit 1-column entries; symbol names, the row address computed once, one more parameter) and their
+# registers match 644f67f's on 19 of 28 entries (7bd2477: 7 of 28). Why: in the 7bd2477 sweep the F32 7-column whole-plane rows took 1.013-1.020x their
+# 644f67f time. It also names the "two planes do not fit" test once (planeNeedsBands) and corrects usePlane's javadoc on
+# F16/BF16 bands. CPU-checked (.ci/run passes with it applied), no GPU run. To ship: git apply it, commit, bundle, run
 # the three calls below (the sweep in call 3), and compare the whole-plane rows with the 7bd2477 sweep.
 # Before it: depthwise_conv3x3/nchw_s2_f32_smooth_rows.patch (thirty-second session, host code only: F32
 # SiLU/GELU at stride 2 keep nchw.cu's target strip height instead of the c8843ec wave model's; evidence
