@@ -2,14 +2,15 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
-# Staged (thirty-third session): depthwise_conv3x3/plane_band_entries.patch. nchw_plane.cu with the band choice as a
+# Staged in the thirty-third session, applied and shipped in the thirty-fourth: depthwise_conv3x3/plane_band_entries.patch
+# (removed from the tree; it is in git history). nchw_plane.cu with the band choice as a
 # template parameter, one entry point per form (whole planes as before, "_band" for bands), so that the whole-plane
 # entries compile close to 644f67f's: their compute_90a PTX differs from 644f67f's in 65-84 lines of 830-6,140 (201
 # on the two 16-bit 1-column entries; symbol names, the row address computed once, one more parameter) and their
 # registers match 644f67f's on 19 of 28 entries (7bd2477: 7 of 28). Why: in the 7bd2477 sweep the F32 7-column whole-plane rows took 1.013-1.020x their
 # 644f67f time. It also names the "two planes do not fit" test once (planeNeedsBands) and corrects usePlane's javadoc on
-# F16/BF16 bands. CPU-checked (.ci/run passes with it applied), no GPU run. To ship: git apply it, commit, bundle, run
-# the three calls below (the sweep in call 3), and compare the whole-plane rows with the 7bd2477 sweep.
+# F16/BF16 bands. Its checks run as the three calls below (the sweep in call 3); compare the whole-plane rows with the
+# 7bd2477 sweep.
 # Before it: depthwise_conv3x3/nchw_s2_f32_smooth_rows.patch (thirty-second session, host code only: F32
 # SiLU/GELU at stride 2 keep nchw.cu's target strip height instead of the c8843ec wave model's; evidence
 # docs/benchmark-runs/h100/depthwise-knob-probe-c8843ec-f32-smooth.txt), applied and shipped in the thirty-third

@@ -5,9 +5,12 @@
 // Bands (BR < H): a plane of which two do not fit (F32 112×112 and up) is staged in bands of BR output rows, one band
 // of one plane a chunk (P = 1), each with the input row above and below it (read again by the neighbouring bands);
 // rows are a multiple of 16 bytes there, so every band starts 16-byte aligned. BR >= H: whole planes, P a chunk.
+// Measured (H100, 7bd2477's sweep, nchw.cu timed beside it): F32 8×96×112×112 NONE 28.9 µs against 35.6 (0.88 of the
+// floor), 16×64×224×224 NONE 148.8 against 183.1 (0.91); SiLU 0.86-0.93× nchw.cu; GELU_ERF and F16/BF16 lose there.
 // Regime: stride-1 NCHW planes small enough that two chunks of them fit in 80 KiB of shared memory, sm_80+ (cp.async);
-// AUTO takes it for F16/BF16 up to 56×56 and for F32 with NONE/RELU/RELU6 (DepthwiseConv3x3Heuristics.usePlane, from
-// the H100 A/Bs in cuda-native/dev/depthwise_conv3x3/h100-plane-*.txt). The planes of consecutive (n, c) are
+// AUTO takes it for F16/BF16 up to 56×56 and for F32 with NONE/RELU/RELU6, in bands where two planes do not fit, and
+// F32 SiLU in bands (DepthwiseConv3x3Heuristics.usePlane, from the H100 A/Bs in
+// cuda-native/dev/depthwise_conv3x3/h100-plane-*.txt and docs/benchmark-runs/h100/depthwise-knob-probe-23dd688-bands.txt). The planes of consecutive (n, c) are
 // contiguous in memory, so a chunk of P planes is one contiguous run of bytes.
 // Why: nchw.cu gives each thread VW output columns (VW = the widest access that divides W) and keeps two input
 // rows in flight in registers; at W = 14 and 28 that is 4- and 8-byte accesses and ~16 KiB in flight per SM,
@@ -232,44 +235,56 @@ __device__ __forceinline__ void walk_act(const T* rp, int i0, int j0, int rows, 
     else walk<T, SEG, LV, AC_EXACT>(rp, i0, j0, rows, H, W, wr, b, hasBias, res, dst, shared, o, ro, act, vec);
 }
 
-template <typename T, int SEG, int LV>
+// BANDED (BR < H) is a template parameter, one entry point each, so that the whole-plane entries compile close to how
+// they did before bands (every band branch folded away; the same index arithmetic; registers as at 644f67f on 19 of
+// 28 entries, 7 with a runtime band count): at 7bd2477, with the band count a runtime value, the F32 7-column
+// whole-plane rows took 1.013-1.020× their 644f67f time.
+template <typename T, int SEG, int LV, bool BANDED>
 __device__ __forceinline__ void dw_plane(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
                                          const T* __restrict__ res, T* __restrict__ y, int planes, int C, int H, int W,
                                          int P, int R, int BR, int act, int vecOut, int stage) {
     static_assert(SEG % LV == 0, "LV-wide loads tile the segment's columns");
     extern __shared__ __align__(16) unsigned char smem[];
     const int planeIn = H * W;                     // < 2^31 (validated); the output plane is as large
-    const int bands = BR < H ? (H + BR - 1) / BR : 1;
-    const int chunkRows = bands == 1 ? H : BR;     // output rows of a plane one chunk covers at most
+    const int bands = BANDED ? (H + BR - 1) / BR : 1;
+    const int chunkRows = BANDED ? BR : H;         // output rows of a plane one chunk covers at most
     const int nseg = W / SEG, strips = (chunkRows + R - 1) / R, perPlane = nseg * strips;
     const int tid = (int)threadIdx.x;
     const int pl = tid / perPlane, rem = tid - pl * perPlane;
     const int strip = rem / nseg, seg = rem - strip * nseg;
     const int j0 = seg * SEG;
     const bool worker = pl < P;
-    const int nchunks = bands == 1 ? (planes + P - 1) / P : planes * bands;
+    const int nchunks = BANDED ? planes * bands : (planes + P - 1) / P;
     // whole planes: P planes a buffer; bands: BR + 2 input rows (W·sizeof(T) a multiple of 16 there, checked on the host)
-    const size_t bufIn = bands == 1 ? (size_t)P * planeIn : (size_t)(BR + 2) * W;
+    const size_t bufIn = BANDED ? (size_t)(BR + 2) * W : (size_t)P * planeIn;
     T* buf0 = reinterpret_cast<T*>(smem);
     T* buf1 = buf0 + bufIn;                        // P·H·W·sizeof(T) is a multiple of 16: aligned
     T* obuf = buf1 + bufIn;                        // the chunk's outputs when stage != 0
     const bool hasBias = bias != nullptr;
     const bool vec = vecOut != 0;
 
+    // whole planes (BANDED false): the index arithmetic as before bands, term for term
+    auto copy = [&](T* dst, int kk) {
+        if constexpr (BANDED) {
+            copy_chunk(x, dst, chunk_span(kk, P, planes, H, BR, bands), H, W, bands);
+        } else {
+            copy_span(x, dst, (size_t)kk * P * planeIn, (size_t)min(P, planes - kk * P) * planeIn);
+        }
+    };
     int k = (int)blockIdx.x;
     if (k >= nchunks) return;
-    copy_chunk(x, buf0, chunk_span(k, P, planes, H, BR, bands), H, W, bands);
+    copy(buf0, k);
     cp_commit();
     int cur = 0;
     for (; k < nchunks; k += (int)gridDim.x) {
         const int next = k + (int)gridDim.x;
-        if (next < nchunks) copy_chunk(x, cur ? buf0 : buf1, chunk_span(next, P, planes, H, BR, bands), H, W, bands);
+        if (next < nchunks) copy(cur ? buf0 : buf1, next);
         cp_commit();
         // this chunk's weights and bias do not depend on shared memory: load them while its copies land
         const Span c = chunk_span(k, P, planes, H, BR, bands);
         const int plane = c.plane0 + pl;
         const int i0 = c.r0 + strip * R;
-        const bool live = worker && pl < c.pc && i0 < c.r1;
+        const bool live = BANDED ? worker && i0 < c.r1 : worker && plane < planes;
         float wr[9];
         float b = 0.f;
         if (live) {
@@ -282,11 +297,11 @@ __device__ __forceinline__ void dw_plane(const T* __restrict__ x, const T* __res
         __syncthreads();
         if (live) {
             const T* in = cur ? buf1 : buf0;
-            // input row i0 − 1: whole planes hold row r of plane pl at (pl·H + r)·W (row −1 is never read); a band
+            // input row i0 − 1: whole planes hold row r of plane pl at pl·H·W + r·W (row −1 is never read); a band
             // holds row r at (r − r0 + 1)·W
-            const T* rp = bands == 1 ? in + ((ptrdiff_t)pl * H + i0 - 1) * W + j0 : in + (size_t)(i0 - c.r0) * W + j0;
+            const T* rp = BANDED ? in + (size_t)(i0 - c.r0) * W + j0 : in + (size_t)pl * planeIn + (i0 - 1) * W + j0;
             const size_t og = ((size_t)plane * H + i0) * W + j0;  // global output index of (i0, j0)
-            const size_t ob = bands == 1 ? ((size_t)pl * H + i0) * W + j0 : (size_t)(i0 - c.r0) * W + j0;
+            const size_t ob = BANDED ? (size_t)(i0 - c.r0) * W + j0 : ((size_t)pl * H + i0) * W + j0;
             const bool shared = stage != 0;
             walk_act<T, SEG, LV>(rp, i0, j0, min(R, c.r1 - i0), H, W, wr, b, hasBias, res, shared ? obuf : y, shared,
                                  shared ? ob : og, og, act, vec);
@@ -294,8 +309,8 @@ __device__ __forceinline__ void dw_plane(const T* __restrict__ x, const T* __res
         __syncthreads();  // the chunk's input is no longer read (its buffer takes chunk k + 2·gridDim.x next), obuf is full
         if (stage) {
             // the chunk's outputs are contiguous in y: 16-byte streaming stores, then the < 16-byte tail per element
-            const size_t elems = (size_t)c.pc * (c.r1 - c.r0) * W;
-            T* dst = y + ((size_t)c.plane0 * H + c.r0) * W;
+            const size_t elems = BANDED ? (size_t)(c.r1 - c.r0) * W : (size_t)min(P, planes - k * P) * planeIn;
+            T* dst = BANDED ? y + ((size_t)c.plane0 * H + c.r0) * W : y + (size_t)k * P * planeIn;
             const int n16 = (int)(elems * sizeof(T) / 16);
             for (int q = tid; q < n16; q += (int)blockDim.x)
                 __stcs(reinterpret_cast<uint4*>(dst) + q, reinterpret_cast<const uint4*>(obuf)[q]);
@@ -308,15 +323,18 @@ __device__ __forceinline__ void dw_plane(const T* __restrict__ x, const T* __res
 
 }  // namespace
 
-// Entry points: dwconv3x3_nchw_plane_<dtype>_s1_g<SEG>_l<LV>, SEG ∈ {1, 2, 4, 7, 8} output columns per thread (8 for
-// 16-bit types), LV = the largest power of two dividing SEG, at most 16 / sizeof(T) (with SEG | W every LV-wide shared
-// load is aligned). DepthwiseConv3x3Heuristics.planeSegment picks SEG.
-#define DW_PLANE(T, TN, SEG, LV)                                                                                     \
-    extern "C" __global__ void __launch_bounds__(256, 2) dwconv3x3_nchw_plane_##TN##_s1_g##SEG##_l##LV(              \
-        const T* x, const T* w, const T* bias, const T* res, T* y, int planes, int C, int H, int W, int P, int R,    \
-        int BR, int act, int vecOut, int stage) {                                                                    \
-        dw_plane<T, SEG, LV>(x, w, bias, res, y, planes, C, H, W, P, R, BR, act, vecOut, stage);                    \
+// Entry points: dwconv3x3_nchw_plane_<dtype>_s1_g<SEG>_l<LV> (whole planes; BR is not read) and the same name with
+// _band (bands of BR < H rows), SEG ∈ {1, 2, 4, 7, 8} output columns per thread (8 for 16-bit types), LV = the largest
+// power of two dividing SEG, at most 16 / sizeof(T) (with SEG | W every LV-wide shared load is aligned).
+// DepthwiseConv3x3Heuristics.planeSegment picks SEG, PlaneGrid.symbol the entry.
+#define DW_PLANE_ENTRY(T, NAME, SEG, LV, BANDED)                                                                     \
+    extern "C" __global__ void __launch_bounds__(256, 2) NAME(const T* x, const T* w, const T* bias, const T* res,  \
+        T* y, int planes, int C, int H, int W, int P, int R, int BR, int act, int vecOut, int stage) {               \
+        dw_plane<T, SEG, LV, BANDED>(x, w, bias, res, y, planes, C, H, W, P, R, BR, act, vecOut, stage);            \
     }
+#define DW_PLANE(T, TN, SEG, LV)                                                                                     \
+    DW_PLANE_ENTRY(T, dwconv3x3_nchw_plane_##TN##_s1_g##SEG##_l##LV, SEG, LV, false)                                 \
+    DW_PLANE_ENTRY(T, dwconv3x3_nchw_plane_##TN##_s1_g##SEG##_l##LV##_band, SEG, LV, true)
 
 DW_PLANE(float, f32, 1, 1) DW_PLANE(float, f32, 2, 2) DW_PLANE(float, f32, 4, 4) DW_PLANE(float, f32, 7, 1)
 DW_PLANE(__half, f16, 1, 1) DW_PLANE(__half, f16, 2, 2) DW_PLANE(__half, f16, 4, 4) DW_PLANE(__half, f16, 7, 1)

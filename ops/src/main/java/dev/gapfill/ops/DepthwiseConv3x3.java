@@ -385,8 +385,9 @@ public final class DepthwiseConv3x3 {
     private static boolean aligned(Tensor t, int bytes) { return t == null || (t.address() % bytes) == 0; }
 
     /**
-     * The whole-plane NCHW kernel where {@link DepthwiseConv3x3Heuristics#usePlane(Problem, int)} picks it against
-     * nchw.cu at access width {@code vw} and its geometry applies; false otherwise.
+     * The plane NCHW kernel (whole planes, or bands of rows where two planes do not fit) where {@link
+     * DepthwiseConv3x3Heuristics#usePlane(Problem, int)} picks it against nchw.cu at access width {@code vw} and its
+     * geometry applies; false otherwise.
      */
     private static boolean launchPlane(Problem p, int vw, Tensor x, Tensor out, Tensor residual, KernelArgs args, Stream s, int sms) {
         if (!DepthwiseConv3x3Heuristics.usePlane(p, vw)) {
@@ -396,7 +397,7 @@ public final class DepthwiseConv3x3 {
         if (g == null) {
             return false;
         }
-        dev.gapfill.core.KernelFunction f = NCHW_PLANE.function(s.cudaDevice(), g.symbol(p.dtype()));
+        dev.gapfill.core.KernelFunction f = NCHW_PLANE.function(s.cudaDevice(), g.symbol(p));
         int vec = aligned(out, g.storeBytes(p.dtype())) && aligned(residual, g.storeBytes(p.dtype())) ? 1 : 0;
         // persistent: each block walks chunks blockIdx.x, + gridDim.x, ... with the next chunk's copies in flight
         int grid = (int) Math.min(g.chunks(), (long) f.residentBlocksPerSm(g.threads(), g.smemBytes()) * sms);

@@ -590,7 +590,8 @@ public final class DepthwiseConv3x3Heuristics {
      * there F32 SiLU too. {@code DepthwiseKnobProbe} on the H100 at 23dd688, every output checked
      * (docs/benchmark-runs/h100/depthwise-knob-probe-23dd688-bands.txt): bands against nchw.cu 0.80-0.81× the time for
      * NONE/RELU on 8×96×112×112 and 16×64×224×224 (28.7 against 35.8 µs, 148.7 against 183.0), SiLU 0.93× and 0.86×,
-     * GELU_ERF 1.04-1.07× (kept on nchw.cu); F16 NONE/SiLU/GELU on bands 1.03-1.25× nchw.cu's (kept).
+     * GELU_ERF 1.04-1.07× (kept on nchw.cu); F16/BF16 16×64×224×224 on bands NONE/RELU 1.19-1.22× the unrolled loop's
+     * time, SiLU/GELU_ERF 0.99-1.04× nchw.cu's (the sweep at 7bd2477; kept).
      *
      * <p>Since nchw.cu's unrolled row loop ({@link #useNchwUnroll3}, F16/BF16 exact activations at access width 8), the
      * F16/BF16 bounds differ by activation. {@code DepthwisePlaneProbe} (examples/bench) on the H100, square planes,
@@ -621,7 +622,7 @@ public final class DepthwiseConv3x3Heuristics {
             return true;
         }
         if (p.dtype() == DType.F32) {
-            return p.act().isExact() || p.act() == DepthwiseConv3x3.Activation.SILU && 2L * p.h() * p.w() * 4 > PLANE_SMEM_CAP;
+            return p.act().isExact() || p.act() == DepthwiseConv3x3.Activation.SILU && planeNeedsBands(p);
         }
         long pixels = (long) p.h() * p.w();
         if (!p.act().isExact()) {
@@ -643,9 +644,13 @@ public final class DepthwiseConv3x3Heuristics {
             return bandRows < p.h();
         }
 
-        /** The kernel symbol, e.g. {@code dwconv3x3_nchw_plane_f16_s1_g7_l1}. */
-        public String symbol(DType t) {
-            return "dwconv3x3_nchw_plane_" + t.name().toLowerCase(java.util.Locale.ROOT) + "_s1_g" + seg + "_l" + lv;
+        /**
+         * The kernel symbol for {@code p}, e.g. {@code dwconv3x3_nchw_plane_f16_s1_g7_l1}; bands ({@link #banded}) run
+         * the entry with {@code _band} appended.
+         */
+        public String symbol(Problem p) {
+            return "dwconv3x3_nchw_plane_" + p.dtype().name().toLowerCase(java.util.Locale.ROOT) + "_s1_g" + seg + "_l" + lv
+                    + (banded(p) ? "_band" : "");
         }
 
         /** Bytes of one output store when not staged (and of one residual load): y and the residual must be aligned to it for vector accesses. */
@@ -713,7 +718,7 @@ public final class DepthwiseConv3x3Heuristics {
         int perPlane = strips * nseg;
         long planeBytes = (long) h * w * es;
         Integer forcedBand = Integer.getInteger(PLANE_BAND_ROWS_PROPERTY);
-        if (forcedBand != null || 2 * planeBytes > PLANE_SMEM_CAP) {
+        if (forcedBand != null || planeNeedsBands(p)) {
             return planeBandGrid(p, yAligned16, forcedBand == null ? Integer.MAX_VALUE : Math.max(1, forcedBand));
         }
         int unit = 16 / gcd(16, planeBytes % 16);   // planes per chunk: a multiple of this keeps chunks 16-byte aligned
@@ -742,6 +747,11 @@ public final class DepthwiseConv3x3Heuristics {
         int chunks = (int) ((planes + planesPerChunk - 1) / planesPerChunk);
         int lv = Math.min(seg & -seg, 16 / es);
         return new PlaneGrid(seg, lv, rps, planesPerChunk, threads, smem, chunks, stage, h);
+    }
+
+    /** Whether two of {@code p}'s input planes exceed {@link #PLANE_SMEM_CAP}: the plane kernel then stages bands of rows. */
+    static boolean planeNeedsBands(Problem p) {
+        return 2L * p.h() * p.w() * p.dtype().bytes() > PLANE_SMEM_CAP;
     }
 
     /**

@@ -532,9 +532,10 @@ class DepthwiseConv3x3HeuristicsTest {
 
     @Test void planeGeometryOfTheMeasuredShapes() {
         // 64x1024x14x14 F16: 2 segments of 7 columns x 2 strips of 7 rows per plane, 32 planes (12.5 KiB) per chunk, 128 threads
-        DepthwiseConv3x3Heuristics.PlaneGrid g = DepthwiseConv3x3Heuristics.planeGrid(q(DType.F16, Layout.NCHW, 64, 1024, 14, 14, 1, Activation.NONE), true, true);
+        Problem f16 = q(DType.F16, Layout.NCHW, 64, 1024, 14, 14, 1, Activation.NONE);
+        DepthwiseConv3x3Heuristics.PlaneGrid g = DepthwiseConv3x3Heuristics.planeGrid(f16, true, true);
         assertEquals(new DepthwiseConv3x3Heuristics.PlaneGrid(7, 1, 7, 32, 128, 3 * 32 * 392, 2048, true, 14), g);
-        assertEquals("dwconv3x3_nchw_plane_f16_s1_g7_l1", g.symbol(DType.F16));
+        assertEquals("dwconv3x3_nchw_plane_f16_s1_g7_l1", g.symbol(f16));
         assertEquals(2, g.storeBytes(DType.F16));
         // 32x512x28x28 BF16: 4 x 4 items per plane, 8 planes per chunk
         assertEquals(new DepthwiseConv3x3Heuristics.PlaneGrid(7, 1, 7, 8, 128, 3 * 8 * 1568, 2048, true, 28),
@@ -571,6 +572,7 @@ class DepthwiseConv3x3HeuristicsTest {
         assertEquals(new DepthwiseConv3x3Heuristics.PlaneGrid(4, 4, 7, 1, 224, 2 * 58 * 448, 8 * 96 * 2, false, 56), g);
         assertTrue(g.banded(f32));
         assertEquals("nchw_plane_g4_b56_s1", DepthwiseConv3x3Heuristics.customVariant(f32));
+        assertEquals("dwconv3x3_nchw_plane_f32_s1_g4_l4_band", g.symbol(f32));
         // 16x64x224x224 F32: 56 segments, 4 strips of 8 rows: bands of 32 rows (7 a plane), 2 x 34 rows of 896 bytes
         Problem big = q(DType.F32, Layout.NCHW, 16, 64, 224, 224, 1, Activation.RELU);
         assertEquals(new DepthwiseConv3x3Heuristics.PlaneGrid(4, 4, 8, 1, 224, 2 * 34 * 896, 16 * 64 * 7, false, 32),
@@ -616,6 +618,9 @@ class DepthwiseConv3x3HeuristicsTest {
         }
         compiled.add("dwconv3x3_nchw_plane_f16_s1_g8_l8");
         compiled.add("dwconv3x3_nchw_plane_bf16_s1_g8_l8");
+        for (String whole : java.util.List.copyOf(compiled)) {
+            compiled.add(whole + "_band");
+        }
         int applicable = 0;
         int bandedShapes = 0;
         int[] sizes = {1, 2, 3, 5, 7, 8, 13, 14, 16, 21, 28, 31, 56, 64, 100, 112, 150, 224};
@@ -638,7 +643,7 @@ class DepthwiseConv3x3HeuristicsTest {
                                 int es = dt.bytes();
                                 int ho = pr.outH();
                                 int wo = pr.outW();
-                                assertTrue(compiled.contains(g.symbol(dt)), m);
+                                assertTrue(compiled.contains(g.symbol(pr)), m);
                                 assertEquals(0, wo % g.seg(), m);
                                 assertEquals(yAligned && g.storeBytes(dt) < 16, g.stage(), m);
                                 boolean banded = g.banded(pr);
