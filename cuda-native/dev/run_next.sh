@@ -9,8 +9,8 @@
 # on the two 16-bit 1-column entries; symbol names, the row address computed once, one more parameter) and their
 # registers match 644f67f's on 19 of 28 entries (7bd2477: 7 of 28). Why: in the 7bd2477 sweep the F32 7-column whole-plane rows took 1.013-1.020x their
 # 644f67f time. It also names the "two planes do not fit" test once (planeNeedsBands) and corrects usePlane's javadoc on
-# F16/BF16 bands. Its checks run as the three calls below (the sweep in call 3); compare the whole-plane rows with the
-# 7bd2477 sweep.
+# F16/BF16 bands. Its checks ran as the three calls below in the thirty-fourth session (376, 81 and 327 s; the sweep
+# complete, the whole-plane rows back to 1.002-1.010x their 644f67f time).
 # Before it: depthwise_conv3x3/nchw_s2_f32_smooth_rows.patch (thirty-second session, host code only: F32
 # SiLU/GELU at stride 2 keep nchw.cu's target strip height instead of the c8843ec wave model's; evidence
 # docs/benchmark-runs/h100/depthwise-knob-probe-c8843ec-f32-smooth.txt), applied and shipped in the thirty-third
@@ -27,7 +27,7 @@
 #           four tools over DepthwiseConv3x3GpuTest and merges call 1's JUnit reports into one record)
 #   call 3: BENCH_TIMEOUT=450 BENCH_OPS="depthwise_conv3x3:450" scripts/device-run.sh info bench, on its own (264 s
 #           at 644f67f; at 7bd2477 the band peers made 320 s too short, 200 of 216 rows, so after call 2's four tools
-#           (~195 s) it no longer fits one 600 s call)
+#           (~195 s) it no longer fits one 600 s call; on its own 322 s at bab3bae)
 # The machine goes back after 30 s idle: copy the results.tgz and start call 2 at once.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
