@@ -220,20 +220,32 @@ public final class DepthwiseConv3x3Heuristics {
 
     /** nchw.cu's target rows per strip: {@link #NCHW_ROWS_PROPERTY} when set, else 16 for F32 stride 2 and 8 otherwise. */
     static int nchwRowsTarget(Problem p) {
-        String v = System.getProperty(NCHW_ROWS_PROPERTY);
-        if (v != null) {
-            int rows;
-            try {
-                rows = Integer.parseInt(v.trim());
-            } catch (NumberFormatException e) {
-                rows = 0;
-            }
-            if (rows < 1) {
-                throw new ArgumentException(NCHW_ROWS_PROPERTY, "a positive number of rows per strip", v);
-            }
+        Integer rows = positiveRowsProperty(NCHW_ROWS_PROPERTY);
+        if (rows != null) {
             return rows;
         }
         return p.dtype() == DType.F32 && p.stride() == 2 ? NCHW_ROWS_F32_S2 : NCHW_ROWS;
+    }
+
+    /**
+     * A rows property ({@link #NCHW_ROWS_PROPERTY}, {@link #PLANE_BAND_ROWS_PROPERTY}): null when unset, else its
+     * positive integer value; anything else is refused with the property's name rather than silently ignored.
+     */
+    static Integer positiveRowsProperty(String name) {
+        String v = System.getProperty(name);
+        if (v == null) {
+            return null;
+        }
+        int rows;
+        try {
+            rows = Integer.parseInt(v.trim());
+        } catch (NumberFormatException e) {
+            rows = 0;
+        }
+        if (rows < 1) {
+            throw new ArgumentException(name, "a positive number of rows", v);
+        }
+        return rows;
     }
 
     /** NHWC channel groups per chunk: all of them up to 64, else the largest divisor in [16, 64], else 32. */
@@ -717,9 +729,9 @@ public final class DepthwiseConv3x3Heuristics {
         strips = (h + rps - 1) / rps;
         int perPlane = strips * nseg;
         long planeBytes = (long) h * w * es;
-        Integer forcedBand = Integer.getInteger(PLANE_BAND_ROWS_PROPERTY);
+        Integer forcedBand = positiveRowsProperty(PLANE_BAND_ROWS_PROPERTY);
         if (forcedBand != null || planeNeedsBands(p)) {
-            return planeBandGrid(p, yAligned16, forcedBand == null ? Integer.MAX_VALUE : Math.max(1, forcedBand));
+            return planeBandGrid(p, yAligned16, forcedBand == null ? Integer.MAX_VALUE : forcedBand);
         }
         int unit = 16 / gcd(16, planeBytes % 16);   // planes per chunk: a multiple of this keeps chunks 16-byte aligned
         int target = PLANE_THREAD_TARGET;

@@ -599,6 +599,13 @@ class DepthwiseConv3x3HeuristicsTest {
             // a band as tall as the plane is the whole plane
             System.setProperty(DepthwiseConv3x3Heuristics.PLANE_BAND_ROWS_PROPERTY, "28");
             assertFalse(DepthwiseConv3x3Heuristics.planeGrid(small, true, true).banded(small));
+            // a value that is not a positive integer is refused by name, not ignored (whole planes) or clamped to 1 row
+            for (String bad : new String[] {"0", "-2", "four", ""}) {
+                System.setProperty(DepthwiseConv3x3Heuristics.PLANE_BAND_ROWS_PROPERTY, bad);
+                dev.gapfill.core.ArgumentException e = assertThrows(dev.gapfill.core.ArgumentException.class,
+                        () -> DepthwiseConv3x3Heuristics.planeGrid(small, true, true), bad);
+                assertTrue(e.getMessage().contains(DepthwiseConv3x3Heuristics.PLANE_BAND_ROWS_PROPERTY), e.getMessage());
+            }
         } finally {
             if (old == null) {
                 System.clearProperty(DepthwiseConv3x3Heuristics.PLANE_BAND_ROWS_PROPERTY);
