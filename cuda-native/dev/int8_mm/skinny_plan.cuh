@@ -21,8 +21,8 @@ struct Plan { int tile, bn, step, tilesN, splits, ks; size_t smem, ws; };
 static Plan plan(int m, int n, int k, int sms, int forced) {
     Plan p{};
     p.tile = m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64;
-    p.bn = p.tile == 8 ? 64 : 128;
-    p.step = p.tile == 8 ? 256 : 128;
+    p.bn = p.tile <= 16 ? 64 : 128;     // m16 has m8's tile since the thirty-fifth session (skinny_mma.cu)
+    p.step = p.tile <= 16 ? 256 : 128;
     p.tilesN = (n + p.bn - 1) / p.bn;
     long splits;
     if (forced > 0) {
@@ -41,6 +41,18 @@ static Plan plan(int m, int n, int k, int sms, int forced) {
     p.smem = (size_t)m * (ks + 64);
     p.ws = p.splits > 1 ? (size_t)(p.tilesN + 63) / 64 * 64 * 4 + (size_t)p.tilesN * p.splits * 4 * (p.bn / 64) * (p.tile / 8) * 32 * 16 : 0;
     return p;
+}
+
+// The sweeps' device setup: SM count, a flush of 4x the L2 (read before every timed launch) and the probe's stream and
+// events (stream_read.cuh).
+struct SweepDevice { cudaDeviceProp prop; int sms; size_t flushBytes; Probe pr; };
+inline SweepDevice sweep_device() {
+    SweepDevice d;
+    CK(cudaGetDeviceProperties(&d.prop, 0));
+    d.sms = d.prop.multiProcessorCount;
+    d.flushBytes = 4 * (size_t)d.prop.l2CacheSize;
+    d.pr = probe_setup(16, d.flushBytes);
+    return d;
 }
 
 // The sweeps' buffers: A [64, 14336] and W [28672, 8192] int8 filled from a hash (never all zero), outputs and
@@ -64,8 +76,8 @@ template <typename KernelFor>
 static Plan java_plan(int m, int n, int k, int sms, KernelFor kernel_for) {
     Plan p{};
     p.tile = m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64;
-    p.bn = p.tile == 8 ? 64 : 128;
-    p.step = p.tile == 8 ? 256 : 128;
+    p.bn = p.tile <= 16 ? 64 : 128;     // m16 has m8's tile since the thirty-fifth session (skinny_mma.cu)
+    p.step = p.tile <= 16 ? 256 : 128;
     p.tilesN = (n + p.bn - 1) / p.bn;
     const long budget = m <= 8 ? 32 * 1024 : 72 * 1024;
     const long ksMax = std::max((long)p.step, (budget / m - 64) / p.step * p.step);
@@ -73,7 +85,7 @@ static Plan java_plan(int m, int n, int k, int sms, KernelFor kernel_for) {
     const long sMin = std::min(kSteps, (k + ksMax - 1) / ksMax);
     const long sMax = std::min(kSteps, sMin + 32);
     long best = -1, bestSplits = sMin, bestKs = 0, last = -1;
-    const long merge = p.tile == 8 ? 128 : 72;
+    const long merge = p.tile <= 16 ? 128 : 72;
     for (long s = sMin; s <= sMax; ++s) {
         const long ksS = ((k + s - 1) / s + p.step - 1) / p.step * p.step;
         const long sp = (k + ksS - 1) / ksS;

@@ -25,11 +25,9 @@
 #include "skinny_kernels.cuh"
 
 int main() {
-    cudaDeviceProp prop; CK(cudaGetDeviceProperties(&prop, 0));
-    const int sms = prop.multiProcessorCount;
-    const size_t flushBytes = 4 * (size_t)prop.l2CacheSize;
-    const Probe pr = probe_setup(16, flushBytes);
-    cudaStream_t st = pr.st;
+    const SweepDevice dev = sweep_device();
+    const cudaDeviceProp& prop = dev.prop; const int sms = dev.sms; const size_t flushBytes = dev.flushBytes;
+    const Probe pr = dev.pr; cudaStream_t st = pr.st;
     for (int tile : {8, 16, 32, 64})
         CK(cudaFuncSetAttribute((const void*)kernel_for(tile), cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
     std::printf("GPU %s, %d SMs\n", prop.name, sms);

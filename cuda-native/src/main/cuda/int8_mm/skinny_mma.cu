@@ -232,22 +232,27 @@ __device__ __forceinline__ void skinny_body(const int8_t* __restrict__ a, const 
 
 }  // namespace
 
-// One extern "C" entry per (tokens tile, output dtype). Java (Int8MmHeuristics) mirrors BN and STEP:
-//   m8: RT=1, U=4 → BN=64, STEP=256;  m16/m32/m64: RT=2, U=2 → BN=128, STEP=128.
-#define INT8_MM_SKINNY(NAME, TOUT, MT, RT, U)                                                                       \
-    extern "C" __global__ void __launch_bounds__(THREADS) NAME(                                                    \
+// One extern "C" entry per (tokens tile, output dtype). Java (Int8MmHeuristics) mirrors BN, STEP and the registers:
+//   m8: RT=1, U=4 → BN=64, STEP=256;  m16: the same with MT=2, held to 5 CTAs per SM (its BOUNDS);
+//   m32/m64: RT=2, U=2 → BN=128, STEP=128.
+// m16 was RT=2, U=2 until the thirty-fifth session: cuda-native/dev/int8_mm/tile_sweep.cu (h100-tile-sweep.txt, one
+// H100) timed it against RT=1 with U ∈ {2, 4} at M = 12 and 16 on the six sweep shapes, every output bit-identical;
+// at the plans of Int8MmHeuristics.skinnyPlan RT=1, U=4 took 0.96× the time at M = 16 and 0.94× at M = 12
+// (geometric means; 0.90–1.00× per row), and held to 5 CTAs per SM every output type stays at ≤ 96 registers, like m8.
+#define INT8_MM_SKINNY(NAME, TOUT, MT, RT, U, BOUNDS)                                                               \
+    extern "C" __global__ void __launch_bounds__ BOUNDS NAME(                                                      \
         const int8_t* a, const int8_t* w, TOUT* out, const float* a_scale, int a_stride, const float* w_scale,        \
         int w_stride, const float* bias, int* workspace, int M, int N, int K, int ks) {                             \
         skinny_body<TOUT, MT, RT, U>(a, w, out, Dequant{a_scale, a_stride, w_scale, w_stride, bias}, workspace, M, N, \
                                      K, ks);                                                                          \
     }
-#define INT8_MM_SKINNY_ALL_OUT(TOKENS, MT, RT, U)                                        \
-    INT8_MM_SKINNY(int8_mm_skinny_m##TOKENS##_i32, int, MT, RT, U)                       \
-    INT8_MM_SKINNY(int8_mm_skinny_m##TOKENS##_f32, float, MT, RT, U)                     \
-    INT8_MM_SKINNY(int8_mm_skinny_m##TOKENS##_f16, __half, MT, RT, U)                    \
-    INT8_MM_SKINNY(int8_mm_skinny_m##TOKENS##_bf16, __nv_bfloat16, MT, RT, U)
+#define INT8_MM_SKINNY_ALL_OUT(TOKENS, MT, RT, U, BOUNDS)                                        \
+    INT8_MM_SKINNY(int8_mm_skinny_m##TOKENS##_i32, int, MT, RT, U, BOUNDS)                       \
+    INT8_MM_SKINNY(int8_mm_skinny_m##TOKENS##_f32, float, MT, RT, U, BOUNDS)                     \
+    INT8_MM_SKINNY(int8_mm_skinny_m##TOKENS##_f16, __half, MT, RT, U, BOUNDS)                    \
+    INT8_MM_SKINNY(int8_mm_skinny_m##TOKENS##_bf16, __nv_bfloat16, MT, RT, U, BOUNDS)
 
-INT8_MM_SKINNY_ALL_OUT(8, 1, 1, 4)
-INT8_MM_SKINNY_ALL_OUT(16, 2, 2, 2)
-INT8_MM_SKINNY_ALL_OUT(32, 4, 2, 2)
-INT8_MM_SKINNY_ALL_OUT(64, 8, 2, 2)
+INT8_MM_SKINNY_ALL_OUT(8, 1, 1, 4, (THREADS))
+INT8_MM_SKINNY_ALL_OUT(16, 2, 1, 4, (THREADS, 5))
+INT8_MM_SKINNY_ALL_OUT(32, 4, 2, 2, (THREADS))
+INT8_MM_SKINNY_ALL_OUT(64, 8, 2, 2, (THREADS))

@@ -71,8 +71,8 @@ public final class Int8MmHeuristics {
             throw new UnsupportedShapeException("a", "m in [1, " + CUSTOM_MAX_M + "] for the custom int8 kernels", "m=" + m);
         }
         int tile = m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64;
-        int blockN = tile == 8 ? 64 : 128;   // 4 warps × 16 channels × RT (1 for m8, 2 otherwise)
-        int step = tile == 8 ? 256 : 128;    // 64 k × U (4 for m8, 2 otherwise)
+        int blockN = tile <= 16 ? 64 : 128;   // 4 warps × 16 channels × RT (1 for m8 and m16, 2 for m32 and m64)
+        int step = tile <= 16 ? 256 : 128;    // 64 k × U (4 for m8 and m16, 2 for m32 and m64)
         int tilesN = (int) ((n + blockN - 1) / blockN);
         long ksMax = Math.max(step, (smemBudget(m) / m - 64) / step * step);
         long kSteps = (k + step - 1) / step;
@@ -114,12 +114,15 @@ public final class Int8MmHeuristics {
 
     /**
      * Split-K cost model (k units): the merge's cost per extra split. A merge costs about the same time for every
-     * tile, but a k of the 16- to 64-row tiles costs more than one of the 8-row tile (twice the MMAs per k or more),
-     * so in k units their merge is cheaper: 128 for m8, 72 above (the middle of the 64–80 range that fits both H100
-     * split sweeps best; see {@link #skinnyPlan}).
+     * tile, but a k of the 32- and 64-row tiles costs more than one of the 8-row tile (twice the MMAs per k or more),
+     * so in k units their merge is cheaper: 128 for m8, 72 for m32 and m64 (the middle of the 64–80 range that fits
+     * both H100 split sweeps best; see {@link #skinnyPlan}). m16 has m8's tile since the thirty-fifth session (64
+     * channels, 256 k per iteration) and m8's 128: over the 24 rows of M ∈ {12, 16} of the H100 tile sweep
+     * ({@code cuda-native/dev/int8_mm/h100-tile-sweep.txt}) the counts it picks with 128 took 1.011× (M = 16) and
+     * 1.015× (M = 12) the time of the fastest count in geometric mean, with 72 1.017× and 1.028×.
      */
     static long mergeCostK(int tile) {
-        return tile == 8 ? 128 : 72;
+        return tile <= 16 ? 128 : 72;
     }
 
     /** How many split counts above the fewest that fit the shared-memory budget the plan considers. */
@@ -127,17 +130,18 @@ public final class Int8MmHeuristics {
 
     /**
      * Registers per thread of the skinny kernels (ptxas, sm_90a, CUDA 13.0; the most of the four output types, since
-     * c58a86e): m8 94, m16 104, m32 126, m64 168. (Before c58a86e m8 96 and m32 124: the same occupancy, since the
-     * hardware allocates registers in steps of 8 per thread.)
+     * c58a86e): m8 94, m16 96 (its tile since the thirty-fifth session, held to 5 CTAs per SM by its launch bounds; 104
+     * before), m32 126, m64 168. (Before c58a86e m8 96 and m32 124: the same occupancy, since the hardware allocates
+     * registers in steps of 8 per thread.)
      */
     static int skinnyRegisters(int tile) {
-        return tile == 8 ? 94 : tile == 16 ? 104 : tile == 32 ? 126 : 168;
+        return tile == 8 ? 94 : tile == 16 ? 96 : tile == 32 ? 126 : 168;
     }
 
     /**
      * Resident CTAs per SM of a skinny kernel with {@code smemBytes} of dynamic shared memory ({@link Occupancy}): on
-     * the H100 this matches the occupancy API on all 236 plans of the split sweep (5 for m8, 4 for m16/m32 while
-     * shared memory allows).
+     * the H100 this matched the occupancy API on all 236 plans of the split sweep (5 for m8, 4 for m16/m32 while
+     * shared memory allows; m16 has 5 since the thirty-fifth session, as the tile sweep's occupancy column shows).
      */
     static int ctasPerSm(int tile, int smemBytes, DeviceInfo info) {
         return Occupancy.blocksPerSm(THREADS, skinnyRegisters(tile), smemBytes, info);
@@ -163,10 +167,14 @@ public final class Int8MmHeuristics {
      *   8/8192/8192 (31.5 vs 29.3 µs) and 1.049× at 8/8192/28672 (93.2 vs 88.8 µs), while at K·N = 56 Mi
      *   (8/4096/14336, 8/14336/4096) custom stayed ahead (0.98×, 0.90×) and at M = 4 within 2 % (4/8192/8192
      *   1.018×). The dequantized outputs keep CUSTOM there: the vendor's extra scaling pass costs more.</li>
-     *   <li>9 ≤ M ≤ 16: VENDOR. Run 1 (memset flush) had custom ahead at 16/4096/14336, 16/8192/8192 and
-     *   16/14336/4096; run 2 has the vendor ahead at 16/14336/4096/i32 (27.7 vs 31.9 µs) and
-     *   16/8192/8192/i32 (31.5 vs 34.5 µs), and custom ahead by at most 3.1 % anywhere (16/4096/14336/bf16
-     *   32.6 vs 33.6 µs).</li>
+     *   <li>9 ≤ M ≤ 16: CUSTOM for F16, BF16 and F32 outputs, VENDOR for I32 (since the thirty-fifth session, when m16
+     *   took m8's tile). The int8 sweep at b315d4b (old m16 tile) had the vendor 0.94–1.04× custom's time on the float
+     *   rows of M = 16 and 0.88–0.97× on the I32 rows; the H100 tile sweep ({@code cuda-native/dev/int8_mm/h100-tile-sweep.txt})
+     *   timed the new tile at 0.90–1.00× the old one's time on the float rows at the plans this class makes, which
+     *   puts the vendor at 0.97–1.14× custom there (its scaling pass is a second launch), and at 0.89–0.97× on I32,
+     *   where cuBLASLt's one kernel stays ahead. The sweep of this change checks the rule on the benchmark's rows.
+     *   Before: VENDOR for every output (run 2 had the vendor ahead at 16/14336/4096/i32 and 16/8192/8192/i32, custom
+     *   ahead by at most 3.1 %).</li>
      *   <li>M ≥ 17: VENDOR (custom 0.79× at M = 32 and 0.57× at M = 64 in geometric mean over run 2's I32
      *   rows; the experimental stream kernel of {@code cuda-native/dev/int8_mm/} was slower still).</li>
      * </ul>
@@ -214,8 +222,13 @@ public final class Int8MmHeuristics {
             }
             return new Decision(Backend.CUSTOM, variant(p), "M<=8, K*N>=16Mi or float output: custom 0.97-1.32x cuBLASLt (H100 harness run 2)");
         }
-        return new Decision(Backend.VENDOR, vendorVariant,
-                "9<=M<=16: cuBLASLt faster or within 3.1% of custom on every row (H100 harness run 2)");
+        if (out == DType.I32) {
+            return new Decision(Backend.VENDOR, vendorVariant,
+                    "9<=M<=16, I32: cuBLASLt's one kernel 0.88-0.97x custom's time at M=16 (H100 int8 sweep, tile sweep)");
+        }
+        return new Decision(Backend.CUSTOM, variant(p),
+                "9<=M<=16, float output: the vendor's int8 GEMM + scaling pass about 0.97-1.14x custom's time at M=16"
+                        + " (H100 tile sweep against the int8 sweep)");
     }
 
     private static String variant(SkinnyPlan p) {

@@ -32,9 +32,12 @@ class Int8MmHeuristicsTest {
     }
 
     @Test void thePlanAvoidsANearlyEmptySecondWave() {
-        // 16/8192/28672 (split sweep at e0aa70b): 2 splits of 66.5 KiB CTAs fit 3 per SM, 448 CTAs = a full wave and
-        // 52 more (119.5 us); 4 splits of 2048 k fit 4 per SM, 896 CTAs in two full-ish waves (94.1 us)
+        // 16/8192/28672 (split sweep at e0aa70b, the old 128-channel m16 tile): 2 splits of 66.5 KiB CTAs fit 3 per SM,
+        // 448 CTAs = a full wave and 52 more (119.5 us); 4 splits of 2048 k, 896 CTAs in two full-ish waves (94.1 us).
+        // With m8's 64-channel tile (tile sweep, thirty-fifth session) 4 splits are 1792 CTAs at 5 per SM (F16 94.5 us;
+        // 3 splits 96.3, 8 splits 92.1), where 2 splits would again leave a nearly empty third wave (111.7 us)
         Int8MmHeuristics.SkinnyPlan p = Int8MmHeuristics.skinnyPlan(16, 28672, 8192, H100);
+        assertEquals(64, p.blockN());
         assertEquals(4, p.splits());
         assertEquals(2048, p.ks());
         // 8/8192/28672: 4 splits (88.3 us) rather than the 3 the old rule gave (92.3 us), within the 32 KiB budget
@@ -49,6 +52,9 @@ class Int8MmHeuristicsTest {
         // h100-13a499e-split-sweep.txt: a merge costs fewer k of the 16- to 64-row tiles, whose k is dearer
         assertEquals(128, Int8MmHeuristics.mergeCostK(8));
         assertEquals(72, Int8MmHeuristics.mergeCostK(64));
+        // m16 has m8's tile and merge cost since the thirty-fifth session (h100-tile-sweep.txt)
+        assertEquals(128, Int8MmHeuristics.mergeCostK(16));
+        assertEquals(72, Int8MmHeuristics.mergeCostK(32));
         // 64/4096/4096: 8 splits (23.2 us) rather than 4 (26.8 us); 64/14336/4096: 19 (54.6 us) rather than 14 (64.1 us)
         assertEquals(8, Int8MmHeuristics.skinnyPlan(64, 4096, 4096, H100).splits());
         assertEquals(19, Int8MmHeuristics.skinnyPlan(64, 4096, 14336, H100).splits());
@@ -60,7 +66,9 @@ class Int8MmHeuristicsTest {
         // the occupancy API's answers in the H100 split sweep
         assertEquals(5, Int8MmHeuristics.ctasPerSm(8, 1 * (1024 + 64), H100));
         assertEquals(3, Int8MmHeuristics.ctasPerSm(8, 8 * (8192 + 64), H100));
-        assertEquals(4, Int8MmHeuristics.ctasPerSm(16, 16 * (2048 + 64), H100));
+        // m16: 96 registers since the thirty-fifth session (5 per SM, the tile sweep's "4(5/SM)" at 16/8192/28672; 104 and
+        // 4 per SM before)
+        assertEquals(5, Int8MmHeuristics.ctasPerSm(16, 16 * (2048 + 64), H100));
         assertEquals(3, Int8MmHeuristics.ctasPerSm(16, 16 * (4096 + 64), H100));
         assertEquals(4, Int8MmHeuristics.ctasPerSm(32, 32 * (1024 + 64), H100));
         assertEquals(1, Int8MmHeuristics.ctasPerSm(32, 32 * (4096 + 64), H100));
@@ -99,12 +107,15 @@ class Int8MmHeuristicsTest {
         assertEquals(Backend.CUSTOM, decide(8, 8192, 8192, DType.F16).backend());
         assertEquals(Backend.CUSTOM, decide(8, 28672, 8192, DType.BF16).backend());
         assertEquals(Backend.CUSTOM, decide(4, 5632, 2048, DType.BF16).backend());
-        // 9..16: vendor (run 2: vendor ahead at 16/14336/4096/i32 and 16/8192/8192/i32, custom ahead by <= 3.1 % elsewhere)
+        // 9..16: custom for float outputs (the vendor adds a scaling pass), cuBLASLt for I32 (thirty-fifth session)
         assertEquals(Backend.VENDOR, decide(16, 4096, 14336, DType.I32).backend());
-        assertEquals(Backend.VENDOR, decide(16, 8192, 8192, DType.F16).backend());
-        assertEquals(Backend.VENDOR, decide(9, 14336, 4096, DType.BF16).backend());
+        assertEquals(Backend.CUSTOM, decide(16, 8192, 8192, DType.F16).backend());
+        assertEquals("skinny_m16_splitk5", decide(16, 8192, 8192, DType.F16).variant());
+        assertEquals(Backend.CUSTOM, decide(9, 14336, 4096, DType.BF16).backend());
+        assertEquals(Backend.CUSTOM, decide(12, 5632, 2048, DType.F32).backend());
         assertEquals(Backend.VENDOR, decide(16, 4096, 4096, DType.I32).backend());
         assertEquals(Backend.VENDOR, decide(16, 28672, 8192, DType.I32).backend());
+        assertEquals(Backend.VENDOR, decide(9, 5632, 2048, DType.I32).backend());
         // >= 17: vendor
         assertEquals(Backend.VENDOR, decide(17, 4096, 4096, DType.I32).backend());
         assertEquals(Backend.VENDOR, decide(64, 4096, 4096, DType.F16).backend());
@@ -132,7 +143,10 @@ class Int8MmHeuristicsTest {
                                               @ForAll @IntRange(min = 1, max = 2000) int k16) {
         Decision d = Int8MmHeuristics.decide(m, n, 16L * k16, DType.F32, H100, Backend.AUTO);
         if (d.backend() == Backend.CUSTOM) {
-            assertTrue(m <= 8, "custom chosen only where it was measured faster: " + d);
+            // F32 output: custom from M = 1 to 16 (M = 9..16 since the thirty-fifth session), never past the kernels' 64
+            assertTrue(m <= 16, "custom chosen only where it was measured faster: " + d);
+        } else {
+            assertTrue(m > 16, "a float output at M <= 16 runs custom on an H100: " + d);
         }
         assertTrue(!d.reason().isBlank());
     }

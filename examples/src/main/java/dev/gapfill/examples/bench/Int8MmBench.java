@@ -100,7 +100,7 @@ public final class Int8MmBench implements BenchSuite {
                 cust.run(a, w, o, cOut);
             }
             ctx.stream().synchronize();
-            double[] vendorValues = exactValues(vOut);
+            double[] vendorValues = vOut.toDoubleArray(); // exact: I32 read as ints, floats widened
             Verdict v = Verifier.compare(cust != null ? cOut : aOut, vendorValues, null, Tolerance.bitExact(), "vendor");
             Verdict va = Verifier.compare(aOut, vendorValues, null, Tolerance.bitExact(), "vendor");
             boolean sampled = out != DType.I32 || sampledSumsMatch(vOut, ha, hw, m, n, k);
@@ -138,19 +138,6 @@ public final class Int8MmBench implements BenchSuite {
                     auto.decision().backend(), t.get("f16_cublas").medianUs(), floor, pass ? "pass" : "FAIL"));
             return row;
         }
-    }
-
-    /** Exact doubles of a result (I32 read as ints: going through float would round sums above 2^24). */
-    private static double[] exactValues(Tensor t) {
-        if (t.dtype() == DType.I32) {
-            return java.util.Arrays.stream(t.toIntArray()).asDoubleStream().toArray();
-        }
-        float[] f = t.toFloatArray();
-        double[] d = new double[f.length];
-        for (int i = 0; i < f.length; i++) {
-            d[i] = f[i];
-        }
-        return d;
     }
 
     /** The vendor's int32 result against exact int64 dot products on 64 sampled elements. */
