@@ -49,8 +49,14 @@ public final class Int8MmBench implements BenchSuite {
         Device dev = ctx.device();
         int[][] kns = ctx.quick() ? new int[][] {{4096, 4096}} : KN;
         int[] ms = ctx.quick() ? new int[] {1, 16, 64, 128} : MS;
-        DType[] outs = java.util.Arrays.stream(ctx.quick() ? new DType[] {DType.I32, DType.F16} : new DType[] {DType.I32, DType.F16, DType.BF16})
-                .filter(ctx::wants).toArray(DType[]::new);  // bench --dtype: the output dtype
+        // bench --dtype filters the output dtype. The sweep has I32, F16 and BF16; F32 outputs run only when the
+        // filter names F32 (bench --dtype F32), an A/B of AUTO's float rule for that output
+        java.util.List<DType> outList = new java.util.ArrayList<>(ctx.quick() ? java.util.List.of(DType.I32, DType.F16)
+                : java.util.List.of(DType.I32, DType.F16, DType.BF16));
+        if (!ctx.dtypeFilter().isEmpty() && ctx.wants(DType.F32)) {
+            outList.add(DType.F32);
+        }
+        DType[] outs = outList.stream().filter(ctx::wants).toArray(DType[]::new);
         if (outs.length == 0) {
             return rows;
         }
