@@ -28,7 +28,8 @@ import java.util.Random;
  * 2048) is checked against the fp64 reference before timing.
  *
  * <p>Usage (GPU host): {@code java -cp ... dev.gapfill.examples.bench.GqaDecodeSplitProbe [reps]}; prints a table, one
- * line per shape: the heuristics' plan and its time, then {@code s<count>w<warps>=<µs>} for each variant.
+ * line per shape: the heuristics' plan and its time, then {@code s<count>w<warps>=<µs>} for each variant (8 warps at 1
+ * split too, since the thirty-fifth session).
  */
 public final class GqaDecodeSplitProbe {
     private GqaDecodeSplitProbe() { }
@@ -50,6 +51,15 @@ public final class GqaDecodeSplitProbe {
         out.add(new Shape(4, 16, 2, 64, 32768));
         out.add(new Shape(4, 32, 8, 128, 4096));
         out.add(new Shape(16, 16, 2, 64, 8192));
+        // thirty-fifth session: batches whose 4-warp plan is 1 split (B·Hkv·headTiles blocks of the whole length), where
+        // the plan keeps 4 warps; at D = 64 the probe also times 8-warp blocks at 1 split
+        for (int l : new int[] {512, 2048, 8192}) {
+            out.add(new Shape(64, 16, 2, 64, l));
+        }
+        out.add(new Shape(32, 16, 2, 64, 2048));
+        out.add(new Shape(16, 16, 2, 64, 2048));
+        out.add(new Shape(16, 32, 8, 128, 512));
+        out.add(new Shape(16, 28, 4, 128, 512));
         return out;
     }
 
@@ -100,7 +110,7 @@ public final class GqaDecodeSplitProbe {
                         if (forced == null) {
                             continue;
                         }
-                        if (seen.contains(forced.splits()) || (w == 8 && forced.splits() < 2)) {
+                        if (seen.contains(forced.splits())) {
                             forced.close();
                             continue;
                         }
