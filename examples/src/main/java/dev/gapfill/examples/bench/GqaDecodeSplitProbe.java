@@ -27,7 +27,7 @@ import java.util.Random;
  * out: the merge of s partials by the last block. F16, BHLD, lengths = L; every variant's sequence 0 (length capped at
  * 2048) is checked against the fp64 reference before timing.
  *
- * <p>Usage (GPU host): {@code java -cp ... dev.gapfill.examples.bench.GqaDecodeSplitProbe [reps]}; prints a table, one
+ * <p>Usage (GPU host): {@code java -cp ... dev.gapfill.examples.bench.GqaDecodeSplitProbe [reps [batch]]}; prints a table, one
  * line per shape: the heuristics' plan and its time, then {@code s<count>w<warps>=<µs>} for each variant (8 warps at 1
  * split too, since the thirty-fifth session).
  */
@@ -51,30 +51,43 @@ public final class GqaDecodeSplitProbe {
         out.add(new Shape(4, 16, 2, 64, 32768));
         out.add(new Shape(4, 32, 8, 128, 4096));
         out.add(new Shape(16, 16, 2, 64, 8192));
-        // thirty-fifth session: batches whose 4-warp plan is 1 split (B·Hkv·headTiles blocks of the whole length), where
-        // the plan keeps 4 warps; at D = 64 the probe also times 8-warp blocks at 1 split
+        out.addAll(batchShapes());
+        return out;
+    }
+
+    /**
+     * Thirty-fifth session: batches of 32 to 128 blocks per split (B·Hkv·headTiles), where one split already spreads
+     * over a quarter to all of the SMs and the split model still halves or quarters the chunk; at D = 64 the probe
+     * also times 8-warp blocks at 1 split. Alone with the argument {@code batch}.
+     */
+    static List<Shape> batchShapes() {
+        List<Shape> out = new ArrayList<>();
         for (int l : new int[] {512, 2048, 8192}) {
             out.add(new Shape(64, 16, 2, 64, l));
+            out.add(new Shape(32, 16, 2, 64, l));
+            out.add(new Shape(16, 28, 4, 128, l));
+            out.add(new Shape(8, 32, 8, 128, l));
         }
-        out.add(new Shape(32, 16, 2, 64, 2048));
+        out.add(new Shape(24, 16, 2, 64, 2048));
+        out.add(new Shape(12, 28, 4, 128, 2048));
+        out.add(new Shape(8, 64, 8, 128, 2048));
         out.add(new Shape(16, 16, 2, 64, 2048));
         out.add(new Shape(16, 32, 8, 128, 512));
-        out.add(new Shape(16, 28, 4, 128, 512));
         return out;
     }
 
     public static void main(String[] args) throws Exception {
         int reps = args.length > 0 ? Integer.parseInt(args[0]) : 20;
-        run(Device.cuda(0), reps, System.out);
+        run(Device.cuda(0), reps, args.length > 1 && args[1].equals("batch") ? batchShapes() : shapes(), System.out);
     }
 
-    static void run(Device dev, int reps, PrintStream out) throws Exception {
+    static void run(Device dev, int reps, List<Shape> shapes, PrintStream out) throws Exception {
         int[] counts = {1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128};
         int failed = 0;
         try (BenchContext ctx = new BenchContext(dev, 5, reps, false, m -> { }).fixedReps()) {
             out.printf("# GqaDecodeSplitProbe: %s, F16 BHLD, lengths = L, %d repetitions per path, rotating order, L2 flushed before each;"
                     + " median µs%n", ctx.info().name(), reps);
-            for (Shape sh : shapes()) {
+            for (Shape sh : shapes) {
                 failed += shape(ctx, sh, counts, out);
             }
         }
