@@ -128,7 +128,41 @@ public final class GqaDecodeHeuristics {
      * rows (B=1 L=512 32/8: 9.95 against 9.34 µs), so it stays with 4 warps there.
      */
     public static Split splits(GqaDecode.Problem p, DeviceInfo info) {
-        return splits(p, p.maxLen(), info);
+        Split one = oneSplit(p, info);
+        return one != null ? one : splits(p, p.maxLen(), info);
+    }
+
+    /** {@link #oneSplit}: at most this maxLen (keys). */
+    public static final int ONE_SPLIT_MAX_LEN = 2048;
+    /** {@link #oneSplit}: units (B·Hkv·headTiles) of at least this many twentieths of the SMs (0.45). */
+    public static final int ONE_SPLIT_MIN_UNITS_TWENTIETHS = 9;
+
+    /**
+     * One split per (sequence, KV head, head tile), where the cost model splits but one split already puts a block on
+     * nearly half the SMs or more (units = B·Hkv·headTiles ≥ 0.45 · SMs) and maxLen is at most
+     * {@link #ONE_SPLIT_MAX_LEN}: the split merge (partials, ticket, the last block's reads) costs more there than
+     * the halved chunk saves. 8-warp blocks at D = 64 where the device's opt-in shared memory holds them, else 4. Null
+     * where the rule does not apply (the plan is {@link #splits(GqaDecode.Problem, int, DeviceInfo)}'s). Only the plan's
+     * own count: the fitted chunks of shorter launches ({@link #fittedChunks}) keep their levels.
+     *
+     * <p>GqaDecodeSplitProbe on one H100, F16 BHLD, lengths = L, thirty-fifth session
+     * ({@code docs/benchmark-runs/h100/gqa-split-probe-0cf12a4.txt} and {@code gqa-split-probe-ceadc4e-batch.txt}), 64
+     * units (0.48 of 132 SMs), the plan's 2 splits against 1: L=512 28/4 d128 B=16 14.7 against 12.3 µs, 32/8 B=8
+     * 13.2 / 12.0; L=2048 28/4 B=16 30.9 / 29.8, 64/8 B=8 30.9 / 29.9, 32/8 B=8 29.6 / 29.5, 16/2 d64 B=32 (8 warps)
+     * 19.4 / 17.9 (4 warps at 1 split 21.1). At L=8192 two splits won at D = 128 (28/4 B=16 94.8 against 98.1, 32/8
+     * B=8 93.3 / 97.1), hence the maxLen bound; at 48 units (0.36 of the SMs) too (16/2 d64 B=24 L=2048 17.0 against
+     * 17.3, 28/4 B=12 25.9 / 27.4), hence the units bound. With 128 units the model already takes 1 split.
+     */
+    static Split oneSplit(GqaDecode.Problem p, DeviceInfo info) {
+        long units = (long) p.batch() * p.kvHeads() * headTiles(p.groupSize());
+        if (p.maxLen() > ONE_SPLIT_MAX_LEN || units * 20 < (long) ONE_SPLIT_MIN_UNITS_TWENTIETHS * Math.max(1, info.smCount())) {
+            return null;
+        }
+        if (narrowSplits(p, p.maxLen(), info).splits() < 2) {
+            return null;  // the model's own plan: unchanged
+        }
+        boolean wide = p.headDim() == 64 && info.smemPerBlockOptin() > 0 && sharedBytes(64, WIDE_WARPS) <= info.smemPerBlockOptin();
+        return new Split(1, chunkFor(p.maxLen(), 1), wide ? WIDE_WARPS : THREADS / 32);
     }
 
     /** {@link #splits} of {@code p} as if its maxLen were {@code maxLen}. */

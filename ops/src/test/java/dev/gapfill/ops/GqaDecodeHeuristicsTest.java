@@ -115,6 +115,31 @@ class GqaDecodeHeuristicsTest {
         assertEquals("decode_mma_w8_d64_h16x1_s16", GqaDecodeHeuristics.decide(bhld(4, 16, 2, 64, 8192), H100, Backend.AUTO).variant());
     }
 
+    @Test void oneSplitWhereTheUnitsFillNearlyHalfTheSmsAndTheKeysAreFew() {
+        // GqaDecodeSplitProbe (thirty-fifth session): 64 units on 132 SMs, one split against the model's two
+        assertEquals(new GqaDecodeHeuristics.Split(1, 512), GqaDecodeHeuristics.splits(bhld(16, 28, 4, 128, 512), H100));   // 12.3 vs 14.7
+        assertEquals(new GqaDecodeHeuristics.Split(1, 2048), GqaDecodeHeuristics.splits(bhld(8, 32, 8, 128, 2048), H100));  // 29.5 vs 29.6
+        assertEquals(new GqaDecodeHeuristics.Split(1, 2048), GqaDecodeHeuristics.splits(bhld(8, 64, 8, 128, 2048), H100));  // 29.9 vs 30.9
+        assertEquals(new GqaDecodeHeuristics.Split(1, 2048, 8), GqaDecodeHeuristics.splits(bhld(32, 16, 2, 64, 2048), H100)); // 17.9 vs 19.4
+        assertEquals(2, GqaDecodeHeuristics.narrowSplits(bhld(16, 28, 4, 128, 512), H100).splits());
+        // the bounds: L = 8192 (two splits won at D = 128), 48 units (two splits won or tied)
+        assertEquals(2, GqaDecodeHeuristics.splits(bhld(8, 32, 8, 128, 8192), H100).splits());
+        assertEquals(2, GqaDecodeHeuristics.splits(bhld(12, 28, 4, 128, 2048), H100).splits());
+        assertEquals(new GqaDecodeHeuristics.Split(2, 1024, 8), GqaDecodeHeuristics.splits(bhld(24, 16, 2, 64, 2048), H100));
+        // 0.45 of the SMs: 60 units on 132 SMs take one split, 59 do not (G = 4: one head tile per KV head)
+        assertEquals(1, GqaDecodeHeuristics.splits(bhld(15, 28, 4, 128, 2048), H100).splits());
+        assertEquals(2, GqaDecodeHeuristics.narrowSplits(bhld(59, 4, 1, 128, 2048), H100).splits());
+        assertEquals(2, GqaDecodeHeuristics.splits(bhld(59, 4, 1, 128, 2048), H100).splits());
+        assertEquals(1, GqaDecodeHeuristics.splits(bhld(60, 4, 1, 128, 2048), H100).splits());
+        // no fitted chunks for a one-split plan, and no cluster (withCluster needs 2 splits)
+        GqaDecodeHeuristics.Split one = GqaDecodeHeuristics.splits(bhld(16, 28, 4, 128, 512), H100);
+        assertEquals(0, java.util.Arrays.stream(GqaDecodeHeuristics.fittedChunks(bhld(16, 28, 4, 128, 512), one, H100)).sum());
+        assertEquals(one, GqaDecodeHeuristics.withCluster(bhld(16, 28, 4, 128, 512), one, H100));
+        // an unknown opt-in limit keeps 4 warps at D = 64
+        DeviceInfo unknown = new DeviceInfo(0, "unknown", 9, 0, 132, 50L << 20, 0L, 228L << 10, 80L << 30, 13000, 13000, 130100, 91400);
+        assertEquals(new GqaDecodeHeuristics.Split(1, 2048), GqaDecodeHeuristics.splits(bhld(32, 16, 2, 64, 2048), unknown));
+    }
+
     @Test void clusterMergeWhereFewBlocksHoldShortChunks() {
         // cluster/h100-76c01f6-cluster-ab.txt: each changed plan ran faster as the cluster launch named here
         // 32/8 B=1 L=512: the plan's 8 splits of 64 keys, 64 blocks: one cluster of 8 per KV head (8.77 against 9.12 µs)
@@ -173,6 +198,13 @@ class GqaDecodeHeuristicsTest {
         Problem p = bhld(b, hkv * g, hkv, 64, len);
         GqaDecodeHeuristics.Split s = GqaDecodeHeuristics.splits(p, H100);
         GqaDecodeHeuristics.Split narrow = GqaDecodeHeuristics.narrowSplits(p, H100);
+        GqaDecodeHeuristics.Split one = GqaDecodeHeuristics.oneSplit(p, H100);
+        if (one != null) {  // one split of 8-warp blocks (oneSplit's rule), where the model splits
+            assertEquals(one, s);
+            assertTrue(narrow.splits() >= 2 && len <= GqaDecodeHeuristics.ONE_SPLIT_MAX_LEN, s + " from " + narrow);
+            assertEquals(new GqaDecodeHeuristics.Split(1, (len + 63) / 64 * 64, GqaDecodeHeuristics.WIDE_WARPS), s);
+            return;
+        }
         boolean wide = narrow.splits() >= 2 && narrow.chunk() <= GqaDecodeHeuristics.WIDE_MAX_CHUNK;
         assertEquals(wide ? GqaDecodeHeuristics.WIDE_WARPS : 4, s.warps(), s + " from " + narrow);
         if (!wide) {
