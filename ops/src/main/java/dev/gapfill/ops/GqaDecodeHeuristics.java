@@ -132,8 +132,8 @@ public final class GqaDecodeHeuristics {
         return one != null ? one : splits(p, p.maxLen(), info);
     }
 
-    /** {@link #oneSplit}: at most this maxLen (keys). */
-    public static final int ONE_SPLIT_MAX_LEN = 2048;
+    /** {@link #oneSplit}: at most this maxLen (keys); 2048 at a46983e, whose sweep lost with lengths in [L/2, L]. */
+    public static final int ONE_SPLIT_MAX_LEN = 512;
     /** {@link #oneSplit}: units (B·Hkv·headTiles) of at least this many twentieths of the SMs (0.45). */
     public static final int ONE_SPLIT_MIN_UNITS_TWENTIETHS = 9;
 
@@ -149,9 +149,13 @@ public final class GqaDecodeHeuristics {
      * ({@code docs/benchmark-runs/h100/gqa-split-probe-0cf12a4.txt} and {@code gqa-split-probe-ceadc4e-batch.txt}), 64
      * units (0.48 of 132 SMs), the plan's 2 splits against 1: L=512 28/4 d128 B=16 14.7 against 12.3 µs, 32/8 B=8
      * 13.2 / 12.0; L=2048 28/4 B=16 30.9 / 29.8, 64/8 B=8 30.9 / 29.9, 32/8 B=8 29.6 / 29.5, 16/2 d64 B=32 (8 warps)
-     * 19.4 / 17.9 (4 warps at 1 split 21.1). At L=8192 two splits won at D = 128 (28/4 B=16 94.8 against 98.1, 32/8
-     * B=8 93.3 / 97.1), hence the maxLen bound; at 48 units (0.36 of the SMs) too (16/2 d64 B=24 L=2048 17.0 against
-     * 17.3, 28/4 B=12 25.9 / 27.4), hence the units bound. With 128 units the model already takes 1 split.
+     * 19.4 / 17.9. At L=8192 two splits won at D = 128 (28/4 B=16 94.8 against 98.1, 32/8 B=8 93.3 / 97.1); at 48
+     * units (0.36 of the SMs) too (16/2 d64 B=24 L=2048 17.0 against 17.3, 28/4 B=12 25.9 / 27.4), hence the units
+     * bound. The issue's sweep with the rule up to maxLen 2048 (a46983e, docs/benchmark-runs/h100/gqa_decode-a46983e.json)
+     * changed the 24 rows of 28/4 B=16 at L = 512 and 2048: at L = 512 0.83–0.89× their time at 804447e, lengths = L and
+     * lengths drawn in [L/2, L] alike; at L = 2048 0.95–0.97× with lengths = L but 1.08–1.12× with lengths in
+     * [L/2, L] (one block per sequence walks its whole length, so the longest sequences set the time while the
+     * shorter ones leave SMs idle), and those six rows fell below 60 % of the floor. Hence maxLen ≤ 512.
      */
     static Split oneSplit(GqaDecode.Problem p, DeviceInfo info) {
         long units = (long) p.batch() * p.kvHeads() * headTiles(p.groupSize());

@@ -118,26 +118,24 @@ class GqaDecodeHeuristicsTest {
     @Test void oneSplitWhereTheUnitsFillNearlyHalfTheSmsAndTheKeysAreFew() {
         // GqaDecodeSplitProbe (thirty-fifth session): 64 units on 132 SMs, one split against the model's two
         assertEquals(new GqaDecodeHeuristics.Split(1, 512), GqaDecodeHeuristics.splits(bhld(16, 28, 4, 128, 512), H100));   // 12.3 vs 14.7
-        assertEquals(new GqaDecodeHeuristics.Split(1, 2048), GqaDecodeHeuristics.splits(bhld(8, 32, 8, 128, 2048), H100));  // 29.5 vs 29.6
-        assertEquals(new GqaDecodeHeuristics.Split(1, 2048), GqaDecodeHeuristics.splits(bhld(8, 64, 8, 128, 2048), H100));  // 29.9 vs 30.9
-        assertEquals(new GqaDecodeHeuristics.Split(1, 2048, 8), GqaDecodeHeuristics.splits(bhld(32, 16, 2, 64, 2048), H100)); // 17.9 vs 19.4
+        assertEquals(new GqaDecodeHeuristics.Split(1, 512), GqaDecodeHeuristics.splits(bhld(8, 32, 8, 128, 512), H100));    // 12.0 vs 13.2
         assertEquals(2, GqaDecodeHeuristics.narrowSplits(bhld(16, 28, 4, 128, 512), H100).splits());
-        // the bounds: L = 8192 (two splits won at D = 128), 48 units (two splits won or tied)
-        assertEquals(2, GqaDecodeHeuristics.splits(bhld(8, 32, 8, 128, 8192), H100).splits());
-        assertEquals(2, GqaDecodeHeuristics.splits(bhld(12, 28, 4, 128, 2048), H100).splits());
-        assertEquals(new GqaDecodeHeuristics.Split(2, 1024, 8), GqaDecodeHeuristics.splits(bhld(24, 16, 2, 64, 2048), H100));
+        // 8-warp blocks at D = 64 (at 64 units and L = 512 the halved 8-warp plan is one split already)
+        assertEquals(new GqaDecodeHeuristics.Split(1, 512, 8), GqaDecodeHeuristics.splits(bhld(32, 16, 2, 64, 512), H100));
+        // the bounds: maxLen 2048 (the a46983e sweep lost 8-12 % with lengths in [L/2, L]), 48 units (two splits won)
+        assertEquals(new GqaDecodeHeuristics.Split(2, 1024), GqaDecodeHeuristics.splits(bhld(16, 28, 4, 128, 2048), H100));
+        assertEquals(2, GqaDecodeHeuristics.splits(bhld(8, 32, 8, 128, 2048), H100).splits());
+        assertEquals(new GqaDecodeHeuristics.Split(2, 1024, 8), GqaDecodeHeuristics.splits(bhld(32, 16, 2, 64, 2048), H100));
+        assertEquals(2, GqaDecodeHeuristics.splits(bhld(12, 28, 4, 128, 512), H100).splits());
         // 0.45 of the SMs: 60 units on 132 SMs take one split, 59 do not (G = 4: one head tile per KV head)
-        assertEquals(1, GqaDecodeHeuristics.splits(bhld(15, 28, 4, 128, 2048), H100).splits());
-        assertEquals(2, GqaDecodeHeuristics.narrowSplits(bhld(59, 4, 1, 128, 2048), H100).splits());
-        assertEquals(2, GqaDecodeHeuristics.splits(bhld(59, 4, 1, 128, 2048), H100).splits());
-        assertEquals(1, GqaDecodeHeuristics.splits(bhld(60, 4, 1, 128, 2048), H100).splits());
+        assertEquals(2, GqaDecodeHeuristics.narrowSplits(bhld(59, 4, 1, 128, 512), H100).splits());
+        assertEquals(2, GqaDecodeHeuristics.splits(bhld(59, 4, 1, 128, 512), H100).splits());
+        assertEquals(1, GqaDecodeHeuristics.splits(bhld(60, 4, 1, 128, 512), H100).splits());
+        assertEquals(2, GqaDecodeHeuristics.splits(bhld(60, 4, 1, 128, 576), H100).splits());
         // no fitted chunks for a one-split plan, and no cluster (withCluster needs 2 splits)
         GqaDecodeHeuristics.Split one = GqaDecodeHeuristics.splits(bhld(16, 28, 4, 128, 512), H100);
         assertEquals(0, java.util.Arrays.stream(GqaDecodeHeuristics.fittedChunks(bhld(16, 28, 4, 128, 512), one, H100)).sum());
         assertEquals(one, GqaDecodeHeuristics.withCluster(bhld(16, 28, 4, 128, 512), one, H100));
-        // an unknown opt-in limit keeps 4 warps at D = 64
-        DeviceInfo unknown = new DeviceInfo(0, "unknown", 9, 0, 132, 50L << 20, 0L, 228L << 10, 80L << 30, 13000, 13000, 130100, 91400);
-        assertEquals(new GqaDecodeHeuristics.Split(1, 2048), GqaDecodeHeuristics.splits(bhld(32, 16, 2, 64, 2048), unknown));
     }
 
     @Test void clusterMergeWhereFewBlocksHoldShortChunks() {
