@@ -237,8 +237,9 @@ __device__ __forceinline__ void skinny_body(const int8_t* __restrict__ a, const 
 //   m32/m64: RT=2, U=2 → BN=128, STEP=128.
 // m16 was RT=2, U=2 until the thirty-fifth session: cuda-native/dev/int8_mm/tile_sweep.cu (h100-tile-sweep.txt, one
 // H100) timed it against RT=1 with U ∈ {2, 4} at M = 12 and 16 on the six sweep shapes, every output bit-identical;
-// at the plans of Int8MmHeuristics.skinnyPlan RT=1, U=4 took 0.96× the time at M = 16 and 0.94× at M = 12
-// (geometric means; 0.90–1.00× per row), and held to 5 CTAs per SM every output type stays at ≤ 96 registers, like m8.
+// at the plans of Int8MmHeuristics.skinnyPlan RT=1, U=4 held to 5 CTAs per SM took 0.967× the time at M = 16 and
+// 0.937× at M = 12 (geometric means; per row 0.90–1.00× on F16, 0.92–1.01× on I32), and held so every output type
+// stays at ≤ 96 registers, like m8.
 #define INT8_MM_SKINNY(NAME, TOUT, MT, RT, U, BOUNDS)                                                               \
     extern "C" __global__ void __launch_bounds__ BOUNDS NAME(                                                      \
         const int8_t* a, const int8_t* w, TOUT* out, const float* a_scale, int a_stride, const float* w_scale,        \
