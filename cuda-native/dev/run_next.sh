@@ -2,19 +2,19 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
-# Thirty-fifth session: the int8 m16 tile (skinny_mma.cu's m16 entries take m8's 64-channel, 256-k tile, held to 5
-# CTAs per SM; Int8MmHeuristics plans it so and runs it for float outputs at 9 <= M <= 16; evidence
-# int8_mm/h100-tile-sweep.txt). Int8MmGpuTest's grid gained M = 9 and 16, so call 2 runs the four tools over that
-# class: memcheck, synccheck and initcheck over the whole class, racecheck (Gapfill's kernels only) over the grid in four
-# slices and over the random property with every kernel instrumented, as scripts/record-x2.sh does on two GPUs.
-# Call 3: BENCH_TIMEOUT=400 BENCH_OPS="int8_mm:400" scripts/device-run.sh info bench.
+# Thirty-sixth session: the record at 3393968 after GqaDecodeHeuristics.oneSplit (a46983e, bound 512 at 77dde38), so
+# call 2 runs the four tools over GqaDecodeGpuTest, every kernel instrumented (a46983e: 67, 153, 67 and 69 s).
+# Call 3: BENCH_TIMEOUT=330 BENCH_OPS="gqa_decode:330" scripts/device-run.sh info bench.
+# The thirty-fifth session (the int8 m16 tile, db81ef8) ran them over Int8MmGpuTest: shard i8=.*\.Int8MmGpuTest, tools
+# memcheck/i8 synccheck/i8 initcheck/i8, racecheck over the grid in four slices (-Dgapfill.test.slice=K/4, Gapfill's
+# kernels only) and over the random property (93 s).
 # The thirty-fourth session's calls (the depthwise band entries, shipped at bab3bae) ran the tools over
 # DepthwiseConv3x3GpuTest instead: SANITIZER_SHARDS dw=.*\.DepthwiseConv3x3GpuTest, tools memcheck/dw racecheck/dw
 # synccheck/dw initcheck/dw, initcheck/dw Gapfill's kernels only (376, 81 and 327 s with the depthwise sweep).
 # Usage on the device, bundle carried as .bundle/gapfill-gpu.tar.xz:
 #   call 1: cuda-native/dev/run_next.sh             (info tests stress; its results.tgz comes back)
 #   call 2: cuda-native/dev/run_next.sh <tgz>       (carry call 1's results.tgz as <tgz> under .bundle/; runs the
-#           four tools over Int8MmGpuTest and merges call 1's JUnit reports into one record)
+#           four tools over GqaDecodeGpuTest and merges call 1's JUnit reports into one record)
 #   call 3: the op's sweep on its own (above)
 # The machine goes back after 30 s idle: copy the results.tgz and start call 2 at once.
 set -u
@@ -22,10 +22,9 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 RECORD_SOURCE_ONLY=1 . scripts/record-x2.sh
 unset SANITIZER_GPUS SANITIZER_JOPTS
-export SANITIZER_SHARDS="$SANITIZER_SHARDS i8=.*\.Int8MmGpuTest" \
-  SANITIZER_TOOLS="memcheck/i8 synccheck/i8 initcheck/i8 racecheck/i0 racecheck/i1 racecheck/i2 racecheck/i3 racecheck/ip" \
-  SANITIZER_JOPTS="racecheck/i0=-Dgapfill.test.slice=0/4 racecheck/i1=-Dgapfill.test.slice=1/4 racecheck/i2=-Dgapfill.test.slice=2/4 racecheck/i3=-Dgapfill.test.slice=3/4" \
-  SANITIZER_GAPFILL_ONLY="racecheck/i0 racecheck/i1 racecheck/i2 racecheck/i3" \
+export SANITIZER_SHARDS="$SANITIZER_SHARDS gq=.*\.GqaDecodeGpuTest" \
+  SANITIZER_TOOLS="memcheck/gq racecheck/gq synccheck/gq initcheck/gq" \
+  SANITIZER_GAPFILL_ONLY="" \
   SANITIZER_TIMEOUT=450 SANITIZER_TEST_TIMEOUT=440s STRESS_SECONDS=60
 if [ $# -eq 0 ]; then
   timeout 590 scripts/device-run.sh info tests stress
