@@ -143,22 +143,33 @@ public final class CudaDevice {
     /** Returns memory to the pool, ordered after the work already queued on {@code stream}. */
     void free(long address, long bytes, Stream stream) {
         long size = Math.max(bytes, 1);
+        if (stickyCause == null) {  // else the context is gone, and the memory with it
+            int[] cur = CURRENT.get();
+            int rc = 0;
+            String call = "cudaFreeAsync on cuda:" + ordinal;
+            if (cur[0] != ordinal) {
+                rc = cudart.cudaSetDevice(ordinal);
+                if (rc == 0) {
+                    cur[0] = ordinal;
+                } else {
+                    call = "cudaSetDevice(" + ordinal + ") to free memory";
+                }
+            }
+            if (rc == 0) {
+                rc = cudart.cudaFreeAsync(new DevicePointer(address), stream.rawHandle());
+            }
+            if (rc != 0) {
+                CudaException e = CudaErrors.runtimeError(rc, call, -1);
+                latch(e);
+                if (e instanceof StickyCudaException) {
+                    bytesInUse.addAndGet(-size);  // gone with the context
+                    liveAllocations.decrementAndGet();
+                }
+                throw e;  // otherwise not freed: it stays counted as in use
+            }
+        }
         bytesInUse.addAndGet(-size);
         liveAllocations.decrementAndGet();
-        if (stickyCause != null) {
-            return; // the context is gone; the memory goes with it
-        }
-        int[] cur = CURRENT.get();
-        if (cur[0] != ordinal) {
-            cudart.cudaSetDevice(ordinal);
-            cur[0] = ordinal;
-        }
-        int rc = cudart.cudaFreeAsync(new DevicePointer(address), stream.rawHandle());
-        if (rc != 0) {
-            CudaException e = CudaErrors.runtimeError(rc, "cudaFreeAsync on cuda:" + ordinal, -1);
-            latch(e);
-            throw e;
-        }
     }
 
     /** Bytes currently allocated through Gapfill on this device. */

@@ -18,6 +18,8 @@ public final class CudaErrors {
             717, // invalid address space
             718, // invalid pc
             719, // launch failure
+            721, // tensor memory leak ("any further CUDA work will return the same error")
+            226, // contained ("the process must be terminated and relaunched")
             999  // unknown
     );
     private static final int OUT_OF_MEMORY = 2;

@@ -70,12 +70,21 @@ public final class KernelFunction {
         return v;
     }
 
-    /** Opts the function into {@code smemBytes} of dynamic shared memory above the 48 KiB default (once per size increase). */
+    /**
+     * Opts the function into {@code smemBytes} of dynamic shared memory above the 48 KiB default (once per size
+     * increase). One function serves every thread, so the limit only ever rises: two threads asking for 100 and 64 KiB
+     * at once must not leave the driver at 64 KiB while the field says 100 (the 100 KiB launches would then fail).
+     */
     private void allowDynamicSmem(int smemBytes) {
-        if (smemBytes > maxDynamicSmemSet) {
-            device.checkDriver(cudart.cuFuncSetAttribute(handle, cudart.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smemBytes),
-                    "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES=" + smemBytes + ", " + name + ")");
-            maxDynamicSmemSet = smemBytes;
+        if (smemBytes <= maxDynamicSmemSet) {
+            return;
+        }
+        synchronized (this) {
+            if (smemBytes > maxDynamicSmemSet) {
+                device.checkDriver(cudart.cuFuncSetAttribute(handle, cudart.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smemBytes),
+                        "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES=" + smemBytes + ", " + name + ")");
+                maxDynamicSmemSet = smemBytes;
+            }
         }
     }
 

@@ -2,6 +2,8 @@ package dev.gapfill.core;
 
 import org.bytedeco.cuda.cudart.CUstream_st;
 import org.bytedeco.cuda.global.cudart;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -20,6 +22,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * passes its own stream instead.
  */
 public final class Stream implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Stream.class);
     /** A thread's default stream on one device, shared by every {@link #perThread} view of it. */
     private static final class ThreadDefault {
         final Thread owner;
@@ -95,7 +98,10 @@ public final class Stream implements AutoCloseable {
     /**
      * Synchronizes and destroys the default streams of threads that have ended (their work completes first), after
      * destroying those threads' vendor handles, which may still be bound to them. Returns how many streams it destroyed.
-     * Safe at any time: an ended thread cannot queue more work.
+     * Safe at any time: an ended thread cannot queue more work. A failure found in an ended thread's work (a fault
+     * it left on its stream, possibly on another device than the caller's) does not fail the caller: it is latched on
+     * that device as usual (sticky errors make the device fail fast from then on), logged, and the other streams are
+     * still released; the failed stream is destroyed unless its context is gone.
      */
     public static int releaseEndedThreads() {
         if (ALL_DEFAULTS.stream().allMatch(td -> td.owner.isAlive())) {
@@ -108,9 +114,19 @@ public final class Stream implements AutoCloseable {
                 synchronized (td.life) {
                     td.life.destroyed = true;
                     if (td.device.stickyCause() == null) {
-                        td.device.activate();
-                        td.device.check(cudart.cudaStreamSynchronize(td.handle), "cudaStreamSynchronize(an ended thread's default stream)");
-                        td.device.check(cudart.cudaStreamDestroy(td.handle), "cudaStreamDestroy(an ended thread's default stream)");
+                        try {
+                            td.device.activate();
+                            td.device.check(cudart.cudaStreamSynchronize(td.handle), "cudaStreamSynchronize(an ended thread's default stream)");
+                        } catch (CudaException e) {
+                            LOG.warn("the default stream of ended thread '{}' on {} reported an error; releasing it anyway",
+                                    td.owner.getName(), td.device.device(), e);
+                        }
+                        if (td.device.stickyCause() == null) {
+                            int rc = cudart.cudaStreamDestroy(td.handle);
+                            if (rc != 0) {
+                                LOG.warn("cudaStreamDestroy(an ended thread's default stream) on {}: status {}", td.device.device(), rc);
+                            }
+                        }
                     }
                 }
                 n++;

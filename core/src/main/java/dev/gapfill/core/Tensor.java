@@ -353,6 +353,10 @@ public final class Tensor implements AutoCloseable {
     /** Remembers that work on {@code stream} uses this tensor, so its memory is freed after that work. */
     public void recordStream(Stream stream) {
         if (stream != null) {
+            if (!stream.device().equals(device)) {
+                // The memory is freed through the recorded stream's device: another device's would free it there.
+                throw new ArgumentException("stream", "a stream on " + device, "a stream on " + stream.device());
+            }
             storage.lastStream = stream;
         }
     }
@@ -440,7 +444,14 @@ public final class Tensor implements AutoCloseable {
         }
         CudaDevice d = Gpu.device(device);
         d.activate();
+        // The copy runs on the per-thread stream: work on another stream that still reads or writes this memory (an
+        // op on a caller's stream, or the earlier owner of a block the pool handed out again on that stream) must
+        // finish first, as toRaw() waits for it before reading.
         Stream s = Stream.perThread(device);
+        Stream last = storage.lastStream;
+        if (last != null && !last.sameStreamAs(s)) {
+            last.synchronizeIfOpen();
+        }
         ByteBuffer direct = src.isDirect() ? src : ByteBuffer.allocateDirect((int) n).put(src.duplicate()).flip();
         try (BytePointer hp = new BytePointer(direct)) {
             d.check(cudart.cudaMemcpyAsync(new DevicePointer(address()), hp, n, cudart.cudaMemcpyHostToDevice, s.handle()),
@@ -556,18 +567,20 @@ public final class Tensor implements AutoCloseable {
             }
             src = tmp;
         }
-        Tensor out = Tensor.empty(target, dtype, shape);
         try {
-            out.copyFromRaw(src.toRaw());
-        } catch (RuntimeException e) {
-            out.close();
-            throw e;
+            Tensor out = Tensor.empty(target, dtype, shape);
+            try {
+                out.copyFromRaw(src.toRaw());
+            } catch (RuntimeException e) {
+                out.close();
+                throw e;
+            }
+            return out;
         } finally {
             if (tmp != null) {
-                tmp.close();
+                tmp.close();  // also when the target cannot be allocated (no GPU, out of memory)
             }
         }
-        return out;
     }
 
     /** Sets every byte of the tensor to {@code value} (0xFF poisons floats with NaN); stream-ordered on {@code stream}. */

@@ -77,7 +77,12 @@ public final class VendorHandles {
             d.activate();
             h = new cublasContext();
             checkBlas(d, cublas.cublasCreate_v2(h), "cublasCreate");
-            checkBlas(d, cublas.cublasSetMathMode(h, CUBLAS_MATH_MODE), "cublasSetMathMode");
+            try {
+                checkBlas(d, cublas.cublasSetMathMode(h, CUBLAS_MATH_MODE), "cublasSetMathMode");
+            } catch (RuntimeException e) {
+                cublas.cublasDestroy_v2(h);  // not yet in the thread's map nor in OWNED: nothing else would free it
+                throw e;
+            }
             CUBLAS.get().put(d.ordinal(), h);
             OWNED.add(new Owned(Thread.currentThread(), d.ordinal(), false, h));
         }
@@ -237,18 +242,30 @@ public final class VendorHandles {
     /** Checks a cuBLAS / cuBLASLt status. */
     public static void checkBlas(CudaDevice d, int status, String call) {
         if (status != 0) {
-            String name = blasStatusName(status);
-            CudaException e = new CudaException(CudaException.Library.CUBLAS, status, name, call + " on " + d, "");
             if (status == 14 /* CUBLAS_STATUS_INTERNAL_ERROR */ || status == 13 /* EXECUTION_FAILED */) {
-                // Often a symptom of an earlier sticky fault: let the runtime say so.
-                int rt = org.bytedeco.cuda.global.cudart.cudaGetLastError();
-                if (CudaErrors.isSticky(rt)) {
-                    CudaException sticky = CudaErrors.runtimeError(rt, call + " on " + d, -1);
-                    d.latch(sticky);
-                    throw sticky;
-                }
+                throwIfSticky(d, call);
             }
-            throw e;
+            throw blasError(status, call + " on " + d);
+        }
+    }
+
+    /** The exception for a failed cuBLAS status: out of memory where the library could not allocate (the device stays usable). */
+    static CudaException blasError(int status, String where) {
+        String name = blasStatusName(status);
+        if (status == 3 /* CUBLAS_STATUS_ALLOC_FAILED */) {
+            return new DeviceOutOfMemoryException(CudaException.Library.CUBLAS, status, name, where, -1,
+                    "cuBLAS could not allocate device memory");
+        }
+        return new CudaException(CudaException.Library.CUBLAS, status, name, where, "");
+    }
+
+    /** A vendor call that failed in execution is often the symptom of an earlier sticky fault: let the runtime say so. */
+    private static void throwIfSticky(CudaDevice d, String call) {
+        int rt = org.bytedeco.cuda.global.cudart.cudaGetLastError();
+        if (CudaErrors.isSticky(rt)) {
+            CudaException sticky = CudaErrors.runtimeError(rt, call + " on " + d, -1);
+            d.latch(sticky);
+            throw sticky;
         }
     }
 
@@ -261,8 +278,21 @@ public final class VendorHandles {
             } catch (Throwable t) {
                 name = "cudnnStatus " + status;
             }
-            throw new CudaException(CudaException.Library.CUDNN, status, name, call + " on " + d, "");
+            // cuDNN 9 statuses come in classes of 1000 with sub-codes: 4xxx internal errors, 5xxx execution failures.
+            if (status / 1000 == 4 || status / 1000 == 5) {
+                throwIfSticky(d, call);
+            }
+            throw dnnError(status, name, call + " on " + d);
         }
+    }
+
+    /** The exception for a failed cuDNN status: out of memory where the library could not allocate. */
+    static CudaException dnnError(int status, String name, String where) {
+        if (status == 4003 /* CUDNN_STATUS_ALLOC_FAILED */) {
+            return new DeviceOutOfMemoryException(CudaException.Library.CUDNN, status, name, where, -1,
+                    "cuDNN could not allocate device memory");
+        }
+        return new CudaException(CudaException.Library.CUDNN, status, name, where, "");
     }
 
     static String blasStatusName(int s) {

@@ -79,6 +79,19 @@ class TensorTest {
         assertTrue(tr.isClosed() && r.isClosed());
     }
 
+    @Test void aFailedCopyToAnotherDeviceFreesItsStagingCopy() {
+        // A strided host view is staged in a contiguous host tensor first; when the target cannot be allocated (no GPU
+        // here, or an ordinal no host has), that staging tensor must still be freed.
+        long before = Tensor.liveOwnedTensors();  // only the cleaner of other tests' forgotten tensors can lower it
+        try (Tensor t = Tensor.of(Device.CPU, DType.F32, new float[] {0, 1, 2, 3, 4, 5}, 2, 3)) {
+            Tensor tr = t.strided(new long[] {3, 2}, new long[] {1, 3}, 0);
+            for (int i = 0; i < 50; i++) {
+                assertThrows(RuntimeException.class, () -> tr.to(Device.cuda(63)));
+            }
+        }
+        assertTrue(Tensor.liveOwnedTensors() <= before, "owned tensors " + before + " -> " + Tensor.liveOwnedTensors());
+    }
+
     @Test void badShapesNameTheArgument() {
         ArgumentException e = assertThrows(ArgumentException.class, () -> Tensor.empty(Device.CPU, DType.F32, 3, 0));
         assertEquals("shape", e.argument());

@@ -1,0 +1,99 @@
+package dev.gapfill.core;
+
+import dev.gapfill.core.testing.GpuTest;
+import org.bytedeco.cuda.global.cudart;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Ordering and sharing rules of the runtime under several streams and threads. */
+@GpuTest
+class RuntimeOrderingGpuTest {
+    private final Device gpu = Device.cuda(0);
+
+    /** Keeps {@code s} busy for about a millisecond or more: reads of a buffer several times the L2. */
+    private static void busy(Stream s, Tensor big, Tensor sink, int times) {
+        CudaDevice d = Gpu.device(0);
+        KernelFunction read = KernelModule.of("harness/l2_flush").function(d, "l2_flush_read");
+        for (int i = 0; i < times; i++) {
+            read.launch(s, 2 * d.info().smCount(), 1, 1, 512, 1, 1, 0,
+                    KernelArgs.begin().ptr(big).i64(big.byteSize() / 16).ptr(sink));
+        }
+    }
+
+    @Test void copyingInWaitsForWorkOnTheStreamTheTensorWasLastUsedOn() {
+        int n = 1 << 20;
+        try (Stream s = Stream.create(gpu);
+             Tensor big = Tensor.empty(gpu, DType.I8, s, 512L << 20);
+             Tensor sink = Tensor.empty(gpu, DType.I32, s, 1);
+             Tensor x = Tensor.empty(gpu, DType.I32, s, n);
+             Tensor y = Tensor.empty(gpu, DType.I32, s, n)) {
+            big.fillBytes(0x5a, s);
+            x.fillBytes(0x01, s);
+            y.fillBytes(0x00, s);
+            busy(s, big, sink, 20);  // about 3 ms: s is still busy when the host copies into x below
+            Gpu.device(0).check(cudart.cudaMemcpyAsync(new DevicePointer(y.address()), new DevicePointer(x.address()),
+                    x.byteSize(), cudart.cudaMemcpyDeviceToDevice, s.handle()), "cudaMemcpyAsync(D2D)");
+            ByteBuffer twos = ByteBuffer.allocateDirect((int) x.byteSize());
+            while (twos.hasRemaining()) {
+                twos.put((byte) 0x02);
+            }
+            twos.flip();
+            x.copyFromRaw(twos);  // must not overwrite x before s has copied it into y
+            s.synchronize();
+            int[] got = y.toIntArray();
+            for (int i = 0; i < n; i += 4099) {
+                assertEquals(0x01010101, got[i], "y[" + i + "] took x's new value before s read the old one");
+            }
+            assertEquals(0x02020202, x.toIntArray()[n - 1]);
+        }
+    }
+
+    @Test void concurrentLaunchesOfOneFunctionOnlyEverRaiseItsSharedMemoryLimit() throws InterruptedException {
+        CudaDevice d = Gpu.device(0);
+        int max = (int) d.info().smemPerBlockOptin();
+        int threads = 8;
+        int rounds = 40;
+        ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
+        CountDownLatch start = new CountDownLatch(1);
+        List<Thread> ts = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            final int id = t;
+            Thread th = new Thread(() -> {
+                try (Stream s = Stream.create(gpu); Tensor buf = Tensor.empty(gpu, DType.I8, s, 1 << 16);
+                     Tensor sink = Tensor.empty(gpu, DType.I32, s, 1)) {
+                    KernelFunction read = KernelModule.of("harness/l2_flush").function(d, "l2_flush_read");
+                    start.await();
+                    for (int r = 0; r < rounds; r++) {
+                        // sizes above the 48 KiB default, interleaved across threads, rising overall
+                        int smem = Math.min(max, 49 * 1024 + ((id * 7 + r * 13) % 64 + r * 3) * 1024);
+                        read.launch(s, 4, 1, 1, 128, 1, 1, smem, KernelArgs.begin().ptr(buf).i64(buf.byteSize() / 16).ptr(sink));
+                    }
+                    s.synchronize();
+                } catch (Throwable e) {
+                    failures.add(e);
+                }
+            });
+            ts.add(th);
+            th.start();
+        }
+        start.countDown();
+        for (Thread th : ts) {
+            th.join();
+        }
+        assertTrue(failures.isEmpty(), () -> "launches failed: " + failures.peek());
+        try (Stream s = Stream.create(gpu); Tensor buf = Tensor.empty(gpu, DType.I8, s, 1 << 16);
+             Tensor sink = Tensor.empty(gpu, DType.I32, s, 1)) {
+            KernelModule.of("harness/l2_flush").function(d, "l2_flush_read").launch(s, 4, 1, 1, 128, 1, 1, max,
+                    KernelArgs.begin().ptr(buf).i64(buf.byteSize() / 16).ptr(sink));
+            s.synchronize();
+        }
+    }
+}
