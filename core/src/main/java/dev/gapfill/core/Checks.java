@@ -63,13 +63,14 @@ public final class Checks {
             ok = expected[i] < 0 || expected[i] == s[i];
         }
         if (!ok) {
-            String[] parts = legend.split(",");
+            // "".split(",") is [""]: an empty (or null) legend labels no dim
+            String[] parts = legend == null || legend.isBlank() ? new String[0] : legend.split(",");
             StringBuilder sb = new StringBuilder("shape [");
             for (int i = 0; i < expected.length; i++) {
                 if (i > 0) {
                     sb.append(", ");
                 }
-                String label = i < parts.length ? parts[i].trim() + "=" : "";
+                String label = i < parts.length && !parts[i].isBlank() ? parts[i].trim() + "=" : "";
                 sb.append(label).append(expected[i] < 0 ? "*" : String.valueOf(expected[i]));
             }
             throw new ArgumentException(name, sb.append(']').toString(), Arrays.toString(s));
@@ -87,6 +88,82 @@ public final class Checks {
     public static void int32Indexable(String name, Tensor t) {
         if (t.numel() > Integer.MAX_VALUE) {
             throw new ArgumentException(name, "at most 2^31-1 elements (32-bit indexing)", t.numel() + " elements");
+        }
+    }
+
+    /**
+     * A grid-stride loop with a 32-bit index, {@code for (int i = tid; i < n; i += gridX·blockX)} with
+     * {@code tid < gridX·blockX}, last tests {@code i = n - 1 + gridX·blockX}: that value must not wrap past
+     * 2^31-1, or the index turns negative and the loop touches memory out of bounds. So {@code n + gridX·blockX}
+     * must be at most 2^31-1 ({@code n}: the loop's bound, or the largest value any thread's index starts from or
+     * reaches below it; {@code gridX·blockX}: the kernel's stride). Checked where the launch geometry is known,
+     * before the launch.
+     *
+     * @param name   the argument whose size sets {@code n}
+     * @param what   the loop, for the message (e.g. "elements of the scale_add loop")
+     * @param n      the loop bound
+     * @param gridX  blocks of the launch
+     * @param blockX threads per block
+     */
+    public static void gridStrideIndexable(String name, String what, long n, long gridX, long blockX) {
+        if (n < 0 || gridX < 1 || blockX < 1) {
+            throw new IllegalArgumentException("gridStrideIndexable(" + name + "): n=" + n + ", gridX=" + gridX + ", blockX=" + blockX);
+        }
+        long stride = gridX * blockX;
+        if (n > Integer.MAX_VALUE - stride) {
+            throw new ArgumentException(name, "n + gridX·blockX <= 2^31-1 for 32-bit indexing (n: " + what + "; grid stride "
+                    + gridX + "·" + blockX + " = " + stride + ", so n <= " + (Integer.MAX_VALUE - stride) + ")",
+                    "n = " + n + " (n + stride = " + (n + stride) + ")");
+        }
+    }
+
+    /**
+     * Bytes from a tensor's first element to one past its last: {@link Tensor#byteSize()} for a contiguous tensor;
+     * for a strided view, the extent its strides reach.
+     */
+    static long spanBytes(Tensor t) {
+        long last = 0;
+        long[] shape = t.shape();
+        long[] strides = t.strides();
+        for (int i = 0; i < shape.length; i++) {
+            last += (shape[i] - 1) * strides[i];
+        }
+        return (last + 1) * t.dtype().bytes();
+    }
+
+    /**
+     * Device tensors: {@code out}'s memory must not overlap {@code in}'s (address ranges {@code [address, address +
+     * span)}). A null {@code in}, or a tensor on the CPU (no device address), is not checked. Run after the
+     * open and device checks.
+     */
+    public static void noOverlap(String outName, Tensor out, String inName, Tensor in) {
+        noOverlap(outName, out, inName, in, false);
+    }
+
+    /**
+     * As {@link #noOverlap(String, Tensor, String, Tensor)}, except that {@code out} may be exactly {@code in} (same
+     * address, dtype, shape and strides): an in-place update, for kernels that read every element of {@code in}
+     * before writing the element of {@code out} at the same index. Any other overlap is an error.
+     */
+    public static void noPartialOverlap(String outName, Tensor out, String inName, Tensor in) {
+        noOverlap(outName, out, inName, in, true);
+    }
+
+    private static void noOverlap(String outName, Tensor out, String inName, Tensor in, boolean exactOk) {
+        if (out == null || in == null || !out.device().isCuda() || !in.device().isCuda()) {
+            return;
+        }
+        long o0 = out.address();
+        long o1 = o0 + spanBytes(out);
+        long i0 = in.address();
+        long i1 = i0 + spanBytes(in);
+        if (o0 < i1 && i0 < o1) {
+            if (exactOk && o0 == i0 && out.dtype() == in.dtype() && Arrays.equals(out.shape(), in.shape())
+                    && Arrays.equals(out.strides(), in.strides())) {
+                return;
+            }
+            throw new ArgumentException(outName, "memory disjoint from " + inName + (exactOk ? " (or exactly " + inName + ", in place)" : ""),
+                    String.format(java.util.Locale.ROOT, "[0x%x, 0x%x) overlapping %s [0x%x, 0x%x)", o0, o1, inName, i0, i1));
         }
     }
 

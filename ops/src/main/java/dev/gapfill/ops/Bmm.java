@@ -218,17 +218,10 @@ public final class Bmm {
             Checks.sameDevice("out", out, a.device());
             Checks.shape("out", out, "batch, m, n", batch, m, n);
             Checks.contiguous("out", out);
-            if (a.device().isCuda() && (overlaps(out, a) || overlaps(out, b))) {
-                throw new ArgumentException("out", "memory disjoint from a and b", "a tensor overlapping an input");
-            }
+            Checks.noOverlap("out", out, "a", a);
+            Checks.noOverlap("out", out, "b", b);
         }
         return new BmmShape(a.dtype(), batch, m, n, k, options.transA(), options.transB(), shared, options.precision());
-    }
-
-    private static boolean overlaps(Tensor x, Tensor y) {
-        long x0 = x.address();
-        long y0 = y.address();
-        return x0 < y0 + y.byteSize() && y0 < x0 + x.byteSize();
     }
 
     // ------------------------------------------------------------------ execution

@@ -352,32 +352,17 @@ public final class DepthwiseConv3x3 {
             Checks.contiguous("residual", residual);
         }
         Checks.int32Indexable("x", x);  // out (and residual) have ceil(H/s)·ceil(W/s) <= H·W positions: x's bound covers them
-        if (out != null && x.device().isCuda()) {
-            noOverlap("out", out, "x", x);
-            noOverlap("out", out, "w", w);
-            if (bias != null) {
-                noOverlap("out", out, "bias", bias);
-            }
-            if (residual != null && residual.address() != out.address()) {
-                noOverlap("out", out, "residual", residual);
-            }
+        if (out != null) {
+            Checks.noOverlap("out", out, "x", x);
+            Checks.noOverlap("out", out, "w", w);
+            Checks.noOverlap("out", out, "bias", bias);
+            Checks.noPartialOverlap("out", out, "residual", residual);  // residual == out: the in-place residual update
         }
         if (c > Integer.MAX_VALUE || h > Integer.MAX_VALUE || wd > Integer.MAX_VALUE) {
             throw new ArgumentException("x", "dims below 2^31", java.util.Arrays.toString(x.shape()));
         }
         return new Problem(dt, options.layout(), (int) n, (int) c, (int) h, (int) wd, options.stride(), options.activation(),
                 bias != null, residual != null);
-    }
-
-    private static void noOverlap(String aName, Tensor a, String bName, Tensor b) {
-        long a0 = a.address();
-        long a1 = a0 + a.byteSize();
-        long b0 = b.address();
-        long b1 = b0 + b.byteSize();
-        if (a0 < b1 && b0 < a1) {
-            throw new ArgumentException(aName, "memory not overlapping " + bName + (bName.equals("residual") ? " (or residual == out exactly)" : ""),
-                    String.format(Locale.ROOT, "[0x%x, 0x%x) overlapping %s [0x%x, 0x%x)", a0, a1, bName, b0, b1));
-        }
     }
 
     // ------------------------------------------------------------------ custom launch

@@ -1,5 +1,6 @@
 package dev.gapfill.ops;
 
+import dev.gapfill.core.Checks;
 import dev.gapfill.core.CudaDevice;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.DevicePointer;
@@ -107,6 +108,9 @@ final class DepthwiseConv3x3Cudnn {
 
     static void run(Problem p, Tensor x, Tensor w, Tensor bias, Tensor residual, Tensor out, Stream s) {
         CudaDevice d = s.cudaDevice();
+        if (p.act() == Activation.GELU_ERF || p.act() == Activation.GELU_TANH) {
+            geluBlocks(out.numel(), out.dtype(), d.info().smCount());  // the GELU pass's indexing, before any work
+        }
         cudnnContext h = VendorHandles.cudnn(s);
         Plan plan = PLANS.get(key(p, d.ordinal()));
         if (plan == null) {
@@ -240,10 +244,22 @@ final class DepthwiseConv3x3Cudnn {
 
     private static void launchGelu(Tensor y, Activation act, Stream s) {
         int n = (int) y.numel();
-        int v = 16 / y.dtype().bytes();
-        long blocks = Math.min(((long) n + 256L * v - 1) / (256L * v), (long) Gpu.device(y.device()).info().smCount() * 16);
+        int blocks = geluBlocks(y.numel(), y.dtype(), Gpu.device(y.device()).info().smCount());
         GELU.function(s.cudaDevice(), "dwconv3x3_vendor_gelu_" + y.dtype().name().toLowerCase(Locale.ROOT))
-                .launch(s, (int) Math.max(blocks, 1), 1, 1, 256, 1, 1, 0, KernelArgs.begin().ptr(y).i32(n).i32(act.ordinal()));
+                .launch(s, blocks, 1, 1, 256, 1, 1, 0, KernelArgs.begin().ptr(y).i32(n).i32(act.ordinal()));
+    }
+
+    /**
+     * Blocks of the GELU pass over {@code n} output elements (256 threads, 16 bytes per thread and iteration, at most
+     * 16 blocks per SM), after checking that its 32-bit grid-stride index cannot wrap: the tail loop starts at
+     * {@code done + tid} (done ≤ n) and steps by the grid, so n + blocks·256 must stay at most 2^31-1
+     * ({@link Checks#gridStrideIndexable}; ArgumentException naming "x", whose size bounds y's).
+     */
+    static int geluBlocks(long n, DType dt, int sms) {
+        long perBlock = 256L * (16 / dt.bytes());
+        int blocks = (int) Math.max(1, Math.min((n + perBlock - 1) / perBlock, (long) sms * 16));
+        Checks.gridStrideIndexable("x", "elements of y in the vendor path's GELU pass", n, blocks, 256);
+        return blocks;
     }
 
     /** A zero bias [C] for one call, allocated and zeroed in stream order on {@code s}; the caller closes it. */

@@ -19,11 +19,13 @@ import java.util.Set;
  *
  * <p>{@code out[i] = alpha · a[i] + beta · b[i]}; a, b, out: same shape, same float dtype (F32, F16,
  * BF16), contiguous; computed in fp32 with one rounding to the output dtype on the GPU (the reference
- * computes in fp64 and rounds once).
+ * computes in fp64 and rounds once). On a GPU, out may be a or b itself (in place) but must not partly overlap
+ * either.
  */
 public final class Elementwise {
     private static final Set<DType> DTYPES = EnumSet.of(DType.F32, DType.F16, DType.BF16);
     private static final KernelModule MODULE = KernelModule.of("elementwise/scale_add");
+    private static final int THREADS = 256;
 
     private Elementwise() {}
 
@@ -43,7 +45,8 @@ public final class Elementwise {
     /**
      * {@code out = alpha·a + beta·b} on {@code stream} (null: the per-thread stream).
      *
-     * @throws ArgumentException on a closed tensor, dtype/shape/device mismatch or non-contiguous input
+     * @throws ArgumentException on a closed tensor, dtype/shape/device mismatch, non-contiguous input, out partly
+     *                           overlapping a or b, or too many elements for the kernel's 32-bit indexing
      */
     public static void scaleAdd(Tensor a, Tensor b, float alpha, float beta, Tensor out, Stream stream) {
         checkInputs(a, b, alpha, beta);
@@ -52,6 +55,10 @@ public final class Elementwise {
         Checks.shape("out", out, "", a.shape());
         Checks.sameDevice("out", out, a.device());
         Checks.contiguous("out", out);
+        // scale_add.cu reads a[i] and b[i] before it writes out[i], at the same index in the same thread: out may be
+        // a or b exactly (in place), never a partial overlap (another thread's element would be read after its write)
+        Checks.noPartialOverlap("out", out, "a", a);
+        Checks.noPartialOverlap("out", out, "b", b);
         if (a.device().isCpu()) {
             ElementwiseReference.scaleAdd(a, b, alpha, beta, out);
             return;
@@ -59,13 +66,23 @@ public final class Elementwise {
         Stream s = OpStreams.pick(a.device(), stream);
         int n = (int) a.numel();
         String symbol = "scale_add_" + a.dtype().name().toLowerCase(java.util.Locale.ROOT);
-        int threads = 256;
-        int perThread = 16 / a.dtype().bytes();
-        long blocks = Math.min(((long) n + (long) threads * perThread - 1) / ((long) threads * perThread),
-                (long) Gpu.device(a.device()).info().smCount() * 16);
-        MODULE.function(s.cudaDevice(), symbol).launch(s, (int) Math.max(blocks, 1), 1, 1, threads, 1, 1, 0,
+        int blocks = checkedBlocks(a.numel(), a.dtype(), Gpu.device(a.device()).info().smCount());
+        MODULE.function(s.cudaDevice(), symbol).launch(s, blocks, 1, 1, THREADS, 1, 1, 0,
                 KernelArgs.begin().ptr(a).ptr(b).ptr(out).i32(n).f32(alpha).f32(beta));
         OpStreams.record(s, a, b, out);
+    }
+
+    /**
+     * Blocks of the scale_add launch for {@code n} elements on {@code sms} SMs ({@value #THREADS} threads, 16 bytes
+     * per thread and iteration, at most 16 blocks per SM), after checking that its 32-bit grid-stride index cannot
+     * wrap: the tail loop starts at {@code done + tid} (done ≤ n) and steps by the grid, so n + blocks·threads must
+     * stay at most 2^31-1 ({@link Checks#gridStrideIndexable}; ArgumentException naming "a").
+     */
+    static int checkedBlocks(long n, DType dt, int sms) {
+        long perBlock = (long) THREADS * (16 / dt.bytes());
+        int blocks = (int) Math.max(1, Math.min((n + perBlock - 1) / perBlock, (long) sms * 16));
+        Checks.gridStrideIndexable("a", "elements of the scale_add loop", n, blocks, THREADS);
+        return blocks;
     }
 
     private static void checkInputs(Tensor a, Tensor b, float alpha, float beta) {

@@ -47,7 +47,8 @@ import dev.gapfill.core.Tensor;
  * cuBLAS GEMM with V (paged caches gathered to contiguous first). The vendor path reads K and V up to maxLen for
  * every sequence: rows past len_b must hold finite values (a zero-initialised cache does); their probability is 0.
  *
- * @throws ArgumentException before any launch on a bad shape, dtype, device, layout, alignment or closed tensor
+ * @throws ArgumentException before any launch on a bad shape, dtype, device, layout, alignment or closed tensor, or
+ *                           (device tensors) o or lse overlapping an input or each other
  * @throws dev.gapfill.core.UnsupportedShapeException when {@code CUSTOM} is forced on a shape it does not cover
  */
 public final class GqaDecode {
@@ -142,7 +143,13 @@ public final class GqaDecode {
             Checks.rank("cache.k", cache.k(), 4);
             Tensor k = cache.k();
             Checks.int32Indexable("q", q);
-            Checks.int32Indexable("cache.k", k);
+            // every path indexes the cache with 64-bit offsets (a plan of Problem.contiguous/paged runs on a cache of
+            // 2^31 elements or more): only its dims become ints here
+            for (int i = 0; i < 4; i++) {
+                if (k.dim(i) > Integer.MAX_VALUE) {
+                    throw new ArgumentException("cache.k", "dims below 2^31", java.util.Arrays.toString(k.shape()));
+                }
+            }
             int b = (int) q.dim(0);
             int hq = (int) q.dim(1);
             int d = (int) q.dim(2);

@@ -277,13 +277,14 @@ public final class GqaDecodePlan implements AutoCloseable {
      * @param lens  {@code [B]} I32 on the same device
      * @param out   {@code [B, Hq, D]} in the plan's dtype
      * @param lse   {@code [B, Hq]} F32, or null
-     * @throws ArgumentException before any launch when a tensor does not match the plan
+     * @throws ArgumentException before any launch when a tensor does not match the plan, or (device tensors) out or lse
+     *                           overlaps an input or each other
      */
     public void run(Tensor q, KvCache cache, Tensor lens, Tensor out, Tensor lse, Stream stream) {
         if (closed) {
             throw new IllegalStateException("gqa_decode plan is closed");
         }
-        validate(q, cache, lens, out, lse);
+        validate(p, device, q, cache, lens, out, lse);
         if (device.isCpu()) {
             GqaDecodeReference.decode(q, cache, lens, out, lse, p.maxLen(), scale);
             return;
@@ -301,7 +302,8 @@ public final class GqaDecodePlan implements AutoCloseable {
                 probs, gatherK, gatherV);
     }
 
-    private void validate(Tensor q, KvCache cache, Tensor lens, Tensor out, Tensor lse) {
+    /** Every check of {@link #run} for a plan of {@code p} on {@code device}; nothing is launched. */
+    static void validate(Problem p, Device device, Tensor q, KvCache cache, Tensor lens, Tensor out, Tensor lse) {
         int b = p.batch();
         int hq = p.qHeads();
         int hkv = p.kvHeads();
@@ -372,6 +374,17 @@ public final class GqaDecodePlan implements AutoCloseable {
             Checks.sameDevice("lse", lse, device);
             Checks.contiguous("lse", lse);
         }
+        // device memory: the kernels read q, K, V, the lengths and the block table while other blocks write out and lse
+        Tensor table = cache.blockTable();
+        String[] inNames = {"q", "cache.k", "cache.v", "lens", "cache.blockTable"};
+        Tensor[] ins = {q, k, v, lens, table};
+        for (int i = 0; i < ins.length; i++) {
+            Checks.noOverlap("out", out, inNames[i], ins[i]);
+        }
+        for (int i = 0; i < ins.length; i++) {
+            Checks.noOverlap("lse", lse, inNames[i], ins[i]);
+        }
+        Checks.noOverlap("lse", lse, "out", out);
     }
 
     /** Debug mode: the pages each sequence reads must exist (synchronises {@code s}). */

@@ -46,7 +46,8 @@ import java.util.Set;
  *       cannot make it touch memory out of bounds;</li>
  *   <li>gather (option): I32 [T_total], values in [0, T_x) (rows outside read zeros; checked in debug mode);</li>
  *   <li>rowScale (option): F32 [T_total];</li>
- *   <li>out: [T_total, N] or [T_total, N/2] with SwiGLU, x's dtype, contiguous.</li>
+ *   <li>out: [T_total, N] or [T_total, N/2] with SwiGLU, x's dtype, contiguous; on a GPU its memory must not overlap
+ *       x, w, offsets, gather or rowScale.</li>
  * </ul>
  * Accumulation in fp32, epilogue in fp32, one rounding to the output dtype (the grouped-batched vendor peer
  * rounds the GEMM result once more before its epilogue, because cuBLAS refuses an fp32 C there).
@@ -164,6 +165,7 @@ public final class GroupedGemm {
      * Y into {@code out} on {@code stream} (null: the per-thread stream).
      *
      * @throws ArgumentException         on a closed tensor, wrong rank/shape/dtype/device, non-contiguous or misaligned tensor,
+     *                                   out overlapping an input, sizes the vendor passes' 32-bit indexing cannot reach,
      *                                   or VENDOR requested under CUDA-graph capture
      * @throws UnsupportedShapeException CUSTOM requested for a shape the kernel does not take (K % 8, N % 8, G > 4096, sm &lt; 80)
      */
@@ -187,6 +189,9 @@ public final class GroupedGemm {
                         Arrays.toString(w.shape()));
             }
             dec = new Decision(Backend.CUSTOM, GroupedGemmHeuristics.variant(shape(x, o, d), info(x)).id(), "graph capture: the custom path is the capturable one");
+        }
+        if (dec.backend() == Backend.VENDOR) {
+            checkPassIndexing(o, d, info(x).smCount());  // before the offsets copy and any launch
         }
         if (Boolean.getBoolean(DEBUG_CHECK_OFFSETS)) {
             checkOnHost(offsets, o.gather(), d, s);
@@ -311,6 +316,12 @@ public final class GroupedGemm {
                 throw new ArgumentException("out", "a device address aligned to 4 bytes (column pairs are stored together)",
                         "0x" + Long.toHexString(out.address()));
             }
+            // the kernel's blocks read x, w, offsets, gather and rowScale while others write out
+            Checks.noOverlap("out", out, "x", x);
+            Checks.noOverlap("out", out, "w", w);
+            Checks.noOverlap("out", out, "offsets", offsets);
+            Checks.noOverlap("out", out, "gather", gather);
+            Checks.noOverlap("out", out, "rowScale", scale);
         }
         long big = 1L << 31;
         if (x.numel() >= big || tTotal * Math.max(k, n) >= big || k * n >= big || g + 1 >= big) {
@@ -371,6 +382,24 @@ public final class GroupedGemm {
 
     private static String dt(DType t) { return t == DType.F16 ? "f16" : "bf16"; }
 
+    /** Blocks of the vendor path's elementwise passes (gather, epilogue): 4 per SM of 256 threads each. */
+    static int passBlocks(int sms) { return Math.max(1, sms * 4); }
+
+    /**
+     * The vendor passes index with 32-bit grid-stride loops (vendor_passes.cu): the gather pass over T_total·K
+     * elements (its 16-byte-vector form over fewer), the epilogue over T_total·N' (out's elements); each bound plus
+     * the grid stride must stay at most 2^31-1 ({@link Checks#gridStrideIndexable}: "gather", "out").
+     */
+    static void checkPassIndexing(Options o, Dims d, int sms) {
+        int blocks = passBlocks(sms);
+        if (o.gather() != null) {
+            Checks.gridStrideIndexable("gather", "T_total·K, elements of the gather pass", (long) d.tTotal() * d.k(), blocks, 256);
+        }
+        if (o.swiglu() || o.rowScale() != null) {
+            Checks.gridStrideIndexable("out", "T_total·N', elements of the epilogue pass", (long) d.tTotal() * d.nOut(), blocks, 256);
+        }
+    }
+
     // ------------------------------------------------------------------ custom
 
     private static void runCustom(Tensor x, Tensor w, Tensor offsets, Options o, Tensor out, Stream s, Dims d,
@@ -398,7 +427,7 @@ public final class GroupedGemm {
         int ctype = c32 ? cudart.CUDA_R_32F : dtype;
         long cBytes = c32 ? 4 : x.dtype().bytes();
         long eb = x.dtype().bytes();
-        int blocks = Math.max(1, cd.info().smCount() * 4);
+        int blocks = passBlocks(cd.info().smCount());  // checked against 32-bit index wrap-around by checkPassIndexing
         Tensor xg = null;
         Tensor acc = null;
         try {

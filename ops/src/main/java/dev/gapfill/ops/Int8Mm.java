@@ -43,7 +43,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>Constraints (validated before any launch, {@link ArgumentException} naming the argument): I8 inputs of
  * rank 2, contiguous, one device; K a multiple of 16 and at most {@link #MAX_K} (so that |acc| &lt; 2^31:
- * I32 results are exact, never wrapped); M·K, N·K, M·N below 2^31; on a GPU, A, W and out 16-byte aligned.
+ * I32 results are exact, never wrapped); M·K, N·K, M·N below 2^31 (for the vendor path's dequantization pass, M·N
+ * plus its grid stride); on a GPU, A, W and out 16-byte aligned, and out not overlapping A, W, aScale, wScale or bias.
  * Any M ≥ 1, any N ≥ 1.
  *
  * <p>Results: the I32 output is exact on every path. Float outputs are computed from the exact acc in fp64
@@ -162,7 +163,7 @@ public final class Int8Mm {
     public static Plan plan(Tensor a, Tensor w, Options o, Stream stream) {
         Shape s = validate(a, w, o, null);
         if (a.device().isCpu()) {
-            return new Plan(a.device(), null, s, o, Decision.reference(), null, null, null, null);
+            return new Plan(a.device(), null, s, o, Decision.reference(), null, null, null, null, 0);
         }
         Stream st = OpStreams.pick(a.device(), stream);
         CudaDevice d = st.cudaDevice();
@@ -175,8 +176,9 @@ public final class Int8Mm {
                 d.check(cudart.cudaMemsetAsync(new DevicePointer(ws.address()), 0, sp.counterBytes(), st.handle()),
                         "cudaMemsetAsync(int8_mm split-K counters)");
             }
-            return new Plan(a.device(), st, s, o, dec, sp, null, ws, null);
+            return new Plan(a.device(), st, s, o, dec, sp, null, ws, null, 0);
         }
+        int dequantBlocks = o.out() == DType.I32 ? 0 : dequantBlocks(s.m() * s.n(), d.info().smCount());  // before any work
         LtAlgo lt = ltAlgo(d, s);
         Tensor ws = null;
         Tensor acc = null;
@@ -193,7 +195,18 @@ public final class Int8Mm {
             }
             throw e;
         }
-        return new Plan(a.device(), st, s, o, dec, null, lt, ws, acc);
+        return new Plan(a.device(), st, s, o, dec, null, lt, ws, acc, dequantBlocks);
+    }
+
+    /**
+     * Blocks of the vendor path's dequantization pass over M·N elements (256 threads, at most 8 blocks per SM), after
+     * checking that its 32-bit grid-stride index cannot wrap: M·N + blocks·256 must stay at most 2^31-1
+     * ({@link Checks#gridStrideIndexable}; ArgumentException naming "out").
+     */
+    static int dequantBlocks(long total, int sms) {
+        int blocks = (int) Math.max(1, Math.min((total + 255) / 256, 8L * sms));
+        Checks.gridStrideIndexable("out", "M·N, elements of the dequantization pass", total, blocks, 256);
+        return blocks;
     }
 
     /** A planned problem; {@link #run} only launches. */
@@ -207,10 +220,11 @@ public final class Int8Mm {
         private final LtAlgo lt;
         private final Tensor workspace;
         private final Tensor acc;
+        private final int dequantBlocks;
         private boolean closed;
 
         private Plan(Device device, Stream stream, Shape shape, Options o, Decision decision, Int8MmHeuristics.SkinnyPlan skinny,
-                     LtAlgo lt, Tensor workspace, Tensor acc) {
+                     LtAlgo lt, Tensor workspace, Tensor acc, int dequantBlocks) {
             this.device = device;
             this.stream = stream;
             this.shape = shape;
@@ -220,6 +234,7 @@ public final class Int8Mm {
             this.lt = lt;
             this.workspace = workspace;
             this.acc = acc;
+            this.dequantBlocks = dequantBlocks;
         }
 
         public Decision decision() { return decision; }
@@ -236,9 +251,13 @@ public final class Int8Mm {
             }
             Shape s = validate(a, w, o, out);
             Checks.open("out", out);
-            if (!s.equals(shape) || o.out() != this.out || !a.device().equals(device)) {
+            if (!s.equals(shape) || !a.device().equals(device)) {
                 throw new ArgumentException("a", "the planned problem " + describe(), "[" + s.m() + ", " + s.k() + "] x [" + s.n() + ", "
                         + s.k() + "] -> " + o.out() + " on " + a.device());
+            }
+            if (o.out() != this.out) {
+                throw new ArgumentException("options.out", "the planned output dtype " + this.out + " (" + describe() + ")",
+                        String.valueOf(o.out()));
             }
             if (device.isCpu()) {
                 Int8MmReference.run(a, w, o.aScale(), o.wScale(), o.bias(), out);
@@ -275,8 +294,7 @@ public final class Int8Mm {
                         lt.workspaceBytes, stream.handle()), "cublasLtMatmul(int8 TN " + describe() + ")");
             }
             if (this.out != DType.I32) {
-                long total = shape.m() * shape.n();
-                int blocks = (int) Math.max(1, Math.min((total + 255) / 256, 8L * d.info().smCount()));
+                int blocks = dequantBlocks;  // checked against 32-bit index wrap-around by plan()
                 KernelArgs args = KernelArgs.begin().ptr(acc).ptr(out);
                 scaleArgs(args, o);
                 args.i32((int) shape.m()).i32((int) shape.n());
@@ -365,6 +383,12 @@ public final class Int8Mm {
             Checks.shape("out", out, "m, n", m, n);
             Checks.sameDevice("out", out, a.device());
             Checks.contiguous("out", out);
+            // the kernels read the inputs while other blocks write out (and split-K reads them on every split)
+            Checks.noOverlap("out", out, "a", a);
+            Checks.noOverlap("out", out, "w", w);
+            Checks.noOverlap("out", out, "aScale", o.aScale());
+            Checks.noOverlap("out", out, "wScale", o.wScale());
+            Checks.noOverlap("out", out, "bias", o.bias());
         }
         if (a.device().isCuda()) {
             Checks.aligned("a", a, 16);

@@ -28,8 +28,10 @@ import java.util.Locale;
  * gather I32 [T·k] (token of each row), weights F32 [T·k] (router weight of each row), rowOf I32 [T, k]
  * (row of token t's j-th choice, for the scatter-add back), topkIds I32 [T, k], topkWeights F32 [T, k].
  *
- * <p>Backends: CUSTOM (two kernels; no vendor library routes) and the CPU reference for CPU tensors;
- * VENDOR throws {@link UnsupportedShapeException}. Limits: E ≤ 512, 1 ≤ k ≤ min(E, 32).
+ * <p>Backends: CUSTOM (two kernels; no vendor library routes) for device tensors, where VENDOR throws
+ * {@link UnsupportedShapeException}; tensors on the CPU always run the reference, whatever the backend
+ * ({@link Backend}). Limits: E ≤ 512, 1 ≤ k ≤ min(E, 32). On a GPU the six outputs must not overlap logits
+ * or each other (the second kernel reads topkIds and topkWeights while it writes the other four).
  */
 public final class MoeRoute {
     /** How router logits become weights. */
@@ -115,6 +117,7 @@ public final class MoeRoute {
     private static final KernelModule MODULE = KernelModule.of("moe_route/route");
     private static final int TOPK_WARPS_PER_BLOCK = 8;
     private static final int SCATTER_WARPS = 16;
+    private static final String[] OUT_NAMES = {"out.offsets", "out.gather", "out.weights", "out.rowOf", "out.topkIds", "out.topkWeights"};
 
     private MoeRoute() {}
 
@@ -124,6 +127,7 @@ public final class MoeRoute {
         Checks.rank("logits", logits, 2);
         validateOptions(options, logits.dim(1));
         checkTokens(logits.dim(0), options.topK());
+        checkBackend(logits, options);  // before allocating the outputs
         Routing r = Routing.allocate(logits.device(), (int) logits.dim(0), (int) logits.dim(1), options.topK());
         try {
             route(logits, options, r, null);
@@ -154,14 +158,18 @@ public final class MoeRoute {
         check(out.rowOf, "out.rowOf", DType.I32, logits.device(), t, k);
         check(out.topkIds, "out.topkIds", DType.I32, logits.device(), t, k);
         check(out.topkWeights, "out.topkWeights", DType.F32, logits.device(), t, k);
-        Backend b = Backend.resolve(options.backend());
-        if (b == Backend.VENDOR) {
-            throw new UnsupportedShapeException("options.backend", "AUTO or CUSTOM (no vendor library implements MoE routing)", "VENDOR");
+        Tensor[] outs = {out.offsets, out.gather, out.weights, out.rowOf, out.topkIds, out.topkWeights};
+        for (int i = 0; i < outs.length; i++) {
+            Checks.noOverlap(OUT_NAMES[i], outs[i], "logits", logits);
+            for (int j = 0; j < i; j++) {
+                Checks.noOverlap(OUT_NAMES[i], outs[i], OUT_NAMES[j], outs[j]);
+            }
         }
-        if (logits.device().isCpu()) {
+        if (logits.device().isCpu()) {  // the reference, whatever the backend (Backend: CPU tensors always run it)
             MoeRouteReference.route(logits, k, options.score() == Score.SIGMOID, options.renormalize(), out);
             return;
         }
+        checkBackend(logits, options);
         Stream s = OpStreams.pick(logits.device(), stream);
         String sym = "moe_topk_" + logits.dtype().name().toLowerCase(Locale.ROOT);
         int grid = (int) ((t + TOPK_WARPS_PER_BLOCK - 1) / TOPK_WARPS_PER_BLOCK);
@@ -191,6 +199,13 @@ public final class MoeRoute {
         }
         if (options.backend() == null || options.backend() == Backend.REFERENCE) {
             throw new ArgumentException("options.backend", "AUTO or CUSTOM (VENDOR has no implementation)", String.valueOf(options.backend()));
+        }
+    }
+
+    /** Device tensors: VENDOR (forced, or through {@value Backend#PROPERTY}) has no implementation. CPU tensors run the reference. */
+    private static void checkBackend(Tensor logits, Options options) {
+        if (logits.device().isCuda() && Backend.resolve(options.backend()) == Backend.VENDOR) {
+            throw new UnsupportedShapeException("options.backend", "AUTO or CUSTOM (no vendor library implements MoE routing)", "VENDOR");
         }
     }
 

@@ -253,6 +253,14 @@ class DepthwiseConv3x3ValidationProperties {
         c.add(DW_PROBLEM_LAYOUT, "new Problem", () -> new DepthwiseConv3x3.Problem(dt, null, 1, 2, 3, 4, 1, Activation.NONE, false, false));
         c.add(DW_PROBLEM_ACT, "new Problem", () -> new DepthwiseConv3x3.Problem(dt, o.layout(), 1, 2, 3, 4, 1, null, false, false));
         if (f.gpu()) {
+            // the VENDOR path's GELU pass over y: 2^31-2 elements (stride 1: y is x's size) plus any grid stride wraps its int index
+            long[] hx = {1, 1, 2L * 3 * 3 * 7 * 11, 31L * 151 * 331};
+            Tensor gx = f.empty(DType.F16, hx);
+            Tensor gy = f.empty(DType.F16, hx);
+            Tensor gw = f.random(DType.F16, 1, 3, 3);
+            Options gelu = new Options(1, Layout.NCHW, rnd.nextBoolean() ? Activation.GELU_ERF : Activation.GELU_TANH, Backend.VENDOR);
+            c.add(DW_GELU_INT32, "apply(x, w, bias, residual, out, options, stream)", () -> DepthwiseConv3x3.apply(gx, gw, null, null, gy, gelu, null));
+            c.add(DW_GELU_INT32, "apply(x, w, bias, options)", () -> RuleCheck.discard(DepthwiseConv3x3.apply(gx, gw, null, gelu)));
             RuleCheck.streamCases(c, f, DW_STREAM_CLOSED, DW_STREAM_DEVICE, java.util.Map.of(
                     "apply(x, w, bias, residual, out, options, stream)", st -> () -> DepthwiseConv3x3.apply(x, w, b, r, y, o, st)));
         }

@@ -110,6 +110,23 @@ class ElementwiseValidationProperties {
         Fixture big = f.fakes();
         Tensor huge = big.fake(DType.F16, 1L << 31);
         add(c, out, EW_A_INT32, huge, big.fake(DType.F16, 1L << 31), al, be, out);
+        // device-side: out partly overlapping a or b (shifted by at least one element; exactly a or b would be in place)
+        Fixture d = f.deviceSide();
+        long n2 = 2 + rnd.nextInt(40);
+        long[] s1 = {n2};
+        long shift = (long) dt.bytes() * (1 + rnd.nextInt((int) n2 - 1));
+        Tensor[] oa = d.overlappingBytes(dt, s1, dt, s1, shift);
+        add(c, out, EW_OUT_OVERLAP, oa[0], d.random(dt, s1), al, be, oa[1]);
+        Tensor[] ob = d.overlappingBytes(dt, s1, dt, s1, shift);
+        add(c, out, EW_OUT_OVERLAP, d.random(dt, s1), ob[0], al, be, ob[1]);
+        Tensor[] oo = d.overlappingBytes(dt, s1, dt, s1, shift);  // out before a in memory
+        add(c, out, EW_OUT_OVERLAP, oo[1], d.random(dt, s1), al, be, oo[0]);
+        if (f.gpu()) {
+            // n + the grid stride past 2^31-1: the kernel's int index would wrap (2^31-2 elements: past it on any GPU), in place
+            Tensor x = f.empty(DType.F16, Integer.MAX_VALUE - 1L);
+            c.add(EW_A_GRID_INT32, "scaleAdd(a, b, alpha, beta, out, stream)", () -> Elementwise.scaleAdd(x, x, al, be, x, null));
+            c.add(EW_A_GRID_INT32, "scaleAdd(a, b, alpha, beta)", () -> RuleCheck.discard(Elementwise.scaleAdd(x, x, al, be)));
+        }
         float[] bad = {Float.NaN, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY};
         float x = bad[rnd.nextInt(3)];
         add(c, out, EW_SCALARS_NONFINITE, a, b, x, be, out);
@@ -123,7 +140,8 @@ class ElementwiseValidationProperties {
 
     @Property(tries = 40)
     @Covers({EW_A_NULL, EW_B_NULL, EW_OUT_NULL, EW_A_CLOSED, EW_B_CLOSED, EW_OUT_CLOSED, EW_A_DTYPE, EW_B_DTYPE, EW_OUT_DTYPE, EW_B_SHAPE,
-            EW_OUT_SHAPE, EW_B_DEVICE, EW_OUT_DEVICE, EW_A_CONTIGUOUS, EW_B_CONTIGUOUS, EW_OUT_CONTIGUOUS, EW_A_INT32, EW_SCALARS_NONFINITE})
+            EW_OUT_SHAPE, EW_B_DEVICE, EW_OUT_DEVICE, EW_A_CONTIGUOUS, EW_B_CONTIGUOUS, EW_OUT_CONTIGUOUS, EW_A_INT32, EW_OUT_OVERLAP,
+            EW_SCALARS_NONFINITE})
     void everyRuleIsEnforcedBeforeAnyWork(@ForAll @IntRange(min = 0, max = 2) int dti, @ForAll @IntRange(min = 1, max = 3) int rank,
                                           @ForAll @IntRange(min = 1, max = 7) int d0, @ForAll @IntRange(min = 1, max = 7) int d1,
                                           @ForAll @IntRange(min = 1, max = 7) int d2, @ForAll long seed) {

@@ -201,6 +201,57 @@ class GqaDecodeValidationProperties {
         }
     }
 
+    /** Every path indexes the cache in 64 bits: Problem.of takes a cache of 2^31 elements or more, as plan(Problem.contiguous/paged) does. */
+    @Test void problemOfTakesACacheOf2To31ElementsOrMore() {
+        try (Fixture f = new Fixture(CPU, 5)) {
+            Fixture big = f.fakes();
+            Tensor q = big.fake(DType.F16, 1, 8, 64);
+            long len = 1L << 24;  // [1, 2, 2^24, 64]: 2^31 elements
+            Tensor k = big.fake(DType.F16, 1, 2, len, 64);
+            assertEquals(Problem.contiguous(1, 8, 2, 64, (int) len, KvLayout.BHLD, DType.F16), Problem.of(q, KvCache.bhld(k, k)));
+            Tensor kl = big.fake(DType.F16, 1, len, 2, 64);
+            assertEquals(Problem.contiguous(1, 8, 2, 64, (int) len, KvLayout.BLHD, DType.F16), Problem.of(q, KvCache.blhd(kl, kl)));
+            Tensor pages = big.fake(DType.F16, 1L << 20, 16, 2, 64);
+            Tensor table = big.fake(DType.I32, 1, 1L << 20);
+            assertEquals(Problem.paged(1, 8, 2, 64, 16, 1 << 20, DType.F16), Problem.of(q, KvCache.paged(pages, pages, table)));
+            Tensor wide = big.fake(DType.F16, 1, 2, 1L << 31, 64);  // a dim past int: named
+            assertEquals("cache.k", assertThrows(ArgumentException.class, () -> Problem.of(q, KvCache.bhld(wide, wide))).argument());
+        }
+    }
+
+    /** Device tensors: out and lse must not overlap the inputs or each other (checked in run's validation, before any launch). */
+    @Test void runRejectsOutputsOverlappingInputsOnTheDevice() {
+        try (Fixture f = new Fixture(CPU, 6)) {
+            Fixture d = f.deviceSide();  // fake tensors: nothing is dereferenced
+            Device dev = Fixture.NOWHERE;
+            Problem p = Problem.contiguous(2, 4, 2, 64, 8, KvLayout.BHLD, DType.F16);
+            long[] qs = {2, 4, 64};
+            long[] ks = {2, 2, 8, 64};
+            Tensor q = d.random(DType.F16, qs);
+            Tensor k = d.random(DType.F16, ks);
+            Tensor v = d.random(DType.F16, ks);
+            Tensor lens = d.ints(new int[] {8, 3}, 2);
+            Tensor out = d.poisoned(DType.F16, qs);
+            Tensor lse = d.poisoned(DType.F32, 2, 4);
+            GqaDecodePlan.validate(p, dev, q, KvCache.bhld(k, v), lens, out, lse);  // disjoint: accepted
+            Tensor[] oq = d.overlappingBytes(DType.F16, qs, DType.F16, qs, 16);
+            assertEquals("out", assertThrows(ArgumentException.class,
+                    () -> GqaDecodePlan.validate(p, dev, oq[0], KvCache.bhld(k, v), lens, oq[1], lse)).argument());
+            Tensor[] ok = d.overlappingBytes(DType.F16, ks, DType.F16, qs, 0);
+            assertEquals("out", assertThrows(ArgumentException.class,
+                    () -> GqaDecodePlan.validate(p, dev, q, KvCache.bhld(ok[0], v), lens, ok[1], null)).argument());
+            Tensor[] ov = d.overlappingBytes(DType.F16, ks, DType.F32, new long[] {2, 4}, 64);
+            assertEquals("lse", assertThrows(ArgumentException.class,
+                    () -> GqaDecodePlan.validate(p, dev, q, KvCache.bhld(k, ov[0]), lens, out, ov[1])).argument());
+            Tensor[] ol = d.overlappingBytes(DType.I32, new long[] {2}, DType.F32, new long[] {2, 4}, 4);
+            assertEquals("lse", assertThrows(ArgumentException.class,
+                    () -> GqaDecodePlan.validate(p, dev, q, KvCache.bhld(k, v), ol[0], out, ol[1])).argument());
+            Tensor[] oo = d.overlappingBytes(DType.F16, qs, DType.F32, new long[] {2, 4}, 32);
+            assertEquals("lse", assertThrows(ArgumentException.class,
+                    () -> GqaDecodePlan.validate(p, dev, q, KvCache.bhld(k, v), lens, oo[0], oo[1])).argument());
+        }
+    }
+
     @Test void decideOnTheCpuIsTheReference() {
         Problem p = Problem.contiguous(1, 8, 2, 128, 100, KvLayout.BHLD, DType.F16);
         assertEquals(Backend.REFERENCE, GqaDecode.decide(p, CPU, Options.defaults()).backend());
@@ -372,7 +423,9 @@ class GqaDecodeValidationProperties {
         addOf(c, s, GQ_OF_K_NULL, q, withK(cache, null), true);
         addOf(c, s, GQ_OF_K_CLOSED, q, withK(cache, f.closed(dt, s.kShape())), true);
         addOf(c, s, GQ_OF_K_RANK, q, withK(cache, f.random(dt, s.kShape()[0] * s.kShape()[1], s.kShape()[2], s.kShape()[3])), true);
-        addOf(c, s, GQ_OF_K_INT32, q, withK(cache, big.fake(DType.F16, 1, 1, 1L << 25, 64)), false);
+        long[] kHuge = {1, 1, 8, 8};
+        kHuge[rnd.nextInt(4)] = (1L << 31) + rnd.nextInt(1000);  // a dim past int (k of 2^31 elements or more is fine)
+        addOf(c, s, GQ_OF_K_INT32, q, withK(cache, big.fake(DType.F16, kHuge)), false);
         KvCache pc = paged.cache();
         addOf(c, paged, GQ_OF_TABLE_NULL, paged.q(), withTable(pc, null), true);
         addOf(c, paged, GQ_OF_TABLE_CLOSED, paged.q(), withTable(pc, f.closed(DType.I32, pc.blockTable().shape())), true);
@@ -490,6 +543,34 @@ class GqaDecodeValidationProperties {
             add(c, s, GQR_K_ALIGN, q, withK(cache, f.misaligned(dt, 16, s.kShape())), lens, out, lse, true, "cache");
             add(c, s, GQR_V_ALIGN, q, withV(cache, f.misaligned(dt, 16, s.kShape())), lens, out, lse, true, "cache");
             add(c, s, GQR_OUT_ALIGN, q, cache, lens, f.misaligned(dt, 16, q.shape()), lse, true, "out");
+            // out or lse overlapping an input, or lse overlapping out (one allocation; out 16-byte aligned inside it)
+            long eb = dt.bytes();
+            long[] lseShape = {b, hq};
+            for (int lseCase = 0; lseCase < 2; lseCase++) {
+                boolean onLse = lseCase == 1;
+                ValidationRule rule = onLse ? GQR_LSE_OVERLAP : GQR_OUT_OVERLAP;
+                String target = onLse ? "lse" : "out";
+                DType ot = onLse ? DType.F32 : dt;
+                long[] os = onLse ? lseShape : q.shape();
+                long unit = onLse ? 4 : 16;
+                Tensor[] oq = f.overlappingBytes(dt, q.shape(), ot, os, f.shiftWithin(q.numel() * eb, unit));
+                add(c, s, rule, oq[0], cache, lens, onLse ? out : oq[1], onLse ? oq[1] : lse, true, target);
+                Tensor[] ok = f.overlappingBytes(dt, s.kShape(), ot, os, f.shiftWithin(Fixture.numel(s.kShape()) * eb, unit));
+                add(c, s, rule, q, withK(cache, ok[0]), lens, onLse ? out : ok[1], onLse ? ok[1] : lse, true, target);
+                Tensor[] ov = f.overlappingBytes(dt, s.kShape(), ot, os, f.shiftWithin(Fixture.numel(s.kShape()) * eb, unit));
+                add(c, s, rule, q, withV(cache, ov[0]), lens, onLse ? out : ov[1], onLse ? ov[1] : lse, true, target);
+                Tensor[] ol = f.overlappingBytes(DType.I32, new long[] {b}, ot, os, f.shiftWithin(4L * b, unit));
+                add(c, s, rule, q, cache, ol[0], onLse ? out : ol[1], onLse ? ol[1] : lse, true, target);
+                Step pg = paged;
+                long[] pts = pg.cache().blockTable().shape();
+                DType pt = pg.problem().dtype();
+                long[] pos = onLse ? new long[] {pg.problem().batch(), pg.problem().qHeads()} : pg.q().shape();
+                Tensor[] otb = f.overlappingBytes(DType.I32, pts, onLse ? DType.F32 : pt, pos, f.shiftWithin(4L * Fixture.numel(pts), unit));
+                add(c, pg, rule, pg.q(), withTable(pg.cache(), otb[0]), pg.lens(), onLse ? pg.out() : otb[1], onLse ? otb[1] : pg.lse(), true,
+                        target);
+            }
+            Tensor[] oo = f.overlappingBytes(dt, q.shape(), DType.F32, lseShape, f.shiftWithin(q.numel() * eb, 4));
+            add(c, s, GQR_LSE_OVERLAP, q, cache, lens, oo[0], oo[1], true, "lse");
             RuleCheck.streamCases(c, f, GQR_STREAM_CLOSED, GQR_STREAM_DEVICE, java.util.Map.of(
                     "plan.run(q, cache, lens, out, lse, stream)", st -> () -> s.plan().run(q, cache, lens, out, lse, st),
                     "plan(problem, device, options, stream)", st -> () -> RuleCheck.discard(GqaDecode.plan(p, dev, Options.defaults(), st)),

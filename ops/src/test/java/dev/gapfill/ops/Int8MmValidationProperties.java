@@ -299,6 +299,38 @@ class Int8MmValidationProperties {
         add(c, p, I8_A_ALIGN, d.misaligned(DType.I8, 16, m, k), dw, oI, dout, false);
         add(c, p, I8_W_ALIGN, da, d.misaligned(DType.I8, 16, n, k), oI, dout, false);
         add(c, p, I8_OUT_ALIGN, da, dw, oI, d.misaligned(DType.I32, 16, m, n), true);
+        // device-side: out overlapping an input (one allocation; out 16-byte aligned inside it)
+        Tensor das = d.random(DType.F32, m);
+        Tensor dws = d.random(DType.F32, n);
+        Tensor dbias = d.random(DType.F32, n);
+        long[] outShape = {m, n};
+        Tensor[] oa = d.overlappingBytes(DType.I8, new long[] {m, k}, DType.F32, outShape, d.shiftWithin(m * k, 16));
+        add(c, p, I8_OUT_OVERLAP, oa[0], dw, Int8Mm.Options.dequantized(DType.F32, das, dws), oa[1], true);
+        Tensor[] ow = d.overlappingBytes(DType.I8, new long[] {n, k}, DType.I32, outShape, d.shiftWithin(n * k, 16));
+        add(c, p, I8_OUT_OVERLAP, da, ow[0], oI, ow[1], true);
+        Tensor[] oas = d.overlappingBytes(DType.F32, new long[] {m}, DType.F32, outShape, d.shiftWithin(4 * m, 16));
+        add(c, p, I8_OUT_OVERLAP, da, dw, Int8Mm.Options.dequantized(DType.F32, oas[0], dws), oas[1], true);
+        Tensor[] ows = d.overlappingBytes(DType.F32, new long[] {n}, DType.F32, outShape, d.shiftWithin(4 * n, 16));
+        add(c, p, I8_OUT_OVERLAP, da, dw, Int8Mm.Options.dequantized(DType.F32, das, ows[0]), ows[1], true);
+        Tensor[] obias = d.overlappingBytes(DType.F32, new long[] {n}, DType.F32, outShape, d.shiftWithin(4 * n, 16));
+        add(c, p, I8_OUT_OVERLAP, da, dw, Int8Mm.Options.dequantized(DType.F32, das, dws).withBias(obias[0]), obias[1], true);
+        // a plan run with options of another output dtype: the options are at fault, not a
+        boolean plannedI32 = o.out() == DType.I32;
+        Int8Mm.Options otherDtype = plannedI32 ? oF : oI;
+        Tensor otherDtypeOut = plannedI32 ? p.outF() : p.outI();
+        c.add(I8_PLAN_OUT_DTYPE, "Plan.run(a, w, options, out)", () -> p.plan().run(a, w, otherDtype, otherDtypeOut));
+        if (f.gpu()) {
+            // the vendor dequantization pass: M·N = 2^31-2 (F16 out, 4 GiB) plus any grid stride wraps its int index
+            long mBig = 2L * 3 * 3 * 7 * 11;       // 1386 (M > 64: the vendor path under AUTO)
+            long nBig = 31L * 151 * 331;           // 1549411; M·N = 2^31-2
+            Tensor ab = f.random(DType.I8, mBig, 16);
+            Tensor wb = f.random(DType.I8, nBig, 16);
+            Tensor ob16 = f.empty(DType.F16, mBig, nBig);
+            Int8Mm.Options deq = Int8Mm.Options.dequantized(DType.F16, f.random(DType.F32, 1), f.random(DType.F32, 1));
+            c.add(I8_DEQUANT_INT32, "mm(a, w, options, out, stream)", () -> Int8Mm.mm(ab, wb, deq, ob16, null));
+            c.add(I8_DEQUANT_INT32, "plan(a, w, options, stream)", () -> RuleCheck.discard(Int8Mm.plan(ab, wb, deq, null)));
+            c.add(I8_DEQUANT_INT32, "mm(a, w, options, out, stream)", () -> Int8Mm.mm(ab, wb, deq.withBackend(Backend.VENDOR), ob16, null));
+        }
         Tensor a2 = f.random(DType.I8, m + 1, k);
         Tensor out2 = f.poisoned(o.out(), m + 1, n);
         Int8Mm.Options o2 = o.out() == DType.I32 || o.aScale().dim(0) == 1 ? o
@@ -335,7 +367,8 @@ class Int8MmValidationProperties {
             I8_I32_ASCALE, I8_I32_WSCALE, I8_I32_BIAS, I8_ASCALE_NULL, I8_WSCALE_NULL, I8_ASCALE_CLOSED, I8_WSCALE_CLOSED, I8_BIAS_CLOSED,
             I8_ASCALE_DTYPE, I8_WSCALE_DTYPE, I8_BIAS_DTYPE, I8_ASCALE_RANK, I8_WSCALE_RANK, I8_BIAS_RANK, I8_ASCALE_LENGTH,
             I8_WSCALE_LENGTH, I8_BIAS_LENGTH, I8_ASCALE_CONTIGUOUS, I8_WSCALE_CONTIGUOUS, I8_BIAS_CONTIGUOUS, I8_ASCALE_DEVICE,
-            I8_WSCALE_DEVICE, I8_BIAS_DEVICE, I8_A_ALIGN, I8_W_ALIGN, I8_OUT_ALIGN, I8_PLAN_MISMATCH, I8_PLAN_CLOSED})
+            I8_WSCALE_DEVICE, I8_BIAS_DEVICE, I8_A_ALIGN, I8_W_ALIGN, I8_OUT_ALIGN, I8_OUT_OVERLAP, I8_PLAN_MISMATCH, I8_PLAN_OUT_DTYPE,
+            I8_PLAN_CLOSED})
     void everyRuleIsEnforcedBeforeAnyWork(@ForAll @IntRange(min = 1, max = 9) int m, @ForAll @IntRange(min = 1, max = 12) int n,
                                           @ForAll @IntRange(min = 1, max = 4) int k16, @ForAll @IntRange(min = 0, max = 3) int outi,
                                           @ForAll boolean perToken, @ForAll boolean withBias, @ForAll long seed) {

@@ -7,7 +7,6 @@ import dev.gapfill.core.DeviceInfo;
 import dev.gapfill.core.Gpu;
 import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
-import dev.gapfill.core.UnsupportedShapeException;
 import dev.gapfill.core.testing.Poison;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
@@ -17,6 +16,7 @@ import org.junit.jupiter.api.Test;
 import java.util.Random;
 
 import static dev.gapfill.ops.ValidationRule.*;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -69,7 +69,6 @@ class MoeRouteProperties {
         try (Tensor logits = Tensor.of(Device.CPU, DType.F32, new float[12], 3, 4)) {
             assertEquals("options.topK", assertThrows(ArgumentException.class, () -> MoeRoute.route(logits, MoeRoute.Options.topK(5))).argument());
             assertEquals("options.topK", assertThrows(ArgumentException.class, () -> MoeRoute.route(logits, MoeRoute.Options.topK(0))).argument());
-            assertThrows(UnsupportedShapeException.class, () -> MoeRoute.route(logits, MoeRoute.Options.topK(2).withBackend(Backend.VENDOR)));
             try (MoeRoute.Routing wrong = MoeRoute.Routing.allocate(Device.CPU, 3, 5, 2)) {
                 assertEquals("out.offsets", assertThrows(ArgumentException.class,
                         () -> MoeRoute.route(logits, MoeRoute.Options.topK(2), wrong, null)).argument());
@@ -78,6 +77,41 @@ class MoeRouteProperties {
         try (Tensor big = Tensor.empty(Device.CPU, DType.F32, 1, 513)) {
             assertEquals("logits", assertThrows(ArgumentException.class, () -> MoeRoute.route(big, MoeRoute.Options.topK(2))).argument());
         }
+    }
+
+    /** Backend's contract: tensors on the CPU always run the reference, VENDOR (per call or by property) included. */
+    @Test void cpuTensorsRunTheReferenceWhateverTheBackend() {
+        Random rnd = new Random(11);
+        try (Tensor logits = Poison.random(Device.CPU, DType.F16, rnd, 5, 9);
+             MoeRoute.Routing auto = MoeRoute.route(logits, MoeRoute.Options.topK(3));
+             MoeRoute.Routing vendor = MoeRoute.route(logits, MoeRoute.Options.topK(3).withBackend(Backend.VENDOR))) {
+            assertRoutingEquals(auto, vendor);
+            try (MoeRoute.Routing out = MoeRoute.Routing.allocate(Device.CPU, 5, 9, 3)) {
+                MoeRoute.route(logits, MoeRoute.Options.topK(3).withBackend(Backend.VENDOR), out, null);
+                assertRoutingEquals(auto, out);
+            }
+            System.setProperty(Backend.PROPERTY, "vendor");
+            try (MoeRoute.Routing byProperty = MoeRoute.route(logits, MoeRoute.Options.topK(3))) {
+                assertRoutingEquals(auto, byProperty);
+            } finally {
+                System.clearProperty(Backend.PROPERTY);
+            }
+        }
+    }
+
+    private static void assertRoutingEquals(MoeRoute.Routing expected, MoeRoute.Routing got) {
+        Tensor[] e = all(expected);
+        Tensor[] g = all(got);
+        for (int i = 0; i < e.length; i++) {
+            assertArrayEquals(bytes(e[i]), bytes(g[i]), FIELDS[i]);
+        }
+    }
+
+    private static byte[] bytes(Tensor t) {
+        java.nio.ByteBuffer b = t.toRaw();
+        byte[] a = new byte[b.remaining()];
+        b.get(a);
+        return a;
     }
 
     // ------------------------------------------------------------------ every validation rule, on random problems
@@ -130,7 +164,14 @@ class MoeRouteProperties {
         add(c, out, MR_TOPK, logits, new MoeRoute.Options(badK, o.score(), o.renormalize(), o.backend()), out);
         add(c, out, MR_SCORE_NULL, logits, o.withScore(null), out);
         add(c, out, MR_BACKEND, logits, o.withBackend(rnd.nextBoolean() ? null : Backend.REFERENCE), out);
-        add(c, out, MR_VENDOR, logits, o.withBackend(Backend.VENDOR), out);
+        // VENDOR has no implementation for device tensors (CPU tensors run the reference): device-side tensors, on the
+        // CPU fake ones that the check rejects before any device access
+        Fixture d = f.deviceSide();
+        Tensor dLogits = d.random(dt, t, e);
+        MoeRoute.Routing dOut = outputs(d, t, e, k);
+        MoeRoute.Options vendor = o.withBackend(Backend.VENDOR);
+        c.add(MR_VENDOR, "route(logits, options, out, stream)", () -> MoeRoute.route(dLogits, vendor, dOut, null));
+        c.add(MR_VENDOR, "route(logits, options)", () -> RuleCheck.discard(MoeRoute.route(dLogits, vendor)));
         long eBig = MoeRoute.MAX_EXPERTS + 1 + rnd.nextInt(100);
         Tensor wide = f.random(dt, 1, eBig);
         MoeRoute.Routing wideOut = outputs(f, 1, eBig, k);
@@ -164,6 +205,17 @@ class MoeRouteProperties {
                 c.add(byField[i][j], "route(logits, options, out, stream)", () -> MoeRoute.route(logits, o, r, null));
             }
         }
+        // device-side: an output overlapping logits or an earlier output (the exception names the later one)
+        ValidationRule[] overlap = {MR_OFFSETS_OVERLAP, MR_GATHER_OVERLAP, MR_WEIGHTS_OVERLAP, MR_ROWOF_OVERLAP, MR_IDS_OVERLAP, MR_TOPKW_OVERLAP};
+        for (int i = 0; i < 6; i++) {
+            int j = i == 0 || rnd.nextBoolean() ? -1 : rnd.nextInt(i);  // -1: logits
+            DType pt = j < 0 ? dt : fieldType(j);
+            long[] ps = j < 0 ? new long[] {t, e} : sh[j];
+            Tensor[] ov = d.overlappingBytes(pt, ps, fieldType(i), sh[i], d.shiftWithin(pt.bytes() * Fixture.numel(ps), 4));
+            Tensor lg = j < 0 ? ov[0] : dLogits;
+            MoeRoute.Routing r = replace(j < 0 ? outputs(d, t, e, k) : replace(outputs(d, t, e, k), j, ov[0]), i, ov[1]);
+            c.add(overlap[i], "route(logits, options, out, stream)", () -> MoeRoute.route(lg, o, r, null));
+        }
         int neg = -rnd.nextInt(3);
         c.add(MR_DECIDE_TOKENS, "decide(tokens, experts, k, info)", () -> MoeRoute.decide(neg, e, k, null));
         c.add(MR_DECIDE_EXPERTS, "decide(tokens, experts, k, info)", () -> MoeRoute.decide(t, rnd.nextBoolean() ? neg : eBig, 1, null));
@@ -194,6 +246,7 @@ class MoeRouteProperties {
             MR_ROWOF_CLOSED, MR_ROWOF_DTYPE, MR_ROWOF_DEVICE, MR_ROWOF_CONTIGUOUS, MR_ROWOF_SHAPE,
             MR_IDS_CLOSED, MR_IDS_DTYPE, MR_IDS_DEVICE, MR_IDS_CONTIGUOUS, MR_IDS_SHAPE,
             MR_TOPKW_CLOSED, MR_TOPKW_DTYPE, MR_TOPKW_DEVICE, MR_TOPKW_CONTIGUOUS, MR_TOPKW_SHAPE,
+            MR_OFFSETS_OVERLAP, MR_GATHER_OVERLAP, MR_WEIGHTS_OVERLAP, MR_ROWOF_OVERLAP, MR_IDS_OVERLAP, MR_TOPKW_OVERLAP,
             MR_DECIDE_TOKENS, MR_DECIDE_EXPERTS, MR_DECIDE_K, MR_ALLOC_DEVICE, MR_ALLOC_TOKENS, MR_ALLOC_EXPERTS, MR_ALLOC_K})
     void everyRuleIsEnforcedBeforeAnyWork(@ForAll @IntRange(min = 1, max = 20) int t, @ForAll @IntRange(min = 1, max = 40) int e,
                                           @ForAll @IntRange(min = 1, max = 8) int kk, @ForAll @IntRange(min = 0, max = 2) int dti,

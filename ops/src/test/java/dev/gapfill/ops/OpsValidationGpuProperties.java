@@ -41,7 +41,7 @@ class OpsValidationGpuProperties {
     @Property(tries = 4)
     @Covers({EW_A_NULL, EW_B_NULL, EW_OUT_NULL, EW_A_CLOSED, EW_B_CLOSED, EW_OUT_CLOSED, EW_A_DTYPE, EW_B_DTYPE, EW_OUT_DTYPE,
             EW_B_SHAPE, EW_OUT_SHAPE, EW_B_DEVICE, EW_OUT_DEVICE, EW_A_CONTIGUOUS, EW_B_CONTIGUOUS, EW_OUT_CONTIGUOUS, EW_A_INT32,
-            EW_SCALARS_NONFINITE, EW_STREAM_CLOSED, EW_STREAM_DEVICE})
+            EW_OUT_OVERLAP, EW_A_GRID_INT32, EW_SCALARS_NONFINITE, EW_STREAM_CLOSED, EW_STREAM_DEVICE})
     void elementwise(@ForAll @IntRange(min = 0, max = 2) int dti, @ForAll @IntRange(min = 1, max = 3) int rank,
                      @ForAll @IntRange(min = 1, max = 40) int d0, @ForAll @IntRange(min = 1, max = 40) int d1,
                      @ForAll @IntRange(min = 1, max = 40) int d2, @ForAll long seed) {
@@ -63,7 +63,8 @@ class OpsValidationGpuProperties {
             I8_WSCALE_CLOSED, I8_BIAS_CLOSED, I8_ASCALE_DTYPE, I8_WSCALE_DTYPE, I8_BIAS_DTYPE, I8_ASCALE_RANK, I8_WSCALE_RANK,
             I8_BIAS_RANK, I8_ASCALE_LENGTH, I8_WSCALE_LENGTH, I8_BIAS_LENGTH, I8_ASCALE_CONTIGUOUS, I8_WSCALE_CONTIGUOUS,
             I8_BIAS_CONTIGUOUS, I8_ASCALE_DEVICE, I8_WSCALE_DEVICE, I8_BIAS_DEVICE, I8_A_ALIGN, I8_W_ALIGN, I8_OUT_ALIGN,
-            I8_PLAN_MISMATCH, I8_PLAN_CLOSED, I8_CUSTOM_UNSUPPORTED, I8_BACKEND_REFERENCE, I8_STREAM_CLOSED, I8_STREAM_DEVICE})
+            I8_OUT_OVERLAP, I8_PLAN_MISMATCH, I8_PLAN_OUT_DTYPE, I8_DEQUANT_INT32, I8_PLAN_CLOSED, I8_CUSTOM_UNSUPPORTED,
+            I8_BACKEND_REFERENCE, I8_STREAM_CLOSED, I8_STREAM_DEVICE})
     void int8Mm(@ForAll @IntRange(min = 1, max = 40) int m, @ForAll @IntRange(min = 1, max = 48) int n, @ForAll @IntRange(min = 1, max = 8) int k16,
                 @ForAll @IntRange(min = 0, max = 3) int outi, @ForAll boolean perToken, @ForAll boolean withBias, @ForAll long seed) {
         try (Fixture f = new Fixture(GPU, seed)) {
@@ -79,7 +80,7 @@ class OpsValidationGpuProperties {
             DW_W_RANK, DW_W_SHAPE, DW_W_DTYPE, DW_BIAS_RANK, DW_BIAS_SHAPE, DW_BIAS_DTYPE, DW_OUT_SHAPE, DW_OUT_DTYPE,
             DW_RES_SHAPE, DW_RES_DTYPE, DW_W_DEVICE, DW_BIAS_DEVICE, DW_RES_DEVICE, DW_OUT_DEVICE, DW_X_CONTIGUOUS,
             DW_W_CONTIGUOUS, DW_OUT_CONTIGUOUS, DW_BIAS_CONTIGUOUS, DW_RES_CONTIGUOUS, DW_X_INT32, DW_OUT_OVERLAP_X,
-            DW_OUT_OVERLAP_W, DW_OUT_OVERLAP_BIAS, DW_OUT_OVERLAP_RES, DW_OUTPUTSHAPE_X, DW_PROBLEM_SHAPE, DW_PROBLEM_STRIDE,
+            DW_OUT_OVERLAP_W, DW_OUT_OVERLAP_BIAS, DW_OUT_OVERLAP_RES, DW_GELU_INT32, DW_OUTPUTSHAPE_X, DW_PROBLEM_SHAPE, DW_PROBLEM_STRIDE,
             DW_PROBLEM_DTYPE, DW_PROBLEM_LAYOUT, DW_PROBLEM_ACT, DW_STREAM_CLOSED, DW_STREAM_DEVICE})
     void depthwiseConv3x3(@ForAll @IntRange(min = 0, max = 2) int dti, @ForAll @IntRange(min = 0, max = 1) int li,
                           @ForAll @IntRange(min = 1, max = 2) int stride, @ForAll @IntRange(min = 1, max = 2) int n,
@@ -101,7 +102,7 @@ class OpsValidationGpuProperties {
             GG_OFFSETS_RANK, GG_OFFSETS_DTYPE, GG_OFFSETS_CONTIGUOUS, GG_OFFSETS_DEVICE, GG_OFFSETS_LENGTH, GG_GATHER_RANK,
             GG_GATHER_DTYPE, GG_GATHER_CONTIGUOUS, GG_GATHER_DEVICE, GG_SWIGLU_ODD_N, GG_ROWSCALE_DTYPE, GG_ROWSCALE_CONTIGUOUS,
             GG_ROWSCALE_DEVICE, GG_ROWSCALE_SHAPE, GG_OUT_DTYPE, GG_OUT_CONTIGUOUS, GG_OUT_DEVICE, GG_OUT_SHAPE, GG_OUT_ALIGN,
-            GG_INT32, GG_OFFSETS_VALUES, GG_OFFSETS_DEBUG, GG_GATHER_DEBUG, GG_OFFSETS_VENDOR, GG_OFFSETS_CLAMPED,
+            GG_OUT_OVERLAP, GG_INT32, GG_GATHER_PASS_INT32, GG_EPILOGUE_PASS_INT32, GG_OFFSETS_VALUES, GG_OFFSETS_DEBUG, GG_GATHER_DEBUG, GG_OFFSETS_VENDOR, GG_OFFSETS_CLAMPED,
             GG_CUSTOM_UNSUPPORTED, GG_VENDOR_CAPTURE, GG_STREAM_CLOSED, GG_STREAM_DEVICE})
     void groupedGemm(@ForAll @IntRange(min = 1, max = 6) int groups, @ForAll @IntRange(min = 1, max = 40) int rows,
                      @ForAll @IntRange(min = 1, max = 20) int xRows, @ForAll @IntRange(min = 1, max = 4) int k8,
@@ -128,8 +129,8 @@ class OpsValidationGpuProperties {
             GQR_TABLE_CONTIGUOUS, GQR_TABLE_FOR_CONTIGUOUS, GQR_TABLE_PAGES, GQR_LENS_NULL, GQR_LENS_CLOSED, GQR_LENS_DTYPE,
             GQR_LENS_SHAPE, GQR_LENS_DEVICE, GQR_LENS_CONTIGUOUS, GQR_OUT_NULL, GQR_OUT_CLOSED, GQR_OUT_DTYPE, GQR_OUT_SHAPE,
             GQR_OUT_DEVICE, GQR_OUT_CONTIGUOUS, GQR_LSE_CLOSED, GQR_LSE_DTYPE, GQR_LSE_SHAPE, GQR_LSE_DEVICE, GQR_LSE_CONTIGUOUS,
-            GQR_TABLE_PAGES_DEBUG, GQR_LENS_CLAMPED, GQR_Q_ALIGN, GQR_K_ALIGN, GQR_V_ALIGN, GQR_OUT_ALIGN, GQR_STREAM_CLOSED,
-            GQR_STREAM_DEVICE})
+            GQR_TABLE_PAGES_DEBUG, GQR_LENS_CLAMPED, GQR_Q_ALIGN, GQR_K_ALIGN, GQR_V_ALIGN, GQR_OUT_ALIGN, GQR_OUT_OVERLAP,
+            GQR_LSE_OVERLAP, GQR_STREAM_CLOSED, GQR_STREAM_DEVICE})
     void gqaDecode(@ForAll boolean bf16, @ForAll @IntRange(min = 0, max = 2) int li, @ForAll @IntRange(min = 1, max = 3) int b,
                    @ForAll @IntRange(min = 1, max = 2) int hkv, @ForAll @IntRange(min = 1, max = 4) int g, @ForAll boolean d128,
                    @ForAll @IntRange(min = 1, max = 40) int len, @ForAll @IntRange(min = 0, max = 4) int pageShift, @ForAll boolean withLse,
@@ -154,7 +155,8 @@ class OpsValidationGpuProperties {
             MR_GATHER_DEVICE, MR_GATHER_CONTIGUOUS, MR_GATHER_SHAPE, MR_WEIGHTS_CLOSED, MR_WEIGHTS_DTYPE, MR_WEIGHTS_DEVICE,
             MR_WEIGHTS_CONTIGUOUS, MR_WEIGHTS_SHAPE, MR_ROWOF_CLOSED, MR_ROWOF_DTYPE, MR_ROWOF_DEVICE, MR_ROWOF_CONTIGUOUS,
             MR_ROWOF_SHAPE, MR_IDS_CLOSED, MR_IDS_DTYPE, MR_IDS_DEVICE, MR_IDS_CONTIGUOUS, MR_IDS_SHAPE, MR_TOPKW_CLOSED,
-            MR_TOPKW_DTYPE, MR_TOPKW_DEVICE, MR_TOPKW_CONTIGUOUS, MR_TOPKW_SHAPE, MR_DECIDE_TOKENS, MR_DECIDE_EXPERTS, MR_DECIDE_K,
+            MR_TOPKW_DTYPE, MR_TOPKW_DEVICE, MR_TOPKW_CONTIGUOUS, MR_TOPKW_SHAPE, MR_OFFSETS_OVERLAP, MR_GATHER_OVERLAP,
+            MR_WEIGHTS_OVERLAP, MR_ROWOF_OVERLAP, MR_IDS_OVERLAP, MR_TOPKW_OVERLAP, MR_DECIDE_TOKENS, MR_DECIDE_EXPERTS, MR_DECIDE_K,
             MR_ALLOC_DEVICE, MR_ALLOC_TOKENS, MR_ALLOC_EXPERTS, MR_ALLOC_K, MR_STREAM_CLOSED, MR_STREAM_DEVICE})
     void moeRoute(@ForAll @IntRange(min = 1, max = 64) int t, @ForAll @IntRange(min = 1, max = 64) int e, @ForAll @IntRange(min = 1, max = 8) int kk,
                   @ForAll @IntRange(min = 0, max = 2) int dti, @ForAll boolean sigmoid, @ForAll boolean renorm, @ForAll long seed) {
