@@ -44,4 +44,17 @@ public enum DType {
             default: return 0.0;
         }
     }
+
+    /**
+     * Absolute part of rounding into this dtype with gradual underflow: below the normal range the error is bounded
+     * by half the subnormal spacing, not by u·|x| (2^-25 for F16, 2^-134 BF16, 2^-150 F32; 0 for integers).
+     */
+    public double subnormalHalfSpacing() {
+        switch (this) {
+            case F16: return 0x1p-25;
+            case BF16: return 0x1p-134;
+            case F32: return 0x1p-150;
+            default: return 0.0;
+        }
+    }
 }

@@ -33,12 +33,11 @@ public final class HalfFloats {
         // Double rounding is only possible when f lies exactly halfway between two bf16 values.
         int fb = Float.floatToRawIntBits(f);
         if ((fb & 0xffff) == 0x8000 && (double) f != d && !Float.isInfinite(f)) {
-            // f is a tie, d is not: pick the neighbour on d's side.
-            short down = (short) (fb >>> 16);
-            short up = (short) ((fb >>> 16) + 1);
-            double dDown = Math.abs(d - bf16ToFloat(down));
-            double dUp = Math.abs(d - bf16ToFloat(up));
-            r = dDown < dUp ? down : up;
+            // f is a tie, d is not: pick the neighbour on d's side of f. Comparing magnitudes, not distances to the
+            // neighbours: above the largest finite bf16 the upper neighbour is infinity (overflow), at any distance.
+            short down = (short) (fb >>> 16);          // toward zero (sign-magnitude)
+            short up = (short) ((fb >>> 16) + 1);      // away from zero; 0x7f80 / 0xff80 past the largest finite
+            r = Math.abs(d) > Math.abs(f) ? up : down;
         }
         return r;
     }

@@ -30,6 +30,37 @@ class HalfFloatsProperties {
         assertEquals(0x3f81, HalfFloats.floatToBf16(Float.intBitsToFloat(0x3f808001)) & 0xffff, "above the tie rounds up");
     }
 
+    @Test void bf16OverflowBoundaryRoundsToNearestEven() {
+        // 0x7f7f8000 is halfway between the largest bf16 (0x7f7f) and infinity; ties go to the even one, infinity
+        double tie = Float.intBitsToFloat(0x7f7f8000);
+        assertEquals(0x7f80, HalfFloats.doubleToBf16(tie) & 0xffff, "the tie rounds to even: +inf");
+        assertEquals(0x7f80, HalfFloats.doubleToBf16(Math.nextUp(tie)) & 0xffff, "above the tie: +inf");
+        assertEquals(0x7f7f, HalfFloats.doubleToBf16(Math.nextDown(tie)) & 0xffff, "below the tie: the largest finite");
+        assertEquals(0xff80, HalfFloats.doubleToBf16(-tie) & 0xffff);
+        assertEquals(0xff80, HalfFloats.doubleToBf16(Math.nextDown(-tie)) & 0xffff, "below the negative tie: -inf");
+        assertEquals(0xff7f, HalfFloats.doubleToBf16(Math.nextUp(-tie)) & 0xffff);
+        assertEquals(0x7f80, HalfFloats.floatToBf16((float) tie) & 0xffff);
+        assertEquals(0x7f80, HalfFloats.doubleToBf16(Float.MAX_VALUE) & 0xffff);
+        assertEquals(0x7f80, HalfFloats.doubleToBf16(1e39) & 0xffff);
+        // the same double-rounding repair one binade lower still picks the side of d, not the nearer of two finite values
+        double lower = Float.intBitsToFloat(0x7f7e8000);
+        assertEquals(0x7f7e, HalfFloats.doubleToBf16(lower) & 0xffff, "tie to even (down)");
+        assertEquals(0x7f7f, HalfFloats.doubleToBf16(Math.nextUp(lower)) & 0xffff);
+        assertEquals(0x7f7e, HalfFloats.doubleToBf16(Math.nextDown(lower)) & 0xffff);
+    }
+
+    @Test void halfOverflowBoundaryRoundsToNearestEven() {
+        assertEquals(0x7c00, HalfFloats.doubleToHalf(65520.0) & 0xffff, "the tie rounds to even: +inf");
+        assertEquals(0x7c00, HalfFloats.doubleToHalf(Math.nextUp(65520.0)) & 0xffff);
+        assertEquals(0x7bff, HalfFloats.doubleToHalf(Math.nextDown(65520.0)) & 0xffff, "below the tie: 65504");
+        assertEquals(0xfc00, HalfFloats.doubleToHalf(-65520.0) & 0xffff);
+        assertEquals(0xfc00, HalfFloats.doubleToHalf(Math.nextDown(-65520.0)) & 0xffff);
+        assertEquals(0xfbff, HalfFloats.doubleToHalf(Math.nextUp(-65520.0)) & 0xffff);
+        assertEquals(0x7bff, HalfFloats.doubleToHalf(65504.0) & 0xffff);
+        assertEquals(0x7c00, HalfFloats.floatToHalf(Math.nextUp(65520f)) & 0xffff);
+        assertEquals(0x7bff, HalfFloats.floatToHalf(Math.nextDown(65520f)) & 0xffff);
+    }
+
     @Test void everyHalfRoundTrips() {
         for (int h = 0; h < 0x10000; h++) {
             float f = HalfFloats.halfToFloat((short) h);

@@ -94,7 +94,7 @@ final class Fixture implements AutoCloseable {
         return fake ? fake(dt, shape) : track(Tensor.empty(device, dt, shape));
     }
 
-    /** Every byte 0xFF (NaN floats, -1 integers), so any write shows. */
+    /** Poisoned ({@link Poison#byteOf}: NaN floats, -2139062144 I32), so any write shows. */
     Tensor poisoned(DType dt, long... shape) {
         return fake ? fake(dt, shape) : track(Poison.poisoned(device, dt, shape));
     }
@@ -193,6 +193,40 @@ final class Fixture implements AutoCloseable {
         Tensor parent = random(dt, n1 + n2);
         return new Tensor[] {parent.strided(first, Tensor.contiguousStrides(first), 0),
                 parent.strided(second, Tensor.contiguousStrides(second), n1 - 1)};
+    }
+
+    /**
+     * Two contiguous tensors of their own dtypes and shapes whose memory overlaps: the second starts
+     * {@code shiftBytes} into the first ({@code 0 <= shiftBytes <} the first's bytes, a multiple of the second's element
+     * size). Borrowed views of one allocation on a GPU, fake addresses on the CPU side (both 256-byte aligned at the
+     * first). Device-side fixtures.
+     */
+    Tensor[] overlappingBytes(DType dt1, long[] first, DType dt2, long[] second, long shiftBytes) {
+        if (!device.isCuda()) {
+            throw new IllegalStateException("overlapping tensors are device-side; use deviceSide()");
+        }
+        long b1 = dt1.bytes() * numel(first);
+        long b2 = dt2.bytes() * numel(second);
+        if (shiftBytes < 0 || shiftBytes >= b1 || shiftBytes % dt2.bytes() != 0) {
+            throw new IllegalArgumentException("shift " + shiftBytes + " outside the first tensor's " + b1 + " bytes or misaligned");
+        }
+        long total = Math.max(b1, shiftBytes + b2);
+        long base = fake ? nextFake(DType.I8, total) : empty(DType.I8, total).address();
+        return new Tensor[] {track(Tensor.borrow(device, dt1, base, first, null)), track(Tensor.borrow(device, dt2, base + shiftBytes, second, null))};
+    }
+
+    /** A random multiple of {@code unit} bytes in [0, bytes) (0 when bytes &lt;= unit): a shift for {@link #overlappingBytes}. */
+    long shiftWithin(long bytes, long unit) {
+        long slots = Math.max(1, (bytes + unit - 1) / unit);
+        return unit * (long) rnd.nextInt((int) Math.min(slots, 1 << 20));
+    }
+
+    static long numel(long[] shape) {
+        long n = 1;
+        for (long d : shape) {
+            n *= d;
+        }
+        return n;
     }
 
     /**

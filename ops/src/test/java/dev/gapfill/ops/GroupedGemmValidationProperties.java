@@ -136,14 +136,15 @@ class GroupedGemmValidationProperties {
                     assertEquals(scale[r] * g / (1 + Math.exp(-g)) * u, swiglu.value()[r * half + j], 1e-15 * (1 + Math.abs(g * u)));
                 }
             }
-            // error magnitudes: the plain case is the accumulation tolerance's scale (plus bf16's subnormal half-spacing)
+            // error magnitudes: the plain case is exactly the accumulation tolerance's scale (the final rounding's subnormal
+            // half-spacing is Verifier.compare's, added once); the rounded path carries its intermediate rounding's
             double acc = 1e-5;
             double[] e0 = plain.errorScale(acc, DType.BF16, false);
             for (int i = 0; i < e0.length; i++) {
-                assertEquals(plain.absSum()[i], e0[i], 1e-15 * plain.absSum()[i] + 0x1p-134 / acc * 2);
+                assertEquals(plain.absSum()[i], e0[i], 1e-15 * plain.absSum()[i]);
             }
             for (double e : swiglu.errorScale(acc, DType.F16, true)) {
-                assertTrue(e >= 0x1p-25 / acc * (1 - 1e-12) && Double.isFinite(e));
+                assertTrue(e >= 0 && Double.isFinite(e));
             }
         }
     }
@@ -379,6 +380,20 @@ class GroupedGemmValidationProperties {
         Options plain = Options.builder().layout(o.layout()).swiglu(o.swiglu()).backend(o.backend()).build();
         long[] plainOut = {x.dim(0), p.nOut()};
         add(c, GG_OUT_ALIGN, dx, dw, doff, plain, d.misaligned(dt, 4, plainOut), true);
+        // device-side: out overlapping an input (one allocation; out 4-byte aligned inside it)
+        long eb = dt.bytes();
+        Tensor[] ox = d.overlappingBytes(dt, x.shape(), dt, plainOut, d.shiftWithin(x.numel() * eb, 4));
+        add(c, GG_OUT_OVERLAP, ox[0], dw, doff, plain, ox[1], true);
+        Tensor[] ow = d.overlappingBytes(dt, ws, dt, plainOut, d.shiftWithin(Fixture.numel(ws) * eb, 4));
+        add(c, GG_OUT_OVERLAP, dx, ow[0], doff, plain, ow[1], true);
+        Tensor[] oo = d.overlappingBytes(DType.I32, new long[] {g + 1}, dt, plainOut, d.shiftWithin(4L * (g + 1), 4));
+        add(c, GG_OUT_OVERLAP, dx, dw, oo[0], plain, oo[1], true);
+        Tensor[] og = d.overlappingBytes(DType.I32, new long[] {t}, dt, outShape, d.shiftWithin(4L * t, 4));
+        Options withGather = Options.builder().layout(o.layout()).gather(og[0]).swiglu(o.swiglu()).backend(o.backend()).build();
+        add(c, GG_OUT_OVERLAP, dx, dw, doff, withGather, og[1], true);
+        Tensor[] os = d.overlappingBytes(DType.F32, new long[] {x.dim(0)}, dt, plainOut, d.shiftWithin(4L * x.dim(0), 4));
+        Options withScale = Options.builder().layout(o.layout()).rowScale(os[0]).swiglu(o.swiglu()).backend(o.backend()).build();
+        add(c, GG_OUT_OVERLAP, dx, dw, doff, withScale, os[1], true);
         // 32-bit row indexing: fake tensors (never dereferenced)
         Fixture big = f.fakes();
         long k = p.k();
@@ -449,6 +464,25 @@ class GroupedGemmValidationProperties {
             Stream capt = f.track(Stream.create(f.device));
             c.add(GG_VENDOR_CAPTURE, "run(x, w, offsets, options, out, stream) under capture", () -> underCapture(capt,
                     () -> GroupedGemm.run(x, w, off, vendor, scratch, capt)));
+            // the vendor passes' int grid-stride indices (2^31-2 elements plus any grid stride wrap them): the gather pass
+            // over T_total·K (small tensors), and the epilogue over out's T_total·N' elements (a 4 GiB out)
+            long kg = 2L * 3 * 3 * 7 * 11;            // 1386
+            long tg = 31L * 151 * 331;                // 1549411; T_total·K = 2^31-2
+            Tensor gxg = f.random(dt, 1, kg);
+            Tensor gwg = f.random(dt, 1, kg, 8);
+            Tensor gog = f.ints(new int[] {0, (int) tg}, 2);
+            Tensor ggi = f.ints(new int[(int) tg], tg);
+            Tensor gout = f.empty(dt, tg, 8);
+            Options gatherVendor = Options.builder().gather(ggi).backend(Backend.VENDOR).build();
+            c.add(GG_GATHER_PASS_INT32, "run(x, w, offsets, options, out, stream)", () -> GroupedGemm.run(gxg, gwg, gog, gatherVendor, gout, null));
+            c.add(GG_GATHER_PASS_INT32, "run(x, w, offsets, options)", () -> RuleCheck.discard(GroupedGemm.run(gxg, gwg, gog, gatherVendor)));
+            Tensor exg = f.random(dt, kg, 8);
+            Tensor ewg = f.random(dt, 1, 8, tg);
+            Tensor eog = f.ints(new int[] {0, (int) kg}, 2);
+            Tensor eout = f.empty(dt, kg, tg);
+            Options scaleVendor = Options.builder().rowScale(f.random(DType.F32, kg)).backend(Backend.VENDOR).build();
+            c.add(GG_EPILOGUE_PASS_INT32, "run(x, w, offsets, options, out, stream)", () -> GroupedGemm.run(exg, ewg, eog, scaleVendor, eout, null));
+            c.add(GG_EPILOGUE_PASS_INT32, "run(x, w, offsets, options)", () -> RuleCheck.discard(GroupedGemm.run(exg, ewg, eog, scaleVendor)));
             RuleCheck.streamCases(c, f, GG_STREAM_CLOSED, GG_STREAM_DEVICE, java.util.Map.of(
                     "run(x, w, offsets, options, out, stream)", st -> () -> GroupedGemm.run(x, w, off, o, out, st)));
         }
@@ -475,7 +509,7 @@ class GroupedGemmValidationProperties {
             GG_X_CONTIGUOUS, GG_W_RANK, GG_W_DTYPE, GG_W_CONTIGUOUS, GG_W_DEVICE, GG_W_K, GG_OFFSETS_RANK, GG_OFFSETS_DTYPE,
             GG_OFFSETS_CONTIGUOUS, GG_OFFSETS_DEVICE, GG_OFFSETS_LENGTH, GG_GATHER_RANK, GG_GATHER_DTYPE, GG_GATHER_CONTIGUOUS,
             GG_GATHER_DEVICE, GG_SWIGLU_ODD_N, GG_ROWSCALE_DTYPE, GG_ROWSCALE_CONTIGUOUS, GG_ROWSCALE_DEVICE, GG_ROWSCALE_SHAPE, GG_OUT_DTYPE,
-            GG_OUT_CONTIGUOUS, GG_OUT_DEVICE, GG_OUT_SHAPE, GG_OUT_ALIGN, GG_INT32, GG_OFFSETS_VALUES})
+            GG_OUT_CONTIGUOUS, GG_OUT_DEVICE, GG_OUT_SHAPE, GG_OUT_ALIGN, GG_OUT_OVERLAP, GG_INT32, GG_OFFSETS_VALUES})
     void everyRuleIsEnforcedBeforeAnyWork(@ForAll @IntRange(min = 1, max = 5) int groups, @ForAll @IntRange(min = 1, max = 20) int rows,
                                           @ForAll @IntRange(min = 1, max = 9) int xRows, @ForAll @IntRange(min = 1, max = 3) int k8,
                                           @ForAll @IntRange(min = 1, max = 3) int n8, @ForAll boolean nk, @ForAll boolean bf16,

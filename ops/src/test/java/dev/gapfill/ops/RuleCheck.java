@@ -5,11 +5,11 @@ import dev.gapfill.core.CudaDevice;
 import dev.gapfill.core.Gpu;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.core.UnsupportedShapeException;
+import dev.gapfill.core.testing.Poison;
 import org.junit.jupiter.api.function.Executable;
 
 import java.io.IOException;
 import java.lang.reflect.Method;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -69,7 +69,7 @@ final class RuleCheck {
 
     /**
      * Runs every case, then after each the valid call. {@code untouched}: output tensors of the valid problem that
-     * invalid calls may be given; they must keep their 0xFF poison (they are re-poisoned after each valid call).
+     * invalid calls may be given; they must keep their poison ({@link Poison#byteOf}) (they are re-poisoned after each valid call).
      */
     static void run(Fixture f, Cases cases, Executable valid, Tensor... untouched) {
         Method property = callingProperty();
@@ -119,7 +119,7 @@ final class RuleCheck {
                 throw new AssertionError("the valid call right after " + what + " failed: " + t, t);
             }
             for (Tensor t : untouched) {
-                t.fillBytes(0xff);
+                Poison.fill(t);
             }
             Stats.ran(c.rule(), c.overload(), name);
         }
@@ -156,11 +156,8 @@ final class RuleCheck {
     }
 
     private static void assertPoisoned(Tensor t, String what) {
-        ByteBuffer raw = t.toRaw();
-        for (int i = 0; i < raw.limit(); i++) {
-            if (raw.get(i) != (byte) 0xff) {
-                fail(what + ": an output was written (byte " + i + " of " + t + ") before the argument was rejected");
-            }
+        if (!Poison.isPoisoned(t)) {
+            fail(what + ": an output was written (" + t + ") before the argument was rejected");
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.gapfill.verify;
 
+import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.ops.reference.GqaDecodeReference;
@@ -35,12 +36,36 @@ public final class AttentionTolerance {
      * The output bound for a batch whose longest sequence is {@code maxLen} and largest score magnitude {@code maxSigma}.
      *
      * @param probabilitiesRounded true where P is rounded to {@code out} before P·V ({@link #roundsProbabilities})
+     * @throws dev.gapfill.core.ArgumentException (an IllegalArgumentException) where {@code maxLen} &lt; 0, {@code headDim}
+     *     &lt; 1 or {@code maxSigma} is not a finite number ≥ 0, and where k·u ≥ 1 (k = maxLen + 2(D+8)·max(1,σ) + 64):
+     *     there γ_k bounds nothing, so no result can be said to pass; it names {@code maxSigma} when the scores' magnitude
+     *     makes the bound vacuous (σ &gt; 1 and the bound at σ = 1 is not), else {@code maxLen}
      */
     public static Tolerance output(DType out, int maxLen, int headDim, double maxSigma, boolean probabilitiesRounded) {
-        double k = maxLen + 2.0 * (headDim + 8) * Math.max(1.0, maxSigma) + 64;
+        if (maxLen < 0) {
+            throw new ArgumentException("maxLen", ">= 0", String.valueOf(maxLen));
+        }
+        if (headDim < 1) {
+            throw new ArgumentException("headDim", ">= 1", String.valueOf(headDim));
+        }
+        if (!(maxSigma >= 0) || maxSigma == Double.POSITIVE_INFINITY) {  // NaN fails the comparison
+            throw new ArgumentException("maxSigma", "a finite score magnitude >= 0", String.valueOf(maxSigma));
+        }
+        double k = lengthK(maxLen, headDim, maxSigma);
+        if (k * U32 >= 1) {
+            boolean bySigma = maxSigma > 1 && lengthK(maxLen, headDim, 1) * U32 < 1;
+            throw new ArgumentException(bySigma ? "maxSigma" : "maxLen",
+                    "k = len + 2(D+8)·max(1,sigma) + 64 < 2^24 (k·u < 1; beyond it the attention bound is vacuous)",
+                    "k = " + k + " (maxLen " + maxLen + ", headDim " + headDim + ", maxSigma " + maxSigma + ")");
+        }
         double gamma = k * U32 / (1 - k * U32);
         double acc = 2 * gamma + (probabilitiesRounded ? out.unitRoundoff() : 0);
         return new Tolerance(Tolerance.Kind.ACCUMULATION, 0, out.unitRoundoff(), acc);
+    }
+
+    /** The bound's effective accumulation length k = len + 2(D+8)·max(1,σ) + 64. */
+    private static double lengthK(int maxLen, int headDim, double maxSigma) {
+        return maxLen + 2.0 * (headDim + 8) * Math.max(1.0, maxSigma) + 64;
     }
 
     /** Whether a backend rounds P to the cache dtype before P·V: VENDOR (cuBLAS GEMM) and CUSTOM (mma.sync) do. */
@@ -66,7 +91,7 @@ public final class AttentionTolerance {
         float[] got = lse.device().isCpu() ? hostFloats(lse) : lse.toFloatArray();
         double[] r = ref.lse();
         if (got.length != r.length) {
-            throw new dev.gapfill.core.ArgumentException("lse", r.length + " values", got.length + " values");
+            throw new ArgumentException("lse", r.length + " values", got.length + " values");
         }
         int hq = r.length / ref.lens().length;
         long failures = 0;

@@ -6,6 +6,7 @@ import dev.gapfill.core.Tensor;
 import dev.gapfill.ops.GqaDecode;
 import dev.gapfill.ops.GqaDecode.KvCache;
 import dev.gapfill.ops.GqaDecode.KvLayout;
+import dev.gapfill.verify.arbitraries.GapfillArbitraries;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
@@ -45,7 +46,7 @@ public final class GqaDecodeProblems {
                 lens.clone());
     }
 
-    /** Uniform values in [−1, 1) on the CPU. */
+    /** Uniform values in [−1, 1) on the CPU, never 0 ({@link GapfillArbitraries#uniformNonZero}). */
     public static Tensor uniform(Random rnd, DType dt, long... shape) {
         long n = 1;
         for (long s : shape) {
@@ -53,7 +54,7 @@ public final class GqaDecodeProblems {
         }
         float[] f = new float[(int) n];
         for (int i = 0; i < f.length; i++) {
-            f[i] = rnd.nextFloat() * 2 - 1;
+            f[i] = GapfillArbitraries.uniformNonZero(rnd, -1, 1);
         }
         return Tensor.of(Device.CPU, dt, f, shape);
     }

@@ -4,6 +4,7 @@ import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.ops.MoeRoute;
+import dev.gapfill.verify.arbitraries.GapfillArbitraries;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
@@ -34,14 +35,14 @@ public final class MoeRouteArbitraries {
         }
 
         /**
-         * Router logits [T, E] on {@code device}: uniform in [-4, 4), rounded once to {@code dtype}; half types make ties
+         * Router logits [T, E] on {@code device}: uniform in [-4, 4) and never 0, rounded once to {@code dtype}; half types make ties
          * between experts likely, which the routing breaks towards the lower expert index.
          */
         public Tensor logits(Device device, DType dtype, long seed) {
             Random rnd = new Random(seed);
             float[] v = new float[tokens * experts];
             for (int i = 0; i < v.length; i++) {
-                v[i] = rnd.nextFloat() * 8 - 4;
+                v[i] = GapfillArbitraries.uniformNonZero(rnd, -4, 4);
             }
             return Tensor.of(device, dtype, v, tokens, experts);
         }

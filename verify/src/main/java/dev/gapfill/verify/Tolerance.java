@@ -1,5 +1,6 @@
 package dev.gapfill.verify;
 
+import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.DType;
 
 /**
@@ -32,13 +33,19 @@ public record Tolerance(Kind kind, long maxUlp, double outU, double accTerm) {
     /**
      * Bound for a reduction of length {@code k} accumulated in fp32 and rounded once to {@code out}.
      *
-     * @param growth factor ≥ 1 over the classical γ_k bound (1 for FFMA in any order; 2 for tensor cores)
+     * @param k      reduction length, 0 ≤ k &lt; 2^24 (0 counts as 1); γ_k = k·u/(1 − k·u) bounds nothing once k·u ≥ 1
+     * @param growth factor ≥ 1 over the classical γ_k bound (1 for FFMA in any order; 2 for tensor cores), finite
+     * @throws dev.gapfill.core.ArgumentException (an IllegalArgumentException) naming {@code k} or {@code growth}
      */
     public static Tolerance accumulation(DType out, long k, double growth) {
-        if (growth < 1) {
-            throw new IllegalArgumentException("growth must be >= 1, got " + growth);
+        if (!(growth >= 1) || growth == Double.POSITIVE_INFINITY) {  // NaN fails the comparison
+            throw new ArgumentException("growth", "a finite factor >= 1", String.valueOf(growth));
         }
         double uAcc = DType.F32.unitRoundoff();
+        if (k < 0 || k * uAcc >= 1) {  // exact: k is a long below 2^63, u a power of two
+            throw new ArgumentException("k", "0 <= k < " + (long) (1 / uAcc) + " (k·u < 1; at k·u >= 1 the γ_k bound is vacuous)",
+                    String.valueOf(k));
+        }
         double kk = Math.max(k, 1);
         double gamma = kk * uAcc / (1 - kk * uAcc);
         return new Tolerance(Kind.ACCUMULATION, 0, out.unitRoundoff(), growth * gamma);

@@ -9,7 +9,8 @@ package dev.gapfill.verify;
  * @param bitExact      every element has the reference's bits (after rounding the reference to the dtype)
  * @param identical     elements with identical bits
  * @param maxUlp        largest distance in units in the last place (0 for bit-exact; integers: absolute difference)
- * @param maxRelErr     largest |out − ref| / |ref| over elements with ref ≠ 0
+ * @param maxRelErr     largest |out − ref| / |ref| over elements with ref ≠ 0; +∞ where a NaN or infinite result (or
+ *                      reference) is not identical to the rounded reference
  * @param failures      elements outside the tolerance (NaN where the reference is finite counts; so does an unwritten poison value)
  * @param firstFailure  description of the first failing element, or null
  * @param pass          failures == 0

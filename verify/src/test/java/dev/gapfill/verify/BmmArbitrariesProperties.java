@@ -22,6 +22,18 @@ class BmmArbitrariesProperties {
         return BmmArbitraries.shapes(40, 6, 200_000);
     }
 
+    @Provide
+    Arbitrary<BmmShape> tight() {
+        return BmmArbitraries.shapes(129, 8, 5_000);  // m·n·k alone often exceeds the budget
+    }
+
+    @Property(tries = 300)
+    void shapesKeepTheirDocumentedLimits(@ForAll("tight") BmmShape s) {
+        assertTrue(s.batch() * s.m() * s.n() * s.k() <= 5_000, s.toString());
+        assertTrue(s.m() >= 1 && s.n() >= 1 && s.k() >= 1 && s.batch() >= 1, s.toString());
+        assertTrue(s.m() <= 129 && s.n() <= 129 && s.k() <= 129 && s.batch() <= 8, s.toString());
+    }
+
     @Property(tries = 40)
     void cpuPathPassesTheTolerance(@ForAll("shapes") BmmShape s, @ForAll long seed) {
         Random rnd = new Random(seed);

@@ -17,6 +17,7 @@ import dev.gapfill.ops.GroupedGemm.WeightLayout;
 import dev.gapfill.ops.GroupedGemmHeuristics;
 import dev.gapfill.ops.GroupedGemmHeuristics.Variant;
 import dev.gapfill.ops.reference.GroupedGemmReference;
+import dev.gapfill.verify.arbitraries.GapfillArbitraries;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
@@ -83,7 +84,7 @@ class GroupedGemmGpuTest {
                 this.scale = new double[rows];
                 float[] f = new float[rows];
                 for (int r = 0; r < rows; r++) {
-                    f[r] = rnd.nextFloat() * 4 - 2;
+                    f[r] = GapfillArbitraries.uniformNonZero(rnd, -2, 2);
                     this.scale[r] = f[r];
                 }
                 scaleT = Tensor.of(GPU, DType.F32, f, rows);

@@ -4,13 +4,17 @@ import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.ops.GroupedGemm;
+import dev.gapfill.ops.reference.GroupedGemmReference;
+import dev.gapfill.verify.arbitraries.GapfillArbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
+import org.junit.jupiter.api.Test;
 
 import java.util.Random;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -35,7 +39,7 @@ class GroupedGemmVerificationProperties {
         float[] sc = new float[p.rows()];
         for (int r = 0; r < p.rows(); r++) {
             gi[r] = rnd.nextInt(xRows);
-            sc[r] = rnd.nextFloat() * 2 - 1;
+            sc[r] = GapfillArbitraries.uniformNonZero(rnd, -1, 1);
         }
         long[] ws = p.layout() == GroupedGemm.WeightLayout.KN ? new long[] {p.groups(), p.k(), p.n()} : new long[] {p.groups(), p.n(), p.k()};
         try (Tensor x = rand(rnd, p.dtype(), xRows, p.k()); Tensor w = rand(rnd, p.dtype(), ws);
@@ -54,6 +58,33 @@ class GroupedGemmVerificationProperties {
         }
     }
 
+    @Test void absoluteFloorIsHalfTheSubnormalSpacingOnce() {
+        // x = 0: every exact value, GEMM value and Σ|x·w| is 0, so the bound is the final rounding's absolute part alone,
+        // 2^-25 for F16: the smallest subnormal (2^-24) is a wrong result, not a rounding of 0
+        try (Tensor x = Tensor.of(Device.CPU, DType.F16, new float[16], 2, 8); Tensor w = rand(new Random(7), DType.F16, 1, 8, 16);
+             Tensor off = Tensor.ofInts(Device.CPU, new int[] {0, 2}, 2); Tensor y = Tensor.of(Device.CPU, DType.F16, new float[32], 2, 16)) {
+            GroupedGemm.Options o = GroupedGemm.Options.defaults();
+            assertTrue(GroupedGemmVerification.verify(x, w, off, o, y).pass(), "zeros are exact");
+            y.setRawBits(5, 0x0001);
+            Verdict v = GroupedGemmVerification.verify(x, w, off, o, y);
+            assertFalse(v.pass(), v.toString());
+            assertEquals(1, v.failures());
+        }
+        GroupedGemmReference.Result zero = new GroupedGemmReference.Result(1, 1, false, new double[1], new double[1], new double[1], null);
+        Tolerance tol = Tolerance.accumulation(DType.F16, 64, 2);
+        assertEquals(0.0, zero.errorScale(tol.accTerm(), DType.F16, false)[0], "Verifier adds the final rounding's floor");
+        try (Tensor t = Tensor.of(Device.CPU, DType.F16, new float[1], 1)) {
+            t.setRawBits(0, 0x0001);
+            assertFalse(Verifier.compare(t, zero.value(), zero.errorScale(tol.accTerm(), DType.F16, false), tol, "ref").pass());
+            t.setRawBits(0, 0x8001);
+            assertFalse(Verifier.compare(t, zero.value(), zero.errorScale(tol.accTerm(), DType.F16, false), tol, "ref").pass());
+        }
+        // a result rounded to F16 before a row scale may carry that rounding's absolute floor through the scale (|s| = 1 here)
+        GroupedGemmReference.Result scaled = new GroupedGemmReference.Result(1, 1, false, new double[1], new double[1], new double[1],
+                new double[] {1.0});
+        assertEquals(0x1p-25, scaled.errorScale(tol.accTerm(), DType.F16, true)[0] * tol.accTerm(), 0x1p-25 * 1e-12);
+    }
+
     private static Tensor rand(Random rnd, DType dt, long... shape) {
         long n = 1;
         for (long d : shape) {
@@ -61,7 +92,7 @@ class GroupedGemmVerificationProperties {
         }
         float[] f = new float[(int) n];
         for (int i = 0; i < f.length; i++) {
-            f[i] = rnd.nextFloat() * 2 - 1;
+            f[i] = GapfillArbitraries.uniformNonZero(rnd, -1, 1);
         }
         return Tensor.of(Device.CPU, dt, f, shape);
     }

@@ -3,6 +3,7 @@ package dev.gapfill.verify;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
 import dev.gapfill.core.Tensor;
+import dev.gapfill.core.testing.Poison;
 import dev.gapfill.verify.arbitraries.ElementwiseProblem;
 import dev.gapfill.verify.arbitraries.GapfillArbitraries;
 import net.jqwik.api.Arbitrary;
@@ -72,6 +73,67 @@ class VerifierProperties {
             t.setRawBits(0, 0xffffffffL); // NaN: an element the kernel never wrote
             Verdict v = Verifier.compare(t, new double[] {1, 2}, new double[] {1e30, 1e30}, Tolerance.accumulation(DType.F32, 1 << 20, 2), "ref");
             assertFalse(v.pass(), v.toString());
+        }
+    }
+
+    @Test void ulpRuleAcceptsANanResultOnlyAgainstANanReference() {
+        // NaN encodings sit next to ±inf on the ordered line: 1 ulp from the rounded reference, but not a number
+        try (Tensor t = Tensor.of(Device.CPU, DType.F32, new float[] {0f, 0f}, 2)) {
+            t.setRawBits(0, 0x7f800001L);                 // a signalling-NaN pattern
+            t.setRawBits(1, 0xff800001L);                 // its negative twin
+            Verdict v = Verifier.compare(t, new double[] {1e39, -1e39}, null, Tolerance.ulps(1), "ref"); // both round to ±inf in F32
+            assertFalse(v.pass(), v.toString());
+            assertEquals(2, v.failures());
+            assertEquals(Double.POSITIVE_INFINITY, v.maxRelErr());
+            assertTrue(Verifier.compare(t, new double[] {Double.NaN, Double.NaN}, null, Tolerance.ulps(1), "ref").pass(),
+                    "NaN against a NaN reference is identical");
+        }
+        try (Tensor h = Tensor.of(Device.CPU, DType.F16, new float[] {0f, 0f}, 2)) {
+            h.setRawBits(0, 0x7c01L);
+            h.setRawBits(1, 0xfc01L);
+            assertFalse(Verifier.compare(h, new double[] {70000, -70000}, null, Tolerance.ulps(1), "ref").pass(), "F16 NaN next to inf");
+            assertFalse(Verifier.compare(h, new double[] {70000, -70000}, null, Tolerance.ulps(1000), "ref").pass());
+        }
+        try (Tensor b = Tensor.of(Device.CPU, DType.BF16, new float[] {0f}, 1)) {
+            b.setRawBits(0, 0x7f81L);
+            assertFalse(Verifier.compare(b, new double[] {1e39}, null, Tolerance.ulps(1), "ref").pass(), "BF16 NaN next to inf");
+        }
+        try (Tensor t = Tensor.of(Device.CPU, DType.F32, new float[] {Float.POSITIVE_INFINITY}, 1)) {
+            // a number next to a NaN reference fails too; the overflow the rounded reference also gives still passes
+            assertFalse(Verifier.compare(t, new double[] {Double.NaN}, null, Tolerance.ulps(1 << 30), "ref").pass());
+            assertTrue(Verifier.compare(t, new double[] {1e39}, null, Tolerance.ulps(1), "ref").pass());
+        }
+    }
+
+    @Test void maxRelErrIsInfiniteForAnInfiniteResultOfAFiniteReference() {
+        try (Tensor t = Tensor.of(Device.CPU, DType.F32, new float[] {Float.POSITIVE_INFINITY, 2f}, 2)) {
+            Verdict v = Verifier.compare(t, new double[] {1, 2}, null, Tolerance.bitExact(), "ref");
+            assertFalse(v.pass());
+            assertEquals(Double.POSITIVE_INFINITY, v.maxRelErr(), v.toString());
+            // the correctly rounded overflow (reference 1e39 > max float) is identical: no relative error is recorded
+            Verdict rounded = Verifier.compare(t, new double[] {1e39, 2}, null, Tolerance.bitExact(), "ref");
+            assertTrue(rounded.pass() && rounded.bitExact(), rounded.toString());
+            assertEquals(0.0, rounded.maxRelErr());
+        }
+        try (Tensor h = Tensor.of(Device.CPU, DType.F16, new float[] {Float.NEGATIVE_INFINITY}, 1)) {
+            Verdict v = Verifier.compare(h, new double[] {-1}, new double[] {1}, Tolerance.accumulation(DType.F16, 8, 2), "ref");
+            assertFalse(v.pass());
+            assertEquals(Double.POSITIVE_INFINITY, v.maxRelErr(), v.toString());
+        }
+    }
+
+    @Test void unwrittenI32FailsEvenWhereTheReferenceIsMinusOne() {
+        // -1 is a legal int8Mm result (and 0xFF bytes would read as -1): the poison must be a value no result reaches
+        try (Tensor out = Poison.poisoned(Device.CPU, DType.I32, 4)) {
+            Verdict v = Verifier.compare(out, new double[] {-1, -1, 0, -2_130_446_336.0}, null, Tolerance.bitExact(), "ref");
+            assertEquals(4, v.failures(), v.toString());
+            // below the most negative int8Mm sum: -128·127 per term over Int8Mm.MAX_K terms
+            assertTrue(out.getDouble(0) < -128.0 * 127 * dev.gapfill.ops.Int8Mm.MAX_K, "poison " + out.getDouble(0));
+        }
+        try (Tensor f = Poison.poisoned(Device.CPU, DType.F16, 3)) {
+            for (int i = 0; i < 3; i++) {
+                assertTrue(Double.isNaN(f.getDouble(i)), "floats stay NaN-poisoned");
+            }
         }
     }
 

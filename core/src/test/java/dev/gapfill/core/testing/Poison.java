@@ -11,7 +11,42 @@ import java.util.Random;
 public final class Poison {
     private Poison() {}
 
-    /** Uniform values in [-1, 1) exactly representable in {@code dt}, as a tensor on {@code device}. */
+    /**
+     * The byte an output of {@code dt} is filled with before a run: 0xFF for floats (NaN in F32, F16 and BF16), 0x80
+     * for integers. An I32 element of 0x80 bytes reads -2139062144, below any int8Mm result (at least
+     * -128·127·{@code Int8Mm.MAX_K} = -2130446336) and any index or count; 0xFF bytes would read -1, a legal result.
+     * I8 (no op writes it) reads -128.
+     */
+    public static int byteOf(DType dt) {
+        return dt.isFloating() ? 0xff : 0x80;
+    }
+
+    /** Fills {@code t} with {@link #byteOf its poison} on {@code stream} (null: the per-thread stream). */
+    public static void fill(Tensor t, Stream stream) {
+        t.fillBytes(byteOf(t.dtype()), stream);
+    }
+
+    /** Fills {@code t} with {@link #byteOf its poison} on the per-thread stream. */
+    public static void fill(Tensor t) {
+        fill(t, null);
+    }
+
+    /** Whether every byte of {@code t} still holds {@link #byteOf its poison} (copies a device tensor to the host). */
+    public static boolean isPoisoned(Tensor t) {
+        java.nio.ByteBuffer raw = t.toRaw();
+        byte p = (byte) byteOf(t.dtype());
+        for (int i = 0; i < raw.limit(); i++) {
+            if (raw.get(i) != p) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Uniform values in [-1, 1) exactly representable in {@code dt}, as a tensor on {@code device}; never 0 for floats
+     * (the one draw that gives exactly 0 gives 0.5 instead).
+     */
     public static Tensor random(Device device, DType dt, Random rnd, long... shape) {
         long n = 1;
         for (long d : shape) {
@@ -33,15 +68,19 @@ public final class Poison {
         }
         float[] f = new float[(int) n];
         for (int i = 0; i < f.length; i++) {
-            f[i] = rnd.nextFloat() * 2 - 1;
+            float v = rnd.nextFloat() * 2 - 1;
+            f[i] = v != 0 ? v : 0.5f;
         }
         return Tensor.of(device, dt, f, shape);
     }
 
-    /** An output tensor filled with 0xFF bytes (NaN for floats, -1 for integers) so unwritten elements show. */
+    /**
+     * An output tensor filled with {@link #byteOf its poison} (NaN for floats, -2139062144 for I32) so unwritten elements
+     * show.
+     */
     public static Tensor poisoned(Device device, DType dt, long... shape) {
         Tensor t = Tensor.empty(device, dt, shape);
-        t.fillBytes(0xff);
+        fill(t);
         if (device.isCuda()) {
             // The fill runs on the per-thread stream; tests launch on streams of their own (non-blocking: no
             // implicit order with it), so the poison must have landed before the tensor is handed out. Without

@@ -43,14 +43,16 @@ public final class GroupedGemmReference {
          *       E = accTerm·Σ|x·w| bounds each accumulation and 1.1 ≥ max|silu'| (≈ 1.0998), and 10·u32 covers the
          *       epilogue's fp32 operations (expf ≤ 2 ulp, add, divide, two multiplies);</li>
          *   <li>{@code roundedIntermediate} (the grouped-batched vendor path rounds a to the dtype first):
-         *       E_a = accTerm·Σ|x·w|·(1 + u_out) + u_out·|a|;</li>
-         *   <li>F16 outputs add 2^-25 (half the subnormal spacing: below 2^-14 rounding is absolute, not relative).</li>
+         *       E_a = accTerm·Σ|x·w|·(1 + u_out) + u_out·|a| + h_out, h_out half the dtype's subnormal spacing (that
+         *       rounding's absolute part in the gradual-underflow range: 2^-25 F16, 2^-134 BF16, 2^-150 F32).</li>
          * </ul>
+         * The final rounding's absolute part h_out is not in the scale: {@code Verifier.compare} adds it once to every
+         * accumulation bound ({@code Verifier.subnormalHalfSpacing}).
          */
         public double[] errorScale(double accTerm, DType out, boolean roundedIntermediate) {
             int no = nOut();
             double uo = out.unitRoundoff();
-            double sub = out == DType.F16 ? 0x1p-25 : out == DType.BF16 ? 0x1p-134 : 0;
+            double sub = out.subnormalHalfSpacing();
             double[] sc = new double[rows * no];
             for (int r = 0; r < rows; r++) {
                 double s = scale == null ? 1.0 : scale[r];
@@ -59,28 +61,29 @@ public final class GroupedGemmReference {
                     double v = Math.abs(value[o]);
                     double b;
                     if (!swiglu) {
-                        double ea = err(r * n + j, accTerm, uo, roundedIntermediate);
+                        double ea = err(r * n + j, accTerm, uo, sub, roundedIntermediate);
                         b = scale == null && !roundedIntermediate ? ea : Math.abs(s) * ea + 2 * U32 * v;
                     } else {
                         int gi = r * n + j;
                         int ui = r * n + no + j;
                         double g = acc[gi];
                         double u = acc[ui];
-                        double eg = err(gi, accTerm, uo, roundedIntermediate);
-                        double eu = err(ui, accTerm, uo, roundedIntermediate);
+                        double eg = err(gi, accTerm, uo, sub, roundedIntermediate);
+                        double eu = err(ui, accTerm, uo, sub, roundedIntermediate);
                         b = Math.abs(s) * (Math.abs(silu(g)) * eu + 1.1 * Math.abs(u) * eg + 1.1 * eg * eu) + 10 * U32 * v;
                     }
-                    sc[o] = (b + sub) / accTerm;
+                    sc[o] = b / accTerm;
                 }
             }
             return sc;
         }
 
-        private double err(int i, double accTerm, double uo, boolean rounded) {
+        private double err(int i, double accTerm, double uo, double sub, boolean rounded) {
             double e = accTerm * absSum[i];
-            return rounded ? e * (1 + uo) + uo * Math.abs(acc[i]) : e;
+            return rounded ? e * (1 + uo) + uo * Math.abs(acc[i]) + sub : e;
         }
     }
+
 
     static double silu(double x) { return x / (1 + Math.exp(-x)); }
 

@@ -21,8 +21,8 @@ public record ElementwiseProblem(DType dtype, int n, float alpha, float beta, lo
         float[] x = new float[n];
         float[] y = new float[n];
         for (int i = 0; i < n; i++) {
-            x[i] = rnd.nextFloat() * 2 - 1;
-            y[i] = rnd.nextFloat() * 2 - 1;
+            x[i] = GapfillArbitraries.uniformNonZero(rnd, -1, 1);
+            y[i] = GapfillArbitraries.uniformNonZero(rnd, -1, 1);
         }
         try (Tensor a = Tensor.of(device, dtype, x, n); Tensor b = Tensor.of(device, dtype, y, n);
              Tensor out = Tensor.empty(device, dtype, n); Tensor ha = a.to(Device.CPU); Tensor hb = b.to(Device.CPU)) {

@@ -42,6 +42,16 @@ public final class GapfillArbitraries {
         return Arbitraries.oneOf(Arbitraries.of(edges), Arbitraries.integers().between(1, max));
     }
 
+    /**
+     * One uniform float in [lo, hi) drawn from {@code rnd} ({@code lo + nextFloat()·(hi − lo)}), never exactly 0: the
+     * draw that would give 0 gives (hi − lo) / 4 instead, every other draw is unchanged. The random data of the verify
+     * problems comes from here (docs/verification.md: random inputs, never zeros).
+     */
+    public static float uniformNonZero(java.util.Random rnd, float lo, float hi) {
+        float v = lo + rnd.nextFloat() * (hi - lo);
+        return v != 0 ? v : (hi - lo) / 4;
+    }
+
     /** A seed for the random data of one problem (data is drawn from it, never zeros). */
     public static Arbitrary<Long> seeds() {
         return Arbitraries.longs();
