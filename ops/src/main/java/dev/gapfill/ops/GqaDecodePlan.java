@@ -167,6 +167,7 @@ public final class GqaDecodePlan implements AutoCloseable {
                         ct.fillBytes(0, s);  // the kernel leaves every counter at 0 after each run
                     }
                 } else {
+                    glueColumns(problem.maxLen());  // before any allocation
                     long n = bhq * problem.maxLen();
                     sc = Tensor.empty(device, DType.F32, s, n);
                     lp = Tensor.empty(device, DType.F32, s, n);
@@ -300,6 +301,17 @@ public final class GqaDecodePlan implements AutoCloseable {
         }
         OpStreams.record(s, q, cache.k(), cache.v(), cache.blockTable(), lens, out, lse, partO, partLse, counters, scores, logp,
                 probs, gatherK, gatherV);
+    }
+
+    /**
+     * Blocks along the keys of the vendor path's mask and probability passes (256 threads each), after checking their
+     * 32-bit index: vendor_glue.cu walks {@code j < maxLen} in steps of the grid, so maxLen + blocks·256 (about 2·maxLen)
+     * must stay at most 2^31-1; longer plans take the custom path ({@link Checks#gridStrideIndexable}, naming "maxLen").
+     */
+    static int glueColumns(int maxLen) {
+        int cols = (int) (((long) maxLen + 255) / 256);
+        Checks.gridStrideIndexable("maxLen", "key positions of the vendor path's mask and probability passes", maxLen, cols, 256);
+        return cols;
     }
 
     /** Every check of {@link #run} for a plan of {@code p} on {@code device}; nothing is launched. */
@@ -497,7 +509,7 @@ public final class GqaDecodePlan implements AutoCloseable {
                         len, (long) hq * len, b, "scores");
             }
         }
-        int cols = (len + 255) / 256;
+        int cols = glueColumns(len);
         maskFn.launch(s, cols, b * hq, 1, 256, 1, 1, 0, KernelArgs.begin().ptr(scores).ptr(lens).i32(hq).i32(len));
         VendorHandles.checkDnn(cd, cudnn.cudnnSoftmaxForward(VendorHandles.cudnn(s), cudnn.CUDNN_SOFTMAX_LOG,
                 cudnn.CUDNN_SOFTMAX_MODE_CHANNEL, one, softmaxDesc, new DevicePointer(scoresAddr), zero, softmaxDesc,

@@ -33,6 +33,16 @@ class GridStrideIndexingTest {
         }
     }
 
+    @Test void gqaDecodeVendorGlue() {
+        assertEquals(2, GqaDecodePlan.glueColumns(512));
+        assertEquals(512, GqaDecodePlan.glueColumns(131072));
+        long max = (Integer.MAX_VALUE - 255L) / 2 / 256 * 256;  // a multiple of 256: maxLen + maxLen <= 2^31-1
+        assertDoesNotThrow(() -> GqaDecodePlan.glueColumns((int) max));
+        ArgumentException e = assertThrows(ArgumentException.class, () -> GqaDecodePlan.glueColumns(1 << 30));
+        assertEquals("maxLen", e.argument());
+        assertTrue(e.getMessage().contains("32-bit indexing"), e.getMessage());
+    }
+
     @Test void int8MmDequant() {
         assertEquals(4, Int8Mm.dequantBlocks(1000, SMS));
         ArgumentException e = assertThrows(ArgumentException.class, () -> Int8Mm.dequantBlocks(NEAR, SMS));
