@@ -47,6 +47,24 @@ public record DeviceInfo(int ordinal, String name, int ccMajor, int ccMinor, int
                 80L << 30, 13000, 13000, 130100, 91400);
     }
 
+    /**
+     * A synthetic RTX 3090 (GA102, compute capability 8.6) for CPU-side unit tests of heuristics: 82 SMs, 6 MiB L2, 99 KiB
+     * (101 376 B) of opt-in dynamic shared memory per block and 100 KiB per SM, as on every sm_86 part (A10, A40).
+     */
+    public static DeviceInfo rtx3090ForTests() {
+        return new DeviceInfo(0, "NVIDIA GeForce RTX 3090", 8, 6, 82, 6L << 20, 99L << 10, 100L << 10,
+                24L << 30, 13000, 13000, 130100, 91400);
+    }
+
+    /**
+     * A synthetic L4 (AD104, compute capability 8.9) for CPU-side unit tests of heuristics: 58 SMs, 48 MiB L2, 99 KiB of
+     * opt-in dynamic shared memory per block and 100 KiB per SM, as on every sm_89 part (L40S: 142 SMs).
+     */
+    public static DeviceInfo l4ForTests() {
+        return new DeviceInfo(0, "NVIDIA L4", 8, 9, 58, 48L << 20, 99L << 10, 100L << 10,
+                22L << 30, 13000, 13000, 130100, 91400);
+    }
+
     static String versionString(long v, boolean cudnn) {
         if (v < 0) {
             return "unavailable";

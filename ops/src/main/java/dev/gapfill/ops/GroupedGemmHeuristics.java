@@ -170,6 +170,21 @@ public final class GroupedGemmHeuristics {
             int schedule = decode ? 4 * (3 * groups + 1) : 4 * (groups + 1 + bm);
             return stages * (a + b) * 2 + schedule;
         }
+
+        /** Static shared memory of the kernel: build_schedule's {@code warp_sums}, one int per warp. */
+        int staticSmemBytes() {
+            return threads / 32 * 4;
+        }
+
+        /**
+         * Whether a block of this variant for {@code groups} groups fits the device's opt-in shared memory per block
+         * ({@link #smemBytes} plus {@link #staticSmemBytes}); an unknown limit (0) counts as fitting. d16 at G = 4096 needs
+         * 141 316 B: within an A100's 163 KiB, above the 99 KiB of sm_86 and sm_89 (which take d16 up to G = 766).
+         */
+        public boolean fits(GroupedGemm.WeightLayout layout, int groups, DeviceInfo info) {
+            return info.smemPerBlockOptin() <= 0
+                    || (long) smemBytes(layout, groups) + staticSmemBytes() <= info.smemPerBlockOptin();
+        }
     }
 
     /**
@@ -206,7 +221,16 @@ public final class GroupedGemmHeuristics {
         if (s.groups() > MAX_CUSTOM_GROUPS) {
             return "G <= " + MAX_CUSTOM_GROUPS + " (the tile schedule lives in shared memory); G = " + s.groups();
         }
+        if (!Variant.M16.fits(s.layout(), s.groups(), info)) {
+            return "shared memory for the smallest tile (m16): " + smemNeed(Variant.M16, s, info);
+        }
         return null;
+    }
+
+    /** "N B per block at G = g, the device allows M" for a variant that does not fit. */
+    private static String smemNeed(Variant v, Shape s, DeviceInfo info) {
+        return (v.smemBytes(s.layout(), s.groups()) + v.staticSmemBytes()) + " B per block at G = " + s.groups()
+                + ", the device allows " + info.smemPerBlockOptin();
     }
 
     /** The backend and variant AUTO runs; {@code requested} VENDOR or CUSTOM is honoured (CUSTOM must be supported). */
@@ -309,6 +333,10 @@ public final class GroupedGemmHeuristics {
                 throw new UnsupportedShapeException(DEBUG_VARIANT, "a variant this device runs (" + v.id() + " is sm_90 only)",
                         "sm_" + info.cc());
             }
+            if (!v.fits(s.layout(), s.groups(), info)) {
+                throw new UnsupportedShapeException(DEBUG_VARIANT, "a variant whose shared memory fits a block of this device ("
+                        + v.id() + " needs " + smemNeed(v, s, info) + ")", v.id());
+            }
             return v;
         }
         if (info.cc() == HOPPER_CC) {
@@ -320,15 +348,23 @@ public final class GroupedGemmHeuristics {
             boolean wide = r > WIDE_ROWS_PER_GROUP && (s.k() >= WIDE_MIN_K || r > WIDE_ALWAYS_ROWS);
             return wide ? Variant.W128N2 : Variant.W64;
         }
-        boolean decodeShape = !s.swiglu() || s.layout() == GroupedGemm.WeightLayout.NK;
-        if (decodeShape && rowsPerActiveGroup(s) <= DECODE_ROWS_PER_GROUP) {
+        if (decodeCandidate(s) && Variant.D16.fits(s.layout(), s.groups(), info)) {
             long tiles = decodeTiles(s);
             long grid = (long) info.smCount() * ctasPerSm(Variant.D16, Variant.D16.smemBytes(s.layout(), s.groups()), info);
             if (tiles <= grid || 2 * tiles >= 3 * grid) {
                 return Variant.D16;
             }
         }
-        return tiles64(s) < 2L * info.smCount() && rowsPerActiveGroup(s) <= DECODE_ROWS_PER_GROUP ? Variant.M16 : Variant.M64;
+        Variant v = tiles64(s) < 2L * info.smCount() && rowsPerActiveGroup(s) <= DECODE_ROWS_PER_GROUP ? Variant.M16 : Variant.M64;
+        // d16's schedule (3G + 1 ints) outgrows 99 KiB of opt-in shared memory (sm_86, sm_89) from G = 767; m64's
+        // (G + 65 ints) fits there up to G = 4096, m16's everywhere customUnsupported lets the custom path run
+        return v.fits(s.layout(), s.groups(), info) ? v : Variant.M16;
+    }
+
+    /** The shapes the sm_80 rule considers for d16: the down projection (any layout) or SwiGLU with NK weights, few rows. */
+    private static boolean decodeCandidate(Shape s) {
+        boolean decodeShape = !s.swiglu() || s.layout() == GroupedGemm.WeightLayout.NK;
+        return decodeShape && rowsPerActiveGroup(s) <= DECODE_ROWS_PER_GROUP;
     }
 
     /** Estimated d16 tiles: max(active groups, ⌈T/16⌉) row blocks times the column blocks. */
@@ -362,8 +398,12 @@ public final class GroupedGemmHeuristics {
             return String.format("sm_90, %.1f rows per active group, K = %d -> %s (w128n2 above %.0f rows with K >= %d or above %.0f "
                     + "rows; %s)", rowsPerActiveGroup(s), s.k(), v.id(), WIDE_ROWS_PER_GROUP, WIDE_MIN_K, WIDE_ALWAYS_ROWS, HOPPER_SOURCE);
         }
-        return String.format("~%d 64x128 tiles %s 2x%d SMs -> %s (%s)", tiles64(s), v == Variant.M16 ? "<" : ">=", info.smCount(), v.id(),
-                SOURCE);
+        String reason = String.format("~%d 64x128 tiles %s 2x%d SMs -> %s (%s)", tiles64(s), v == Variant.M16 ? "<" : ">=", info.smCount(),
+                v.id(), SOURCE);
+        if (!v.hopper && decodeCandidate(s) && !Variant.D16.fits(s.layout(), s.groups(), info)) {
+            reason += "; d16 not taken: it needs " + smemNeed(Variant.D16, s, info);
+        }
+        return reason;
     }
 
     /** CTAs resident per SM for the variant: its register-derived cap, then shared memory. */
