@@ -2,9 +2,14 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
-# Thirty-sixth session: the record at 3393968 after GqaDecodeHeuristics.oneSplit (a46983e, bound 512 at 77dde38), so
-# call 2 runs the four tools over GqaDecodeGpuTest, every kernel instrumented (a46983e: 67, 153, 67 and 69 s).
-# Call 3: BENCH_TIMEOUT=330 BENCH_OPS="gqa_decode:330" scripts/device-run.sh info bench.
+# Thirty-seventh session: the record of HEAD after the thirty-sixth session's review fixes (dba8c98 core, 60a427f ops
+# validation, 398ff10 verify policy, 813aeec gqa glue check, 73c968a grouped d16 on sm_86/89). Its one-GPU record at
+# 398ff10 ran the suite and the four tools over the two new GPU classes only; call 2 here runs memcheck, synccheck and
+# initcheck over every class those commits changed or added, and racecheck over the new ones (Int8MmGpuTest's racecheck
+# needs record-x2.sh's slices; GroupedGemmGpuTest's ran at 8b7743f with the same kernels).
+# Call 3 (if time): scripts/record-x2.sh on nvidia-h100-x2, the whole record.
+# The thirty-sixth session's call 2 ran the four tools over GqaDecodeGpuTest (shard gq=.*\.GqaDecodeGpuTest, every
+# kernel; 62, 146, 63, 63 s; 151 s wall) after GqaDecodeHeuristics.oneSplit.
 # The thirty-fifth session (the int8 m16 tile, db81ef8) ran them over Int8MmGpuTest: shard i8=.*\.Int8MmGpuTest, tools
 # memcheck/i8 synccheck/i8 initcheck/i8, racecheck over the grid in four slices (-Dgapfill.test.slice=K/4, Gapfill's
 # kernels only) and over the random property (93 s).
@@ -14,7 +19,7 @@
 # Usage on the device, bundle carried as .bundle/gapfill-gpu.tar.xz:
 #   call 1: cuda-native/dev/run_next.sh             (info tests stress; its results.tgz comes back)
 #   call 2: cuda-native/dev/run_next.sh <tgz>       (carry call 1's results.tgz as <tgz> under .bundle/; runs the
-#           four tools over GqaDecodeGpuTest and merges call 1's JUnit reports into one record)
+#           tools over the classes the review fixes changed and merges call 1's JUnit reports into one record)
 #   call 3: the op's sweep on its own (above)
 # The machine goes back after 30 s idle: copy the results.tgz and start call 2 at once.
 set -u
@@ -22,8 +27,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 RECORD_SOURCE_ONLY=1 . scripts/record-x2.sh
 unset SANITIZER_GPUS SANITIZER_JOPTS
-export SANITIZER_SHARDS="$SANITIZER_SHARDS gq=.*\.GqaDecodeGpuTest" \
-  SANITIZER_TOOLS="memcheck/gq racecheck/gq synccheck/gq initcheck/gq" \
+export SANITIZER_SHARDS="$SANITIZER_SHARDS rv=.*\.(RuntimeOrderingGpuTest|AliasingAndIndexingGpuTest|OpsValidationGpuProperties|GroupedGemmGpuTest|Int8MmGpuTest|MoeRouteGpuTest|GpuRuntimeTest) rn=.*\.(RuntimeOrderingGpuTest|AliasingAndIndexingGpuTest|OpsValidationGpuProperties)" \
+  SANITIZER_TOOLS="memcheck/rv synccheck/rv initcheck/rv racecheck/rn" \
   SANITIZER_GAPFILL_ONLY="" \
   SANITIZER_TIMEOUT=450 SANITIZER_TEST_TIMEOUT=440s STRESS_SECONDS=60
 if [ $# -eq 0 ]; then
