@@ -60,6 +60,29 @@ class IssueTargetsTest {
         assertEquals("met", t.get(0).status(true));
     }
 
+    @Test void theBmmFloorTargetTakesTheIssuesSweepPointsOnly() {
+        List<Map<String, Object>> rows = new ArrayList<>();
+        rows.add(bmm("F16", 2048, 48, 20.0, 16.0, 16.0, 10.0));   // 62.5 %: the issue's point
+        rows.add(bmm("BF16", 2048, 100, 90.0, 50.0, 50.0, 45.0)); // 90 %: the issue's extra 100³
+        rows.add(bmm("F16", 2048, 60, 30.0, 30.0, 30.0, 20.0));   // BmmBench's own 60³: not counted
+        rows.add(bmm("F16", 8192, 76, 90.0, 90.0, 90.0, 60.0));   // and 76³
+        IssueTargets.Result floor = IssueTargets.evaluate("bmm", rows).get(3);
+        assertFalse(floor.met());
+        assertEquals("1 of 2 rows (63–90 %)", floor.measured());
+    }
+
+    @Test void theInt8FloorTargetIsTheWeightReadAtTheRunsCopyBandwidth() {
+        // K·N = 16 Mi bytes at 3000 GB/s: 5.59 µs; the row's floor column (A, W and out: 5.70 µs) would pass 7.0 µs at 81 %
+        List<Map<String, Object>> rows = List.of(row("I8->F16", shape("m", 16, "k", 4096, "n", 4096), 12.0, 7.0, 7.0, 5.70,
+                16_908_288, Map.of()));
+        Map<String, Object> ceilings = Map.of("copy_GBps", 3000.0);
+        IssueTargets.Result weight = IssueTargets.evaluate("int8_mm", rows, ceilings).get(0);
+        assertFalse(weight.met(), weight.toString());
+        assertTrue(weight.target().contains("K·N bytes / the run's copy bandwidth"), weight.target());
+        assertEquals("0 of 1 rows (80–80 %)", weight.measured());  // 5.59 / 7.0 = 79.9 %
+        assertTrue(IssueTargets.evaluate("int8_mm", rows).get(0).met());  // without the bandwidth: the floor column, 81 %
+    }
+
     @Test void aGeomeanJustShortOfItsTargetIsNotRoundedUpToIt() {
         List<Map<String, Object>> rows = List.of(bmm("F32", 2048, 8, 14.97, 10.0, 10.0, 1.0));
         IssueTargets.Result f32 = IssueTargets.evaluate("bmm", rows).get(2);
