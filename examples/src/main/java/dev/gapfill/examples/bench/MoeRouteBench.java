@@ -5,6 +5,8 @@ import dev.gapfill.core.Device;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.core.testing.Poison;
 import dev.gapfill.ops.MoeRoute;
+import dev.gapfill.verify.MoeRouteVerification;
+import dev.gapfill.verify.Verdict;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -30,13 +32,25 @@ public final class MoeRouteBench implements BenchSuite {
                 try (Tensor host = Poison.random(Device.CPU, DType.BF16, rnd, t, e); Tensor logits = host.to(ctx.device());
                      MoeRoute.Routing ref = MoeRoute.route(host, o);
                      MoeRoute.Routing got = MoeRoute.Routing.allocate(ctx.device(), t, e, k)) {
-                    got.gather.fillBytes(0xff, ctx.stream());
-                    got.offsets.fillBytes(0xff, ctx.stream());
+                    for (Tensor x : new Tensor[] {got.offsets, got.gather, got.weights, got.rowOf, got.topkIds, got.topkWeights}) {
+                        Poison.fill(x, ctx.stream());  // NaN weights, -2139062144 for the integer outputs
+                    }
                     MoeRoute.route(logits, o, got, ctx.stream());
                     ctx.stream().synchronize();
+                    int[] rowOf = got.rowOf.toIntArray();
                     boolean exact = Arrays.equals(ref.offsets.toIntArray(), got.offsets.toIntArray())
                             && Arrays.equals(ref.gather.toIntArray(), got.gather.toIntArray())
-                            && Arrays.equals(ref.rowOf.toIntArray(), got.rowOf.toIntArray());
+                            && Arrays.equals(ref.rowOf.toIntArray(), rowOf)
+                            && Arrays.equals(ref.topkIds.toIntArray(), got.topkIds.toIntArray());
+                    // the weights: topkWeights within the fp32 softmax bound of MoeRouteGpuTest, and each row's weight
+                    // the very bits of its choice's (the scatter copies them)
+                    Verdict wv = MoeRouteVerification.topkWeights(host, o, got.topkWeights);
+                    float[] tw = got.topkWeights.toFloatArray();
+                    float[] w = got.weights.toFloatArray();
+                    for (int i = 0; i < tw.length && exact; i++) {
+                        exact = rowOf[i] >= 0 && rowOf[i] < w.length && Float.floatToRawIntBits(w[rowOf[i]]) == Float.floatToRawIntBits(tw[i]);
+                    }
+                    boolean pass = exact && wv.pass();
                     LinkedHashMap<String, Runnable> paths = new LinkedHashMap<>();
                     paths.put("custom", () -> MoeRoute.route(logits, o, got, ctx.stream()));
                     Timing tm = ctx.timeInterleaved(paths).get("custom");
@@ -46,8 +60,9 @@ public final class MoeRouteBench implements BenchSuite {
                     rows.add(new BenchRow(op(), "BF16", BenchRow.shape("tokens", t, "experts", e, "top_k", k), "route", null,
                             tm.medianUs(), tm.medianUs(), "CUSTOM/topk_warp+scatter_block", ctx.floorUs(bytes, 0, 0), bytes,
                             (double) t * e * 4, Map.of(), spread,
-                            new BenchRow.Check("reference (integer outputs)", exact, exact ? 0 : -1, 0, exact)));
-                    ctx.progress(String.format("moe_route T=%d E=%d k=%d: %.1f us %s", t, e, k, tm.medianUs(), exact ? "" : "MISMATCH"));
+                            new BenchRow.Check("reference (all six outputs: integers exact, topkWeights within the fp32 softmax bound)",
+                                    exact && wv.bitExact(), wv.maxUlp(), wv.maxRelErr(), pass)));
+                    ctx.progress(String.format("moe_route T=%d E=%d k=%d: %.1f us %s", t, e, k, tm.medianUs(), pass ? "" : "MISMATCH"));
                 }
             }
         }
