@@ -131,6 +131,11 @@ public final class GapfillCli implements Runnable {
      */
     @SuppressWarnings("unchecked")
     static boolean resumeFrom(BenchContext ctx, BenchSuite s, PrintWriter o, Path out, String commit) throws java.io.IOException {
+        if ("unknown".equals(commit)) {
+            // without a commit id two different builds look alike: their rows must not be merged into one file
+            o.println("  the build's commit is unknown: " + s.op() + " cannot resume, the sweep starts over");
+            return true;
+        }
         Path f = out.resolve(ctx.info().slug()).resolve(s.op() + ".json");
         if (!java.nio.file.Files.exists(f)) {
             return true;

@@ -90,4 +90,18 @@ class BenchFilesTest {
         doc.put("rows", List.of(row("F16", 512, 16, 5.0).toJson()));
         Files.writeString(f, Json.write(doc), StandardCharsets.UTF_8);
     }
+
+    @Test void aBuildOfUnknownCommitNeverResumes(@TempDir Path out) throws Exception {
+        // GAPFILL_COMMIT unset: two builds both say "unknown", so no earlier file may be taken as this build's (the
+        // refusal comes before the GPU is asked anything, hence no BenchContext here)
+        dev.gapfill.examples.bench.BenchSuite suite = new dev.gapfill.examples.bench.BenchSuite() {
+            @Override public String op() { return "bmm"; }
+            @Override public List<BenchRow> run(dev.gapfill.examples.bench.BenchContext ctx) { return List.of(); }
+            @Override public boolean resumable() { return true; }
+        };
+        StringWriter text = new StringWriter();
+        assertTrue(GapfillCli.resumeFrom(null, suite, new PrintWriter(text, true), out, "unknown"));
+        assertTrue(text.toString().contains("commit is unknown"), text.toString());
+    }
 }
+
