@@ -118,20 +118,6 @@ public final class Checks {
     }
 
     /**
-     * Bytes from a tensor's first element to one past its last: {@link Tensor#byteSize()} for a contiguous tensor;
-     * for a strided view, the extent its strides reach.
-     */
-    static long spanBytes(Tensor t) {
-        long last = 0;
-        long[] shape = t.shape();
-        long[] strides = t.strides();
-        for (int i = 0; i < shape.length; i++) {
-            last += (shape[i] - 1) * strides[i];
-        }
-        return (last + 1) * t.dtype().bytes();
-    }
-
-    /**
      * Device tensors: {@code out}'s memory must not overlap {@code in}'s (address ranges {@code [address, address +
      * span)}). A null {@code in}, or a tensor on the CPU (no device address), is not checked. Run after the
      * open and device checks.
@@ -154,9 +140,9 @@ public final class Checks {
             return;
         }
         long o0 = out.address();
-        long o1 = o0 + spanBytes(out);
+        long o1 = o0 + out.spanBytes();
         long i0 = in.address();
-        long i1 = i0 + spanBytes(in);
+        long i1 = i0 + in.spanBytes();
         if (o0 < i1 && i0 < o1) {
             if (exactOk && o0 == i0 && out.dtype() == in.dtype() && Arrays.equals(out.shape(), in.shape())
                     && Arrays.equals(out.strides(), in.strides())) {

@@ -309,6 +309,12 @@ public final class Tensor implements AutoCloseable {
     /** Bytes covered by the elements (numel × element size for contiguous tensors). */
     public long byteSize() { return numel() * dtype.bytes(); }
 
+    /**
+     * Bytes from the first element to one past the last one the strides reach: {@link #byteSize()} for a contiguous
+     * tensor, the strided extent for a view (what {@code [address(), address() + spanBytes())} may touch).
+     */
+    public long spanBytes() { return contiguous ? byteSize() : spanBytes(shape, strides, 0, dtype); }
+
     public boolean isContiguous() { return contiguous; }
 
     public boolean isBorrowed() { return !storage.owned; }

@@ -1,6 +1,5 @@
 package dev.gapfill.ops;
 
-import dev.gapfill.core.Checks;
 import dev.gapfill.core.CudaDevice;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.DevicePointer;
@@ -249,17 +248,9 @@ final class DepthwiseConv3x3Cudnn {
                 .launch(s, blocks, 1, 1, 256, 1, 1, 0, KernelArgs.begin().ptr(y).i32(n).i32(act.ordinal()));
     }
 
-    /**
-     * Blocks of the GELU pass over {@code n} output elements (256 threads, 16 bytes per thread and iteration, at most
-     * 16 blocks per SM), after checking that its 32-bit grid-stride index cannot wrap: the tail loop starts at
-     * {@code done + tid} (done ≤ n) and steps by the grid, so n + blocks·256 must stay at most 2^31-1
-     * ({@link Checks#gridStrideIndexable}; ArgumentException naming "x", whose size bounds y's).
-     */
+    /** Blocks of the GELU pass over {@code n} output elements: scale_add's geometry ({@link Elementwise#vectorGridBlocks}, naming "x", whose size bounds y's). */
     static int geluBlocks(long n, DType dt, int sms) {
-        long perBlock = 256L * (16 / dt.bytes());
-        int blocks = (int) Math.max(1, Math.min((n + perBlock - 1) / perBlock, (long) sms * 16));
-        Checks.gridStrideIndexable("x", "elements of y in the vendor path's GELU pass", n, blocks, 256);
-        return blocks;
+        return Elementwise.vectorGridBlocks("x", "elements of y in the vendor path's GELU pass", n, dt, sms);
     }
 
     /** A zero bias [C] for one call, allocated and zeroed in stream order on {@code s}; the caller closes it. */

@@ -73,15 +73,23 @@ public final class Elementwise {
     }
 
     /**
-     * Blocks of the scale_add launch for {@code n} elements on {@code sms} SMs ({@value #THREADS} threads, 16 bytes
-     * per thread and iteration, at most 16 blocks per SM), after checking that its 32-bit grid-stride index cannot
-     * wrap: the tail loop starts at {@code done + tid} (done ≤ n) and steps by the grid, so n + blocks·threads must
-     * stay at most 2^31-1 ({@link Checks#gridStrideIndexable}; ArgumentException naming "a").
+     * Blocks of the scale_add launch for {@code n} elements on {@code sms} SMs, checked against 32-bit index wrap-around
+     * ({@link #vectorGridBlocks}; ArgumentException naming "a").
      */
     static int checkedBlocks(long n, DType dt, int sms) {
+        return vectorGridBlocks("a", "elements of the scale_add loop", n, dt, sms);
+    }
+
+    /**
+     * Blocks of a vectorised grid-stride pass over {@code n} elements ({@value #THREADS} threads, 16 bytes per thread and
+     * iteration, at most 16 blocks per SM: scale_add.cu, and depthwise's vendor GELU pass, vendor_gelu.cu), after checking
+     * that its 32-bit index cannot wrap: the tail loop starts at {@code done + tid} (done ≤ n) and steps by the grid, so
+     * n + blocks·threads must stay at most 2^31-1 ({@link Checks#gridStrideIndexable}, naming {@code name}).
+     */
+    static int vectorGridBlocks(String name, String what, long n, DType dt, int sms) {
         long perBlock = (long) THREADS * (16 / dt.bytes());
         int blocks = (int) Math.max(1, Math.min((n + perBlock - 1) / perBlock, (long) sms * 16));
-        Checks.gridStrideIndexable("a", "elements of the scale_add loop", n, blocks, THREADS);
+        Checks.gridStrideIndexable(name, what, n, blocks, THREADS);
         return blocks;
     }
 

@@ -387,16 +387,18 @@ public final class GqaDecodePlan implements AutoCloseable {
             Checks.contiguous("lse", lse);
         }
         // device memory: the kernels read q, K, V, the lengths and the block table while other blocks write out and lse
-        Tensor table = cache.blockTable();
-        String[] inNames = {"q", "cache.k", "cache.v", "lens", "cache.blockTable"};
-        Tensor[] ins = {q, k, v, lens, table};
-        for (int i = 0; i < ins.length; i++) {
-            Checks.noOverlap("out", out, inNames[i], ins[i]);
-        }
-        for (int i = 0; i < ins.length; i++) {
-            Checks.noOverlap("lse", lse, inNames[i], ins[i]);
-        }
+        // (called per decode step: no arrays allocated here)
+        noOverlapWithInputs("out", out, q, k, v, lens, cache.blockTable());
+        noOverlapWithInputs("lse", lse, q, k, v, lens, cache.blockTable());
         Checks.noOverlap("lse", lse, "out", out);
+    }
+
+    private static void noOverlapWithInputs(String name, Tensor t, Tensor q, Tensor k, Tensor v, Tensor lens, Tensor table) {
+        Checks.noOverlap(name, t, "q", q);
+        Checks.noOverlap(name, t, "cache.k", k);
+        Checks.noOverlap(name, t, "cache.v", v);
+        Checks.noOverlap(name, t, "lens", lens);
+        Checks.noOverlap(name, t, "cache.blockTable", table);
     }
 
     /** Debug mode: the pages each sequence reads must exist (synchronises {@code s}). */
