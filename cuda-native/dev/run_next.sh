@@ -3,11 +3,14 @@
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
 # Thirty-seventh session: the record of HEAD after the thirty-sixth session's review fixes (dba8c98 core, 60a427f ops
-# validation, 398ff10 verify policy, 813aeec gqa glue check, 73c968a grouped d16 on sm_86/89). Its one-GPU record at
+# validation, 398ff10 verify policy, 813aeec gqa glue check, 73c968a grouped d16 on sm_86/89) with the branch
+# gpu-pending-gqa-s2 on top (the 2-stage D = 128 entries for 99 KiB devices, their test
+# twoStageD128EntriesMatchTheReferenceAndTheThreeStageBits under gapfill.debug.gqaTwoStages). Its one-GPU record at
 # 398ff10 ran the suite and the four tools over the two new GPU classes only; call 2 here runs memcheck, synccheck and
-# initcheck over every class those commits changed or added, and racecheck over the new ones (Int8MmGpuTest's racecheck
-# needs record-x2.sh's slices; GroupedGemmGpuTest's ran at 8b7743f with the same kernels).
-# Call 3 (if time): scripts/record-x2.sh on nvidia-h100-x2, the whole record.
+# initcheck over every class those commits changed or added, racecheck over the new ones and over GqaDecodeGpuTest
+# (Int8MmGpuTest's racecheck needs record-x2.sh's slices; GroupedGemmGpuTest's ran at 8b7743f with the same kernels).
+# Call 3 (if time): scripts/record-x2.sh on nvidia-h100-x2, the whole record;
+# BENCH_TIMEOUT=330 BENCH_OPS="gqa_decode:330" scripts/device-run.sh info bench.
 # The thirty-sixth session's call 2 ran the four tools over GqaDecodeGpuTest (shard gq=.*\.GqaDecodeGpuTest, every
 # kernel; 62, 146, 63, 63 s; 151 s wall) after GqaDecodeHeuristics.oneSplit.
 # The thirty-fifth session (the int8 m16 tile, db81ef8) ran them over Int8MmGpuTest: shard i8=.*\.Int8MmGpuTest, tools
@@ -27,8 +30,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 RECORD_SOURCE_ONLY=1 . scripts/record-x2.sh
 unset SANITIZER_GPUS SANITIZER_JOPTS
-export SANITIZER_SHARDS="$SANITIZER_SHARDS rv=.*\.(RuntimeOrderingGpuTest|AliasingAndIndexingGpuTest|OpsValidationGpuProperties|GroupedGemmGpuTest|Int8MmGpuTest|MoeRouteGpuTest|GpuRuntimeTest) rn=.*\.(RuntimeOrderingGpuTest|AliasingAndIndexingGpuTest|OpsValidationGpuProperties)" \
-  SANITIZER_TOOLS="memcheck/rv synccheck/rv initcheck/rv racecheck/rn" \
+export SANITIZER_SHARDS="$SANITIZER_SHARDS rv=.*\.(RuntimeOrderingGpuTest|AliasingAndIndexingGpuTest|OpsValidationGpuProperties|GroupedGemmGpuTest|Int8MmGpuTest|MoeRouteGpuTest|GpuRuntimeTest|GqaDecodeGpuTest) gq=.*\.GqaDecodeGpuTest rn=.*\.(RuntimeOrderingGpuTest|AliasingAndIndexingGpuTest|OpsValidationGpuProperties)" \
+  SANITIZER_TOOLS="memcheck/rv synccheck/rv initcheck/rv racecheck/rn racecheck/gq" \
   SANITIZER_GAPFILL_ONLY="" \
   SANITIZER_TIMEOUT=450 SANITIZER_TEST_TIMEOUT=440s STRESS_SECONDS=60
 if [ $# -eq 0 ]; then

@@ -648,6 +648,17 @@ GQA_MMA_KERNEL(gqa_decode_mma_f16_d256, __half, 256, 4)
 GQA_MMA_KERNEL(gqa_decode_mma_bf16_d64, __nv_bfloat16, 64, 4)
 GQA_MMA_KERNEL(gqa_decode_mma_bf16_d128, __nv_bfloat16, 128, 4)
 GQA_MMA_KERNEL(gqa_decode_mma_bf16_d256, __nv_bfloat16, 256, 4)
+// 2 stages at D = 128 (69 632 B of shared memory instead of 102 400): the D = 128 block on GPUs whose opt-in shared
+// memory per block is 99 KiB (sm_86, sm_89: A10, A40, RTX 30/40, L4, L40S), where the 3-stage block does not fit
+// (GqaDecodeHeuristics.stages(int, DeviceInfo)). The same loads, mma and merge in the same order as the 3-stage entries,
+// so the same bits; only fewer tiles are in flight per warp. gapfill.debug.gqaTwoStages runs them on any GPU (tests).
+#define GQA_MMA_KERNEL_STAGES(NAME, T, D, WARPS, STAGES)                                                             \
+    extern "C" __global__ void __launch_bounds__(32 * (WARPS)) NAME(GQA_MMA_PARAMS(T)) {                            \
+        GQA_MMA_ARGS                                                                                                 \
+        gqa_mma::body<T, D, WARPS, STAGES>(q, k, v, table, lens, out, lse, part_o, part_lse, counters, a);         \
+    }
+GQA_MMA_KERNEL_STAGES(gqa_decode_mma_s2_f16_d128, __half, 128, 4, 2)
+GQA_MMA_KERNEL_STAGES(gqa_decode_mma_s2_bf16_d128, __nv_bfloat16, 128, 4, 2)
 // 8 warps (256 threads, 130 KiB of shared memory: one block per SM) at D = 64 (GqaDecodeHeuristics.splits): with half
 // the splits, more of the merge happens inside the block and fewer partials cross the global ticket.
 GQA_MMA_KERNEL(gqa_decode_mma_w8_f16_d64, __half, 64, 8)

@@ -56,6 +56,9 @@ public final class GqaDecodeHeuristics {
         return (g + HEAD_TILE - 1) / HEAD_TILE;
     }
 
+    /** The ring depth of decode_mma.cu's {@code gqa_decode_mma_s2_*_d128} entries ({@link #stages(int, DeviceInfo)}). */
+    public static final int TWO_STAGES = 2;
+
     /** Stages of each warp's cp.async ring (decode_mma.cu default_stages): 4 for D=64, 3 for D=128, 2 for D=256. */
     public static int stages(int headDim) {
         return headDim == 64 ? 4 : headDim == 128 ? 3 : 2;
@@ -71,7 +74,28 @@ public final class GqaDecodeHeuristics {
 
     /** As {@link #sharedBytes(int)} for a block of {@code warps} warps (decode_mma.cu Cfg&lt;D, stages, WARPS&gt;::SMEM). */
     public static int sharedBytes(int headDim, int warps) {
-        return HEAD_TILE * headDim * 2 + warps * stages(headDim) * 2 * 16 * headDim * 2;
+        return sharedBytes(headDim, warps, stages(headDim));
+    }
+
+    /** As {@link #sharedBytes(int, int)} with rings of {@code stages} stages. */
+    public static int sharedBytes(int headDim, int warps, int stages) {
+        return HEAD_TILE * headDim * 2 + warps * stages * 2 * 16 * headDim * 2;
+    }
+
+    /**
+     * Stages of the 4-warp rings on {@code info}'s device: {@link #stages(int)}, except at D = 128 where the 3-stage block
+     * (102 400 B) does not fit the device's opt-in shared memory per block (99 KiB, 101 376 B, on sm_86 and sm_89: A10,
+     * A40, RTX 30 and 40, L4, L40S) but the 2-stage one (69 632 B; decode_mma.cu's {@code gqa_decode_mma_s2_*_d128}
+     * entries) does. An unknown limit (0) keeps the default.
+     */
+    public static int stages(int headDim, DeviceInfo info) {
+        int st = stages(headDim);
+        long optin = info.smemPerBlockOptin();
+        if (headDim == 128 && optin > 0 && sharedBytes(128, THREADS / 32, st) > optin
+                && sharedBytes(128, THREADS / 32, TWO_STAGES) <= optin) {
+            return TWO_STAGES;
+        }
+        return st;
     }
 
     /**
@@ -348,8 +372,9 @@ public final class GqaDecodeHeuristics {
     /** Null if the custom kernel covers {@code p} on {@code info}'s device, else why not. */
     public static String customUnsupported(GqaDecode.Problem p, DeviceInfo info) {
         String why = customUnsupported(p);
-        if (why == null && info.smemPerBlockOptin() > 0 && sharedBytes(p.headDim()) > info.smemPerBlockOptin()) {
-            why = sharedBytes(p.headDim()) + " B of shared memory per block (device allows " + info.smemPerBlockOptin() + ")";
+        int smem = sharedBytes(p.headDim(), THREADS / 32, stages(p.headDim(), info));
+        if (why == null && info.smemPerBlockOptin() > 0 && smem > info.smemPerBlockOptin()) {
+            why = smem + " B of shared memory per block (device allows " + info.smemPerBlockOptin() + ")";
         }
         return why;
     }
@@ -397,7 +422,7 @@ public final class GqaDecodeHeuristics {
     public static Decision decide(GqaDecode.Problem p, DeviceInfo info, Backend requested) {
         String noCustom = customUnsupported(p, info);
         String noVendor = vendorUnsupported(p, info);
-        String variant = variant(p, withCluster(p, splits(p, info), info));
+        String variant = variant(p, withCluster(p, splits(p, info), info), stages(p.headDim(), info));
         switch (requested) {
             case CUSTOM:
                 if (noCustom != null) {
@@ -428,7 +453,22 @@ public final class GqaDecodeHeuristics {
 
     /** The custom variant's name for a split of {@code p}, e.g. {@code decode_mma_c8_d128_h16x1_s8}. */
     static String variant(GqaDecode.Problem p, Split s) {
-        return "decode_mma_" + s.kernelInfix() + "d" + p.headDim() + "_h16x" + headTiles(p.groupSize()) + "_s" + s.splits();
+        return variant(p, s, stages(p.headDim()));
+    }
+
+    /**
+     * As {@link #variant(GqaDecode.Problem, Split)} for rings of {@code stages} stages: a 4-warp block without a cluster
+     * at fewer than its default stages runs the {@code s2_} entries, e.g. {@code decode_mma_s2_d128_h16x1_s4}.
+     */
+    static String variant(GqaDecode.Problem p, Split s, int stages) {
+        return "decode_mma_" + s.kernelInfix() + stageInfix(p, s, stages) + "d" + p.headDim() + "_h16x" + headTiles(p.groupSize())
+                + "_s" + s.splits();
+    }
+
+    /** {@code "s2_"} where {@code s} runs the 2-stage D = 128 entries, else empty (decode_mma.cu symbol names). */
+    static String stageInfix(GqaDecode.Problem p, Split s, int stages) {
+        boolean two = p.headDim() == 128 && stages == TWO_STAGES && s.warps() == THREADS / 32 && s.cluster() == 0;
+        return two ? "s2_" : "";
     }
 
     private static String vendorVariant(GqaDecode.Problem p) {

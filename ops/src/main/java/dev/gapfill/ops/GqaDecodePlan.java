@@ -72,12 +72,20 @@ public final class GqaDecodePlan implements AutoCloseable {
      * cluster.
      */
     public static final String DEBUG_NO_CLUSTER = "gapfill.debug.gqaNoCluster";
+    /**
+     * System property, read when a custom plan is made: {@code true} makes a D = 128 plan of 4-warp blocks run the
+     * 2-stage entries ({@code gqa_decode_mma_s2_*_d128}) that devices with 99 KiB of opt-in shared memory per block take
+     * ({@link GqaDecodeHeuristics#stages(int, DeviceInfo)}), and keeps the global split merge (the cluster kernels have
+     * 3 stages): so that an H100 can test them. Same math in the same order, so the same bits.
+     */
+    public static final String DEBUG_TWO_STAGES = "gapfill.debug.gqaTwoStages";
 
     private final Problem p;
     private final Device device;
     private final Decision decision;
     private final double scale;
     private final GqaDecodeHeuristics.Split split;
+    private final int stages;  // of each warp's ring in the custom kernel (GqaDecodeHeuristics.stages(int, DeviceInfo))
     private final int[] fitChunks;
     private final Tensor partO;
     private final Tensor partLse;
@@ -120,6 +128,8 @@ public final class GqaDecodePlan implements AutoCloseable {
         GqaDecodeHeuristics.Split sp = new GqaDecodeHeuristics.Split(1, problem.maxLen());
         int[] fit = new int[GqaDecodeHeuristics.FIT_LEVELS];
         String clusterOff = null;  // why a plan the rule would cluster keeps the global merge
+        int st = GqaDecodeHeuristics.stages(problem.headDim());
+        String stageNote = null;  // why the plan's rings are shorter than the default
         String t = problem.dtype().name().toLowerCase(Locale.ROOT);
         try {
             if (device.isCuda()) {
@@ -136,6 +146,8 @@ public final class GqaDecodePlan implements AutoCloseable {
                                 forcedWarps > 0 ? forcedWarps : sp.warps(), cd.info());
                     } else if (Boolean.getBoolean(DEBUG_NO_CLUSTER)) {
                         clusterOff = DEBUG_NO_CLUSTER;
+                    } else if (Boolean.getBoolean(DEBUG_TWO_STAGES) && problem.headDim() == 128) {
+                        clusterOff = DEBUG_TWO_STAGES;
                     } else {
                         GqaDecodeHeuristics.Split global = sp;
                         sp = GqaDecodeHeuristics.withCluster(problem, global, cd.info());
@@ -158,7 +170,16 @@ public final class GqaDecodePlan implements AutoCloseable {
                     if (!Boolean.getBoolean(DEBUG_PLAN_CHUNK)) {
                         fit = GqaDecodeHeuristics.fittedChunks(problem, sp, cd.info());
                     }
-                    sf = MMA.function(cd, "gqa_decode_mma_" + sp.kernelInfix() + t + "_d" + problem.headDim());
+                    st = Boolean.getBoolean(DEBUG_TWO_STAGES) && problem.headDim() == 128 && sp.warps() == 4 && sp.cluster() == 0
+                            ? GqaDecodeHeuristics.TWO_STAGES : GqaDecodeHeuristics.stages(problem.headDim(), cd.info());
+                    if (!GqaDecodeHeuristics.stageInfix(problem, sp, st).isEmpty()) {
+                        stageNote = "rings of " + st + " stages (" + (Boolean.getBoolean(DEBUG_TWO_STAGES) ? DEBUG_TWO_STAGES
+                                : "the 3-stage block does not fit " + cd.info().smemPerBlockOptin() + " B per block") + ")";
+                    } else {
+                        st = GqaDecodeHeuristics.stages(problem.headDim());  // w8 and cluster kernels keep their default
+                    }
+                    sf = MMA.function(cd, "gqa_decode_mma_" + sp.kernelInfix() + GqaDecodeHeuristics.stageInfix(problem, sp, st) + t
+                            + "_d" + problem.headDim());
                     if (sp.splits() > 1 && sp.cluster() == 0) {  // a cluster merges in shared memory: no workspace
                         po = Tensor.empty(device, DType.F32, s, bhq * sp.splits() * problem.headDim());
                         pl = Tensor.empty(device, DType.F32, s, bhq * sp.splits());
@@ -210,11 +231,15 @@ public final class GqaDecodePlan implements AutoCloseable {
             throw e;
         }
         // decide() names the cluster kernel where the rule takes it; the plan names what runs
-        this.decision = clusterOff != null && decision.variant().startsWith("decode_mma_c")
-                ? new Decision(decision.backend(), GqaDecodeHeuristics.variant(problem, sp),
+        Decision named = clusterOff != null && decision.variant().startsWith("decode_mma_c")
+                ? new Decision(decision.backend(), GqaDecodeHeuristics.variant(problem, sp, st),
                         decision.reason() + "; the global split merge instead of the cluster (" + clusterOff + ")")
                 : decision;
+        this.decision = stageNote != null && !named.variant().equals(GqaDecodeHeuristics.variant(problem, sp, st))
+                ? new Decision(named.backend(), GqaDecodeHeuristics.variant(problem, sp, st), named.reason() + "; " + stageNote)
+                : named;
         this.split = sp;
+        this.stages = st;
         this.fitChunks = fit;
         this.partO = po;
         this.partLse = pl;
@@ -452,7 +477,7 @@ public final class GqaDecodePlan implements AutoCloseable {
         long[] st = strides(cache.k());
         float scaleLog2 = (float) (scale * LOG2E);
         splitFn.launch(s, split.splits(), p.kvHeads() * tiles, p.batch(), split.threads(), 1, 1,
-                GqaDecodeHeuristics.sharedBytes(p.headDim(), split.warps()),
+                GqaDecodeHeuristics.sharedBytes(p.headDim(), split.warps(), stages),
                 KernelArgs.begin().ptr(q).ptr(cache.k()).ptr(cache.v()).ptr(cache.blockTable()).ptr(lens).ptr(out).ptr(lse)
                         .ptr(partO).ptr(partLse).ptr(counters).i32(p.qHeads()).i32(p.kvHeads()).i32(g).i32(tiles)
                         .i32(split.splits()).i32(split.chunk()).i32(p.maxLen()).i32(p.maxPages()).i32(pageShift())

@@ -237,13 +237,26 @@ class GqaDecodeHeuristicsTest {
         assertEquals(Backend.CUSTOM, GqaDecodeHeuristics.decide(paged(1, 64, 8, 128, 16, 512), H100, Backend.AUTO).backend());
     }
 
-    @Test void sharedMemoryLimitSendsLargeHeadsToTheVendorPath() {
-        // a GPU with 99 KiB of opt-in shared memory per block (sm_86/sm_89 class): D=128 needs 100 KiB, D=64 fits
+    @Test void sharedMemoryLimitTakesTwoStagesAtD128AndSendsD256ToTheVendorPath() {
+        // a GPU with 99 KiB of opt-in shared memory per block (sm_86/sm_89 class): the 3-stage D=128 block needs 100 KiB,
+        // the 2-stage one 68 KiB; D=256 (136 KiB) does not fit; D=64 fits
         DeviceInfo small = new DeviceInfo(0, "small", 8, 6, 84, 6L << 20, 99L << 10, 100L << 10, 24L << 30,
                 13000, 13000, 130100, 91400);
-        assertEquals(Backend.VENDOR, GqaDecodeHeuristics.decide(bhld(1, 32, 8, 128, 8192), small, Backend.AUTO).backend());
-        assertThrows(UnsupportedShapeException.class, () -> GqaDecodeHeuristics.decide(bhld(1, 32, 8, 128, 8192), small, Backend.CUSTOM));
+        assertEquals(102_400, GqaDecodeHeuristics.sharedBytes(128, 4, 3));
+        assertEquals(69_632, GqaDecodeHeuristics.sharedBytes(128, 4, GqaDecodeHeuristics.TWO_STAGES));
+        assertEquals(GqaDecodeHeuristics.TWO_STAGES, GqaDecodeHeuristics.stages(128, small));
+        Decision d128 = GqaDecodeHeuristics.decide(bhld(1, 32, 8, 128, 8192), small, Backend.AUTO);
+        assertEquals(Backend.CUSTOM, d128.backend());
+        assertTrue(d128.variant().startsWith("decode_mma_s2_d128_"), d128.variant());
+        assertEquals(d128.variant(), GqaDecodeHeuristics.decide(bhld(1, 32, 8, 128, 8192), small, Backend.CUSTOM).variant());
+        assertEquals(Backend.VENDOR, GqaDecodeHeuristics.decide(bhld(1, 32, 8, 256, 8192), small, Backend.AUTO).backend());
+        assertThrows(UnsupportedShapeException.class, () -> GqaDecodeHeuristics.decide(bhld(1, 32, 8, 256, 8192), small, Backend.CUSTOM));
         assertEquals(Backend.CUSTOM, GqaDecodeHeuristics.decide(bhld(1, 16, 2, 64, 8192), small, Backend.AUTO).backend());
+        // the A100 and the H100 keep 3 stages at D=128 (no s2_ in the variant)
+        for (DeviceInfo big : new DeviceInfo[] {A100, H100}) {
+            assertEquals(3, GqaDecodeHeuristics.stages(128, big));
+            assertFalse(GqaDecodeHeuristics.decide(bhld(1, 32, 8, 128, 8192), big, Backend.AUTO).variant().contains("s2_"));
+        }
         // the A100 (163 KiB) runs every head dim
         assertEquals(Backend.CUSTOM, GqaDecodeHeuristics.decide(bhld(1, 8, 2, 256, 8192), A100, Backend.AUTO).backend());
     }

@@ -188,6 +188,48 @@ class GqaDecodeGpuTest {
         }
     }
 
+    @Test void twoStageD128EntriesMatchTheReferenceAndTheThreeStageBits() {
+        // The 2-stage D = 128 entries (gqa_decode_mma_s2_*_d128) are what GPUs with 99 KiB of opt-in shared memory per
+        // block run (sm_86, sm_89: GqaDecodeHeuristics.stages(int, DeviceInfo)); DEBUG_TWO_STAGES runs them here. Same
+        // loads, mma and merge order as the default entries, so the same bits: F16 and BF16, one split and several,
+        // G < 16 and G > 16 (two head tiles), zero and short lengths, contiguous and paged caches.
+        Object[][] cases = {  // dtype, G, Hkv, layout, page, lens, cap
+            {DType.F16, 4, 8, KvLayout.BHLD, 16, new int[] {512}, 512},
+            {DType.BF16, 7, 4, KvLayout.PAGED, 16, new int[] {2048, 1, 0, 700}, 2048},
+            {DType.F16, 20, 2, KvLayout.BLHD, 16, new int[] {3000, 17}, 4096},
+            {DType.BF16, 8, 2, KvLayout.PAGED, 64, new int[] {20000, 5000, 9}, 20000},
+            {DType.F16, 4, 8, KvLayout.BHLD, 16, new int[] {100, 64, 63}, 128},
+        };
+        for (Object[] c : cases) {
+            DType dt = (DType) c[0];
+            int g = (Integer) c[1];
+            int hkv = (Integer) c[2];
+            KvLayout layout = (KvLayout) c[3];
+            int page = (Integer) c[4];
+            int[] lens = (int[]) c[5];
+            int cap = (Integer) c[6];
+            String at = dt + " d128 " + hkv * g + "/" + hkv + " " + layout + " lens " + Arrays.toString(lens) + " cap " + cap;
+            String old = System.setProperty(GqaDecodePlan.DEBUG_NO_CLUSTER, "true");  // the default entries with the global merge
+            short[] three;
+            try {
+                three = checkCase(at + " 3 stages", dt, 128, g, hkv, layout, page, lens, cap, Backend.CUSTOM, 1280 + g, 4, null, 0);
+            } finally {
+                restore(GqaDecodePlan.DEBUG_NO_CLUSTER, old);
+            }
+            String oldTwo = System.setProperty(GqaDecodePlan.DEBUG_TWO_STAGES, "true");
+            try {
+                short[] two = checkCase(at + " 2 stages", dt, 128, g, hkv, layout, page, lens, cap, Backend.CUSTOM, 1280 + g, 4, null, 0);
+                assertArrayEquals(three, two, at + ": the 2-stage entries differ from the 3-stage ones");
+                try (GqaDecodePlan plan = GqaDecode.plan(GqaDecode.Problem.contiguous(lens.length, hkv * g, hkv, 128, cap, KvLayout.BHLD, dt),
+                        GPU, Options.defaults().withBackend(Backend.CUSTOM), null)) {
+                    assertTrue(plan.decision().variant().startsWith("decode_mma_s2_d128_"), at + ": " + plan.decision());
+                }
+            } finally {
+                restore(GqaDecodePlan.DEBUG_TWO_STAGES, oldTwo);
+            }
+        }
+    }
+
     @Test void clusterMergeMatchesTheReferenceAndTheGlobalMerge() {
         // On compute capability 9.0, plans of few blocks with short chunks merge their splits inside a thread-block
         // cluster, through distributed shared memory (GqaDecodeHeuristics.withCluster). Each case runs that way and with
