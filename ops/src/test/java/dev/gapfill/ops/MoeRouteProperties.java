@@ -99,6 +99,53 @@ class MoeRouteProperties {
         }
     }
 
+    /**
+     * The chunked sort's geometry (route.cu keeps each chunk's E counts at its own first entries of rowOf): every
+     * chunk holds at least MAX_EXPERTS entries, the last one fewer than two chunks' worth, and the bases step walks
+     * at most 1024 chunks; the decision names the path that runs.
+     */
+    @Property(tries = 300)
+    void chunksHoldTheirCountsAndStayFew(@ForAll @IntRange(min = MoeRoute.CHUNKED_FROM, max = Integer.MAX_VALUE) int entries) {
+        int chunk = MoeRoute.chunkEntries(entries);
+        int chunks = entries / chunk;
+        assertTrue(chunk >= MoeRoute.MAX_EXPERTS, "chunk " + chunk);
+        assertTrue(chunks >= 1 && chunks <= 1024, entries + " entries: " + chunks + " chunks");
+        long last = entries - (long) (chunks - 1) * chunk;
+        assertTrue(last >= chunk && last < 2L * chunk, entries + " entries: last chunk " + last + " of " + chunk);
+    }
+
+    /** The reference reads a NaN logit as −∞ (route.cu does the same): the choices equal those of the −∞ rows. */
+    @Test void nanLogitsOrderLikeMinusInfinity() {
+        int t = 12, e = 10, k = 4;
+        Random rnd = new Random(7);
+        float[] withNan = new float[t * e];
+        float[] withInf = new float[t * e];
+        for (int i = 0; i < withNan.length; i++) {
+            boolean nan = i % 3 == 0 || i / e == 5;
+            withNan[i] = nan ? Float.NaN : (float) rnd.nextGaussian();
+            withInf[i] = nan ? Float.NEGATIVE_INFINITY : withNan[i];
+        }
+        try (Tensor a = Tensor.of(Device.CPU, DType.F32, withNan, t, e); Tensor b = Tensor.of(Device.CPU, DType.F32, withInf, t, e);
+             MoeRoute.Routing ra = MoeRoute.route(a, MoeRoute.Options.topK(k)); MoeRoute.Routing rb = MoeRoute.route(b, MoeRoute.Options.topK(k))) {
+            assertArrayEquals(rb.topkIds.toIntArray(), ra.topkIds.toIntArray());
+            assertArrayEquals(rb.rowOf.toIntArray(), ra.rowOf.toIntArray());
+            int[] ids = ra.topkIds.toIntArray();
+            for (int j = 0; j < k; j++) {
+                assertEquals(j, ids[5 * k + j], "an all-NaN row takes the lowest experts");
+            }
+        }
+    }
+
+    @Test void theDecisionNamesTheSortThatRuns() {
+        DeviceInfo h100 = DeviceInfo.h100ForTests();
+        assertEquals("topk_warp+scatter_block", MoeRoute.decide(1023, 64, 8, h100).variant());
+        assertEquals("topk_warp+scatter_chunks", MoeRoute.decide(1024, 64, 8, h100).variant());
+        assertEquals("topk_warp+scatter_block", MoeRoute.decide(8191, 8, 1, h100).variant());
+        assertEquals("topk_warp+scatter_chunks", MoeRoute.decide(8192, 8, 1, h100).variant());
+        assertTrue(MoeRoute.decide(16384, 64, 8, h100).reason().contains("128 chunks of 1024"), MoeRoute.decide(16384, 64, 8, h100).reason());
+        assertEquals(Backend.REFERENCE, MoeRoute.decide(16384, 64, 8, null).backend());
+    }
+
     private static void assertRoutingEquals(MoeRoute.Routing expected, MoeRoute.Routing got) {
         Tensor[] e = all(expected);
         Tensor[] g = all(got);

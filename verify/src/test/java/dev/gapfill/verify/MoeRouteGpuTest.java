@@ -2,6 +2,7 @@ package dev.gapfill.verify;
 
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
+import dev.gapfill.core.Gpu;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.core.testing.GpuTest;
 import dev.gapfill.core.testing.Poison;
@@ -9,8 +10,8 @@ import dev.gapfill.ops.MoeRoute;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
+import org.junit.jupiter.api.Test;
 
-import java.util.Arrays;
 import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -41,12 +42,95 @@ class MoeRouteGpuTest {
                 Poison.fill(x);  // NaN weights, -2139062144 for the integer outputs (never a legal index)
             }
             MoeRoute.route(logits, o, got, null);
-            assertArrayEquals(ref.topkIds.toIntArray(), got.topkIds.toIntArray(), "topkIds");
-            assertArrayEquals(ref.offsets.toIntArray(), got.offsets.toIntArray(), "offsets");
-            assertArrayEquals(ref.gather.toIntArray(), got.gather.toIntArray(), "gather");
-            assertArrayEquals(ref.rowOf.toIntArray(), got.rowOf.toIntArray(), "rowOf");
-            Verdict v = MoeRouteVerification.topkWeights(host, o, got.topkWeights);
-            assertTrue(v.pass(), v.toString());
+            assertMatches(host, o, ref, got, "T=" + t + " E=" + e + " k=" + k);
+        }
+    }
+
+    /**
+     * The chunked sort (T·k ≥ 8192: counts, bases and scatter over chunks, the counts kept in rowOf) at its edges:
+     * just below and at the switch, E = 1, the largest E and k, a last chunk longer than the others, and more than
+     * 1024 chunks' worth of entries (chunks of more than 1024 entries).
+     */
+    @Test
+    void chunkedSortMatchesTheReferenceAtItsEdges() {
+        int[][] cases = {{1023, 64, 8}, {1024, 64, 8}, {8192, 1, 1}, {16384, 64, 8}, {5000, 512, 32}, {70001, 160, 6},
+                         {4097, 8, 2}, {150001, 128, 8}};
+        Device gpu = Device.cuda(0);
+        for (int[] c : cases) {
+            int t = c[0], e = c[1], k = c[2];
+            MoeRoute.Options o = MoeRoute.Options.topK(k);
+            try (Tensor host = Poison.random(Device.CPU, DType.BF16, new Random(31L * t + e), t, e); Tensor logits = host.to(gpu);
+                 MoeRoute.Routing ref = MoeRoute.route(host, o);
+                 MoeRoute.Routing got = MoeRoute.Routing.allocate(gpu, t, e, k)) {
+                for (Tensor x : new Tensor[] {got.offsets, got.gather, got.weights, got.rowOf, got.topkIds, got.topkWeights}) {
+                    Poison.fill(x);
+                }
+                MoeRoute.route(logits, o, got, null);
+                assertMatches(host, o, ref, got, "T=" + t + " E=" + e + " k=" + k + " (" + MoeRoute.decide(t, e, k, Gpu.device(0).info()).variant() + ")");
+            }
+        }
+    }
+
+    /**
+     * NaN logits (unsupported) are read as −∞ on both sides, so every chosen expert is in range (before, a row of
+     * NaNs left the warp's argmax on no expert, which the sort then used as an index). Rows: all NaN, NaN among
+     * finite logits, NaN beside −∞; in the one-block sort and the chunked one. Integers exact against the reference.
+     */
+    @Test
+    void nanLogitsAreReadAsMinusInfinity() {
+        Device gpu = Device.cuda(0);
+        for (int[] c : new int[][] {{40, 64, 8}, {1500, 64, 8}}) {
+            int t = c[0], e = c[1], k = c[2];
+            Random rnd = new Random(t);
+            float[] x = new float[t * e];
+            for (int i = 0; i < x.length; i++) {
+                x[i] = (float) rnd.nextGaussian();
+            }
+            for (int tok = 0; tok < t; tok++) {
+                int kind = tok % 4;
+                for (int j = 0; j < e; j++) {
+                    boolean nan = kind == 0 || (kind == 1 && j % 3 == 0) || (kind == 2 && j < e / 2);
+                    if (nan) {
+                        x[tok * e + j] = Float.NaN;
+                    } else if (kind == 2 && j < e / 2 + 4) {
+                        x[tok * e + j] = Float.NEGATIVE_INFINITY;
+                    }
+                }
+            }
+            MoeRoute.Options o = MoeRoute.Options.topK(k);
+            try (Tensor host = Tensor.of(Device.CPU, DType.F32, x, t, e); Tensor logits = host.to(gpu);
+                 MoeRoute.Routing ref = MoeRoute.route(host, o);
+                 MoeRoute.Routing got = MoeRoute.Routing.allocate(gpu, t, e, k)) {
+                for (Tensor y : new Tensor[] {got.offsets, got.gather, got.weights, got.rowOf, got.topkIds, got.topkWeights}) {
+                    Poison.fill(y);
+                }
+                MoeRoute.route(logits, o, got, null);
+                String what = "NaN rows, T=" + t;
+                assertArrayEquals(ref.topkIds.toIntArray(), got.topkIds.toIntArray(), what + ": topkIds");
+                assertArrayEquals(ref.offsets.toIntArray(), got.offsets.toIntArray(), what + ": offsets");
+                assertArrayEquals(ref.gather.toIntArray(), got.gather.toIntArray(), what + ": gather");
+                assertArrayEquals(ref.rowOf.toIntArray(), got.rowOf.toIntArray(), what + ": rowOf");
+            }
+        }
+    }
+
+    /** Integers exact, topkWeights within the bound, and each expert-order weight the very bits of its choice's. */
+    private static void assertMatches(Tensor host, MoeRoute.Options o, MoeRoute.Routing ref, MoeRoute.Routing got, String what) {
+        assertArrayEquals(ref.topkIds.toIntArray(), got.topkIds.toIntArray(), what + ": topkIds");
+        assertArrayEquals(ref.offsets.toIntArray(), got.offsets.toIntArray(), what + ": offsets");
+        assertArrayEquals(ref.gather.toIntArray(), got.gather.toIntArray(), what + ": gather");
+        int[] rowOf = got.rowOf.toIntArray();
+        assertArrayEquals(ref.rowOf.toIntArray(), rowOf, what + ": rowOf");
+        Verdict v = MoeRouteVerification.topkWeights(host, o, got.topkWeights);
+        assertTrue(v.pass(), what + ": " + v);
+        float[] tw = got.topkWeights.toFloatArray();
+        float[] w = got.weights.toFloatArray();
+        for (int i = 0; i < tw.length; i++) {
+            int bits = Float.floatToRawIntBits(tw[i]);
+            int at = Float.floatToRawIntBits(w[rowOf[i]]);
+            if (bits != at) {
+                throw new AssertionError(what + ": weights[rowOf[" + i + "]] = " + w[rowOf[i]] + ", topkWeights[" + i + "] = " + tw[i]);
+            }
         }
     }
 }

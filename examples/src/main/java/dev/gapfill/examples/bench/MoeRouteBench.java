@@ -58,7 +58,7 @@ public final class MoeRouteBench implements BenchSuite {
                     Map<String, double[]> spread = new LinkedHashMap<>();
                     spread.put("custom", new double[] {tm.p10Us(), tm.p90Us()});
                     rows.add(new BenchRow(op(), "BF16", BenchRow.shape("tokens", t, "experts", e, "top_k", k), "route", null,
-                            tm.medianUs(), tm.medianUs(), "CUSTOM/topk_warp+scatter_block", ctx.floorUs(bytes, 0, 0), bytes,
+                            tm.medianUs(), tm.medianUs(), "CUSTOM/" + MoeRoute.decide(t, e, k, ctx.info()).variant(), ctx.floorUs(bytes, 0, 0), bytes,
                             (double) t * e * 4, Map.of(), spread,
                             new BenchRow.Check("reference (all six outputs: integers exact, topkWeights within the fp32 softmax bound)",
                                     exact && wv.bitExact(), wv.maxUlp(), wv.maxRelErr(), pass)));

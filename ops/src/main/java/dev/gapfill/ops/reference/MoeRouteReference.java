@@ -45,7 +45,8 @@ public final class MoeRouteReference {
         for (int tok = 0; tok < t; tok++) {
             double m = Double.NEGATIVE_INFINITY;
             for (int x = 0; x < e; x++) {
-                v[x] = logits.getDouble((long) tok * e + x);
+                double raw = logits.getDouble((long) tok * e + x);
+                v[x] = Double.isNaN(raw) ? Double.NEGATIVE_INFINITY : raw;  // as the kernel reads it (route.cu)
                 m = Math.max(m, v[x]);
             }
             double s = 0;
