@@ -2,15 +2,14 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
-# Thirty-seventh session: the record of HEAD after the thirty-sixth session's review fixes (dba8c98 core, 60a427f ops
-# validation, 398ff10 verify policy, 813aeec gqa glue check, 73c968a grouped d16 on sm_86/89) with the branch
-# gpu-pending-gqa-s2 on top (the 2-stage D = 128 entries for 99 KiB devices, their test
-# twoStageD128EntriesMatchTheReferenceAndTheThreeStageBits under gapfill.debug.gqaTwoStages). Its one-GPU record at
-# 398ff10 ran the suite and the four tools over the two new GPU classes only; call 2 here runs memcheck, synccheck and
-# initcheck over every class those commits changed or added, racecheck over the new ones and over GqaDecodeGpuTest
-# (Int8MmGpuTest's racecheck needs record-x2.sh's slices; GroupedGemmGpuTest's ran at 8b7743f with the same kernels).
-# Call 3 (if time): scripts/record-x2.sh on nvidia-h100-x2, the whole record;
-# BENCH_TIMEOUT=330 BENCH_OPS="gqa_decode:330" scripts/device-run.sh info bench.
+# Thirty-eighth session: branch gpu-pending-moe-topk (the top-k kernel keeps the k choices in registers and stores
+# them once, coalesced), rebased on main. Call 1 the suite and the stress (main's record at ccdd3d0 ran the suite
+# only, with 9 s of device time left); call 2 the four tools over MoeRouteGpuTest (its three tests: 14, 16, 13, 12 s at
+# ccdd3d0) and racecheck over the two validation properties (their racecheck JVM died inside the tool on two H200s at
+# bc77c1c, 0 hazards; clean twice on an H100); call 3 BENCH_OPS="moe_route:60" scripts/device-run.sh info bench, to
+# compare with docs/benchmarks/h100/moe_route.json (ccdd3d0) before merging.
+# Thirty-seventh session (run at bc77c1c): memcheck, synccheck and initcheck over the eight classes the review fixes
+# changed (144 tests; 142, 129, 172 s), racecheck over the three new ones (73 s) and over GqaDecodeGpuTest (165 s).
 # The thirty-sixth session's call 2 ran the four tools over GqaDecodeGpuTest (shard gq=.*\.GqaDecodeGpuTest, every
 # kernel; 62, 146, 63, 63 s; 151 s wall) after GqaDecodeHeuristics.oneSplit.
 # The thirty-fifth session (the int8 m16 tile, db81ef8) ran them over Int8MmGpuTest: shard i8=.*\.Int8MmGpuTest, tools
@@ -30,10 +29,10 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 RECORD_SOURCE_ONLY=1 . scripts/record-x2.sh
 unset SANITIZER_GPUS SANITIZER_JOPTS
-export SANITIZER_SHARDS="$SANITIZER_SHARDS rv=.*\.(RuntimeOrderingGpuTest|AliasingAndIndexingGpuTest|OpsValidationGpuProperties|GroupedGemmGpuTest|Int8MmGpuTest|MoeRouteGpuTest|GpuRuntimeTest|GqaDecodeGpuTest) gq=.*\.GqaDecodeGpuTest rn=.*\.(RuntimeOrderingGpuTest|AliasingAndIndexingGpuTest|OpsValidationGpuProperties)" \
-  SANITIZER_TOOLS="memcheck/rv synccheck/rv initcheck/rv racecheck/rn racecheck/gq" \
+export SANITIZER_SHARDS="$SANITIZER_SHARDS mr=.*\.MoeRouteGpuTest rv=.*\.(Ops|Tensor)ValidationGpuProperties" \
+  SANITIZER_TOOLS="memcheck/mr racecheck/mr synccheck/mr initcheck/mr racecheck/rv" \
   SANITIZER_GAPFILL_ONLY="" \
-  SANITIZER_TIMEOUT=450 SANITIZER_TEST_TIMEOUT=440s STRESS_SECONDS=60
+  SANITIZER_TIMEOUT=300 SANITIZER_TEST_TIMEOUT=290s STRESS_SECONDS=60
 if [ $# -eq 0 ]; then
   timeout 590 scripts/device-run.sh info tests stress
 else

@@ -47,6 +47,8 @@ __device__ void topk_body(const T* __restrict__ logits, int tokens, int experts,
     }
     unsigned taken = 0;  // bit i: expert lane+32i already selected
     float picked_sum = 0.f;
+    int my_id = 0;
+    float my_w = 0.f;
     for (int j = 0; j < k; ++j) {
         float best = -INFINITY;
         int best_e = 0x7fffffff;
@@ -65,14 +67,14 @@ __device__ void topk_body(const T* __restrict__ logits, int tokens, int experts,
         if ((best_e & 31) == lane) taken |= 1u << (best_e >> 5);
         const float p = sigmoid ? 1.f / (1.f + expf(-best)) : expf(best - m) / s;
         picked_sum += p;
-        if (lane == 0) {
-            topk_ids[(size_t)token * k + j] = best_e;
-            topk_w[(size_t)token * k + j] = p;
-        }
+        if (lane == j) { my_id = best_e; my_w = p; }  // choice j stays in lane j's registers (k <= 32)
     }
-    if (renormalize && lane == 0) {
-        const float inv = 1.f / picked_sum;
-        for (int j = 0; j < k; ++j) topk_w[(size_t)token * k + j] *= inv;
+    // One coalesced store of the k choices, renormalised in registers (the same product as before, so the same bits):
+    // lane 0 storing each round and then re-reading its k weights to scale them left a chain of dependent global
+    // round trips per token.
+    if (lane < k) {
+        topk_ids[(size_t)token * k + lane] = my_id;
+        topk_w[(size_t)token * k + lane] = renormalize ? my_w * (1.f / picked_sum) : my_w;
     }
 }
 
