@@ -157,7 +157,7 @@ public final class Tensor implements AutoCloseable {
 
     private final OwnerRef ownerRef;
     private final long numel;
-    /** Row-major contiguous strides (fixed at construction: shape and strides never change). */
+    /** Row-major contiguous layout, size-1 dims' strides aside (fixed at construction: shape and strides never change). */
     private final boolean contiguous;
 
     private Tensor(long id, Device device, DType dtype, long[] shape, long[] strides, Storage storage, long offsetBytes,
@@ -172,7 +172,7 @@ public final class Tensor implements AutoCloseable {
         this.view = parent != null;
         this.parent = parent;
         this.numel = numel(shape);
-        this.contiguous = Arrays.equals(strides, contiguousStrides(shape));
+        this.contiguous = denseRowMajor(shape, strides);
         if (parent == null && storage.owned) {
             LIVE_OWNED.incrementAndGet();
             if (storage.host != null) {
@@ -315,6 +315,10 @@ public final class Tensor implements AutoCloseable {
      */
     public long spanBytes() { return contiguous ? byteSize() : spanBytes(shape, strides, 0, dtype); }
 
+    /**
+     * Whether the elements sit where a row-major contiguous tensor's would: every dim of size other than 1 has its
+     * row-major stride (a dim of size 1 is never stepped, so its stride may be anything, as in PyTorch).
+     */
     public boolean isContiguous() { return contiguous; }
 
     public boolean isBorrowed() { return !storage.owned; }
@@ -835,6 +839,21 @@ public final class Tensor implements AutoCloseable {
     }
 
     /** Row-major strides (elements) of {@code shape}. */
+    /**
+     * Whether elements laid out with these strides sit where row-major contiguous ones would: every dim of size other
+     * than 1 has its row-major stride. A dim of size 1 is never stepped, so its stride does not matter (frameworks give
+     * such dims various strides: a transposed column vector, an unsqueezed or sliced view).
+     */
+    static boolean denseRowMajor(long[] shape, long[] strides) {
+        long[] dense = contiguousStrides(shape);
+        for (int i = 0; i < shape.length; i++) {
+            if (shape[i] != 1 && strides[i] != dense[i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     public static long[] contiguousStrides(long[] shape) {
         long[] s = new long[shape.length];
         long acc = 1;

@@ -69,6 +69,29 @@ class TensorTest {
         assertTrue(e.getMessage().startsWith("x: expected an open tensor, got closed tensor #"), e.getMessage());
     }
 
+    /**
+     * A dim of size 1 is never stepped, so its stride does not make a view non-contiguous (a transposed column vector,
+     * an unsqueezed or sliced view, as frameworks hand them over); any other dim off its row-major stride does.
+     */
+    @Test void sizeOneDimsMayCarryAnyStride() {
+        float[] data = {1, 2, 3, 4, 5, 6};
+        try (Tensor col = Tensor.of(Device.CPU, DType.F32, data, 6, 1)) {
+            Tensor row = col.strided(new long[] {1, 6}, new long[] {1, 1}, 0);      // the column transposed
+            Tensor mid = col.strided(new long[] {2, 1, 3}, new long[] {3, 7, 1}, 0);  // an unsqueeze with an odd stride
+            Tensor one = col.strided(new long[] {1, 1}, new long[] {5, 9}, 2);        // one element
+            Tensor gap = col.strided(new long[] {2, 2}, new long[] {3, 1}, 0);        // rows 3 apart: not dense
+            assertTrue(row.isContiguous());
+            assertTrue(mid.isContiguous());
+            assertTrue(one.isContiguous());
+            assertTrue(!gap.isContiguous());
+            assertArrayEquals(data, row.toFloatArray());
+            assertArrayEquals(data, mid.reshape(6).toFloatArray());
+            assertArrayEquals(new float[] {3}, one.toFloatArray());
+            assertEquals(row.byteSize(), row.spanBytes());
+            assertThrows(ArgumentException.class, () -> gap.reshape(4));
+        }
+    }
+
     @Test void viewsShareMemoryAndDieWithTheirParent() {
         Tensor t = Tensor.of(Device.CPU, DType.F32, new float[] {0, 1, 2, 3, 4, 5}, 2, 3);
         Tensor tr = t.strided(new long[] {3, 2}, new long[] {1, 3}, 0); // transpose

@@ -144,8 +144,30 @@ final class Fixture implements AutoCloseable {
         return way % 2 == 0 ? b : view;
     }
 
-    /** A non-contiguous view of this shape (every stride doubled over a parent twice as large). */
+    /** Why a rule about non-contiguous tensors is skipped for an all-ones shape ({@link #stridable}). */
+    static final String ALL_ONES = "an all-ones shape has no non-contiguous view (a dim of size 1 is never stepped)";
+
+    /**
+     * Whether some view of this shape is non-contiguous: a dim of size other than 1 (a dim of size 1 is never
+     * stepped, so its stride does not make a tensor non-contiguous; {@code Tensor.isContiguous}).
+     */
+    static boolean stridable(long... shape) {
+        for (long d : shape) {
+            if (d != 1) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * A non-contiguous view of this shape (every stride doubled over a parent twice as large). The shape needs a dim
+     * of size other than 1 ({@link #stridable}): otherwise every view is contiguous.
+     */
     Tensor strided(DType dt, long... shape) {
+        if (!stridable(shape)) {
+            throw new IllegalArgumentException(ALL_ONES + ": " + java.util.Arrays.toString(shape));
+        }
         long n = 1;
         for (long d : shape) {
             n *= d;
