@@ -1,11 +1,11 @@
 // moeRoute: router logits [T, E] -> top-k experts per token -> the device-side layout a grouped GEMM
 // consumes (per-expert offsets, row-gather index, router weights in expert order, inverse map).
 // Regime: MoE routing for any T (decode T = 1..64 is the common case), E <= 512, k <= 32.
-// Floor: T*E*sizeof(logit) read + ~20*T*k bytes written; latency-bound (two launches) below T ~ 10^4.
-// Measured (H100 SXM, commit 5c6b53f, docs/benchmarks/h100/moe_route.json, both launches, L2 flushed): T=16 14.3 µs
-//   (E=64/128 k=8), 13.6 (E=160 k=6), 10.4 (E=8 k=2); T=4096 115.1 µs (E=64 k=8), 123.7 (E=128), 97.6 (E=160 k=6),
-//   24.7 (E=8 k=2): the one-block scatter sorting T·k entries is what grew with T. From T·k = 8192 on the sort
-//   runs over chunks in three launches instead (counts, bases, scatter), as many blocks as chunks.
+// Floor: T*E*sizeof(logit) read + ~20*T*k bytes written; latency-bound (two launches, four from T*k = 8192).
+// Measured (H100 SXM, docs/benchmarks/h100/moe_route.json, every launch, L2 flushed): at 5c6b53f, one block sorting
+//   every entry, T=16 14.3 µs (E=64/128 k=8), 13.6 (E=160 k=6), 10.4 (E=8 k=2), T=4096 115.1 µs (E=64 k=8), growing
+//   with T*k; at ccdd3d0, the sort over chunks from T*k = 8192 (counts, bases, scatter, as many blocks as chunks):
+//   T=4096 32.8 µs (E=64 k=8), 33.6 (E=128), 30.8 (E=160 k=6), 21.8 (E=8 k=2); T=16384 74.6, 76.1, 65.2, 36.9.
 // Order: rows inside an expert follow (token, choice) order, so the output is deterministic (no atomics
 // decide positions). Top-k compares the raw logits (softmax and sigmoid are monotonic), ties to the
 // lower expert index, so selection is bit-identical to the CPU reference.
