@@ -1,0 +1,103 @@
+// Where moeRoute's time goes: each launch of the shipped route.cu timed on its own, L2 flushed before each
+// repetition, medians (docs/ops/moe_route.md: 74.6 us at T=16384 E=64 k=8 on an H100 at ccdd3d0, against 1.6 us of
+// traffic). Launch geometry as MoeRoute.java plans it: top-k 8 warps per block; below T*k = 8192 one scatter block,
+// from there counts (256 threads), bases (one block of 1024) and scatter (16 warps) over chunks of
+// max(1024, ceil(T*k / 1024)) entries. An empty kernel gives the launch floor. Timing only: correctness is
+// MoeRouteGpuTest's. Build and run (device, repo root): bash cuda-native/dev/moe_route/run_stage_times.sh
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include "route.cu"
+#include "stream_read.cuh"
+
+__global__ void empty_kernel() {}
+
+namespace {
+
+constexpr int kReps = 41;
+
+float median(std::vector<float> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+struct Config { int t, e, k; };
+
+}  // namespace
+
+int main() {
+    const Config configs[] = {{64, 64, 8}, {512, 64, 8}, {1024, 64, 8}, {4096, 64, 8}, {16384, 64, 8},
+                              {16384, 128, 8}, {16384, 160, 6}, {16384, 8, 2}, {65536, 64, 8}};
+    const size_t flushBytes = 256ull << 20;
+    Probe pr = probe_setup(16, flushBytes);
+    const long long flush16 = (long long)(flushBytes / 16);
+    auto flush = [&] { stream_read<><<<1056, 256, 0, pr.st>>>((const uint4*)pr.flush, flush16, pr.sink); };
+    cudaEvent_t ev[6];
+    for (auto& x : ev) CK(cudaEventCreate(&x));
+    std::printf("%6s %4s %3s %7s %6s | %8s %8s %8s %8s %8s | %8s %8s\n", "T", "E", "k", "entries", "chunks", "topk", "counts",
+                "bases", "scatter", "sum", "all", "empty");
+    std::mt19937 rng(7);
+    std::normal_distribution<float> nd(0.f, 1.f);
+    for (const Config& c : configs) {
+        const int entries = c.t * c.k;
+        const bool chunked = entries >= 8192;
+        const int chunk = std::max(1024, (entries + 1023) / 1024);
+        const int chunks = chunked ? entries / chunk : 1;
+        std::vector<__nv_bfloat16> h((size_t)c.t * c.e);
+        for (auto& x : h) x = __float2bfloat16(nd(rng));
+        __nv_bfloat16* logits;
+        int *ids, *offsets, *gather, *rowOf;
+        float *w, *weights;
+        CK(cudaMalloc(&logits, h.size() * 2));
+        CK(cudaMemcpy(logits, h.data(), h.size() * 2, cudaMemcpyHostToDevice));
+        CK(cudaMalloc(&ids, entries * 4)); CK(cudaMalloc(&w, entries * 4)); CK(cudaMalloc(&offsets, (c.e + 1) * 4));
+        CK(cudaMalloc(&gather, entries * 4)); CK(cudaMalloc(&weights, entries * 4)); CK(cudaMalloc(&rowOf, entries * 4));
+        const int sortSmem = (16 * c.e + c.e + 1) * 4;
+        const int parts = std::max(1, 1024 / c.e);
+        const int basesSmem = (parts * c.e + c.e + 1) * 4;
+        auto topk = [&] { moe_topk_bf16<<<(c.t + 7) / 8, 256, 0, pr.st>>>(logits, c.t, c.e, c.k, 0, 1, ids, w); };
+        auto counts = [&] { moe_chunk_counts<<<chunks, 256, c.e * 4, pr.st>>>(ids, entries, chunk, chunks, c.e, rowOf); };
+        auto bases = [&] { moe_chunk_bases<<<1, 1024, basesSmem, pr.st>>>(entries, chunk, chunks, c.e, offsets, rowOf); };
+        auto scatter = [&] {
+            if (chunked) moe_chunk_scatter<<<chunks, 512, sortSmem, pr.st>>>(ids, w, entries, chunk, chunks, c.k, c.e, gather, weights, rowOf);
+            else moe_scatter<<<1, 512, sortSmem, pr.st>>>(ids, w, entries, c.k, c.e, offsets, gather, weights, rowOf);
+        };
+        auto all = [&] { topk(); if (chunked) { counts(); bases(); } scatter(); };
+        std::vector<float> tTopk, tCounts, tBases, tScatter, tAll, tEmpty;
+        for (int r = 0; r < kReps + 3; ++r) {
+            // the whole route, then each launch alone after a flush (each stage reads what the route just wrote)
+            flush(); CK(cudaEventRecord(ev[0], pr.st)); all(); CK(cudaEventRecord(ev[1], pr.st));
+            flush(); CK(cudaEventRecord(ev[2], pr.st)); topk(); CK(cudaEventRecord(ev[3], pr.st));
+            flush(); CK(cudaEventRecord(ev[4], pr.st)); empty_kernel<<<1, 32, 0, pr.st>>>(); CK(cudaEventRecord(ev[5], pr.st));
+            CK(cudaStreamSynchronize(pr.st));
+            float a, b, e0;
+            CK(cudaEventElapsedTime(&a, ev[0], ev[1])); CK(cudaEventElapsedTime(&b, ev[2], ev[3])); CK(cudaEventElapsedTime(&e0, ev[4], ev[5]));
+            float cc = 0, bb = 0, ss;
+            if (chunked) {
+                flush(); CK(cudaEventRecord(ev[0], pr.st)); counts(); CK(cudaEventRecord(ev[1], pr.st));
+                flush(); CK(cudaEventRecord(ev[2], pr.st)); bases(); CK(cudaEventRecord(ev[3], pr.st));
+                CK(cudaStreamSynchronize(pr.st));
+                CK(cudaEventElapsedTime(&cc, ev[0], ev[1])); CK(cudaEventElapsedTime(&bb, ev[2], ev[3]));
+            }
+            flush(); CK(cudaEventRecord(ev[4], pr.st)); scatter(); CK(cudaEventRecord(ev[5], pr.st));
+            CK(cudaStreamSynchronize(pr.st));
+            CK(cudaEventElapsedTime(&ss, ev[4], ev[5]));
+            if (r < 3) continue;  // warm-up
+            tAll.push_back(a * 1e3f); tTopk.push_back(b * 1e3f); tEmpty.push_back(e0 * 1e3f);
+            tCounts.push_back(cc * 1e3f); tBases.push_back(bb * 1e3f); tScatter.push_back(ss * 1e3f);
+        }
+        CK(cudaGetLastError());
+        const float sum = median(tTopk) + median(tCounts) + median(tBases) + median(tScatter);
+        std::printf("%6d %4d %3d %7d %6d | %8.1f %8.1f %8.1f %8.1f %8.1f | %8.1f %8.1f\n", c.t, c.e, c.k, entries, chunks,
+                    median(tTopk), median(tCounts), median(tBases), median(tScatter), sum, median(tAll), median(tEmpty));
+        CK(cudaFree(logits)); CK(cudaFree(ids)); CK(cudaFree(w)); CK(cudaFree(offsets)); CK(cudaFree(gather));
+        CK(cudaFree(weights)); CK(cudaFree(rowOf));
+    }
+    std::printf("times in us, medians of %d after an L2 flush each (256 MiB read); 'all' is the whole route in one "
+                "timed region, 'sum' the launches timed alone\n", kReps);
+    return 0;
+}
