@@ -38,8 +38,8 @@ int main() {
     auto flush = [&] { stream_read<><<<1056, 256, 0, pr.st>>>((const uint4*)pr.flush, flush16, pr.sink); };
     cudaEvent_t ev[6];
     for (auto& x : ev) CK(cudaEventCreate(&x));
-    std::printf("%6s %4s %3s %7s %6s | %8s %8s %8s %8s %8s | %8s %8s\n", "T", "E", "k", "entries", "chunks", "topk", "counts",
-                "bases", "scatter", "sum", "all", "empty");
+    std::printf("%6s %4s %3s %7s %6s | %8s %8s %8s %8s %8s | %8s %8s | %8s\n", "T", "E", "k", "entries", "chunks", "topk", "counts",
+                "bases", "scatter", "sum", "all", "empty", "topk16");
     std::mt19937 rng(7);
     std::normal_distribution<float> nd(0.f, 1.f);
     for (const Config& c : configs) {
@@ -59,7 +59,20 @@ int main() {
         const int sortSmem = (16 * c.e + c.e + 1) * 4;
         const int parts = std::max(1, 1024 / c.e);
         const int basesSmem = (parts * c.e + c.e + 1) * 4;
-        auto topk = [&] { moe_topk_bf16<<<(c.t + 7) / 8, 256, 0, pr.st>>>(logits, c.t, c.e, c.k, 0, 1, ids, w); };
+        int slots = 1;
+        while (32 * slots < c.e) slots *= 2;
+        auto topkSized = [&] {
+            switch (slots) {
+                case 1: moe_topk_bf16_s1<<<(c.t + 7) / 8, 256, 0, pr.st>>>(logits, c.t, c.e, c.k, 0, 1, ids, w); break;
+                case 2: moe_topk_bf16_s2<<<(c.t + 7) / 8, 256, 0, pr.st>>>(logits, c.t, c.e, c.k, 0, 1, ids, w); break;
+                case 4: moe_topk_bf16_s4<<<(c.t + 7) / 8, 256, 0, pr.st>>>(logits, c.t, c.e, c.k, 0, 1, ids, w); break;
+                case 8: moe_topk_bf16_s8<<<(c.t + 7) / 8, 256, 0, pr.st>>>(logits, c.t, c.e, c.k, 0, 1, ids, w); break;
+                default: moe_topk_bf16_s16<<<(c.t + 7) / 8, 256, 0, pr.st>>>(logits, c.t, c.e, c.k, 0, 1, ids, w); break;
+            }
+        };
+        // the 16-slot entry is what every E ran before the sized ones
+        auto topk16 = [&] { moe_topk_bf16_s16<<<(c.t + 7) / 8, 256, 0, pr.st>>>(logits, c.t, c.e, c.k, 0, 1, ids, w); };
+        auto topk = topkSized;
         auto counts = [&] { moe_chunk_counts<<<chunks, 256, c.e * 4, pr.st>>>(ids, entries, chunk, chunks, c.e, rowOf); };
         auto bases = [&] { moe_chunk_bases<<<1, 1024, basesSmem, pr.st>>>(entries, chunk, chunks, c.e, offsets, rowOf); };
         auto scatter = [&] {
@@ -67,7 +80,7 @@ int main() {
             else moe_scatter<<<1, 512, sortSmem, pr.st>>>(ids, w, entries, c.k, c.e, offsets, gather, weights, rowOf);
         };
         auto all = [&] { topk(); if (chunked) { counts(); bases(); } scatter(); };
-        std::vector<float> tTopk, tCounts, tBases, tScatter, tAll, tEmpty;
+        std::vector<float> tTopk, tTopk16, tCounts, tBases, tScatter, tAll, tEmpty;
         for (int r = 0; r < kReps + 3; ++r) {
             // the whole route, then each launch alone after a flush (each stage reads what the route just wrote)
             flush(); CK(cudaEventRecord(ev[0], pr.st)); all(); CK(cudaEventRecord(ev[1], pr.st));
@@ -83,21 +96,24 @@ int main() {
                 CK(cudaStreamSynchronize(pr.st));
                 CK(cudaEventElapsedTime(&cc, ev[0], ev[1])); CK(cudaEventElapsedTime(&bb, ev[2], ev[3]));
             }
+            float t16;
+            flush(); CK(cudaEventRecord(ev[0], pr.st)); topk16(); CK(cudaEventRecord(ev[1], pr.st));
             flush(); CK(cudaEventRecord(ev[4], pr.st)); scatter(); CK(cudaEventRecord(ev[5], pr.st));
             CK(cudaStreamSynchronize(pr.st));
-            CK(cudaEventElapsedTime(&ss, ev[4], ev[5]));
+            CK(cudaEventElapsedTime(&ss, ev[4], ev[5])); CK(cudaEventElapsedTime(&t16, ev[0], ev[1]));
             if (r < 3) continue;  // warm-up
             tAll.push_back(a * 1e3f); tTopk.push_back(b * 1e3f); tEmpty.push_back(e0 * 1e3f);
-            tCounts.push_back(cc * 1e3f); tBases.push_back(bb * 1e3f); tScatter.push_back(ss * 1e3f);
+            tCounts.push_back(cc * 1e3f); tBases.push_back(bb * 1e3f); tScatter.push_back(ss * 1e3f); tTopk16.push_back(t16 * 1e3f);
         }
         CK(cudaGetLastError());
         const float sum = median(tTopk) + median(tCounts) + median(tBases) + median(tScatter);
-        std::printf("%6d %4d %3d %7d %6d | %8.1f %8.1f %8.1f %8.1f %8.1f | %8.1f %8.1f\n", c.t, c.e, c.k, entries, chunks,
-                    median(tTopk), median(tCounts), median(tBases), median(tScatter), sum, median(tAll), median(tEmpty));
+        std::printf("%6d %4d %3d %7d %6d | %8.1f %8.1f %8.1f %8.1f %8.1f | %8.1f %8.1f | %8.1f\n", c.t, c.e, c.k, entries, chunks,
+                    median(tTopk), median(tCounts), median(tBases), median(tScatter), sum, median(tAll), median(tEmpty),
+                    median(tTopk16));
         CK(cudaFree(logits)); CK(cudaFree(ids)); CK(cudaFree(w)); CK(cudaFree(offsets)); CK(cudaFree(gather));
         CK(cudaFree(weights)); CK(cudaFree(rowOf));
     }
     std::printf("times in us, medians of %d after an L2 flush each (256 MiB read); 'all' is the whole route in one "
-                "timed region, 'sum' the launches timed alone\n", kReps);
+                "timed region, 'sum' the launches timed alone; topk16 the 16-slot top-k every E ran before the sized entries\n", kReps);
     return 0;
 }

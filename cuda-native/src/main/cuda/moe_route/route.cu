@@ -16,20 +16,21 @@ using namespace gapfill;
 
 namespace {
 
-constexpr int kMaxExpertsPerLane = 16;  // E <= 512 = 32 lanes x 16
-
-// One warp per token: softmax/sigmoid statistics, then k rounds of warp argmax.
-template <typename T>
+// One warp per token: softmax/sigmoid statistics, then k rounds of warp argmax. Each lane owns SLOTS logits (experts
+// lane, lane + 32, ...): SLOTS = the power of two >= ceil(E / 32), chosen by the host (MoeRoute.topkSlots), so the
+// per-round scan walks only the slots that can hold an expert (E = 64: 2 of them, not 16). Same comparisons and sums
+// in the same order whatever SLOTS, so the same results.
+template <int SLOTS, typename T>
 __device__ void topk_body(const T* __restrict__ logits, int tokens, int experts, int k, int sigmoid, int renormalize,
                           int* __restrict__ topk_ids, float* __restrict__ topk_w) {
     const int lane = threadIdx.x & 31;
     const int token = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
     if (token >= tokens) return;
     const T* row = logits + (size_t)token * experts;
-    float v[kMaxExpertsPerLane];  // lane owns experts lane, lane+32, ...
+    float v[SLOTS];  // lane owns experts lane, lane+32, ...
     float m = -INFINITY;
 #pragma unroll
-    for (int i = 0; i < kMaxExpertsPerLane; ++i) {
+    for (int i = 0; i < SLOTS; ++i) {
         const int e = lane + 32 * i;
         // NaN logits are unsupported, but they must not index out of bounds: a NaN compares false with every
         // candidate, so the argmax below could end on no expert at all. Read as -inf, they order like -inf (ties to
@@ -42,7 +43,7 @@ __device__ void topk_body(const T* __restrict__ logits, int tokens, int experts,
     float s = 0.f;
     if (!sigmoid) {
 #pragma unroll
-        for (int i = 0; i < kMaxExpertsPerLane; ++i) s += (lane + 32 * i < experts) ? expf(v[i] - m) : 0.f;
+        for (int i = 0; i < SLOTS; ++i) s += (lane + 32 * i < experts) ? expf(v[i] - m) : 0.f;
         s = warp_sum(s);
     }
     unsigned taken = 0;  // bit i: expert lane+32i already selected
@@ -53,7 +54,7 @@ __device__ void topk_body(const T* __restrict__ logits, int tokens, int experts,
         float best = -INFINITY;
         int best_e = 0x7fffffff;
 #pragma unroll
-        for (int i = 0; i < kMaxExpertsPerLane; ++i) {
+        for (int i = 0; i < SLOTS; ++i) {
             const int e = lane + 32 * i;
             const bool free_slot = e < experts && !((taken >> i) & 1u);
             if (free_slot && (v[i] > best || (v[i] == best && e < best_e))) { best = v[i]; best_e = e; }
@@ -175,15 +176,20 @@ __device__ __forceinline__ int chunk_end(int c, int chunk, int chunks, int entri
 
 }  // namespace
 
-extern "C" __global__ void moe_topk_f32(const float* l, int t, int e, int k, int sg, int rn, int* ids, float* w) {
-    topk_body(l, t, e, k, sg, rn, ids, w);
-}
-extern "C" __global__ void moe_topk_f16(const __half* l, int t, int e, int k, int sg, int rn, int* ids, float* w) {
-    topk_body(l, t, e, k, sg, rn, ids, w);
-}
-extern "C" __global__ void moe_topk_bf16(const __nv_bfloat16* l, int t, int e, int k, int sg, int rn, int* ids, float* w) {
-    topk_body(l, t, e, k, sg, rn, ids, w);
-}
+#define GAPFILL_MOE_TOPK(NAME, T, SLOTS)                                                                            \
+    extern "C" __global__ void NAME(const T* l, int t, int e, int k, int sg, int rn, int* ids, float* w) {          \
+        topk_body<SLOTS>(l, t, e, k, sg, rn, ids, w);                                                                \
+    }
+#define GAPFILL_MOE_TOPK_SLOTS(DT, T)                                                                                \
+    GAPFILL_MOE_TOPK(moe_topk_##DT##_s1, T, 1)                                                                       \
+    GAPFILL_MOE_TOPK(moe_topk_##DT##_s2, T, 2)                                                                       \
+    GAPFILL_MOE_TOPK(moe_topk_##DT##_s4, T, 4)                                                                       \
+    GAPFILL_MOE_TOPK(moe_topk_##DT##_s8, T, 8)                                                                       \
+    GAPFILL_MOE_TOPK(moe_topk_##DT##_s16, T, 16)
+GAPFILL_MOE_TOPK_SLOTS(f32, float)
+GAPFILL_MOE_TOPK_SLOTS(f16, __half)
+GAPFILL_MOE_TOPK_SLOTS(bf16, __nv_bfloat16)
+
 // One block sorts every entry (small T·k: two launches in all).
 extern "C" __global__ void __launch_bounds__(kScatterWarps * 32, 1)
 moe_scatter(const int* ids, const float* w, int entries, int k, int experts, int* offsets, int* gather, float* weights,

@@ -127,6 +127,18 @@ public final class MoeRoute {
     private static final int COUNT_THREADS = 256;
     private static final int BASES_THREADS = 1024;
 
+    /**
+     * Logits per lane of the top-k warp (route.cu's SLOTS): the power of two at least ceil(E / 32), so a round of the
+     * warp's argmax scans only slots that can hold an expert.
+     */
+    static int topkSlots(long experts) {
+        int slots = 1;
+        while (32L * slots < experts) {
+            slots *= 2;
+        }
+        return slots;
+    }
+
     /** Does the sort of {@code entries} (T·k) run over chunks? */
     static boolean chunked(long entries) {
         return entries >= CHUNKED_FROM;
@@ -193,7 +205,7 @@ public final class MoeRoute {
         }
         checkBackend(logits, options);
         Stream s = OpStreams.pick(logits.device(), stream);
-        String sym = "moe_topk_" + logits.dtype().name().toLowerCase(Locale.ROOT);
+        String sym = "moe_topk_" + logits.dtype().name().toLowerCase(Locale.ROOT) + "_s" + topkSlots(e);
         int grid = (int) ((t + TOPK_WARPS_PER_BLOCK - 1) / TOPK_WARPS_PER_BLOCK);
         MODULE.function(s.cudaDevice(), sym).launch(s, grid, 1, 1, 32 * TOPK_WARPS_PER_BLOCK, 1, 1, 0,
                 KernelArgs.begin().ptr(logits).i32((int) t).i32((int) e).i32(k).i32(options.score() == Score.SIGMOID ? 1 : 0)
@@ -275,12 +287,14 @@ public final class MoeRoute {
         long entries = tokens * k;
         if (!chunked(entries)) {
             return new Decision(Backend.CUSTOM, "topk_warp+scatter_block",
-                    "no vendor routing exists; top-k: one warp per token over " + tokens + " tokens, scatter: one block of "
+                    "no vendor routing exists; top-k: one warp per token over " + tokens + " tokens (" + topkSlots(experts)
+                            + " logits per lane), scatter: one block of "
                             + SCATTER_WARPS + " warps sorts " + entries + " entries by expert (deterministic)");
         }
         int chunk = chunkEntries(entries);
         return new Decision(Backend.CUSTOM, "topk_warp+scatter_chunks",
-                "no vendor routing exists; top-k: one warp per token over " + tokens + " tokens, scatter: " + entries
+                "no vendor routing exists; top-k: one warp per token over " + tokens + " tokens (" + topkSlots(experts)
+                        + " logits per lane), scatter: " + entries
                         + " entries (at least " + CHUNKED_FROM + ") sorted by expert in " + entries / chunk + " chunks of "
                         + chunk + " or more, one block each, after their counts and bases (deterministic)");
     }

@@ -136,6 +136,15 @@ class MoeRouteProperties {
         }
     }
 
+    /** The top-k warp's logits per lane cover every expert, with no slot to spare beyond the power of two. */
+    @Property(tries = 200)
+    void topkSlotsCoverTheExperts(@ForAll @IntRange(min = 1, max = MoeRoute.MAX_EXPERTS) int e) {
+        int slots = MoeRoute.topkSlots(e);
+        assertTrue(32L * slots >= e, e + " experts, " + slots + " slots");
+        assertTrue(slots == 1 || 32L * (slots / 2) < e, e + " experts, " + slots + " slots");
+        assertTrue(Integer.bitCount(slots) == 1 && slots <= 16, e + " experts, " + slots + " slots");
+    }
+
     @Test void theDecisionNamesTheSortThatRuns() {
         DeviceInfo h100 = DeviceInfo.h100ForTests();
         assertEquals("topk_warp+scatter_block", MoeRoute.decide(1023, 64, 8, h100).variant());
