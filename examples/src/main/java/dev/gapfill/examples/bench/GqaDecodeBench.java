@@ -34,8 +34,9 @@ import java.util.Random;
  * The vendor composition, the custom kernel and AUTO are timed interleaved; floor = the K/V bytes actually read
  * (Σ_b len_b·Hkv·D·2·sizeof) + q and o, over the measured copy bandwidth.
  *
- * <p>Check: before timing, each path runs with sequence 0's length set to min(len_0, 2048) and its output (all heads)
- * is compared with the fp64 reference under {@link AttentionTolerance}; the row records the custom path's verdict
+ * <p>Check: before timing, each path runs with the lengths of sequence 0 and of the last sequence set to min(len, 2048)
+ * and their outputs (all heads) are compared with the fp64 reference under {@link AttentionTolerance} (the last sequence
+ * reads K/V at a nonzero batch offset or through its own block-table row); the row records the custom path's verdict
  * (vendor and AUTO failures are reported through progress and also fail the row). Cache values repeat with a period of
  * 2^20 elements (filled by doubling copies of one random block), which does not change the bytes the kernels move.
  */
@@ -143,9 +144,14 @@ public final class GqaDecodeBench implements BenchSuite {
             try (GqaDecodePlan vendor = GqaDecode.plan(p, dev, Options.defaults().withBackend(Backend.VENDOR), s);
                  GqaDecodePlan custom = GqaDecode.plan(p, dev, Options.defaults().withBackend(Backend.CUSTOM), s);
                  GqaDecodePlan auto = GqaDecode.plan(p, dev, Options.defaults(), s)) {
-                // the fp64 reference of sequence 0, shared by the three paths of a variant and by both variants where
-                // sequence 0's checked length is the same (min(len_0, CHECK_LEN): from L = 2 CHECK_LEN on, always)
-                Seq0Reference ref = new Seq0Reference();
+                // the fp64 references of the checked sequences (0 and B - 1), shared by the three paths of a variant and
+                // by both variants where a sequence's checked length is the same (min(len, CHECK_LEN): from L = 2
+                // CHECK_LEN on, always)
+                int[] checked = b > 1 ? new int[] {0, b - 1} : new int[] {0};
+                SeqReference[] refs = new SeqReference[checked.length];
+                for (int i = 0; i < refs.length; i++) {
+                    refs[i] = new SeqReference();
+                }
                 for (boolean varied : variants) {
                     int[] lv = new int[b];
                     for (int i = 0; i < b; i++) {
@@ -154,7 +160,7 @@ public final class GqaDecodeBench implements BenchSuite {
                     Verdict check = null;
                     boolean allPass = true;
                     for (GqaDecodePlan plan : new GqaDecodePlan[] {custom, vendor, auto}) {
-                        Verdict vd = checkSequence0(plan, q, cache, lens, out, lse, lv, s, ref);
+                        Verdict vd = checkSequences(plan, q, cache, lens, out, lse, lv, s, checked, refs);
                         if (plan == custom) {
                             check = vd;
                         }
@@ -184,7 +190,7 @@ public final class GqaDecodeBench implements BenchSuite {
                             pageSize == 0 ? "BHLD" : "PAGED", "page", pageSize, "lens", varied ? "[L/2,L]" : "L");
                     rows.add(new BenchRow(op(), dt.name(), shape, regime, t.get("vendor").medianUs(), t.get("custom").medianUs(),
                             t.get("auto").medianUs(), auto.decision().backend() + "/" + auto.decision().variant(), floor, bytes, flops,
-                            Map.of(), spread, new BenchRow.Check("reference (seq 0, len <= " + CHECK_LEN + ")", check.bitExact(),
+                            Map.of(), spread, new BenchRow.Check("reference (seq 0 and B-1, len <= " + CHECK_LEN + ")", check.bitExact(),
                             check.maxUlp(), check.maxRelErr(), check.pass() && allPass)));
                     ctx.progress(String.format("gqa_decode %s B=%d L=%d %d/%d d%d %s%s: vendor %.1f custom %.1f auto %.1f (%s) floor %.1f us%s",
                             dt, b, l, h.hq(), h.hkv(), h.d(), layoutName, varied ? " var" : "", t.get("vendor").medianUs(),
@@ -200,25 +206,28 @@ public final class GqaDecodeBench implements BenchSuite {
     }
 
     /**
-     * The fp64 reference of sequence 0 for one checked length: the same for every path and variant of a shape that
-     * checks that length (same q, cache and scale), so they share it instead of each copying sequence 0 to the host
-     * and recomputing it; {@link #checkSequence0} recomputes it when the length or the scale differs.
+     * The fp64 reference of one checked sequence at one checked length: the same for every path and variant of a shape
+     * that checks that length (same q, cache and scale), so they share it instead of each copying the sequence to the
+     * host and recomputing it; {@link #checkSequences} recomputes it when the length or the scale differs.
      */
-    static final class Seq0Reference {
+    static final class SeqReference {
         private GqaDecodeReference.Exact exact;
         private double scale = Double.NaN;
         private int len = -1;
     }
 
     /**
-     * Runs {@code plan} with sequence 0 shortened to min(len_0, CHECK_LEN) and compares sequence 0's output (all heads)
-     * with the fp64 reference; the output is poisoned first.
+     * Runs {@code plan} once with each sequence of {@code seqs} shortened to min(len, CHECK_LEN) and compares their
+     * outputs (all heads) and log-sum-exps with the fp64 reference; out and lse are poisoned first. Returns the first
+     * failing verdict, else the one with the largest relative error.
      */
-    static Verdict checkSequence0(GqaDecodePlan plan, Tensor q, KvCache cache, Tensor lens, Tensor out, Tensor lse, int[] lv, Stream s,
-                                  Seq0Reference ref) {
+    static Verdict checkSequences(GqaDecodePlan plan, Tensor q, KvCache cache, Tensor lens, Tensor out, Tensor lse, int[] lv,
+                                  Stream s, int[] seqs, SeqReference[] refs) {
         Problem p = plan.problem();
         int[] l = lv.clone();
-        l[0] = Math.min(l[0], CHECK_LEN);
+        for (int sq : seqs) {
+            l[sq] = Math.min(l[sq], CHECK_LEN);
+        }
         s.synchronize();  // lens is written on the per-thread stream
         lens.copyFrom(l);
         out.fillBytes(0xff, s);
@@ -228,27 +237,46 @@ public final class GqaDecodeBench implements BenchSuite {
         int hq = p.qHeads();
         int d = p.headDim();
         int hkv = p.kvHeads();
-        if (ref.exact == null || ref.len != l[0] || ref.scale != plan.scale()) {
-            try (Tensor hq0 = q.strided(new long[] {1, hq, d}, Tensor.contiguousStrides(new long[] {1, hq, d}), 0).to(Device.CPU);
-                 Tensor hk = Tensor.empty(Device.CPU, p.dtype(), 1, hkv, Math.max(l[0], 1), d);
-                 Tensor hv = Tensor.empty(Device.CPU, p.dtype(), 1, hkv, Math.max(l[0], 1), d)) {
-                copySequence0(cache, p, l[0], hk, hv);
-                ref.exact = GqaDecodeReference.exact(hq0, KvCache.bhld(hk, hv), new int[] {l[0]}, l[0], plan.scale());
-                ref.len = l[0];
-                ref.scale = plan.scale();
+        Verdict worst = null;
+        for (int i = 0; i < seqs.length; i++) {
+            int sq = seqs[i];
+            SeqReference ref = refs[i];
+            if (ref.exact == null || ref.len != l[sq] || ref.scale != plan.scale()) {
+                long[] qs = {1, hq, d};
+                try (Tensor hqs = q.strided(qs, Tensor.contiguousStrides(qs), (long) sq * hq * d).to(Device.CPU);
+                     Tensor hk = Tensor.empty(Device.CPU, p.dtype(), 1, hkv, Math.max(l[sq], 1), d);
+                     Tensor hv = Tensor.empty(Device.CPU, p.dtype(), 1, hkv, Math.max(l[sq], 1), d)) {
+                    copySequence(cache, p, sq, l[sq], hk, hv);
+                    ref.exact = GqaDecodeReference.exact(hqs, KvCache.bhld(hk, hv), new int[] {l[sq]}, l[sq], plan.scale());
+                    ref.len = l[sq];
+                    ref.scale = plan.scale();
+                }
+            }
+            GqaDecodeReference.Exact ex = ref.exact;
+            Tensor os = out.strided(new long[] {1, hq, d}, Tensor.contiguousStrides(new long[] {1, hq, d}), (long) sq * hq * d);
+            boolean pRounded = AttentionTolerance.roundsProbabilities(plan.decision().backend());
+            Verdict vo = Verifier.compare(os, ex.out(), ex.absTerms(), AttentionTolerance.output(p.dtype(), ex, d, pRounded), "reference");
+            Tensor lses = lse.strided(new long[] {1, hq}, new long[] {hq, 1}, (long) sq * hq);
+            Verdict vl = AttentionTolerance.compareLse(lses, ex, d);
+            Verdict v = vl.pass() ? vo : vl;
+            if (!v.pass()) {
+                return v;
+            }
+            if (worst == null || v.maxRelErr() > worst.maxRelErr()) {
+                worst = v;
             }
         }
-        GqaDecodeReference.Exact ex = ref.exact;
-        Tensor o0 = out.strided(new long[] {1, hq, d}, Tensor.contiguousStrides(new long[] {1, hq, d}), 0);
-        boolean pRounded = AttentionTolerance.roundsProbabilities(plan.decision().backend());
-        Verdict vo = Verifier.compare(o0, ex.out(), ex.absTerms(), AttentionTolerance.output(p.dtype(), ex, d, pRounded), "reference");
-        Tensor lse0 = lse.strided(new long[] {1, hq}, new long[] {hq, 1}, 0);
-        Verdict vl = AttentionTolerance.compareLse(lse0, ex, d);
-        return vl.pass() ? vo : vl;
+        return worst;
     }
 
-    /** K and V rows [0, len) of sequence 0, in BHLD order, into host tensors. */
-    static void copySequence0(KvCache cache, Problem p, int len, Tensor hk, Tensor hv) {
+    /** {@link #checkSequences} over sequence 0 alone (the probes' check). */
+    static Verdict checkSequence0(GqaDecodePlan plan, Tensor q, KvCache cache, Tensor lens, Tensor out, Tensor lse, int[] lv, Stream s,
+                                  SeqReference ref) {
+        return checkSequences(plan, q, cache, lens, out, lse, lv, s, new int[] {0}, new SeqReference[] {ref});
+    }
+
+    /** K and V rows [0, len) of sequence {@code seq}, in BHLD order, into host tensors. */
+    static void copySequence(KvCache cache, Problem p, int seq, int len, Tensor hk, Tensor hv) {
         if (len == 0) {
             return;
         }
@@ -256,7 +284,8 @@ public final class GqaDecodeBench implements BenchSuite {
         int d = p.headDim();
         int[] table = null;
         if (p.layout() == KvLayout.PAGED) {
-            try (Tensor row = cache.blockTable().strided(new long[] {p.maxPages()}, new long[] {1}, 0).to(Device.CPU)) {
+            try (Tensor row = cache.blockTable().strided(new long[] {p.maxPages()}, new long[] {1}, (long) seq * p.maxPages())
+                    .to(Device.CPU)) {
                 table = new int[p.maxPages()];
                 for (int i = 0; i < table.length; i++) {
                     table[i] = (int) row.getDouble(i);
@@ -270,7 +299,7 @@ public final class GqaDecodeBench implements BenchSuite {
                 long cap = src.dim(2);
                 java.nio.ByteBuffer host = dst.hostBuffer();
                 for (int h = 0; h < hkv; h++) {
-                    try (Tensor part = src.strided(new long[] {len, d}, new long[] {d, 1}, (long) h * cap * d).to(Device.CPU)) {
+                    try (Tensor part = src.strided(new long[] {len, d}, new long[] {d, 1}, ((long) seq * hkv + h) * cap * d).to(Device.CPU)) {
                         host.position((int) ((long) h * len * d * p.dtype().bytes()));
                         java.nio.ByteBuffer rows = part.hostBuffer();
                         rows.limit((int) ((long) len * d * p.dtype().bytes()));

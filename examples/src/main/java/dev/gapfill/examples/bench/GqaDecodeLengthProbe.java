@@ -139,12 +139,12 @@ public final class GqaDecodeLengthProbe {
                     try (Cache sizedCache = Cache.of(ctx, h, b, longest, page, rnd);
                          GqaDecodePlan sized = GqaDecode.plan(sizedCache.problem(), dev, Options.defaults().withBackend(Backend.CUSTOM), s)) {
                         boolean pass = true;
-                        GqaDecodeBench.Seq0Reference ref = new GqaDecodeBench.Seq0Reference();
+                        GqaDecodeBench.SeqReference ref = new GqaDecodeBench.SeqReference();
                         for (GqaDecodePlan pl : new GqaDecodePlan[] {fitted, planChunk, vendor}) {
                             Verdict vd = GqaDecodeBench.checkSequence0(pl, q, cache, lens, o, lse, lv, s, ref);
                             pass &= vd.pass();
                         }
-                        Verdict vd = GqaDecodeBench.checkSequence0(sized, q, sizedCache.kv(), lens, o, lse, lv, s, new GqaDecodeBench.Seq0Reference());
+                        Verdict vd = GqaDecodeBench.checkSequence0(sized, q, sizedCache.kv(), lens, o, lse, lv, s, new GqaDecodeBench.SeqReference());
                         pass &= vd.pass();
                         s.synchronize();
                         lens.copyFrom(lv);

@@ -135,7 +135,7 @@ public final class GqaDecodeSplitProbe {
                 int[] lv = new int[sh.b()];
                 java.util.Arrays.fill(lv, sh.l());
                 boolean pass = true;
-                GqaDecodeBench.Seq0Reference ref = new GqaDecodeBench.Seq0Reference();
+                GqaDecodeBench.SeqReference ref = new GqaDecodeBench.SeqReference();
                 for (GqaDecodePlan pl : plans) {
                     Verdict vd = GqaDecodeBench.checkSequence0(pl, q, cache, lens, o, lse, lv, s, ref);
                     pass &= vd.pass();
