@@ -12,7 +12,7 @@
 # compare with docs/benchmarks/h100/moe_route.json (ccdd3d0), then OUT=$OUT bash cuda-native/dev/moe_route/run_stage_times.sh
 # (each route launch timed alone: where the 74.6 us of T=16384 go); call 4 (if time) BENCH_TIMEOUT=330
 # BENCH_OPS="gqa_decode:330" scripts/device-run.sh info bench: the gqa sweep with its wider check (sequence 0 and the
-# last one; 166 s at bc77c1c with sequence 0 alone). All green: fast-forward main to this branch.
+# last one; 166 s at bc77c1c with sequence 0 alone). All green: merge main into this branch if main moved, then fast-forward main to it.
 # Thirty-seventh session (run at bc77c1c): memcheck, synccheck and initcheck over the eight classes the review fixes
 # changed (144 tests; 142, 129, 172 s), racecheck over the three new ones (73 s) and over GqaDecodeGpuTest (165 s).
 # The thirty-sixth session's call 2 ran the four tools over GqaDecodeGpuTest (shard gq=.*\.GqaDecodeGpuTest, every

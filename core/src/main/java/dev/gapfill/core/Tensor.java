@@ -838,7 +838,6 @@ public final class Tensor implements AutoCloseable {
         return n;
     }
 
-    /** Row-major strides (elements) of {@code shape}. */
     /**
      * Whether elements laid out with these strides sit where row-major contiguous ones would: every dim of size other
      * than 1 has its row-major stride. A dim of size 1 is never stepped, so its stride does not matter (frameworks give
@@ -854,6 +853,7 @@ public final class Tensor implements AutoCloseable {
         return true;
     }
 
+    /** Row-major strides (elements) of {@code shape}. */
     public static long[] contiguousStrides(long[] shape) {
         long[] s = new long[shape.length];
         long acc = 1;
