@@ -3,6 +3,7 @@ package dev.gapfill.ops;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.DeviceInfo;
 import dev.gapfill.core.UnsupportedShapeException;
+import dev.gapfill.core.testing.SystemProperty;
 import dev.gapfill.ops.DepthwiseConv3x3.Activation;
 import dev.gapfill.ops.DepthwiseConv3x3.Layout;
 import dev.gapfill.ops.GqaDecode.KvLayout;
@@ -204,52 +205,48 @@ class Sm8xLaunchLimitsTest {
         return out;
     }
 
+    /** Every depthwise launch of the sweep below, with {@code property} = {@code value} (none when null). */
     private static long depthwiseSweep(String property, String value, List<String> failures, long[] largest) {
-        String old = property == null ? null : System.getProperty(property);
-        if (property != null) {
-            System.setProperty(property, value);
+        if (property == null) {
+            return depthwiseSweep("", failures, largest);
         }
+        long[] checked = {0};
+        SystemProperty.with(property, value, () -> checked[0] = depthwiseSweep(" " + property + "=" + value, failures, largest));
+        return checked[0];
+    }
+
+    private static long depthwiseSweep(String label, List<String> failures, long[] largest) {
         long checked = 0;
-        try {
-            int[] ns = {1, 8, 32};
-            int[] cs = {1, 3, 8, 16, 64, 96, 128, 130, 256, 512, 1024};
-            int[][] hws = {{1, 1}, {2, 2}, {7, 7}, {14, 14}, {15, 13}, {28, 28}, {56, 56}, {64, 64}, {100, 100}, {112, 112},
-                    {224, 224}, {512, 512}, {3, 1000}, {1000, 3}};
-            for (DeviceInfo info : new DeviceInfo[] {RTX3090, L4}) {
-                for (DType dt : new DType[] {DType.F16, DType.BF16, DType.F32}) {
-                    for (Layout layout : Layout.values()) {
-                        for (int stride = 1; stride <= 2; stride++) {
-                            for (Activation act : Activation.values()) {
-                                for (int n : ns) {
-                                    for (int c : cs) {
-                                        for (int[] hw : hws) {
-                                            if ((long) n * c * hw[0] * hw[1] >= Integer.MAX_VALUE) {
-                                                continue;
-                                            }
-                                            DepthwiseConv3x3.Problem p = new DepthwiseConv3x3.Problem(dt, layout, n, c, hw[0], hw[1], stride,
-                                                    act, true, false);
-                                            Decision d = DepthwiseConv3x3Heuristics.decide(p, info);
-                                            if (d.backend() != Backend.CUSTOM) {
-                                                continue;  // AUTO and CUSTOM run the same kernels: CUSTOM is refused where AUTO is VENDOR
-                                            }
-                                            for (Launch l : depthwiseLaunches(p, info)) {
-                                                assertLaunchFits(info, l, p + (property == null ? "" : " " + property + "=" + value), failures, largest);
-                                                checked++;
-                                            }
+        int[] ns = {1, 8, 32};
+        int[] cs = {1, 3, 8, 16, 64, 96, 128, 130, 256, 512, 1024};
+        int[][] hws = {{1, 1}, {2, 2}, {7, 7}, {14, 14}, {15, 13}, {28, 28}, {56, 56}, {64, 64}, {100, 100}, {112, 112},
+                {224, 224}, {512, 512}, {3, 1000}, {1000, 3}};
+        for (DeviceInfo info : new DeviceInfo[] {RTX3090, L4}) {
+            for (DType dt : new DType[] {DType.F16, DType.BF16, DType.F32}) {
+                for (Layout layout : Layout.values()) {
+                    for (int stride = 1; stride <= 2; stride++) {
+                        for (Activation act : Activation.values()) {
+                            for (int n : ns) {
+                                for (int c : cs) {
+                                    for (int[] hw : hws) {
+                                        if ((long) n * c * hw[0] * hw[1] >= Integer.MAX_VALUE) {
+                                            continue;
+                                        }
+                                        DepthwiseConv3x3.Problem p = new DepthwiseConv3x3.Problem(dt, layout, n, c, hw[0], hw[1], stride,
+                                                act, true, false);
+                                        Decision d = DepthwiseConv3x3Heuristics.decide(p, info);
+                                        if (d.backend() != Backend.CUSTOM) {
+                                            continue;  // AUTO and CUSTOM run the same kernels: CUSTOM is refused where AUTO is VENDOR
+                                        }
+                                        for (Launch l : depthwiseLaunches(p, info)) {
+                                            assertLaunchFits(info, l, p + label, failures, largest);
+                                            checked++;
                                         }
                                     }
                                 }
                             }
                         }
                     }
-                }
-            }
-        } finally {
-            if (property != null) {
-                if (old == null) {
-                    System.clearProperty(property);
-                } else {
-                    System.setProperty(property, old);
                 }
             }
         }
@@ -392,30 +389,22 @@ class Sm8xLaunchLimitsTest {
     }
 
     @Test void groupedGemmForcedVariantIsRefusedByNameWhereItDoesNotFit() {
-        String old = System.getProperty(GroupedGemmHeuristics.DEBUG_VARIANT);
-        try {
-            Shape big = new Shape(2048, 2048, 2048, 1024, false, DType.F16, WeightLayout.NK);
-            Shape small = new Shape(64, 8, 2048, 1024, false, DType.F16, WeightLayout.NK);
-            System.setProperty(GroupedGemmHeuristics.DEBUG_VARIANT, "d16");
+        Shape big = new Shape(2048, 2048, 2048, 1024, false, DType.F16, WeightLayout.NK);
+        Shape small = new Shape(64, 8, 2048, 1024, false, DType.F16, WeightLayout.NK);
+        SystemProperty.with(GroupedGemmHeuristics.DEBUG_VARIANT, "d16", () -> {
             UnsupportedShapeException e = assertThrows(UnsupportedShapeException.class,
                     () -> GroupedGemmHeuristics.decide(big, RTX3090, Backend.CUSTOM));
             assertTrue(e.getMessage().contains("shared memory"), e.getMessage());
             assertEquals("d16", GroupedGemmHeuristics.decide(small, RTX3090, Backend.CUSTOM).variant());
             assertEquals("d16", GroupedGemmHeuristics.decide(big, DeviceInfo.a100ForTests(), Backend.CUSTOM).variant());
-            for (String hopper : new String[] {"w64", "w128n2", "w64s6"}) {
-                System.setProperty(GroupedGemmHeuristics.DEBUG_VARIANT, hopper);
-                assertThrows(UnsupportedShapeException.class, () -> GroupedGemmHeuristics.decide(small, L4, Backend.CUSTOM));
-            }
-            for (String fitting : new String[] {"m16", "m64"}) {
-                System.setProperty(GroupedGemmHeuristics.DEBUG_VARIANT, fitting);
-                assertEquals(fitting, GroupedGemmHeuristics.decide(big, L4, Backend.CUSTOM).variant());
-            }
-        } finally {
-            if (old == null) {
-                System.clearProperty(GroupedGemmHeuristics.DEBUG_VARIANT);
-            } else {
-                System.setProperty(GroupedGemmHeuristics.DEBUG_VARIANT, old);
-            }
+        });
+        for (String hopper : new String[] {"w64", "w128n2", "w64s6"}) {
+            SystemProperty.with(GroupedGemmHeuristics.DEBUG_VARIANT, hopper,
+                    () -> assertThrows(UnsupportedShapeException.class, () -> GroupedGemmHeuristics.decide(small, L4, Backend.CUSTOM)));
+        }
+        for (String fitting : new String[] {"m16", "m64"}) {
+            SystemProperty.with(GroupedGemmHeuristics.DEBUG_VARIANT, fitting,
+                    () -> assertEquals(fitting, GroupedGemmHeuristics.decide(big, L4, Backend.CUSTOM).variant()));
         }
     }
 
