@@ -8,8 +8,8 @@ import dev.gapfill.ops.reference.MoeRouteReference;
 import java.util.Arrays;
 
 /**
- * moeRoute's verification policy for its float output as API. The integer outputs (offsets, gather, rowOf, topkIds) are
- * compared exactly with the reference; {@link #topkWeights} compares the router weights with the fp64 reference under
+ * moeRoute's verification policy as API. The integer outputs (offsets, gather, rowOf, topkIds) are compared exactly
+ * with the reference, and the expert-order weights with the choices' bits ({@link #layoutMismatch}); {@link #topkWeights} compares the router weights with the fp64 reference under
  * {@code Tolerance.accumulation(F32, E + k + 16 + ceil(spread), 2)}, spread being the largest max − min of a row's
  * logits: the fp32 softmax (or sigmoid) sums E exponentials whose arguments carry the row's spread, then divides.
  */
@@ -40,5 +40,33 @@ public final class MoeRouteVerification {
         double[] scale = Arrays.stream(exact).map(Math::abs).toArray();
         Tolerance tol = Tolerance.accumulation(DType.F32, e + k + 16 + (long) Math.ceil(spread), 2);
         return Verifier.compare(topkWeights, exact, scale, tol, "reference");
+    }
+
+    /**
+     * The layout outputs of {@code got} against {@code ref}, the reference's routing of the same logits: offsets,
+     * gather, rowOf and topkIds exactly, and each expert-order weight the very bits of its choice's
+     * ({@code weights[rowOf[i]] == topkWeights[i]}: the sort copies them). Null when all hold, else the first difference.
+     */
+    public static String layoutMismatch(MoeRoute.Routing ref, MoeRoute.Routing got) {
+        String[] names = {"topkIds", "offsets", "gather", "rowOf"};
+        Tensor[][] pairs = {{ref.topkIds, got.topkIds}, {ref.offsets, got.offsets}, {ref.gather, got.gather}, {ref.rowOf, got.rowOf}};
+        for (int n = 0; n < names.length; n++) {
+            int[] a = pairs[n][0].toIntArray();
+            int[] b = pairs[n][1].toIntArray();
+            int at = Arrays.mismatch(a, b);
+            if (at >= 0) {
+                return names[n] + "[" + at + "] = " + (at < b.length ? b[at] : "(missing)") + ", reference "
+                        + (at < a.length ? a[at] : "(missing)");
+            }
+        }
+        int[] rowOf = got.rowOf.toIntArray();
+        float[] tw = got.topkWeights.toFloatArray();
+        float[] w = got.weights.toFloatArray();
+        for (int i = 0; i < tw.length; i++) {
+            if (rowOf[i] < 0 || rowOf[i] >= w.length || Float.floatToRawIntBits(w[rowOf[i]]) != Float.floatToRawIntBits(tw[i])) {
+                return "weights[rowOf[" + i + "] = " + rowOf[i] + "] is not topkWeights[" + i + "] = " + tw[i];
+            }
+        }
+        return null;
     }
 }

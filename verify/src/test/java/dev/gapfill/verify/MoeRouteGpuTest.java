@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 
 import java.util.Random;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -105,32 +105,17 @@ class MoeRouteGpuTest {
                     Poison.fill(y);
                 }
                 MoeRoute.route(logits, o, got, null);
-                String what = "NaN rows, T=" + t;
-                assertArrayEquals(ref.topkIds.toIntArray(), got.topkIds.toIntArray(), what + ": topkIds");
-                assertArrayEquals(ref.offsets.toIntArray(), got.offsets.toIntArray(), what + ": offsets");
-                assertArrayEquals(ref.gather.toIntArray(), got.gather.toIntArray(), what + ": gather");
-                assertArrayEquals(ref.rowOf.toIntArray(), got.rowOf.toIntArray(), what + ": rowOf");
+                String mismatch = MoeRouteVerification.layoutMismatch(ref, got);
+                assertNull(mismatch, "NaN rows, T=" + t + ": " + mismatch);
             }
         }
     }
 
-    /** Integers exact, topkWeights within the bound, and each expert-order weight the very bits of its choice's. */
+    /** Integers exact, each expert-order weight the very bits of its choice's, and topkWeights within the bound. */
     private static void assertMatches(Tensor host, MoeRoute.Options o, MoeRoute.Routing ref, MoeRoute.Routing got, String what) {
-        assertArrayEquals(ref.topkIds.toIntArray(), got.topkIds.toIntArray(), what + ": topkIds");
-        assertArrayEquals(ref.offsets.toIntArray(), got.offsets.toIntArray(), what + ": offsets");
-        assertArrayEquals(ref.gather.toIntArray(), got.gather.toIntArray(), what + ": gather");
-        int[] rowOf = got.rowOf.toIntArray();
-        assertArrayEquals(ref.rowOf.toIntArray(), rowOf, what + ": rowOf");
+        String mismatch = MoeRouteVerification.layoutMismatch(ref, got);
+        assertNull(mismatch, what + ": " + mismatch);
         Verdict v = MoeRouteVerification.topkWeights(host, o, got.topkWeights);
         assertTrue(v.pass(), what + ": " + v);
-        float[] tw = got.topkWeights.toFloatArray();
-        float[] w = got.weights.toFloatArray();
-        for (int i = 0; i < tw.length; i++) {
-            int bits = Float.floatToRawIntBits(tw[i]);
-            int at = Float.floatToRawIntBits(w[rowOf[i]]);
-            if (bits != at) {
-                throw new AssertionError(what + ": weights[rowOf[" + i + "]] = " + w[rowOf[i]] + ", topkWeights[" + i + "] = " + tw[i]);
-            }
-        }
     }
 }

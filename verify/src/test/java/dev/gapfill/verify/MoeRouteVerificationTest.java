@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Test;
 import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The router-weight check on the CPU: the reference's own rounded weights pass; a weight off by far more than the bound, or unwritten, fails. */
@@ -27,6 +28,19 @@ class MoeRouteVerificationTest {
                 r.topkWeights.setDouble(17, Float.NaN);
                 assertFalse(MoeRouteVerification.topkWeights(logits, o, r.topkWeights).pass(), score + ": an unwritten (NaN) weight");
             }
+        }
+    }
+
+    @Test void theLayoutCheckPassesTheReferenceAndNamesTheFirstDifference() {
+        MoeRoute.Options o = MoeRoute.Options.topK(3);
+        try (Tensor logits = Poison.random(Device.CPU, DType.F32, new Random(12), 25, 9);
+             MoeRoute.Routing ref = MoeRoute.route(logits, o); MoeRoute.Routing got = MoeRoute.route(logits, o)) {
+            assertNull(MoeRouteVerification.layoutMismatch(ref, got));
+            int[] rowOf = got.rowOf.toIntArray();
+            got.weights.setDouble(rowOf[7], got.weights.getDouble(rowOf[7]) * 0.5);
+            assertTrue(MoeRouteVerification.layoutMismatch(ref, got).startsWith("weights[rowOf[7]"));
+            got.gather.setRawBits(4, got.gather.getRawBits(4) + 1);
+            assertTrue(MoeRouteVerification.layoutMismatch(ref, got).startsWith("gather[4]"));
         }
     }
 }

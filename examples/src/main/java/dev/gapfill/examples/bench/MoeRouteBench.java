@@ -9,7 +9,6 @@ import dev.gapfill.verify.MoeRouteVerification;
 import dev.gapfill.verify.Verdict;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -37,19 +36,14 @@ public final class MoeRouteBench implements BenchSuite {
                     }
                     MoeRoute.route(logits, o, got, ctx.stream());
                     ctx.stream().synchronize();
-                    int[] rowOf = got.rowOf.toIntArray();
-                    boolean exact = Arrays.equals(ref.offsets.toIntArray(), got.offsets.toIntArray())
-                            && Arrays.equals(ref.gather.toIntArray(), got.gather.toIntArray())
-                            && Arrays.equals(ref.rowOf.toIntArray(), rowOf)
-                            && Arrays.equals(ref.topkIds.toIntArray(), got.topkIds.toIntArray());
-                    // the weights: topkWeights within the fp32 softmax bound of MoeRouteGpuTest, and each row's weight
-                    // the very bits of its choice's (the scatter copies them)
-                    Verdict wv = MoeRouteVerification.topkWeights(host, o, got.topkWeights);
-                    float[] tw = got.topkWeights.toFloatArray();
-                    float[] w = got.weights.toFloatArray();
-                    for (int i = 0; i < tw.length && exact; i++) {
-                        exact = rowOf[i] >= 0 && rowOf[i] < w.length && Float.floatToRawIntBits(w[rowOf[i]]) == Float.floatToRawIntBits(tw[i]);
+                    // integers exact, each row's weight the very bits of its choice's, and topkWeights within the fp32
+                    // softmax bound of MoeRouteGpuTest
+                    String mismatch = MoeRouteVerification.layoutMismatch(ref, got);
+                    if (mismatch != null) {
+                        ctx.progress("moe_route MISMATCH: " + mismatch);
                     }
+                    boolean exact = mismatch == null;
+                    Verdict wv = MoeRouteVerification.topkWeights(host, o, got.topkWeights);
                     boolean pass = exact && wv.pass();
                     LinkedHashMap<String, Runnable> paths = new LinkedHashMap<>();
                     paths.put("custom", () -> MoeRoute.route(logits, o, got, ctx.stream()));
