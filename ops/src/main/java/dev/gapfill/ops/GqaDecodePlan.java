@@ -170,8 +170,8 @@ public final class GqaDecodePlan implements AutoCloseable {
                     if (!Boolean.getBoolean(DEBUG_PLAN_CHUNK)) {
                         fit = GqaDecodeHeuristics.fittedChunks(problem, sp, cd.info());
                     }
-                    st = Boolean.getBoolean(DEBUG_TWO_STAGES) && problem.headDim() == 128 && sp.warps() == 4 && sp.cluster() == 0
-                            ? GqaDecodeHeuristics.TWO_STAGES : GqaDecodeHeuristics.stages(problem.headDim(), cd.info());
+                    st = Boolean.getBoolean(DEBUG_TWO_STAGES) ? GqaDecodeHeuristics.TWO_STAGES
+                            : GqaDecodeHeuristics.stages(problem.headDim(), cd.info());  // stageInfix says where it applies
                     if (!GqaDecodeHeuristics.stageInfix(problem, sp, st).isEmpty()) {
                         stageNote = "rings of " + st + " stages (" + (Boolean.getBoolean(DEBUG_TWO_STAGES) ? DEBUG_TWO_STAGES
                                 : "the 3-stage block does not fit " + cd.info().smemPerBlockOptin() + " B per block") + ")";
