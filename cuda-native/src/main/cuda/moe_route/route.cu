@@ -1,11 +1,13 @@
 // moeRoute: router logits [T, E] -> top-k experts per token -> the device-side layout a grouped GEMM
 // consumes (per-expert offsets, row-gather index, router weights in expert order, inverse map).
 // Regime: MoE routing for any T (decode T = 1..64 is the common case), E <= 512, k <= 32.
-// Floor: T*E*sizeof(logit) read + ~20*T*k bytes written; latency-bound (two launches, four from T*k = 8192).
+// Floor: T*E*sizeof(logit) read + ~20*T*k bytes written; latency-bound (one launch up to T = 64 where its shared memory
+// fits 48 KiB, else two, four from T*k = 8192).
 // Measured (H100 SXM, docs/benchmarks/h100/moe_route.json, every launch, L2 flushed): at 5c6b53f, one block sorting
 //   every entry, T=16 14.3 µs (E=64/128 k=8), 13.6 (E=160 k=6), 10.4 (E=8 k=2), T=4096 115.1 µs (E=64 k=8), growing
 //   with T*k; at ccdd3d0, the sort over chunks from T*k = 8192 (counts, bases, scatter, as many blocks as chunks):
 //   T=4096 32.8 µs (E=64 k=8), 33.6 (E=128), 30.8 (E=160 k=6), 21.8 (E=8 k=2); T=16384 74.6, 76.1, 65.2, 36.9.
+//   At 402b926 (top-k sized to E, choices stored once): T=16 10.6 µs (E=64 k=8), T=4096 22.9, T=16384 37.8.
 // Order: rows inside an expert follow (token, choice) order, so the output is deterministic (no atomics
 // decide positions). Top-k compares the raw logits (softmax and sigmoid are monotonic), ties to the
 // lower expert index, so selection is bit-identical to the CPU reference.
@@ -16,19 +18,22 @@ using namespace gapfill;
 
 namespace {
 
-// One warp per token: softmax/sigmoid statistics, then k rounds of warp argmax. Each lane owns SLOTS logits (experts
-// lane, lane + 32, ...): SLOTS = the power of two >= ceil(E / 32), chosen by the host (MoeRoute.topkSlots), so the
-// per-round scan walks only the slots that can hold an expert (E = 64: 2 of them, not 16). Same comparisons and sums
-// in the same order whatever SLOTS, so the same results.
+// Order-preserving 32-bit key of a logit (never NaN: read as -inf): a larger key is a larger float, and -0 reads as +0,
+// so keys tie exactly where the float comparison does. Key 0 is below every logit (it would be a negative NaN), so it
+// marks "no candidate".
+__device__ __forceinline__ unsigned order_key(float x) {
+    const unsigned u = __float_as_uint(x == 0.f ? 0.f : x);
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+__device__ __forceinline__ float from_order_key(unsigned key) {
+    return __uint_as_float((key & 0x80000000u) ? (key & 0x7fffffffu) : ~key);
+}
+
+// Lane's logits of one token row: SLOTS per lane (experts lane, lane + 32, ...), -inf past E. SLOTS = the power of two
+// >= ceil(E / 32), chosen by the host (MoeRoute.topkSlots), so the per-round scan walks only the slots that can hold an
+// expert (E = 64: 2 of them, not 16).
 template <int SLOTS, typename T>
-__device__ void topk_body(const T* __restrict__ logits, int tokens, int experts, int k, int sigmoid, int renormalize,
-                          int* __restrict__ topk_ids, float* __restrict__ topk_w) {
-    const int lane = threadIdx.x & 31;
-    const int token = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
-    if (token >= tokens) return;
-    const T* row = logits + (size_t)token * experts;
-    float v[SLOTS];  // lane owns experts lane, lane+32, ...
-    float m = -INFINITY;
+__device__ __forceinline__ void load_row(const T* __restrict__ row, int experts, int lane, float (&v)[SLOTS]) {
 #pragma unroll
     for (int i = 0; i < SLOTS; ++i) {
         const int e = lane + 32 * i;
@@ -37,45 +42,72 @@ __device__ void topk_body(const T* __restrict__ logits, int tokens, int experts,
         // the lower index) and every lane of the warp agrees on the choice.
         const float x = e < experts ? to_float(row[e]) : -INFINITY;
         v[i] = isnan(x) ? -INFINITY : x;
-        m = fmaxf(m, v[i]);
     }
-    m = warp_max(m);
+}
+
+// One warp selects one token's k experts: softmax/sigmoid statistics, then k rounds of warp argmax. Choice j ends in
+// lane j's registers (k <= 32), its weight renormalised there. Each round is two warp reductions (redux.sync, sm_80+):
+// the largest key, then the lowest expert among the lanes holding it, which is the float argmax with ties to the lower
+// index; the shuffle butterfly of value and index it replaces took ten dependent shuffles a round. Same selection,
+// same sums in the same order, so the same bits.
+template <int SLOTS>
+__device__ __forceinline__ void select_row(const float (&v)[SLOTS], int experts, int k, int sigmoid, int renormalize,
+                                           int lane, int& my_id, float& my_w) {
+    unsigned key[SLOTS];  // 0 once taken or past E
+    unsigned top = 0u;
+#pragma unroll
+    for (int i = 0; i < SLOTS; ++i) {
+        key[i] = lane + 32 * i < experts ? order_key(v[i]) : 0u;
+        top = max(top, key[i]);
+    }
+    // the row's maximum: -0 and +0 give the same exp(v - m) bits, so the key's +0 changes nothing
+    const float m = from_order_key(__reduce_max_sync(0xffffffffu, top));
     float s = 0.f;
     if (!sigmoid) {
 #pragma unroll
         for (int i = 0; i < SLOTS; ++i) s += (lane + 32 * i < experts) ? expf(v[i] - m) : 0.f;
         s = warp_sum(s);
     }
-    unsigned taken = 0;  // bit i: expert lane+32i already selected
     float picked_sum = 0.f;
-    int my_id = 0;
-    float my_w = 0.f;
+    my_id = 0;
+    my_w = 0.f;
     for (int j = 0; j < k; ++j) {
-        float best = -INFINITY;
-        int best_e = 0x7fffffff;
+        unsigned best = 0u;
+        unsigned best_e = 0xffffffffu;
 #pragma unroll
-        for (int i = 0; i < SLOTS; ++i) {
-            const int e = lane + 32 * i;
-            const bool free_slot = e < experts && !((taken >> i) & 1u);
-            if (free_slot && (v[i] > best || (v[i] == best && e < best_e))) { best = v[i]; best_e = e; }
+        for (int i = 0; i < SLOTS; ++i) {  // slots ascend in expert index: strictly larger keeps the lower one
+            if (key[i] > best) { best = key[i]; best_e = lane + 32 * i; }
         }
+        const unsigned kmax = __reduce_max_sync(0xffffffffu, best);
+        const int chosen = (int)__reduce_min_sync(0xffffffffu, best == kmax ? best_e : 0xffffffffu);
+        if ((chosen & 31) == lane) {
 #pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {  // argmax, ties to the lower expert index
-            const float ob = __shfl_xor_sync(0xffffffffu, best, o);
-            const int oe = __shfl_xor_sync(0xffffffffu, best_e, o);
-            if (ob > best || (ob == best && oe < best_e)) { best = ob; best_e = oe; }
+            for (int i = 0; i < SLOTS; ++i) key[i] = (chosen >> 5) == i ? 0u : key[i];
         }
-        if ((best_e & 31) == lane) taken |= 1u << (best_e >> 5);
-        const float p = sigmoid ? 1.f / (1.f + expf(-best)) : expf(best - m) / s;
+        const float x = from_order_key(kmax);  // the chosen logit (+0 for -0: same exp bits)
+        const float p = sigmoid ? 1.f / (1.f + expf(-x)) : expf(x - m) / s;
         picked_sum += p;
-        if (lane == j) { my_id = best_e; my_w = p; }  // choice j stays in lane j's registers (k <= 32)
+        if (lane == j) { my_id = chosen; my_w = p; }
     }
-    // One coalesced store of the k choices, renormalised in registers (the same product as before, so the same bits):
-    // lane 0 storing each round and then re-reading its k weights to scale them left a chain of dependent global
-    // round trips per token.
+    if (renormalize) my_w = my_w * (1.f / picked_sum);
+}
+
+// One warp per token. One coalesced store of the k choices (lane 0 storing each round and then re-reading its k
+// weights to scale them left a chain of dependent global round trips per token).
+template <int SLOTS, typename T>
+__device__ void topk_body(const T* __restrict__ logits, int tokens, int experts, int k, int sigmoid, int renormalize,
+                          int* __restrict__ topk_ids, float* __restrict__ topk_w) {
+    const int lane = threadIdx.x & 31;
+    const int token = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    if (token >= tokens) return;
+    float v[SLOTS];
+    load_row<SLOTS>(logits + (size_t)token * experts, experts, lane, v);
+    int id;
+    float w;
+    select_row<SLOTS>(v, experts, k, sigmoid, renormalize, lane, id, w);
     if (lane < k) {
-        topk_ids[(size_t)token * k + lane] = my_id;
-        topk_w[(size_t)token * k + lane] = renormalize ? my_w * (1.f / picked_sum) : my_w;
+        topk_ids[(size_t)token * k + lane] = id;
+        topk_w[(size_t)token * k + lane] = w;
     }
 }
 
@@ -174,21 +206,61 @@ __device__ __forceinline__ int chunk_end(int c, int chunk, int chunks, int entri
     return c == chunks - 1 ? entries : (c + 1) * chunk;
 }
 
+// Small T in one launch: one block of kScatterWarps warps selects every token (warp w takes tokens w, w + 16, ..., the
+// next row's logits loaded before the current row's rounds) and then sorts the entries, which it keeps in shared
+// memory beside the sort's histograms. The two-launch path paid a second launch and a global round trip between them.
+template <int SLOTS, typename T>
+__device__ void route_block(const T* __restrict__ logits, int tokens, int experts, int k, int sigmoid, int renormalize,
+                            int* __restrict__ topk_ids, float* __restrict__ topk_w, int* __restrict__ offsets,
+                            int* __restrict__ gather, float* __restrict__ weights, int* __restrict__ row_of) {
+    extern __shared__ int smem[];
+    const int entries = tokens * k;
+    int* s_ids = smem + kScatterWarps * experts + experts + 1;  // after sort_entries' hist and start
+    float* s_w = reinterpret_cast<float*>(s_ids + entries);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    float v[SLOTS], next[SLOTS];
+    if (warp < tokens) load_row<SLOTS>(logits + (size_t)warp * experts, experts, lane, v);
+    for (int tok = warp; tok < tokens; tok += kScatterWarps) {
+        const int after = tok + kScatterWarps;
+        if (after < tokens) load_row<SLOTS>(logits + (size_t)after * experts, experts, lane, next);
+        int id;
+        float w;
+        select_row<SLOTS>(v, experts, k, sigmoid, renormalize, lane, id, w);
+        if (lane < k) {
+            const int at = tok * k + lane;
+            topk_ids[at] = id;
+            topk_w[at] = w;
+            s_ids[at] = id;
+            s_w[at] = w;
+        }
+#pragma unroll
+        for (int i = 0; i < SLOTS; ++i) v[i] = next[i];
+    }
+    __syncthreads();
+    sort_entries(s_ids, s_w, 0, entries, k, experts, nullptr, offsets, gather, weights, row_of);
+}
+
 }  // namespace
 
-#define GAPFILL_MOE_TOPK(NAME, T, SLOTS)                                                                            \
-    extern "C" __global__ void NAME(const T* l, int t, int e, int k, int sg, int rn, int* ids, float* w) {          \
+// Per dtype and logits-per-lane count: the top-k kernel (one warp per token) and, for small T, the one-launch route
+// (route_block: selection and sort in one block; dynamic shared memory: the sort's (kScatterWarps·E + E + 1) ints, then
+// T·k ids and T·k weights).
+#define GAPFILL_MOE_SLOTS(DT, T, SLOTS)                                                                             \
+    extern "C" __global__ void moe_topk_##DT##_s##SLOTS(const T* l, int t, int e, int k, int sg, int rn, int* ids,   \
+                                                        float* w) {                                                  \
         topk_body<SLOTS>(l, t, e, k, sg, rn, ids, w);                                                                \
+    }                                                                                                                \
+    extern "C" __global__ void __launch_bounds__(kScatterWarps * 32, 1)                                              \
+    moe_route_block_##DT##_s##SLOTS(const T* l, int t, int e, int k, int sg, int rn, int* ids, float* w,             \
+                                    int* offsets, int* gather, float* weights, int* row_of) {                        \
+        route_block<SLOTS>(l, t, e, k, sg, rn, ids, w, offsets, gather, weights, row_of);                            \
     }
-#define GAPFILL_MOE_TOPK_SLOTS(DT, T)                                                                                \
-    GAPFILL_MOE_TOPK(moe_topk_##DT##_s1, T, 1)                                                                       \
-    GAPFILL_MOE_TOPK(moe_topk_##DT##_s2, T, 2)                                                                       \
-    GAPFILL_MOE_TOPK(moe_topk_##DT##_s4, T, 4)                                                                       \
-    GAPFILL_MOE_TOPK(moe_topk_##DT##_s8, T, 8)                                                                       \
-    GAPFILL_MOE_TOPK(moe_topk_##DT##_s16, T, 16)
-GAPFILL_MOE_TOPK_SLOTS(f32, float)
-GAPFILL_MOE_TOPK_SLOTS(f16, __half)
-GAPFILL_MOE_TOPK_SLOTS(bf16, __nv_bfloat16)
+#define GAPFILL_MOE_DTYPE(DT, T)                                                                                     \
+    GAPFILL_MOE_SLOTS(DT, T, 1) GAPFILL_MOE_SLOTS(DT, T, 2) GAPFILL_MOE_SLOTS(DT, T, 4) GAPFILL_MOE_SLOTS(DT, T, 8)  \
+    GAPFILL_MOE_SLOTS(DT, T, 16)
+GAPFILL_MOE_DTYPE(f32, float)
+GAPFILL_MOE_DTYPE(f16, __half)
+GAPFILL_MOE_DTYPE(bf16, __nv_bfloat16)
 
 // One block sorts every entry (small T·k: two launches in all).
 extern "C" __global__ void __launch_bounds__(kScatterWarps * 32, 1)

@@ -28,7 +28,8 @@ import java.util.Locale;
  * gather I32 [T·k] (token of each row), weights F32 [T·k] (router weight of each row), rowOf I32 [T, k]
  * (row of token t's j-th choice, for the scatter-add back), topkIds I32 [T, k], topkWeights F32 [T, k].
  *
- * <p>Backends: CUSTOM (two kernels, four from T·k = 8192 on; no vendor library routes) for device tensors, where VENDOR throws
+ * <p>Backends: CUSTOM (one kernel up to T = 64, two up to T·k = 8192, four from there on; no vendor library routes) for
+ * device tensors, where VENDOR throws
  * {@link UnsupportedShapeException}; tensors on the CPU always run the reference, whatever the backend
  * ({@link Backend}). Limits: E ≤ 512, 1 ≤ k ≤ min(E, 32). NaN logits (not meaningful input) are read as −∞ by both
  * the kernels and the reference. On a GPU the six outputs must not overlap logits
@@ -124,6 +125,14 @@ public final class MoeRoute {
      * 14.2 µs for E = 64, k = 8), at 131 072 entries 424 µs.
      */
     static final int CHUNKED_FROM = 8192;
+    /**
+     * Up to this many tokens one block selects and sorts in one launch (route.cu's route_block; its warps take
+     * ceil(T / 16) tokens each), if its shared memory fits the default 48 KiB.
+     */
+    static final int ONE_LAUNCH_MAX_TOKENS = 64;
+    private static final int ONE_LAUNCH_MAX_SMEM = 48 * 1024;
+    /** Debug: never the one-launch path (tests compare it with the two launches). */
+    public static final String DEBUG_TWO_LAUNCHES = "gapfill.debug.moeRouteTwoLaunches";
     private static final int COUNT_THREADS = 256;
     private static final int BASES_THREADS = 1024;
 
@@ -137,6 +146,17 @@ public final class MoeRoute {
             slots *= 2;
         }
         return slots;
+    }
+
+    /** Shared memory of the one-launch kernel: the sort's histograms and bases, then T·k ids and T·k weights. */
+    static long oneLaunchSmem(long tokens, long experts, int k) {
+        return (SCATTER_WARPS * experts + experts + 1 + 2 * tokens * k) * 4;
+    }
+
+    /** Do selection and sort run in one launch (small T)? */
+    static boolean oneLaunch(long tokens, long experts, int k) {
+        return tokens <= ONE_LAUNCH_MAX_TOKENS && oneLaunchSmem(tokens, experts, k) <= ONE_LAUNCH_MAX_SMEM
+                && !Boolean.getBoolean(DEBUG_TWO_LAUNCHES);
     }
 
     /** Does the sort of {@code entries} (T·k) run over chunks? */
@@ -205,11 +225,22 @@ public final class MoeRoute {
         }
         checkBackend(logits, options);
         Stream s = OpStreams.pick(logits.device(), stream);
-        String sym = "moe_topk_" + logits.dtype().name().toLowerCase(Locale.ROOT) + "_s" + topkSlots(e);
+        String dt = logits.dtype().name().toLowerCase(Locale.ROOT);
+        int sg = options.score() == Score.SIGMOID ? 1 : 0;
+        int rn = options.renormalize() ? 1 : 0;
+        if (oneLaunch(t, e, k)) {
+            MODULE.function(s.cudaDevice(), "moe_route_block_" + dt + "_s" + topkSlots(e)).launch(s, 1, 1, 1,
+                    32 * SCATTER_WARPS, 1, 1, (int) oneLaunchSmem(t, e, k),
+                    KernelArgs.begin().ptr(logits).i32((int) t).i32((int) e).i32(k).i32(sg).i32(rn).ptr(out.topkIds)
+                            .ptr(out.topkWeights).ptr(out.offsets).ptr(out.gather).ptr(out.weights).ptr(out.rowOf));
+            OpStreams.record(s, logits, out.offsets, out.gather, out.weights, out.rowOf, out.topkIds, out.topkWeights);
+            return;
+        }
+        String sym = "moe_topk_" + dt + "_s" + topkSlots(e);
         int grid = (int) ((t + TOPK_WARPS_PER_BLOCK - 1) / TOPK_WARPS_PER_BLOCK);
         MODULE.function(s.cudaDevice(), sym).launch(s, grid, 1, 1, 32 * TOPK_WARPS_PER_BLOCK, 1, 1, 0,
-                KernelArgs.begin().ptr(logits).i32((int) t).i32((int) e).i32(k).i32(options.score() == Score.SIGMOID ? 1 : 0)
-                        .i32(options.renormalize() ? 1 : 0).ptr(out.topkIds).ptr(out.topkWeights));
+                KernelArgs.begin().ptr(logits).i32((int) t).i32((int) e).i32(k).i32(sg).i32(rn).ptr(out.topkIds)
+                        .ptr(out.topkWeights));
         int entries = (int) (t * k);
         int sortSmem = (int) ((SCATTER_WARPS * e + e + 1) * 4);
         if (!chunked(entries)) {
@@ -267,8 +298,9 @@ public final class MoeRoute {
     }
 
     /**
-     * What runs for T tokens over E experts: the custom kernels on a GPU. Top-k takes one warp per token; below
-     * 8192 entries (T·k) one block sorts them by expert (two launches in all), from there on the sort
+     * What runs for T tokens over E experts: the custom kernels on a GPU. Up to T = 64 (and 48 KiB of shared memory)
+     * one block of 16 warps selects every token and sorts the entries (one launch). Above, top-k takes one warp per
+     * token; below 8192 entries (T·k) one block sorts them by expert (two launches in all), from there on the sort
      * runs over chunks of at least 1024 entries, one block each (four launches).
      */
     public static Decision decide(long tokens, long experts, int k, DeviceInfo info) {
@@ -285,6 +317,13 @@ public final class MoeRoute {
             return Decision.reference();
         }
         long entries = tokens * k;
+        if (oneLaunch(tokens, experts, k)) {
+            return new Decision(Backend.CUSTOM, "route_block",
+                    "no vendor routing exists; one block of " + SCATTER_WARPS + " warps selects the top-" + k + " of "
+                            + tokens + " tokens (" + topkSlots(experts) + " logits per lane, up to "
+                            + (tokens + SCATTER_WARPS - 1) / SCATTER_WARPS + " tokens per warp) and sorts the " + entries
+                            + " entries by expert in shared memory, one launch (deterministic)");
+        }
         if (!chunked(entries)) {
             return new Decision(Backend.CUSTOM, "topk_warp+scatter_block",
                     "no vendor routing exists; top-k: one warp per token over " + tokens + " tokens (" + topkSlots(experts)

@@ -8,6 +8,7 @@ import dev.gapfill.core.Gpu;
 import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.core.testing.Poison;
+import dev.gapfill.core.testing.SystemProperty;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
@@ -147,6 +148,15 @@ class MoeRouteProperties {
 
     @Test void theDecisionNamesTheSortThatRuns() {
         DeviceInfo h100 = DeviceInfo.h100ForTests();
+        assertEquals("route_block", MoeRoute.decide(1, 512, 32, h100).variant());
+        assertEquals("route_block", MoeRoute.decide(64, 64, 8, h100).variant());
+        assertEquals("topk_warp+scatter_block", MoeRoute.decide(65, 64, 8, h100).variant());
+        // (16·512 + 513 + 2·64·32)·4 bytes = 51,204: over the 48 KiB the one launch takes
+        assertEquals("topk_warp+scatter_block", MoeRoute.decide(64, 512, 32, h100).variant());
+        assertEquals("route_block", MoeRoute.decide(32, 512, 32, h100).variant());
+        SystemProperty.with(MoeRoute.DEBUG_TWO_LAUNCHES, "true",
+                () -> assertEquals("topk_warp+scatter_block", MoeRoute.decide(1, 64, 8, h100).variant()));
+        assertTrue(MoeRoute.decide(40, 64, 8, h100).reason().contains("up to 3 tokens per warp"), MoeRoute.decide(40, 64, 8, h100).reason());
         assertEquals("topk_warp+scatter_block", MoeRoute.decide(1023, 64, 8, h100).variant());
         assertEquals("topk_warp+scatter_chunks", MoeRoute.decide(1024, 64, 8, h100).variant());
         assertEquals("topk_warp+scatter_block", MoeRoute.decide(8191, 8, 1, h100).variant());

@@ -6,6 +6,7 @@ import dev.gapfill.core.Gpu;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.core.testing.GpuTest;
 import dev.gapfill.core.testing.Poison;
+import dev.gapfill.core.testing.SystemProperty;
 import dev.gapfill.ops.MoeRoute;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
@@ -14,6 +15,8 @@ import org.junit.jupiter.api.Test;
 
 import java.util.Random;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -107,6 +110,59 @@ class MoeRouteGpuTest {
                 MoeRoute.route(logits, o, got, null);
                 String mismatch = MoeRouteVerification.layoutMismatch(ref, got);
                 assertNull(mismatch, "NaN rows, T=" + t + ": " + mismatch);
+            }
+        }
+    }
+
+    /**
+     * The one-launch path (T ≤ 64: one block selects and sorts) against the reference, and bit for bit against the two
+     * launches it replaces (forced by {@link MoeRoute#DEBUG_TWO_LAUNCHES}): every output. Tokens around the warps'
+     * count (16) and the limit, E from 1 to 512 (16 logits per lane), k up to 32, the three dtypes, both scores, and
+     * logits drawn from a few values with ±0 among them, so the warp argmax breaks many ties and meets −0 beside +0.
+     */
+    @Test
+    void oneLaunchMatchesTheReferenceAndTheTwoLaunchesBits() {
+        int[][] cases = {{1, 1, 1}, {1, 64, 8}, {2, 8, 2}, {15, 60, 6}, {16, 128, 8}, {17, 160, 6}, {31, 33, 32},
+                         {32, 512, 32}, {33, 64, 8}, {48, 512, 8}, {64, 64, 8}, {64, 8, 2}, {64, 256, 16}};
+        Device gpu = Device.cuda(0);
+        int n = 0;
+        for (int[] c : cases) {
+            int t = c[0], e = c[1], k = c[2];
+            for (DType dt : new DType[] {DType.F32, DType.F16, DType.BF16}) {
+                boolean sigmoid = (n & 1) == 1, renorm = (n & 2) == 0, ties = n % 3 != 2;
+                n++;
+                MoeRoute.Options o = MoeRoute.Options.topK(k).withRenormalize(renorm)
+                        .withScore(sigmoid ? MoeRoute.Score.SIGMOID : MoeRoute.Score.SOFTMAX);
+                String variant = MoeRoute.decide(t, e, k, Gpu.device(0).info()).variant();
+                assertEquals("route_block", variant, "T=" + t + " E=" + e + " k=" + k);
+                Random rnd = new Random(977L * t + 31L * e + k);
+                float[] x = new float[t * e];
+                for (int i = 0; i < x.length; i++) {
+                    x[i] = ties ? new float[] {-0f, 0f, 0.5f, -1.25f, 2f}[rnd.nextInt(5)] : (float) rnd.nextGaussian();
+                }
+                String what = dt + " T=" + t + " E=" + e + " k=" + k + (sigmoid ? " sigmoid" : " softmax")
+                        + (renorm ? " renormalized" : "") + (ties ? " ties" : "");
+                try (Tensor host = Tensor.of(Device.CPU, dt, x, t, e); Tensor logits = host.to(gpu);
+                     MoeRoute.Routing ref = MoeRoute.route(host, o);
+                     MoeRoute.Routing one = MoeRoute.Routing.allocate(gpu, t, e, k);
+                     MoeRoute.Routing two = MoeRoute.Routing.allocate(gpu, t, e, k)) {
+                    for (MoeRoute.Routing r : new MoeRoute.Routing[] {one, two}) {
+                        for (Tensor y : new Tensor[] {r.offsets, r.gather, r.weights, r.rowOf, r.topkIds, r.topkWeights}) {
+                            Poison.fill(y);
+                        }
+                    }
+                    MoeRoute.route(logits, o, one, null);
+                    SystemProperty.with(MoeRoute.DEBUG_TWO_LAUNCHES, "true", () -> {
+                        assertEquals("topk_warp+scatter_block", MoeRoute.decide(t, e, k, Gpu.device(0).info()).variant());
+                        MoeRoute.route(logits, o, two, null);
+                    });
+                    assertMatches(host, o, ref, one, what);
+                    Tensor[] a = {one.offsets, one.gather, one.weights, one.rowOf, one.topkIds, one.topkWeights};
+                    Tensor[] b = {two.offsets, two.gather, two.weights, two.rowOf, two.topkIds, two.topkWeights};
+                    for (int i = 0; i < a.length; i++) {
+                        assertArrayEquals(b[i].toByteArray(), a[i].toByteArray(), what + ": output " + i + " of the one launch");
+                    }
+                }
             }
         }
     }
