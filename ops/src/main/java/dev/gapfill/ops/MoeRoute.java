@@ -28,7 +28,7 @@ import java.util.Locale;
  * gather I32 [T·k] (token of each row), weights F32 [T·k] (router weight of each row), rowOf I32 [T, k]
  * (row of token t's j-th choice, for the scatter-add back), topkIds I32 [T, k], topkWeights F32 [T, k].
  *
- * <p>Backends: CUSTOM (one kernel up to T = 64, two up to T·k = 8192, four from there on; no vendor library routes) for
+ * <p>Backends: CUSTOM (one kernel up to T = 16, two up to T·k = 8192, four from there on; no vendor library routes) for
  * device tensors, where VENDOR throws
  * {@link UnsupportedShapeException}; tensors on the CPU always run the reference, whatever the backend
  * ({@link Backend}). Limits: E ≤ 512, 1 ≤ k ≤ min(E, 32). NaN logits (not meaningful input) are read as −∞ by both
@@ -126,10 +126,12 @@ public final class MoeRoute {
      */
     static final int CHUNKED_FROM = 8192;
     /**
-     * Up to this many tokens one block selects and sorts in one launch (route.cu's route_block; its warps take
-     * ceil(T / 16) tokens each), if its shared memory fits the default 48 KiB.
+     * Up to this many tokens one block selects and sorts in one launch (route.cu's route_block: one token per warp),
+     * if its shared memory fits the default 48 KiB (it always does up to 16 tokens). On an H100 (7b0a9b9, stage probe)
+     * the one launch took 0.67–0.84× the two launches' time at T ≤ 16 (E = 8 to 512), and 0.83–1.08× at T = 24 and
+     * 0.85–1.14× at T = 32, where its warps take a second token (1.09–1.77× at T = 64).
      */
-    static final int ONE_LAUNCH_MAX_TOKENS = 64;
+    static final int ONE_LAUNCH_MAX_TOKENS = 16;
     private static final int ONE_LAUNCH_MAX_SMEM = 48 * 1024;
     /** Debug: never the one-launch path (tests compare it with the two launches). */
     public static final String DEBUG_TWO_LAUNCHES = "gapfill.debug.moeRouteTwoLaunches";
@@ -298,8 +300,8 @@ public final class MoeRoute {
     }
 
     /**
-     * What runs for T tokens over E experts: the custom kernels on a GPU. Up to T = 64 (and 48 KiB of shared memory)
-     * one block of 16 warps selects every token and sorts the entries (one launch). Above, top-k takes one warp per
+     * What runs for T tokens over E experts: the custom kernels on a GPU. Up to T = 16 one block of 16 warps selects
+     * every token (one warp each) and sorts the entries (one launch). Above, top-k takes one warp per
      * token; below 8192 entries (T·k) one block sorts them by expert (two launches in all), from there on the sort
      * runs over chunks of at least 1024 entries, one block each (four launches).
      */
@@ -320,8 +322,7 @@ public final class MoeRoute {
         if (oneLaunch(tokens, experts, k)) {
             return new Decision(Backend.CUSTOM, "route_block",
                     "no vendor routing exists; one block of " + SCATTER_WARPS + " warps selects the top-" + k + " of "
-                            + tokens + " tokens (" + topkSlots(experts) + " logits per lane, up to "
-                            + (tokens + SCATTER_WARPS - 1) / SCATTER_WARPS + " tokens per warp) and sorts the " + entries
+                            + tokens + " tokens (" + topkSlots(experts) + " logits per lane, one warp per token) and sorts the " + entries
                             + " entries by expert in shared memory, one launch (deterministic)");
         }
         if (!chunked(entries)) {

@@ -149,14 +149,12 @@ class MoeRouteProperties {
     @Test void theDecisionNamesTheSortThatRuns() {
         DeviceInfo h100 = DeviceInfo.h100ForTests();
         assertEquals("route_block", MoeRoute.decide(1, 512, 32, h100).variant());
-        assertEquals("route_block", MoeRoute.decide(64, 64, 8, h100).variant());
-        assertEquals("topk_warp+scatter_block", MoeRoute.decide(65, 64, 8, h100).variant());
-        // (16·512 + 513 + 2·64·32)·4 bytes = 51,204: over the 48 KiB the one launch takes
-        assertEquals("topk_warp+scatter_block", MoeRoute.decide(64, 512, 32, h100).variant());
-        assertEquals("route_block", MoeRoute.decide(32, 512, 32, h100).variant());
+        assertEquals("route_block", MoeRoute.decide(16, 512, 32, h100).variant());
+        assertEquals("topk_warp+scatter_block", MoeRoute.decide(17, 64, 8, h100).variant());
+        assertTrue(MoeRoute.decide(16, 64, 8, h100).reason().contains("one warp per token) and sorts the 128 entries"),
+                MoeRoute.decide(16, 64, 8, h100).reason());
         SystemProperty.with(MoeRoute.DEBUG_TWO_LAUNCHES, "true",
                 () -> assertEquals("topk_warp+scatter_block", MoeRoute.decide(1, 64, 8, h100).variant()));
-        assertTrue(MoeRoute.decide(40, 64, 8, h100).reason().contains("up to 3 tokens per warp"), MoeRoute.decide(40, 64, 8, h100).reason());
         assertEquals("topk_warp+scatter_block", MoeRoute.decide(1023, 64, 8, h100).variant());
         assertEquals("topk_warp+scatter_chunks", MoeRoute.decide(1024, 64, 8, h100).variant());
         assertEquals("topk_warp+scatter_block", MoeRoute.decide(8191, 8, 1, h100).variant());
