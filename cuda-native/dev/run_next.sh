@@ -2,17 +2,14 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
-# Thirty-eighth session: branch gpu-pending-next = main + gpu-pending-moe-topk (the top-k kernel keeps the k choices
-# in registers and stores them once, coalesced) + gpu-pending-contiguous (Tensor.isContiguous ignores size-1 dims'
-# strides; the validation fixtures skip contiguity rules for all-ones shapes). Bundle this branch's clean commit.
-# Call 1 the suite and the stress (main's record at ccdd3d0 ran the suite only, with 9 s of device time left); call 2
-# memcheck, synccheck and initcheck over MoeRouteGpuTest and the GPU validation properties (Ops, Tensor), racecheck
-# over MoeRouteGpuTest and over the validation properties (their racecheck JVM died inside the tool on two H200s at
-# bc77c1c, 0 hazards; clean twice on an H100); call 3 BENCH_OPS="moe_route:60" scripts/device-run.sh info bench, to
-# compare with docs/benchmarks/h100/moe_route.json (ccdd3d0), then OUT=$OUT bash cuda-native/dev/moe_route/run_stage_times.sh
-# (each route launch timed alone: where the 74.6 us of T=16384 go); call 4 (if time) BENCH_TIMEOUT=330
-# BENCH_OPS="gqa_decode:330" scripts/device-run.sh info bench: the gqa sweep with its wider check (sequence 0 and the
-# last one; 166 s at bc77c1c with sequence 0 alone). All green: merge main into this branch if main moved, then fast-forward main to it.
+# Thirty-eighth session, second bundle: branch gpu-pending-route-block (moeRoute's argmax rounds by redux.sync; T <= 16
+# in one launch). Call 1 the suite and the stress; call 2 the four tools over MoeRouteGpuTest (its new test compares the
+# one launch with the reference and, bit for bit, with the two launches); call 3 BENCH_OPS="moe_route:60 bmm:150
+# int8_mm:90 grouped_gemm:200 elementwise:60 host_overhead:60" scripts/device-run.sh info bench, then
+# OUT=$OUT bash cuda-native/dev/moe_route/run_stage_times.sh; call 4 BENCH_OPS="depthwise_conv3x3:340" DEMO_TIMEOUT=200
+# scripts/device-run.sh info bench demo; call 5 (if time) the gqa sweep. All green: fast-forward main to the branch.
+# The first bundle of this session (402b926, gpu-pending-next: sized top-k, Tensor.isContiguous, the gqa check on two
+# sequences) ran calls of 375, 72, 21 and 194 s; docs/reliability/suite-h100-402b926.txt.
 # Thirty-seventh session (run at bc77c1c): memcheck, synccheck and initcheck over the eight classes the review fixes
 # changed (144 tests; 142, 129, 172 s), racecheck over the three new ones (73 s) and over GqaDecodeGpuTest (165 s).
 # The thirty-sixth session's call 2 ran the four tools over GqaDecodeGpuTest (shard gq=.*\.GqaDecodeGpuTest, every
@@ -34,8 +31,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 RECORD_SOURCE_ONLY=1 . scripts/record-x2.sh
 unset SANITIZER_GPUS SANITIZER_JOPTS
-export SANITIZER_SHARDS="$SANITIZER_SHARDS mv=.*\.(MoeRouteGpuTest|OpsValidationGpuProperties|TensorValidationGpuProperties) mr=.*\.MoeRouteGpuTest rv=.*\.(Ops|Tensor)ValidationGpuProperties" \
-  SANITIZER_TOOLS="memcheck/mv synccheck/mv initcheck/mv racecheck/mr racecheck/rv" \
+# shard m (MoeRouteGpuTest) is the record's own
+export SANITIZER_TOOLS="memcheck/m synccheck/m initcheck/m racecheck/m" \
   SANITIZER_GAPFILL_ONLY="" \
   SANITIZER_TIMEOUT=300 SANITIZER_TEST_TIMEOUT=290s STRESS_SECONDS=60
 if [ $# -eq 0 ]; then
