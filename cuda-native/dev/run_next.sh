@@ -2,6 +2,9 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
+# Thirty-eighth session, third bundle (the chunked sort from 4096 entries where E >= 64; host dispatch only): one call,
+# cuda-native/dev/run_next.sh all (suite, stress, the four tools over MoeRouteGpuTest, the moe_route sweep; then
+# OUT=$OUT bash cuda-native/dev/moe_route/run_stage_times.sh).
 # Thirty-eighth session, second bundle: branch gpu-pending-route-block (moeRoute's argmax rounds by redux.sync; T <= 16
 # in one launch). Call 1 the suite and the stress; call 2 the four tools over MoeRouteGpuTest (its new test compares the
 # one launch with the reference and, bit for bit, with the two launches); call 3 BENCH_OPS="moe_route:60 bmm:150
@@ -35,7 +38,9 @@ unset SANITIZER_GPUS SANITIZER_JOPTS
 export SANITIZER_TOOLS="memcheck/m synccheck/m initcheck/m racecheck/m" \
   SANITIZER_GAPFILL_ONLY="" \
   SANITIZER_TIMEOUT=300 SANITIZER_TEST_TIMEOUT=290s STRESS_SECONDS=60
-if [ $# -eq 0 ]; then
+if [ "${1:-}" = all ]; then
+  BENCH_OPS="moe_route:60" timeout 560 scripts/device-run.sh info tests stress sanitizer bench
+elif [ $# -eq 0 ]; then
   timeout 590 scripts/device-run.sh info tests stress
 else
   prev=/tmp/gapfill-prev; rm -rf "$prev"; mkdir -p "$prev"; tar xzf "$1" -C "$prev" || exit 2

@@ -1,8 +1,8 @@
 // moeRoute: router logits [T, E] -> top-k experts per token -> the device-side layout a grouped GEMM
 // consumes (per-expert offsets, row-gather index, router weights in expert order, inverse map).
 // Regime: MoE routing for any T (decode T = 1..64 is the common case), E <= 512, k <= 32.
-// Floor: T*E*sizeof(logit) read + ~20*T*k bytes written; latency-bound (one launch up to T = 16, two below T*k = 8192,
-// four from there).
+// Floor: T*E*sizeof(logit) read + ~20*T*k bytes written; latency-bound (one launch up to T = 16, two below T*k = 8192
+// (4096 where E >= 64), four from there).
 // Measured (H100 SXM, docs/benchmarks/h100/moe_route.json, every launch, L2 flushed): at 5c6b53f, one block sorting
 //   every entry, T=16 14.3 µs (E=64/128 k=8), 13.6 (E=160 k=6), 10.4 (E=8 k=2), T=4096 115.1 µs (E=64 k=8), growing
 //   with T*k; at ccdd3d0, the sort over chunks from T*k = 8192 (counts, bases, scatter, as many blocks as chunks):

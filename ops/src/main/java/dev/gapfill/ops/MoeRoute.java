@@ -28,7 +28,8 @@ import java.util.Locale;
  * gather I32 [T·k] (token of each row), weights F32 [T·k] (router weight of each row), rowOf I32 [T, k]
  * (row of token t's j-th choice, for the scatter-add back), topkIds I32 [T, k], topkWeights F32 [T, k].
  *
- * <p>Backends: CUSTOM (one kernel up to T = 16, two up to T·k = 8192, four from there on; no vendor library routes) for
+ * <p>Backends: CUSTOM (one kernel up to T = 16, two below T·k = 8192 (4096 where E ≥ 64), four from there on; no vendor
+ * library routes) for
  * device tensors, where VENDOR throws
  * {@link UnsupportedShapeException}; tensors on the CPU always run the reference, whatever the backend
  * ({@link Backend}). Limits: E ≤ 512, 1 ≤ k ≤ min(E, 32). NaN logits (not meaningful input) are read as −∞ by both
@@ -126,6 +127,13 @@ public final class MoeRoute {
      */
     static final int CHUNKED_FROM = 8192;
     /**
+     * With E ≥ 64 the chunked sort starts at this many entries: the one block's time per entry grows with E. On an H100
+     * (a35d849, stage probe, same top-k before both, outputs identical) the chunked sort took 0.94× the one block's
+     * time at 4096 entries for E = 64, 0.92× for E = 512, 0.71–0.73× at 6144 (E = 64 and 160), and 1.06–1.69× at 3072
+     * and below; for E = 8 (k = 2) it was 1.28× at 4096 entries and 0.99× at 8190, so small E keeps CHUNKED_FROM.
+     */
+    static final int CHUNKED_FROM_E64 = 4096;
+    /**
      * Up to this many tokens one block selects and sorts in one launch (route.cu's route_block: one token per warp),
      * if its shared memory fits the default 48 KiB (it always does up to 16 tokens). On an H100 (7b0a9b9, stage probe)
      * the one launch took 0.67–0.84× the two launches' time at T ≤ 16 (E = 8 to 512), and 0.83–1.08× at T = 24 and
@@ -161,9 +169,9 @@ public final class MoeRoute {
                 && !Boolean.getBoolean(DEBUG_TWO_LAUNCHES);
     }
 
-    /** Does the sort of {@code entries} (T·k) run over chunks? */
-    static boolean chunked(long entries) {
-        return entries >= CHUNKED_FROM;
+    /** Does the sort of {@code entries} (T·k) over {@code experts} run over chunks? */
+    static boolean chunked(long entries, long experts) {
+        return entries >= CHUNKED_FROM || (experts >= 64 && entries >= CHUNKED_FROM_E64);
     }
 
     /**
@@ -245,7 +253,7 @@ public final class MoeRoute {
                         .ptr(out.topkWeights));
         int entries = (int) (t * k);
         int sortSmem = (int) ((SCATTER_WARPS * e + e + 1) * 4);
-        if (!chunked(entries)) {
+        if (!chunked(entries, e)) {
             MODULE.function(s.cudaDevice(), "moe_scatter").launch(s, 1, 1, 1, 32 * SCATTER_WARPS, 1, 1, sortSmem,
                     KernelArgs.begin().ptr(out.topkIds).ptr(out.topkWeights).i32(entries).i32(k).i32((int) e)
                             .ptr(out.offsets).ptr(out.gather).ptr(out.weights).ptr(out.rowOf));
@@ -302,7 +310,7 @@ public final class MoeRoute {
     /**
      * What runs for T tokens over E experts: the custom kernels on a GPU. Up to T = 16 one block of 16 warps selects
      * every token (one warp each) and sorts the entries (one launch). Above, top-k takes one warp per
-     * token; below 8192 entries (T·k) one block sorts them by expert (two launches in all), from there on the sort
+     * token; below 8192 entries (T·k; 4096 where E ≥ 64) one block sorts them by expert (two launches in all), from there on the sort
      * runs over chunks of at least 1024 entries, one block each (four launches).
      */
     public static Decision decide(long tokens, long experts, int k, DeviceInfo info) {
@@ -325,7 +333,7 @@ public final class MoeRoute {
                             + tokens + " tokens (" + topkSlots(experts) + " logits per lane, one warp per token) and sorts the " + entries
                             + " entries by expert in shared memory, one launch (deterministic)");
         }
-        if (!chunked(entries)) {
+        if (!chunked(entries, experts)) {
             return new Decision(Backend.CUSTOM, "topk_warp+scatter_block",
                     "no vendor routing exists; top-k: one warp per token over " + tokens + " tokens (" + topkSlots(experts)
                             + " logits per lane), scatter: one block of "
@@ -335,7 +343,7 @@ public final class MoeRoute {
         return new Decision(Backend.CUSTOM, "topk_warp+scatter_chunks",
                 "no vendor routing exists; top-k: one warp per token over " + tokens + " tokens (" + topkSlots(experts)
                         + " logits per lane), scatter: " + entries
-                        + " entries (at least " + CHUNKED_FROM + ") sorted by expert in " + entries / chunk + " chunks of "
+                        + " entries (at least " + (experts >= 64 ? CHUNKED_FROM_E64 : CHUNKED_FROM) + ") sorted by expert in " + entries / chunk + " chunks of "
                         + chunk + " or more, one block each, after their counts and bases (deterministic)");
     }
 

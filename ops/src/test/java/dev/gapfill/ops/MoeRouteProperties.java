@@ -106,7 +106,7 @@ class MoeRouteProperties {
      * at most 1024 chunks; the decision names the path that runs.
      */
     @Property(tries = 300)
-    void chunksHoldTheirCountsAndStayFew(@ForAll @IntRange(min = MoeRoute.CHUNKED_FROM, max = Integer.MAX_VALUE) int entries) {
+    void chunksHoldTheirCountsAndStayFew(@ForAll @IntRange(min = MoeRoute.CHUNKED_FROM_E64, max = Integer.MAX_VALUE) int entries) {
         int chunk = MoeRoute.chunkEntries(entries);
         int chunks = entries / chunk;
         assertTrue(chunk >= MoeRoute.MAX_EXPERTS, "chunk " + chunk);
@@ -155,8 +155,10 @@ class MoeRouteProperties {
                 MoeRoute.decide(16, 64, 8, h100).reason());
         SystemProperty.with(MoeRoute.DEBUG_TWO_LAUNCHES, "true",
                 () -> assertEquals("topk_warp+scatter_block", MoeRoute.decide(1, 64, 8, h100).variant()));
-        assertEquals("topk_warp+scatter_block", MoeRoute.decide(1023, 64, 8, h100).variant());
-        assertEquals("topk_warp+scatter_chunks", MoeRoute.decide(1024, 64, 8, h100).variant());
+        assertEquals("topk_warp+scatter_block", MoeRoute.decide(511, 64, 8, h100).variant());
+        assertEquals("topk_warp+scatter_chunks", MoeRoute.decide(512, 64, 8, h100).variant());
+        assertTrue(MoeRoute.decide(512, 512, 8, h100).reason().contains("(at least 4096)"), MoeRoute.decide(512, 512, 8, h100).reason());
+        assertEquals("topk_warp+scatter_block", MoeRoute.decide(4096, 63, 1, h100).variant());
         assertEquals("topk_warp+scatter_block", MoeRoute.decide(8191, 8, 1, h100).variant());
         assertEquals("topk_warp+scatter_chunks", MoeRoute.decide(8192, 8, 1, h100).variant());
         assertTrue(MoeRoute.decide(16384, 64, 8, h100).reason().contains("128 chunks of 1024"), MoeRoute.decide(16384, 64, 8, h100).reason());

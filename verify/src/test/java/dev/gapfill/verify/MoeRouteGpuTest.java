@@ -50,13 +50,13 @@ class MoeRouteGpuTest {
     }
 
     /**
-     * The chunked sort (T·k ≥ 8192: counts, bases and scatter over chunks, the counts kept in rowOf) at its edges:
-     * just below and at the switch, E = 1, the largest E and k, a last chunk longer than the others, and more than
-     * 1024 chunks' worth of entries (chunks of more than 1024 entries).
+     * The chunked sort (T·k ≥ 8192, ≥ 4096 where E ≥ 64: counts, bases and scatter over chunks, the counts kept in
+     * rowOf) at its edges: just below and at both switches, E = 1, the largest E and k, a last chunk longer than the
+     * others, and more than 1024 chunks' worth of entries (chunks of more than 1024 entries).
      */
     @Test
     void chunkedSortMatchesTheReferenceAtItsEdges() {
-        int[][] cases = {{1023, 64, 8}, {1024, 64, 8}, {8192, 1, 1}, {16384, 64, 8}, {5000, 512, 32}, {70001, 160, 6},
+        int[][] cases = {{511, 64, 8}, {512, 64, 8}, {1023, 64, 8}, {4096, 63, 1}, {8191, 8, 1}, {8192, 1, 1}, {600, 512, 8}, {16384, 64, 8}, {5000, 512, 32}, {70001, 160, 6},
                          {4097, 8, 2}, {150001, 128, 8}};
         Device gpu = Device.cuda(0);
         for (int[] c : cases) {
