@@ -2,6 +2,11 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
+# Next session: branch gpu-pending-moe-tests (MoeRouteGpuTest's review cases: NaN rows through the one launch, k = E,
+# rows of one value, each dtype meeting each kind of logits; no kernel or host change): call 1 cuda-native/dev/run_next.sh
+# (suite and stress), call 2 cuda-native/dev/run_next.sh .bundle/prev-results.tgz (the four tools over MoeRouteGpuTest,
+# shard m). Green: fast-forward main to the branch. Note: the working tree (docs/benchmark-runs is over 9 MB) plus the
+# 46 MB bundle is over the 64 MiB a call carries; move docs/benchmark-runs out of the tree for the calls, then back.
 # Thirty-eighth session, third bundle (the chunked sort from 4096 entries where E >= 64; host dispatch only): one call,
 # cuda-native/dev/run_next.sh all (suite, stress, the four tools over MoeRouteGpuTest, the moe_route sweep; then
 # OUT=$OUT bash cuda-native/dev/moe_route/run_stage_times.sh).

@@ -29,9 +29,7 @@ import java.util.Locale;
  * (row of token t's j-th choice, for the scatter-add back), topkIds I32 [T, k], topkWeights F32 [T, k].
  *
  * <p>Backends: CUSTOM (one kernel up to T = 16, two below T·k = 8192 (4096 where E ≥ 64), four from there on; no vendor
- * library routes) for
- * device tensors, where VENDOR throws
- * {@link UnsupportedShapeException}; tensors on the CPU always run the reference, whatever the backend
+ * library routes) for device tensors, where VENDOR throws {@link UnsupportedShapeException}; tensors on the CPU always run the reference, whatever the backend
  * ({@link Backend}). Limits: E ≤ 512, 1 ≤ k ≤ min(E, 32). NaN logits (not meaningful input) are read as −∞ by both
  * the kernels and the reference. On a GPU the six outputs must not overlap logits
  * or each other (the sort kernels read topkIds and topkWeights while they write the other four).

@@ -77,12 +77,13 @@ class MoeRouteGpuTest {
     /**
      * NaN logits (unsupported) are read as −∞ on both sides, so every chosen expert is in range (before, a row of
      * NaNs left the warp's argmax on no expert, which the sort then used as an index). Rows: all NaN, NaN among
-     * finite logits, NaN beside −∞; in the one-block sort and the chunked one. Integers exact against the reference.
+     * finite logits, NaN beside −∞; in the one launch (T ≤ 16), the one-block sort and the chunked one. Integers exact
+     * against the reference.
      */
     @Test
     void nanLogitsAreReadAsMinusInfinity() {
         Device gpu = Device.cuda(0);
-        for (int[] c : new int[][] {{40, 64, 8}, {1500, 64, 8}}) {
+        for (int[] c : new int[][] {{16, 64, 8}, {5, 33, 32}, {40, 64, 8}, {1500, 64, 8}}) {
             int t = c[0], e = c[1], k = c[2];
             Random rnd = new Random(t);
             float[] x = new float[t * e];
@@ -117,19 +118,21 @@ class MoeRouteGpuTest {
     /**
      * The one-launch path (T ≤ 16: one block selects and sorts) against the reference, and bit for bit against the two
      * launches it replaces (forced by {@link MoeRoute#DEBUG_TWO_LAUNCHES}): every output. Tokens from 1 to the limit,
-     * E from 1 to 512 (16 logits per lane), k up to 32, the three dtypes, both scores, and
-     * logits drawn from a few values with ±0 among them, so the warp argmax breaks many ties and meets −0 beside +0.
+     * E from 1 to 512 (16 logits per lane), k up to 32 and k = E, the three dtypes, both scores, and per case and dtype
+     * one of three kinds of logits: a few values with ±0 among them (the warp argmax breaks many ties and meets −0
+     * beside +0), Gaussian, or one value for a whole row (every round a tie of all the experts left).
      */
     @Test
     void oneLaunchMatchesTheReferenceAndTheTwoLaunchesBits() {
         int[][] cases = {{1, 1, 1}, {1, 64, 8}, {2, 8, 2}, {5, 60, 6}, {7, 512, 8}, {15, 160, 6}, {16, 128, 8},
-                         {16, 33, 32}, {16, 512, 32}, {16, 256, 16}, {16, 8, 2}};
+                         {16, 33, 32}, {16, 512, 32}, {16, 256, 16}, {16, 8, 2}, {3, 8, 8}, {16, 32, 32}};
         Device gpu = Device.cuda(0);
         int n = 0;
         for (int[] c : cases) {
             int t = c[0], e = c[1], k = c[2];
             for (DType dt : new DType[] {DType.F32, DType.F16, DType.BF16}) {
-                boolean sigmoid = (n & 1) == 1, renorm = (n & 2) == 0, ties = n % 3 != 2;
+                boolean sigmoid = (n & 1) == 1, renorm = (n & 2) == 0;
+                int kind = (n / 3 + n) % 3;  // 0 ties, 1 Gaussian, 2 one value a row: each dtype meets each kind
                 n++;
                 MoeRoute.Options o = MoeRoute.Options.topK(k).withRenormalize(renorm)
                         .withScore(sigmoid ? MoeRoute.Score.SIGMOID : MoeRoute.Score.SOFTMAX);
@@ -138,10 +141,11 @@ class MoeRouteGpuTest {
                 Random rnd = new Random(977L * t + 31L * e + k);
                 float[] x = new float[t * e];
                 for (int i = 0; i < x.length; i++) {
-                    x[i] = ties ? new float[] {-0f, 0f, 0.5f, -1.25f, 2f}[rnd.nextInt(5)] : (float) rnd.nextGaussian();
+                    x[i] = kind == 0 ? new float[] {-0f, 0f, 0.5f, -1.25f, 2f}[rnd.nextInt(5)]
+                            : kind == 1 ? (float) rnd.nextGaussian() : 0.25f * (i / e) - 1f;
                 }
                 String what = dt + " T=" + t + " E=" + e + " k=" + k + (sigmoid ? " sigmoid" : " softmax")
-                        + (renorm ? " renormalized" : "") + (ties ? " ties" : "");
+                        + (renorm ? " renormalized" : "") + new String[] {" ties", " gaussian", " constant rows"}[kind];
                 try (Tensor host = Tensor.of(Device.CPU, dt, x, t, e); Tensor logits = host.to(gpu);
                      MoeRoute.Routing ref = MoeRoute.route(host, o);
                      MoeRoute.Routing one = MoeRoute.Routing.allocate(gpu, t, e, k);
