@@ -27,6 +27,21 @@ for j in "$out"/lib/onnxruntime-[0-9]*.jar; do
 done
 # the CLI uses core's test data helpers (random inputs, poison); other test jars travel as directories
 find "$out/lib" -name 'gapfill-*-tests.jar' ! -name 'gapfill-core-*-tests.jar' -delete
+# Every jar rewritten with stored (uncompressed) entries, same names and order: xz then compresses the classes and the
+# native libraries inside (ONNX Runtime's 28 MB .so, the fatbins, JavaCPP's JNI library) instead of meeting deflate's
+# output. At dddb0f1 the archive went from 46.4 MB to 36.3 MB; the tracked tree (20 MB, docs/benchmark-runs growing)
+# plus the 46 MB archive no longer fit the 64 MiB a device call carries.
+python3 - "$out"/lib/*.jar <<'PY'
+import os, sys, zipfile
+for path in sys.argv[1:]:
+    tmp = path + ".stored"
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as dst:
+        for info in src.infolist():
+            entry = zipfile.ZipInfo(info.filename, info.date_time)
+            entry.external_attr = info.external_attr
+            dst.writestr(entry, src.read(info))
+    os.replace(tmp, path)
+PY
 rm -rf "$out/tests"; mkdir -p "$out/tests"
 for m in core ops verify examples; do   # test classes as directories: the console launcher scans directories reliably
   [ -d "$m/target/test-classes" ] && cp -r "$m/target/test-classes" "$out/tests/$m"
@@ -39,8 +54,9 @@ commit=$(git rev-parse HEAD)
 dirty=false; [ -n "$(git status --porcelain --untracked-files=no)" ] && dirty=true
 printf 'commit=%s\ndirty=%s\nbuilt=%s\n' "$commit" "$dirty" "$(date -u +%FT%TZ)" > "$out/BUNDLE_INFO"
 cp scripts/bundle-run.sh "$out/run.sh"; chmod +x "$out/run.sh"
-# xz: 46 MB against gzip's 52 MB at 23dd688; with the tracked tree (~16 MB) a gzip archive no longer fit the device's
-# 64 MiB. Hosts without the xz binary unpack it with Python's lzma (scripts/device-run.sh).
+# xz: 46 MB against gzip's 52 MB at 23dd688 (36 MB since the jars are stored, above); with the tracked tree (~16 MB) a
+# gzip archive no longer fit the device's 64 MiB. Hosts without the xz binary unpack it with Python's lzma
+# (scripts/device-run.sh).
 rm -f "$out.tgz"
 tar cf - -C "$(dirname "$out")" "$(basename "$out")" | xz -6 -T2 > "$out.tar.xz.tmp" && mv "$out.tar.xz.tmp" "$out.tar.xz"
 echo "bundle: $out ($(du -sh "$out" | cut -f1)), archive $out.tar.xz ($(du -sh "$out.tar.xz" | cut -f1)), commit ${commit:0:12} dirty=$dirty"
