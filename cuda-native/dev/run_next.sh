@@ -2,6 +2,12 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
+# Next session, first choice: branch gpu-pending-route-pairs = gpu-pending-moe-tests below + route_block selecting 17-32
+# tokens two per warp in lockstep (select_rows<SLOTS, 2>; host limit still 16, raised for the GPU test through
+# gapfill.debug.moeRouteOneLaunchMaxTokens). Calls 1 and 2 as below, then OUT=$OUT bash
+# cuda-native/dev/moe_route/run_stage_times.sh: its one-vs-two table at T = 17-32 (the 7b0a9b9 figures: two launches
+# 9.0-17.0 us at T = 24 and 32, the one launch in turn 7.5-18.8) says whether to raise MoeRoute.ONE_LAUNCH_MAX_TOKENS to 32, which is a
+# host change to run once more (suite, tools over MoeRouteGpuTest, moe_route sweep) before main takes it.
 # Next session: branch gpu-pending-moe-tests (MoeRouteGpuTest's review cases: NaN rows through the one launch, k = E,
 # rows of one value, each dtype meeting each kind of logits; no kernel or host change): call 1 cuda-native/dev/run_next.sh
 # (suite and stress), call 2 cuda-native/dev/run_next.sh .bundle/prev-results.tgz (the four tools over MoeRouteGpuTest,

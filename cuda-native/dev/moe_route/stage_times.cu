@@ -101,7 +101,8 @@ int slots_for(int experts) {
 // Small T: the one-launch route (route_block: one block selects and sorts) against the two launches it replaces (sized
 // top-k, then the one-block sort); every output of the two compared byte for byte (MoeRouteGpuTest checks both
 // against the reference). Set MoeRoute.ONE_LAUNCH_MAX_TOKENS; rows past 16 tokens run the one-launch kernel where
-// the host does not, to show where it stops paying.
+// the host does not (17-32 tokens two per warp in lockstep since branch gpu-pending-route-pairs, more in turn), to show
+// where it stops paying.
 template <typename Flush>
 int one_vs_two(Probe& pr, Flush flush, cudaEvent_t* ev) {
     const int ts[] = {1, 4, 8, 16, 24, 32, 48, 64, 96, 128, 256};

@@ -50,46 +50,75 @@ __device__ __forceinline__ void load_row(const T* __restrict__ row, int experts,
 // the largest key, then the lowest expert among the lanes holding it, which is the float argmax with ties to the lower
 // index; the shuffle butterfly of value and index it replaces took ten dependent shuffles a round. Same selection,
 // same sums in the same order, so the same bits.
+// NT rows in lockstep (NT tokens of one warp): the same per-row arithmetic as NT = 1, each row's chain interleaved with
+// the others', so a warp's second token overlaps its first one's reduction latency instead of following it.
+template <int SLOTS, int NT>
+__device__ __forceinline__ void select_rows(const float (&v)[NT][SLOTS], int experts, int k, int sigmoid,
+                                            int renormalize, int lane, int (&my_id)[NT], float (&my_w)[NT]) {
+    unsigned key[NT][SLOTS];  // 0 once taken or past E
+    float m[NT], s[NT], picked_sum[NT];
+#pragma unroll
+    for (int n = 0; n < NT; ++n) {
+        unsigned top = 0u;
+#pragma unroll
+        for (int i = 0; i < SLOTS; ++i) {
+            key[n][i] = lane + 32 * i < experts ? order_key(v[n][i]) : 0u;
+            top = max(top, key[n][i]);
+        }
+        // the row's maximum: -0 and +0 give the same exp(v - m) bits, so the key's +0 changes nothing
+        m[n] = from_order_key(__reduce_max_sync(0xffffffffu, top));
+    }
+#pragma unroll
+    for (int n = 0; n < NT; ++n) {
+        s[n] = 0.f;
+        if (!sigmoid) {
+#pragma unroll
+            for (int i = 0; i < SLOTS; ++i) s[n] += (lane + 32 * i < experts) ? expf(v[n][i] - m[n]) : 0.f;
+            s[n] = warp_sum(s[n]);
+        }
+        picked_sum[n] = 0.f;
+        my_id[n] = 0;
+        my_w[n] = 0.f;
+    }
+    for (int j = 0; j < k; ++j) {
+#pragma unroll
+        for (int n = 0; n < NT; ++n) {
+            unsigned best = 0u;
+            unsigned best_e = 0xffffffffu;
+#pragma unroll
+            for (int i = 0; i < SLOTS; ++i) {  // slots ascend in expert index: strictly larger keeps the lower one
+                if (key[n][i] > best) { best = key[n][i]; best_e = lane + 32 * i; }
+            }
+            const unsigned kmax = __reduce_max_sync(0xffffffffu, best);
+            const int chosen = (int)__reduce_min_sync(0xffffffffu, best == kmax ? best_e : 0xffffffffu);
+            if ((chosen & 31) == lane) {
+#pragma unroll
+                for (int i = 0; i < SLOTS; ++i) key[n][i] = (chosen >> 5) == i ? 0u : key[n][i];
+            }
+            const float x = from_order_key(kmax);  // the chosen logit (+0 for -0: same exp bits)
+            const float p = sigmoid ? 1.f / (1.f + expf(-x)) : expf(x - m[n]) / s[n];
+            picked_sum[n] += p;
+            if (lane == j) { my_id[n] = chosen; my_w[n] = p; }
+        }
+    }
+#pragma unroll
+    for (int n = 0; n < NT; ++n) {
+        if (renormalize) my_w[n] = my_w[n] * (1.f / picked_sum[n]);
+    }
+}
+
+// One row (one token of a warp).
 template <int SLOTS>
 __device__ __forceinline__ void select_row(const float (&v)[SLOTS], int experts, int k, int sigmoid, int renormalize,
                                            int lane, int& my_id, float& my_w) {
-    unsigned key[SLOTS];  // 0 once taken or past E
-    unsigned top = 0u;
+    float rows[1][SLOTS];
 #pragma unroll
-    for (int i = 0; i < SLOTS; ++i) {
-        key[i] = lane + 32 * i < experts ? order_key(v[i]) : 0u;
-        top = max(top, key[i]);
-    }
-    // the row's maximum: -0 and +0 give the same exp(v - m) bits, so the key's +0 changes nothing
-    const float m = from_order_key(__reduce_max_sync(0xffffffffu, top));
-    float s = 0.f;
-    if (!sigmoid) {
-#pragma unroll
-        for (int i = 0; i < SLOTS; ++i) s += (lane + 32 * i < experts) ? expf(v[i] - m) : 0.f;
-        s = warp_sum(s);
-    }
-    float picked_sum = 0.f;
-    my_id = 0;
-    my_w = 0.f;
-    for (int j = 0; j < k; ++j) {
-        unsigned best = 0u;
-        unsigned best_e = 0xffffffffu;
-#pragma unroll
-        for (int i = 0; i < SLOTS; ++i) {  // slots ascend in expert index: strictly larger keeps the lower one
-            if (key[i] > best) { best = key[i]; best_e = lane + 32 * i; }
-        }
-        const unsigned kmax = __reduce_max_sync(0xffffffffu, best);
-        const int chosen = (int)__reduce_min_sync(0xffffffffu, best == kmax ? best_e : 0xffffffffu);
-        if ((chosen & 31) == lane) {
-#pragma unroll
-            for (int i = 0; i < SLOTS; ++i) key[i] = (chosen >> 5) == i ? 0u : key[i];
-        }
-        const float x = from_order_key(kmax);  // the chosen logit (+0 for -0: same exp bits)
-        const float p = sigmoid ? 1.f / (1.f + expf(-x)) : expf(x - m) / s;
-        picked_sum += p;
-        if (lane == j) { my_id = chosen; my_w = p; }
-    }
-    if (renormalize) my_w = my_w * (1.f / picked_sum);
+    for (int i = 0; i < SLOTS; ++i) rows[0][i] = v[i];
+    int id[1];
+    float w[1];
+    select_rows<SLOTS, 1>(rows, experts, k, sigmoid, renormalize, lane, id, w);
+    my_id = id[0];
+    my_w = w[0];
 }
 
 // One warp per token. One coalesced store of the k choices (lane 0 storing each round and then re-reading its k
@@ -206,9 +235,9 @@ __device__ __forceinline__ int chunk_end(int c, int chunk, int chunks, int entri
     return c == chunks - 1 ? entries : (c + 1) * chunk;
 }
 
-// Small T in one launch: one block of kScatterWarps warps selects every token (warp w takes tokens w, w + 16, ..., the
-// next row's logits loaded before the current row's rounds) and then sorts the entries, which it keeps in shared
-// memory beside the sort's histograms. The two-launch path paid a second launch and a global round trip between them.
+// Small T in one launch: one block of kScatterWarps warps selects every token (17 to 32 tokens: warp w takes w and
+// w + 16 in lockstep; otherwise tokens w, w + 16, ... one after the other, the next row's logits loaded before the
+// current row's rounds) and then sorts the entries, which it keeps in shared memory beside the sort's histograms. The two-launch path paid a second launch and a global round trip between them.
 template <int SLOTS, typename T>
 __device__ void route_block(const T* __restrict__ logits, int tokens, int experts, int k, int sigmoid, int renormalize,
                             int* __restrict__ topk_ids, float* __restrict__ topk_w, int* __restrict__ offsets,
@@ -218,6 +247,31 @@ __device__ void route_block(const T* __restrict__ logits, int tokens, int expert
     int* s_ids = smem + kScatterWarps * experts + experts + 1;  // after sort_entries' hist and start
     float* s_w = reinterpret_cast<float*>(s_ids + entries);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    // up to two tokens per warp: selected in lockstep (select_rows), the second row a copy of the first where the warp
+    // has one token only (computed, not stored)
+    auto store = [&](int tok, int id, float w) {
+        if (lane < k) {
+            const int at = tok * k + lane;
+            topk_ids[at] = id;
+            topk_w[at] = w;
+            s_ids[at] = id;
+            s_w[at] = w;
+        }
+    };
+    if (tokens > kScatterWarps && tokens <= 2 * kScatterWarps) {
+        const int t1 = warp + kScatterWarps;
+        float rows[2][SLOTS];
+        load_row<SLOTS>(logits + (size_t)warp * experts, experts, lane, rows[0]);
+        load_row<SLOTS>(logits + (size_t)(t1 < tokens ? t1 : warp) * experts, experts, lane, rows[1]);
+        int id[2];
+        float w[2];
+        select_rows<SLOTS, 2>(rows, experts, k, sigmoid, renormalize, lane, id, w);
+        store(warp, id[0], w[0]);
+        if (t1 < tokens) store(t1, id[1], w[1]);
+        __syncthreads();
+        sort_entries(s_ids, s_w, 0, entries, k, experts, nullptr, offsets, gather, weights, row_of);
+        return;
+    }
     float v[SLOTS], next[SLOTS];
     if (warp < tokens) load_row<SLOTS>(logits + (size_t)warp * experts, experts, lane, v);
     for (int tok = warp; tok < tokens; tok += kScatterWarps) {
@@ -226,13 +280,7 @@ __device__ void route_block(const T* __restrict__ logits, int tokens, int expert
         int id;
         float w;
         select_row<SLOTS>(v, experts, k, sigmoid, renormalize, lane, id, w);
-        if (lane < k) {
-            const int at = tok * k + lane;
-            topk_ids[at] = id;
-            topk_w[at] = w;
-            s_ids[at] = id;
-            s_w[at] = w;
-        }
+        store(tok, id, w);
 #pragma unroll
         for (int i = 0; i < SLOTS; ++i) v[i] = next[i];
     }

@@ -139,6 +139,11 @@ public final class MoeRoute {
      */
     static final int ONE_LAUNCH_MAX_TOKENS = 16;
     private static final int ONE_LAUNCH_MAX_SMEM = 48 * 1024;
+    /**
+     * Debug: the one launch up to this many tokens instead of {@link #ONE_LAUNCH_MAX_TOKENS} (17 to 32 run two tokens
+     * per warp in lockstep, more one after the other), for the GPU test and for measuring where it stops paying.
+     */
+    public static final String DEBUG_ONE_LAUNCH_MAX_TOKENS = "gapfill.debug.moeRouteOneLaunchMaxTokens";
     /** Debug: never the one-launch path (tests compare it with the two launches). */
     public static final String DEBUG_TWO_LAUNCHES = "gapfill.debug.moeRouteTwoLaunches";
     private static final int COUNT_THREADS = 256;
@@ -163,7 +168,8 @@ public final class MoeRoute {
 
     /** Do selection and sort run in one launch (small T)? */
     static boolean oneLaunch(long tokens, long experts, int k) {
-        return tokens <= ONE_LAUNCH_MAX_TOKENS && oneLaunchSmem(tokens, experts, k) <= ONE_LAUNCH_MAX_SMEM
+        return tokens <= Integer.getInteger(DEBUG_ONE_LAUNCH_MAX_TOKENS, ONE_LAUNCH_MAX_TOKENS)
+                && oneLaunchSmem(tokens, experts, k) <= ONE_LAUNCH_MAX_SMEM
                 && !Boolean.getBoolean(DEBUG_TWO_LAUNCHES);
     }
 
@@ -328,7 +334,11 @@ public final class MoeRoute {
         if (oneLaunch(tokens, experts, k)) {
             return new Decision(Backend.CUSTOM, "route_block",
                     "no vendor routing exists; one block of " + SCATTER_WARPS + " warps selects the top-" + k + " of "
-                            + tokens + " tokens (" + topkSlots(experts) + " logits per lane, one warp per token) and sorts the " + entries
+                            + tokens + " tokens (" + topkSlots(experts) + " logits per lane, "
+                            + (tokens <= SCATTER_WARPS ? "one warp per token"
+                                    : tokens <= 2L * SCATTER_WARPS ? "two tokens per warp in lockstep"
+                                    : "up to " + (tokens + SCATTER_WARPS - 1) / SCATTER_WARPS + " tokens per warp in turn")
+                            + ") and sorts the " + entries
                             + " entries by expert in shared memory, one launch (deterministic)");
         }
         if (!chunked(entries, experts)) {
