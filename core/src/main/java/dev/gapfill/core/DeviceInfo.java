@@ -37,14 +37,12 @@ public record DeviceInfo(int ordinal, String name, int ccMajor, int ccMinor, int
 
     /** A synthetic description for CPU-side unit tests of heuristics (an H100 SXM as measured). */
     public static DeviceInfo h100ForTests() {
-        return new DeviceInfo(0, "NVIDIA H100 80GB HBM3", 9, 0, 132, 50L << 20, 227L << 10, 228L << 10,
-                80L << 30, 13000, 13000, 130100, 91400);
+        return synthetic("NVIDIA H100 80GB HBM3", 9, 0, 132, 50L << 20, 227L << 10, 228L << 10, 80L << 30);
     }
 
     /** A synthetic A100 description for CPU-side unit tests of heuristics. */
     public static DeviceInfo a100ForTests() {
-        return new DeviceInfo(0, "NVIDIA A100-SXM4-80GB", 8, 0, 108, 40L << 20, 163L << 10, 164L << 10,
-                80L << 30, 13000, 13000, 130100, 91400);
+        return synthetic("NVIDIA A100-SXM4-80GB", 8, 0, 108, 40L << 20, 163L << 10, 164L << 10, 80L << 30);
     }
 
     /**
@@ -52,8 +50,7 @@ public record DeviceInfo(int ordinal, String name, int ccMajor, int ccMinor, int
      * (101 376 B) of opt-in dynamic shared memory per block and 100 KiB per SM, as on every sm_86 part (A10, A40).
      */
     public static DeviceInfo rtx3090ForTests() {
-        return new DeviceInfo(0, "NVIDIA GeForce RTX 3090", 8, 6, 82, 6L << 20, 99L << 10, 100L << 10,
-                24L << 30, 13000, 13000, 130100, 91400);
+        return synthetic("NVIDIA GeForce RTX 3090", 8, 6, 82, 6L << 20, 99L << 10, 100L << 10, 24L << 30);
     }
 
     /**
@@ -61,8 +58,13 @@ public record DeviceInfo(int ordinal, String name, int ccMajor, int ccMinor, int
      * opt-in dynamic shared memory per block and 100 KiB per SM, as on every sm_89 part (L40S: 142 SMs).
      */
     public static DeviceInfo l4ForTests() {
-        return new DeviceInfo(0, "NVIDIA L4", 8, 9, 58, 48L << 20, 99L << 10, 100L << 10,
-                22L << 30, 13000, 13000, 130100, 91400);
+        return synthetic("NVIDIA L4", 8, 9, 58, 48L << 20, 99L << 10, 100L << 10, 22L << 30);
+    }
+
+    /** Device 0 with the given hardware and the project's library versions (CUDA 13.0, cuBLAS 13.1, cuDNN 9.14). */
+    private static DeviceInfo synthetic(String name, int ccMajor, int ccMinor, int sms, long l2, long optin, long perSm,
+                                        long memory) {
+        return new DeviceInfo(0, name, ccMajor, ccMinor, sms, l2, optin, perSm, memory, 13000, 13000, 130100, 91400);
     }
 
     static String versionString(long v, boolean cudnn) {

@@ -247,9 +247,15 @@ public final class MoeRoute {
                     32 * SCATTER_WARPS, 1, 1, (int) oneLaunchSmem(t, e, k),
                     KernelArgs.begin().ptr(logits).i32((int) t).i32((int) e).i32(k).i32(sg).i32(rn).ptr(out.topkIds)
                             .ptr(out.topkWeights).ptr(out.offsets).ptr(out.gather).ptr(out.weights).ptr(out.rowOf));
-            OpStreams.record(s, logits, out.offsets, out.gather, out.weights, out.rowOf, out.topkIds, out.topkWeights);
-            return;
+        } else {
+            launchTopkAndSort(s, logits, out, t, e, k, dt, sg, rn);
         }
+        OpStreams.record(s, logits, out.offsets, out.gather, out.weights, out.rowOf, out.topkIds, out.topkWeights);
+    }
+
+    /** Above the one launch: top-k (one warp per token), then the one-block or the chunked sort. */
+    private static void launchTopkAndSort(Stream s, Tensor logits, Routing out, long t, long e, int k, String dt, int sg,
+                                          int rn) {
         String sym = "moe_topk_" + dt + "_s" + topkSlots(e);
         int grid = (int) ((t + TOPK_WARPS_PER_BLOCK - 1) / TOPK_WARPS_PER_BLOCK);
         MODULE.function(s.cudaDevice(), sym).launch(s, grid, 1, 1, 32 * TOPK_WARPS_PER_BLOCK, 1, 1, 0,
@@ -276,7 +282,6 @@ public final class MoeRoute {
                     KernelArgs.begin().ptr(out.topkIds).ptr(out.topkWeights).i32(entries).i32(chunk).i32(chunks).i32(k)
                             .i32((int) e).ptr(out.gather).ptr(out.weights).ptr(out.rowOf));
         }
-        OpStreams.record(s, logits, out.offsets, out.gather, out.weights, out.rowOf, out.topkIds, out.topkWeights);
     }
 
     private static void validateOptions(Options options, long e) {

@@ -8,6 +8,7 @@ import dev.gapfill.core.Tensor;
 import dev.gapfill.core.UnsupportedShapeException;
 import dev.gapfill.core.testing.GpuTest;
 import dev.gapfill.core.testing.Poison;
+import dev.gapfill.core.testing.SystemProperty;
 import dev.gapfill.ops.Backend;
 import dev.gapfill.ops.GqaDecode;
 import dev.gapfill.ops.GqaDecode.KvCache;
@@ -147,20 +148,7 @@ class GqaDecodeGpuTest {
         // warps); this test keeps the 8-warp kernel under test there too, with the cluster merge switched off.
         int[][] cases = {{1000, 17, 0, 513, 64, 999}, {20000, 7777}};
         int[] caps = {1000, 20000};
-        String noCluster = System.setProperty(GqaDecodePlan.DEBUG_NO_CLUSTER, "true");
-        try {
-            wideCases(cases, caps);
-        } finally {
-            restore(GqaDecodePlan.DEBUG_NO_CLUSTER, noCluster);
-        }
-    }
-
-    private static void restore(String key, String old) {
-        if (old == null) {
-            System.clearProperty(key);
-        } else {
-            System.setProperty(key, old);
-        }
+        SystemProperty.with(GqaDecodePlan.DEBUG_NO_CLUSTER, "true", () -> wideCases(cases, caps));
     }
 
     private static void wideCases(int[][] cases, int[] caps) {
@@ -209,24 +197,17 @@ class GqaDecodeGpuTest {
             int[] lens = (int[]) c[5];
             int cap = (Integer) c[6];
             String at = dt + " d128 " + hkv * g + "/" + hkv + " " + layout + " lens " + Arrays.toString(lens) + " cap " + cap;
-            String old = System.setProperty(GqaDecodePlan.DEBUG_NO_CLUSTER, "true");  // the default entries with the global merge
-            short[] three;
-            try {
-                three = checkCase(at + " 3 stages", dt, 128, g, hkv, layout, page, lens, cap, Backend.CUSTOM, 1280 + g, 4, null, 0);
-            } finally {
-                restore(GqaDecodePlan.DEBUG_NO_CLUSTER, old);
-            }
-            String oldTwo = System.setProperty(GqaDecodePlan.DEBUG_TWO_STAGES, "true");
-            try {
+            short[][] three = new short[1][];
+            SystemProperty.with(GqaDecodePlan.DEBUG_NO_CLUSTER, "true", () ->  // the default entries with the global merge
+                    three[0] = checkCase(at + " 3 stages", dt, 128, g, hkv, layout, page, lens, cap, Backend.CUSTOM, 1280 + g, 4, null, 0));
+            SystemProperty.with(GqaDecodePlan.DEBUG_TWO_STAGES, "true", () -> {
                 short[] two = checkCase(at + " 2 stages", dt, 128, g, hkv, layout, page, lens, cap, Backend.CUSTOM, 1280 + g, 4, null, 0);
-                assertArrayEquals(three, two, at + ": the 2-stage entries differ from the 3-stage ones");
+                assertArrayEquals(three[0], two, at + ": the 2-stage entries differ from the 3-stage ones");
                 try (GqaDecodePlan plan = GqaDecode.plan(GqaDecode.Problem.contiguous(lens.length, hkv * g, hkv, 128, cap, KvLayout.BHLD, dt),
                         GPU, Options.defaults().withBackend(Backend.CUSTOM), null)) {
                     assertTrue(plan.decision().variant().startsWith("decode_mma_s2_d128_"), at + ": " + plan.decision());
                 }
-            } finally {
-                restore(GqaDecodePlan.DEBUG_TWO_STAGES, oldTwo);
-            }
+            });
         }
     }
 
@@ -263,12 +244,8 @@ class GqaDecodeGpuTest {
             clustered += expect > 0 ? 1 : 0;
             String at = dt + " d" + d + " " + hkv * g + "/" + hkv + " " + layout + " lens " + Arrays.toString(lens) + " cap " + cap;
             checkCase(at + " cluster " + expect, dt, d, g, hkv, layout, page, lens, cap, Backend.CUSTOM, 900 + d, 0, null, expect);
-            String old = System.setProperty(GqaDecodePlan.DEBUG_NO_CLUSTER, "true");
-            try {
-                checkCase(at + " global merge", dt, d, g, hkv, layout, page, lens, cap, Backend.CUSTOM, 900 + d, 0, null, 0);
-            } finally {
-                restore(GqaDecodePlan.DEBUG_NO_CLUSTER, old);
-            }
+            SystemProperty.with(GqaDecodePlan.DEBUG_NO_CLUSTER, "true",
+                    () -> checkCase(at + " global merge", dt, d, g, hkv, layout, page, lens, cap, Backend.CUSTOM, 900 + d, 0, null, 0));
         }
         if (info.cc() == 90) {
             assertEquals(cases.length, clustered, "every case here takes a cluster on an sm_90 device");
@@ -340,12 +317,9 @@ class GqaDecodeGpuTest {
             checkCase("d" + d + " short batch", DType.BF16, d, 8, 2, KvLayout.PAGED, 16, new int[] {1024, 3000, 65, 0, 1000}, cap,
                     Backend.CUSTOM, d);
             checkCase("d" + d + " one long", DType.BF16, d, 8, 2, KvLayout.PAGED, 16, new int[] {cap, 3000, 65, 0}, cap, Backend.CUSTOM, d + 1);
-            System.setProperty(GqaDecodePlan.DEBUG_PLAN_CHUNK, "true");
-            try {
-                checkCase("d" + d + " plan's chunk kept", DType.F16, d, 8, 2, KvLayout.PAGED, 16, new int[] {65, 1000}, cap, Backend.CUSTOM, d + 2);
-            } finally {
-                System.clearProperty(GqaDecodePlan.DEBUG_PLAN_CHUNK);
-            }
+            int c = cap;
+            SystemProperty.with(GqaDecodePlan.DEBUG_PLAN_CHUNK, "true", () -> checkCase("d" + d + " plan's chunk kept", DType.F16, d,
+                    8, 2, KvLayout.PAGED, 16, new int[] {65, 1000}, c, Backend.CUSTOM, d + 2));
         }
     }
 
