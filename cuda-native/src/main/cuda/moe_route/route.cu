@@ -107,20 +107,6 @@ __device__ __forceinline__ void select_rows(const float (&v)[NT][SLOTS], int exp
     }
 }
 
-// One row (one token of a warp).
-template <int SLOTS>
-__device__ __forceinline__ void select_row(const float (&v)[SLOTS], int experts, int k, int sigmoid, int renormalize,
-                                           int lane, int& my_id, float& my_w) {
-    float rows[1][SLOTS];
-#pragma unroll
-    for (int i = 0; i < SLOTS; ++i) rows[0][i] = v[i];
-    int id[1];
-    float w[1];
-    select_rows<SLOTS, 1>(rows, experts, k, sigmoid, renormalize, lane, id, w);
-    my_id = id[0];
-    my_w = w[0];
-}
-
 // One warp per token. One coalesced store of the k choices (lane 0 storing each round and then re-reading its k
 // weights to scale them left a chain of dependent global round trips per token).
 template <int SLOTS, typename T>
@@ -129,14 +115,14 @@ __device__ void topk_body(const T* __restrict__ logits, int tokens, int experts,
     const int lane = threadIdx.x & 31;
     const int token = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
     if (token >= tokens) return;
-    float v[SLOTS];
-    load_row<SLOTS>(logits + (size_t)token * experts, experts, lane, v);
-    int id;
-    float w;
-    select_row<SLOTS>(v, experts, k, sigmoid, renormalize, lane, id, w);
+    float v[1][SLOTS];
+    load_row<SLOTS>(logits + (size_t)token * experts, experts, lane, v[0]);
+    int id[1];
+    float w[1];
+    select_rows<SLOTS, 1>(v, experts, k, sigmoid, renormalize, lane, id, w);
     if (lane < k) {
-        topk_ids[(size_t)token * k + lane] = id;
-        topk_w[(size_t)token * k + lane] = w;
+        topk_ids[(size_t)token * k + lane] = id[0];
+        topk_w[(size_t)token * k + lane] = w[0];
     }
 }
 
@@ -237,7 +223,8 @@ __device__ __forceinline__ int chunk_end(int c, int chunk, int chunks, int entri
 
 // Small T in one launch: one block of kScatterWarps warps selects every token (17 to 32 tokens: warp w takes w and
 // w + 16 in lockstep; otherwise tokens w, w + 16, ... one after the other, the next row's logits loaded before the
-// current row's rounds) and then sorts the entries, which it keeps in shared memory beside the sort's histograms. The two-launch path paid a second launch and a global round trip between them.
+// current row's rounds) and then sorts the entries, which it keeps in shared memory beside the sort's histograms. The
+// two-launch path paid a second launch and a global round trip between them.
 template <int SLOTS, typename T>
 __device__ void route_block(const T* __restrict__ logits, int tokens, int experts, int k, int sigmoid, int renormalize,
                             int* __restrict__ topk_ids, float* __restrict__ topk_w, int* __restrict__ offsets,
@@ -268,21 +255,19 @@ __device__ void route_block(const T* __restrict__ logits, int tokens, int expert
         select_rows<SLOTS, 2>(rows, experts, k, sigmoid, renormalize, lane, id, w);
         store(warp, id[0], w[0]);
         if (t1 < tokens) store(t1, id[1], w[1]);
-        __syncthreads();
-        sort_entries(s_ids, s_w, 0, entries, k, experts, nullptr, offsets, gather, weights, row_of);
-        return;
-    }
-    float v[SLOTS], next[SLOTS];
-    if (warp < tokens) load_row<SLOTS>(logits + (size_t)warp * experts, experts, lane, v);
-    for (int tok = warp; tok < tokens; tok += kScatterWarps) {
-        const int after = tok + kScatterWarps;
-        if (after < tokens) load_row<SLOTS>(logits + (size_t)after * experts, experts, lane, next);
-        int id;
-        float w;
-        select_row<SLOTS>(v, experts, k, sigmoid, renormalize, lane, id, w);
-        store(tok, id, w);
+    } else {
+        float v[1][SLOTS], next[SLOTS];
+        if (warp < tokens) load_row<SLOTS>(logits + (size_t)warp * experts, experts, lane, v[0]);
+        for (int tok = warp; tok < tokens; tok += kScatterWarps) {
+            const int after = tok + kScatterWarps;
+            if (after < tokens) load_row<SLOTS>(logits + (size_t)after * experts, experts, lane, next);
+            int id[1];
+            float w[1];
+            select_rows<SLOTS, 1>(v, experts, k, sigmoid, renormalize, lane, id, w);
+            store(tok, id[0], w[0]);
 #pragma unroll
-        for (int i = 0; i < SLOTS; ++i) v[i] = next[i];
+            for (int i = 0; i < SLOTS; ++i) v[0][i] = next[i];
+        }
     }
     __syncthreads();
     sort_entries(s_ids, s_w, 0, entries, k, experts, nullptr, offsets, gather, weights, row_of);
