@@ -2,7 +2,9 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
-# Next session, first choice: branch gpu-pending-route-pairs = gpu-pending-moe-tests below + route_block selecting 17-32
+# Thirty-ninth session, second bundle: branch gpu-pending-limit32 (host only: the one launch up to T = 32 where E <= 64,
+# from the aac060f probe; the moe_route sweep gains T = 32): one call, cuda-native/dev/run_next.sh all.
+# Thirty-ninth session, first bundle (run at aac060f, 427 s, all green; main took it): branch gpu-pending-route-pairs = gpu-pending-moe-tests below + route_block selecting 17-32
 # tokens two per warp in lockstep (select_rows<SLOTS, 2>; host limit still 16, raised for the GPU test through
 # gapfill.debug.moeRouteOneLaunchMaxTokens). Calls 1 and 2 as below, then OUT=$OUT bash
 # cuda-native/dev/moe_route/run_stage_times.sh: its one-vs-two table at T = 17-32 (the 7b0a9b9 figures: two launches

@@ -28,7 +28,7 @@ import java.util.Locale;
  * gather I32 [T·k] (token of each row), weights F32 [T·k] (router weight of each row), rowOf I32 [T, k]
  * (row of token t's j-th choice, for the scatter-add back), topkIds I32 [T, k], topkWeights F32 [T, k].
  *
- * <p>Backends: CUSTOM (one kernel up to T = 16, two below T·k = 8192 (4096 where E ≥ 64), four from there on; no vendor
+ * <p>Backends: CUSTOM (one kernel up to T = 16 (32 where E ≤ 64), two below T·k = 8192 (4096 where E ≥ 64), four from there on; no vendor
  * library routes) for device tensors, where VENDOR throws {@link UnsupportedShapeException}; tensors on the CPU always run the reference, whatever the backend
  * ({@link Backend}). Limits: E ≤ 512, 1 ≤ k ≤ min(E, 32). NaN logits (not meaningful input) are read as −∞ by both
  * the kernels and the reference. On a GPU the six outputs must not overlap logits
@@ -134,14 +134,23 @@ public final class MoeRoute {
     /**
      * Up to this many tokens one block selects and sorts in one launch (route.cu's route_block: one token per warp),
      * if its shared memory fits the default 48 KiB (it always does up to 16 tokens). On an H100 (7b0a9b9, stage probe)
-     * the one launch took 0.67–0.84× the two launches' time at T ≤ 16 (E = 8 to 512), and 0.83–1.08× at T = 24 and
-     * 0.85–1.14× at T = 32, where its warps take a second token (1.09–1.77× at T = 64).
+     * the one launch took 0.67–0.84× the two launches' time at T ≤ 16 (E = 8 to 512).
      */
     static final int ONE_LAUNCH_MAX_TOKENS = 16;
+    /**
+     * Where E ≤ {@link #ONE_LAUNCH_PAIRS_MAX_EXPERTS} (two logits per lane or fewer) the one launch goes on up to this
+     * many tokens, its warps selecting two tokens each in lockstep. On an H100 (aac060f, stage probe, outputs
+     * identical) it took 0.92–0.93× the two launches' time at T = 24 and 32 for E = 64 (k = 8) and 0.76–0.77× for E = 8
+     * (k = 2), but 0.99–1.01× for E = 128, 1.11–1.15× for E = 160 and 1.41–1.50× for E = 512, whose longer per-lane
+     * chains the pair lengthens more; at T = 48 and 64 (a warp's tokens in turn) 1.20–1.41× for E = 64.
+     */
+    static final int ONE_LAUNCH_PAIRS_MAX_TOKENS = 32;
+    static final int ONE_LAUNCH_PAIRS_MAX_EXPERTS = 64;
     private static final int ONE_LAUNCH_MAX_SMEM = 48 * 1024;
     /**
-     * Debug: the one launch up to this many tokens instead of {@link #ONE_LAUNCH_MAX_TOKENS} (17 to 32 run two tokens
-     * per warp in lockstep, more one after the other), for the GPU test and for measuring where it stops paying.
+     * Debug: the one launch up to this many tokens for every E instead of {@link #ONE_LAUNCH_MAX_TOKENS} or
+     * {@link #ONE_LAUNCH_PAIRS_MAX_TOKENS} (17 to 32 run two tokens per warp in lockstep, more one after the other),
+     * for the GPU test and for measuring where it stops paying.
      */
     public static final String DEBUG_ONE_LAUNCH_MAX_TOKENS = "gapfill.debug.moeRouteOneLaunchMaxTokens";
     /** Debug: never the one-launch path (tests compare it with the two launches). */
@@ -168,7 +177,8 @@ public final class MoeRoute {
 
     /** Do selection and sort run in one launch (small T)? */
     static boolean oneLaunch(long tokens, long experts, int k) {
-        return tokens <= Integer.getInteger(DEBUG_ONE_LAUNCH_MAX_TOKENS, ONE_LAUNCH_MAX_TOKENS)
+        int limit = experts <= ONE_LAUNCH_PAIRS_MAX_EXPERTS ? ONE_LAUNCH_PAIRS_MAX_TOKENS : ONE_LAUNCH_MAX_TOKENS;
+        return tokens <= Integer.getInteger(DEBUG_ONE_LAUNCH_MAX_TOKENS, limit)
                 && oneLaunchSmem(tokens, experts, k) <= ONE_LAUNCH_MAX_SMEM
                 && !Boolean.getBoolean(DEBUG_TWO_LAUNCHES);
     }
@@ -317,8 +327,8 @@ public final class MoeRoute {
     }
 
     /**
-     * What runs for T tokens over E experts: the custom kernels on a GPU. Up to T = 16 one block of 16 warps selects
-     * every token (one warp each) and sorts the entries (one launch). Above, top-k takes one warp per
+     * What runs for T tokens over E experts: the custom kernels on a GPU. Up to T = 16 (32 where E ≤ 64, two tokens a
+     * warp) one block of 16 warps selects every token and sorts the entries (one launch). Above, top-k takes one warp per
      * token; below 8192 entries (T·k; 4096 where E ≥ 64) one block sorts them by expert (two launches in all), from there on the sort
      * runs over chunks of at least 1024 entries, one block each (four launches).
      */

@@ -150,12 +150,16 @@ class MoeRouteProperties {
         DeviceInfo h100 = DeviceInfo.h100ForTests();
         assertEquals("route_block", MoeRoute.decide(1, 512, 32, h100).variant());
         assertEquals("route_block", MoeRoute.decide(16, 512, 32, h100).variant());
-        assertEquals("topk_warp+scatter_block", MoeRoute.decide(17, 64, 8, h100).variant());
+        assertEquals("topk_warp+scatter_block", MoeRoute.decide(17, 65, 8, h100).variant());
+        assertEquals("route_block", MoeRoute.decide(17, 8, 2, h100).variant());  // E <= 64: pairs up to 32 tokens
+        assertTrue(MoeRoute.decide(32, 64, 8, h100).reason().contains("two tokens per warp in lockstep"),
+                MoeRoute.decide(32, 64, 8, h100).reason());
+        assertEquals("topk_warp+scatter_block", MoeRoute.decide(33, 64, 8, h100).variant());
         assertTrue(MoeRoute.decide(16, 64, 8, h100).reason().contains("one warp per token) and sorts the 128 entries"),
                 MoeRoute.decide(16, 64, 8, h100).reason());
         SystemProperty.with(MoeRoute.DEBUG_ONE_LAUNCH_MAX_TOKENS, "64", () -> {
-            assertTrue(MoeRoute.decide(32, 64, 8, h100).reason().contains("two tokens per warp in lockstep"),
-                    MoeRoute.decide(32, 64, 8, h100).reason());
+            assertTrue(MoeRoute.decide(32, 512, 8, h100).reason().contains("two tokens per warp in lockstep"),
+                    MoeRoute.decide(32, 512, 8, h100).reason());
             assertTrue(MoeRoute.decide(40, 64, 8, h100).reason().contains("up to 3 tokens per warp in turn"),
                     MoeRoute.decide(40, 64, 8, h100).reason());
             assertEquals("topk_warp+scatter_block", MoeRoute.decide(65, 64, 8, h100).variant());

@@ -116,7 +116,7 @@ class MoeRouteGpuTest {
     }
 
     /**
-     * The one-launch path (T ≤ 16: one block selects and sorts) against the reference, and bit for bit against the two
+     * The one-launch path (T ≤ 16, 32 where E ≤ 64: one block selects and sorts) against the reference, and bit for bit against the two
      * launches it replaces (forced by {@link MoeRoute#DEBUG_TWO_LAUNCHES}): every output. Tokens from 1 to the limit and
      * past it (17 to 64, the limit raised by {@link MoeRoute#DEBUG_ONE_LAUNCH_MAX_TOKENS}),
      * E from 1 to 512 (16 logits per lane), k up to 32 and k = E, the three dtypes, both scores, and per case and dtype

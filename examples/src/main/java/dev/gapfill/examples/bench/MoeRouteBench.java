@@ -21,7 +21,7 @@ public final class MoeRouteBench implements BenchSuite {
     @Override public List<BenchRow> run(BenchContext ctx) {
         List<BenchRow> rows = ctx.rows(op());
         int[][] configs = {{64, 8}, {128, 8}, {160, 6}, {8, 2}};
-        int[] tokens = ctx.quick() ? new int[] {16, 4096} : new int[] {1, 16, 64, 512, 4096, 16384};
+        int[] tokens = ctx.quick() ? new int[] {16, 4096} : new int[] {1, 16, 32, 64, 512, 4096, 16384};
         Random rnd = new Random(5);
         for (int[] c : configs) {
             for (int t : tokens) {
