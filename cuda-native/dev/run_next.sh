@@ -2,7 +2,10 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
-# Thirty-ninth session, second bundle: branch gpu-pending-limit32 (host only: the one launch up to T = 32 where E <= 64,
+# Thirty-ninth session, third bundle: branch gpu-pending-page-clamp (both GPU paths clamp block-table entries into
+# [0, P); the new GqaDecodeGpuTest case and the GQR_TABLE_CLAMPED rule): one call, cuda-native/dev/run_next.sh gq (the
+# suite, memcheck over GqaDecodeGpuTest, the gqa sweep; ~530 s).
+# Thirty-ninth session, second bundle (run at 26a0aad, 417 s, all green; main took it): branch gpu-pending-limit32 (host only: the one launch up to T = 32 where E <= 64,
 # from the aac060f probe; the moe_route sweep gains T = 32): one call, cuda-native/dev/run_next.sh all.
 # Thirty-ninth session, first bundle (run at aac060f, 427 s, all green; main took it): branch gpu-pending-route-pairs = gpu-pending-moe-tests below + route_block selecting 17-32
 # tokens two per warp in lockstep (select_rows<SLOTS, 2>; host limit still 16, raised for the GPU test through
@@ -52,7 +55,10 @@ unset SANITIZER_GPUS SANITIZER_JOPTS
 export SANITIZER_TOOLS="memcheck/m synccheck/m initcheck/m racecheck/m" \
   SANITIZER_GAPFILL_ONLY="" \
   SANITIZER_TIMEOUT=300 SANITIZER_TEST_TIMEOUT=290s STRESS_SECONDS=60
-if [ "${1:-}" = all ]; then
+if [ "${1:-}" = gq ]; then
+  export SANITIZER_SHARDS="$SANITIZER_SHARDS gq=.*\.GqaDecodeGpuTest" SANITIZER_TOOLS="memcheck/gq"
+  BENCH_OPS="gqa_decode:240" timeout 590 scripts/device-run.sh info tests sanitizer bench
+elif [ "${1:-}" = all ]; then
   BENCH_OPS="moe_route:60" timeout 560 scripts/device-run.sh info tests stress sanitizer bench
 elif [ $# -eq 0 ]; then
   timeout 590 scripts/device-run.sh info tests stress

@@ -86,10 +86,17 @@ template <int D, int STAGES = default_stages<D>(), int WARPS = kWarps> struct Cf
 
 struct Args {
     int hq, hkv, g, head_tiles, splits, chunk, max_len, max_pages, page_shift;
+    int num_pages;  // P: pages of the paged cache (1 for contiguous caches, which read no table)
     int fit[kFitLevels];  // fit[k]: the chunk of a launch whose longest length is at most max_len >> (k + 1); 0: none
     long long stride_b, stride_h, stride_l, page_stride;  // elements
     float scale_log2;                                     // scale · log2(e)
 };
+
+// A block-table entry as a page number in [0, P): entries below a sequence's length must already be there (the
+// contract; -Dgapfill.debug.checkBlockTable checks it on the host), so this changes nothing for valid tables and keeps
+// a malformed one (a serving engine's bug) from sending the cp.async outside the cache: such an entry reads the
+// nearest page. Entries past the length are read ahead and never used as an address.
+__device__ __forceinline__ int clamp_page(int entry, int num_pages) { return min(max(entry, 0), num_pages - 1); }
 
 // Byte offset of 16-byte chunk `ch` of row `r` in a [rows, D] tile with XOR swizzle (conflict-free ldmatrix).
 template <int D>
@@ -267,7 +274,7 @@ __device__ __forceinline__ void body(const T* __restrict__ q, const T* __restric
     const int off_first = (warp + lane * kWarps) * kKeys;  // first key of tile `lane` of this warp in its split
     auto first_entry = [&](int from, int keys) {            // entry of that tile in a split [from, from + keys)
         const int idx = (from + off_first) >> a.page_shift;
-        return off_first < keys && idx < a.max_pages ? __ldg(tab_b + idx) : 0;
+        return off_first < keys && idx < a.max_pages ? clamp_page(__ldg(tab_b + idx), a.num_pages) : 0;
     };
     int pg_first = 0;
     if (tab_b != nullptr && a.page_shift >= 4) pg_first = first_entry(split * a.chunk, a.chunk);
@@ -333,7 +340,7 @@ __device__ __forceinline__ void body(const T* __restrict__ q, const T* __restric
     int pg_blk = -1, pg_cur = 0, pg_nxt = 0;
     auto page_entries = [&](int blk) {  // entries of tiles 32·blk .. 32·blk + 31, one per lane (0 past the last tile)
         const int t = blk * 32 + lane;
-        return t < my_n ? __ldg(tab_b + ((start + (warp + t * kWarps) * kKeys) >> a.page_shift)) : 0;
+        return t < my_n ? clamp_page(__ldg(tab_b + ((start + (warp + t * kWarps) * kKeys) >> a.page_shift)), a.num_pages) : 0;
     };
 
     auto issue = [&](int i) {  // tile i of this warp into slot i % NST (called by the whole warp, i increasing)
@@ -370,7 +377,7 @@ __device__ __forceinline__ void body(const T* __restrict__ q, const T* __restric
                 const int r = it * RPI + r0;
                 const int pos = base + r;
                 const bool ok = pos < end;
-                const int page = ok ? __ldg(tab_b + (pos >> a.page_shift)) : 0;
+                const int page = ok ? clamp_page(__ldg(tab_b + (pos >> a.page_shift)), a.num_pages) : 0;
                 const long long off =
                     (long long)page * a.page_stride + head_off + (long long)(pos & page_mask) * a.stride_l + ch * 8;
                 cp_async16(kdst + swz<D>(r, ch), ok ? k + off : k, ok);
@@ -630,11 +637,13 @@ __device__ __forceinline__ void body(const T* __restrict__ q, const T* __restric
 #define GQA_MMA_PARAMS(T)                                                                                            \
     const T *q, const T *k, const T *v, const int *table, const int *lens, T *out, float *lse, float *part_o,       \
         float *part_lse, int *counters, int hq, int hkv, int g, int head_tiles, int splits, int chunk, int max_len,  \
-        int max_pages, int page_shift, int fit1, int fit2, int fit3, int fit4, int fit5, int fit6, int fit7,       \
+        int max_pages, int page_shift, int num_pages, int fit1, int fit2, int fit3, int fit4, int fit5, int fit6,  \
+        int fit7,                                                                                                    \
         long long stride_b, long long stride_h, long long stride_l, long long page_stride, float scale_log2
 #define GQA_MMA_ARGS                                                                                                 \
     const gqa_mma::Args a{hq,        hkv,        g,          head_tiles, splits,                                   \
-                          chunk,     max_len,    max_pages,  page_shift, {fit1, fit2, fit3, fit4, fit5, fit6, fit7}, \
+                          chunk,     max_len,    max_pages,  page_shift, num_pages,                            \
+                          {fit1, fit2, fit3, fit4, fit5, fit6, fit7},                                             \
                           stride_b,  stride_h,   stride_l,   page_stride, scale_log2};
 #define GQA_MMA_KERNEL(NAME, T, D, WARPS)                                                                            \
     extern "C" __global__ void __launch_bounds__(32 * (WARPS)) NAME(GQA_MMA_PARAMS(T)) {                            \

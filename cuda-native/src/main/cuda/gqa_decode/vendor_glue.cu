@@ -21,7 +21,7 @@ namespace {
 template <typename T>
 __device__ __forceinline__ void gather_body(const T* __restrict__ pages, const int* __restrict__ table,
                                             const int* __restrict__ lens, T* __restrict__ dst, int hkv, int d_head,
-                                            int max_len, int max_pages, int page_shift) {
+                                            int max_len, int max_pages, int page_shift, int num_pages) {
     const int kvh = blockIdx.y;
     const int b = blockIdx.z;
     const int vec_per_row = d_head / 8;  // 16-byte vectors per row
@@ -32,7 +32,8 @@ __device__ __forceinline__ void gather_body(const T* __restrict__ pages, const i
     }
     const int pos = (int)(idx / vec_per_row);
     const int c = (int)(idx % vec_per_row);
-    const int page = table[(size_t)b * max_pages + (pos >> page_shift)];
+    // a page number outside [0, P) (a malformed table; see decode_mma.cu's clamp_page) reads the nearest page
+    const int page = min(max(table[(size_t)b * max_pages + (pos >> page_shift)], 0), num_pages - 1);
     const long long page_size = 1LL << page_shift;
     const T* src = pages + ((long long)page * page_size + (pos & (page_size - 1))) * hkv * d_head + (long long)kvh * d_head + c * 8;
     T* out = dst + (((long long)b * hkv + kvh) * max_len + pos) * d_head + c * 8;
@@ -69,13 +70,13 @@ extern "C" __global__ void gqa_mask_scores(float* scores, const int* lens, int h
 }
 
 extern "C" __global__ void gqa_gather_f16(const __half* pages, const int* table, const int* lens, __half* dst, int hkv,
-                                          int d_head, int max_len, int max_pages, int page_shift) {
-    gather_body(pages, table, lens, dst, hkv, d_head, max_len, max_pages, page_shift);
+                                          int d_head, int max_len, int max_pages, int page_shift, int num_pages) {
+    gather_body(pages, table, lens, dst, hkv, d_head, max_len, max_pages, page_shift, num_pages);
 }
 extern "C" __global__ void gqa_gather_bf16(const __nv_bfloat16* pages, const int* table, const int* lens,
                                            __nv_bfloat16* dst, int hkv, int d_head, int max_len, int max_pages,
-                                           int page_shift) {
-    gather_body(pages, table, lens, dst, hkv, d_head, max_len, max_pages, page_shift);
+                                           int page_shift, int num_pages) {
+    gather_body(pages, table, lens, dst, hkv, d_head, max_len, max_pages, page_shift, num_pages);
 }
 extern "C" __global__ void gqa_probs_f16(const float* logp, const float* scores, const int* lens, __half* p,
                                          float* lse, int hq, int max_len) {

@@ -27,8 +27,9 @@ import dev.gapfill.core.Tensor;
  *   {@code PAGED}: pages {@code [P, pageSize, Hkv, D]} with a block table {@code [B, maxPages]} I32 (page of
  *   position j of sequence b = table[b, j / pageSize]; pageSize a power of two; the page numbers of the positions
  *   below each length must be in [0, P): the CPU path checks them, GPU runs check them with
- *   {@code -Dgapfill.debug.checkBlockTable=true}; the entries past them may hold anything, and are never used as a
- *   page).</li>
+ *   {@code -Dgapfill.debug.checkBlockTable=true}, and without that check the GPU kernels clamp a page number outside
+ *   [0, P) into it, so a malformed table gives a wrong result but never reads outside the cache; the entries past
+ *   the lengths may hold anything, and are never used as a page).</li>
  * </ul>
  * Softmax and accumulation in fp32, one rounding to the output dtype. D ∈ {64, 128, 256} for the custom kernels;
  * the vendor path and the reference take any D that is a multiple of 8 up to 256.

@@ -45,8 +45,9 @@ public final class GqaDecodePlan implements AutoCloseable {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(GqaDecodePlan.class);
     /**
      * System property: before every GPU run of a PAGED plan, copy the lengths and the block table to the host and check
-     * that every page a sequence reads (positions below its clamped length) is in [0, P) — the kernels do not clamp
-     * page numbers. Synchronises the stream, so not under graph capture. CPU plans always check.
+     * that every page a sequence reads (positions below its clamped length) is in [0, P). Without it the kernels clamp
+     * such an entry into [0, P) (it reads the nearest page: a wrong result, never an access outside the cache).
+     * Synchronises the stream, so not under graph capture. CPU plans always check.
      */
     public static final String DEBUG_CHECK_BLOCK_TABLE = "gapfill.debug.checkBlockTable";
     /**
@@ -467,6 +468,14 @@ public final class GqaDecodePlan implements AutoCloseable {
         }
     }
 
+    /**
+     * P for the kernels' clamp of block-table entries into [0, P) (every entry is an int, so at most 2^31 − 1 pages
+     * matter); 1 for contiguous caches, which read no table.
+     */
+    private int numPages(KvCache cache) {
+        return p.layout() == KvLayout.PAGED ? (int) Math.min(cache.k().dim(0), Integer.MAX_VALUE) : 1;
+    }
+
     private int pageShift() {
         return p.layout() == KvLayout.PAGED ? Integer.numberOfTrailingZeros(p.pageSize()) : 0;
     }
@@ -481,7 +490,7 @@ public final class GqaDecodePlan implements AutoCloseable {
                 KernelArgs.begin().ptr(q).ptr(cache.k()).ptr(cache.v()).ptr(cache.blockTable()).ptr(lens).ptr(out).ptr(lse)
                         .ptr(partO).ptr(partLse).ptr(counters).i32(p.qHeads()).i32(p.kvHeads()).i32(g).i32(tiles)
                         .i32(split.splits()).i32(split.chunk()).i32(p.maxLen()).i32(p.maxPages()).i32(pageShift())
-                        .i32(fitChunks[0]).i32(fitChunks[1]).i32(fitChunks[2]).i32(fitChunks[3]).i32(fitChunks[4]).i32(fitChunks[5]).i32(fitChunks[6])
+                        .i32(numPages(cache)).i32(fitChunks[0]).i32(fitChunks[1]).i32(fitChunks[2]).i32(fitChunks[3]).i32(fitChunks[4]).i32(fitChunks[5]).i32(fitChunks[6])
                         .i64(st[0]).i64(st[1]).i64(st[2]).i64(st[3]).f32(scaleLog2));
     }
 
@@ -501,7 +510,7 @@ public final class GqaDecodePlan implements AutoCloseable {
             int blocks = (int) (((long) len * d / 8 + 255) / 256);
             for (Tensor[] io : new Tensor[][] {{cache.k(), gatherK}, {cache.v(), gatherV}}) {
                 gatherFn.launch(s, blocks, hkv, b, 256, 1, 1, 0, KernelArgs.begin().ptr(io[0]).ptr(cache.blockTable()).ptr(lens)
-                        .ptr(io[1]).i32(hkv).i32(d).i32(len).i32(p.maxPages()).i32(pageShift()));
+                        .ptr(io[1]).i32(hkv).i32(d).i32(len).i32(p.maxPages()).i32(pageShift()).i32(numPages(cache)));
             }
             kAddr = gatherK.address();
             vAddr = gatherV.address();

@@ -355,6 +355,7 @@ enum ValidationRule {
     GQR_TABLE_FOR_CONTIGUOUS(GQA_DECODE_PLAN_RUN, "cache.blockTable", ARG, ANY, "block table given for a contiguous layout"),
     GQR_TABLE_PAGES(GQA_DECODE_PLAN_RUN, "cache.blockTable", ARG, ANY, "a page number outside [0, P) below a length (host-readable: CPU path)"),
     GQR_TABLE_PAGES_DEBUG(GQA_DECODE_PLAN_RUN, "cache.blockTable", ARG, GPU, "device page number outside [0, P) with -Dgapfill.debug.checkBlockTable=true"),
+    GQR_TABLE_CLAMPED(GQA_DECODE_PLAN_RUN, "-", CLAMPED, GPU, "device page number outside [0, P) below a length, no debug check: clamped, no fault"),
     GQR_LENS_NULL(GQA_DECODE_PLAN_RUN, "lens", ARG, ANY, "lens null"),
     GQR_LENS_CLOSED(GQA_DECODE_PLAN_RUN, "lens", ARG, ANY, "lens closed"),
     GQR_LENS_DTYPE(GQA_DECODE_PLAN_RUN, "lens", ARG, ANY, "lens not I32"),

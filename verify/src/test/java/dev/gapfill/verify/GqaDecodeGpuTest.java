@@ -289,6 +289,76 @@ class GqaDecodeGpuTest {
         }
     }
 
+    @Test void blockTableEntriesOutsideThePagesAreClampedNotFollowed() {
+        // Entries below a length must be in [0, P) (checked on the CPU path and with the debug check). A malformed
+        // table on a GPU without that check must not send a load outside the cache (memcheck over this class would
+        // report it; a fault would surface at the synchronize): the kernels clamp the entry into [0, P), so the result
+        // equals, bit for bit, that of the table with those entries replaced by 0 (negative) or P - 1 (too large).
+        // Every third used entry of every sequence holds -1, MIN_VALUE, MAX_VALUE, P or P + 7; pages of 4 (an entry
+        // per row), 16 and 64 (one per tile); D = 64 and 128; both backends (the vendor path's gather clamps too).
+        int[] lens = {1000, 17, 0, 513, 1};
+        int cap = 1000;
+        for (int d : new int[] {64, 128}) {
+            for (int page : new int[] {4, 16, 64}) {
+                for (Backend backend : new Backend[] {Backend.CUSTOM, Backend.VENDOR}) {
+                    String at = "d" + d + " page " + page + " " + backend;
+                    Random rnd = new Random(31L * d + page);
+                    try (GqaDecodeProblems.HostCase host = GqaDecodeProblems.random(rnd, DType.F16, 16, 2, d, cap, lens)) {
+                        KvCache hostCache = GqaDecodeProblems.relayout(host.k(), host.v(), KvLayout.PAGED, page, new Random(rnd.nextLong()));
+                        try {
+                            int pages = (int) hostCache.k().dim(0);
+                            int maxPages = (int) hostCache.blockTable().dim(1);
+                            int[] table = hostCache.blockTable().toIntArray();
+                            int[] bad = table.clone();
+                            int[] clamped = table.clone();
+                            int[] junk = {-1, Integer.MIN_VALUE, Integer.MAX_VALUE, pages, pages + 7};
+                            int written = 0;
+                            for (int i = 0; i < lens.length; i++) {
+                                for (int j = i % 3; j < (lens[i] + page - 1) / page; j += 3) {
+                                    int v = junk[written++ % junk.length];
+                                    bad[i * maxPages + j] = v;
+                                    clamped[i * maxPages + j] = v < 0 ? 0 : pages - 1;
+                                }
+                            }
+                            assertTrue(written >= junk.length, at + ": the case must put every kind of bad entry below a length");
+                            short[] got = runPaged(host, hostCache, bad, lens, cap, backend, at + " bad entries");
+                            short[] want = runPaged(host, hostCache, clamped, lens, cap, backend, at + " clamped entries");
+                            assertArrayEquals(want, got, at + ": bad entries must read the page they clamp to");
+                        } finally {
+                            GqaDecodeProblems.close(hostCache);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /** o's bits of one run of the paged host cache with {@code table} as its block table (no reference check). */
+    private static short[] runPaged(GqaDecodeProblems.HostCase host, KvCache hostCache, int[] table, int[] lens, int cap,
+                                    Backend backend, String what) {
+        int b = lens.length;
+        long hq = host.q().dim(1);
+        KvCache cache = null;
+        try (Tensor tableT = Tensor.ofInts(GPU, table, hostCache.blockTable().shape()); Tensor k = hostCache.k().to(GPU);
+             Tensor v = hostCache.v().to(GPU); Stream s = Stream.create(GPU); Tensor q = host.q().to(GPU);
+             Tensor lensT = Tensor.ofInts(GPU, lens, b); Tensor out = Poison.poisoned(GPU, host.q().dtype(), host.q().shape());
+             Tensor lse = Poison.poisoned(GPU, DType.F32, b, hq)) {
+            cache = KvCache.paged(k, v, tableT);
+            try (GqaDecodePlan plan = GqaDecode.plan(GqaDecodeProblems.problem(q, cache, cap), GPU, Options.defaults().withBackend(backend), s)) {
+                assertEquals(backend, plan.decision().backend(), what);
+                plan.run(q, cache, lensT, out, lse, s);
+                s.synchronize();
+            }
+            float[] o = out.toFloatArray();
+            for (int i = 0; i < o.length; i++) {
+                assertTrue(Float.isFinite(o[i]), what + ": o[" + i + "] = " + o[i] + " (poison left, or NaN)");
+            }
+            short[] bits = new short[(int) out.numel()];
+            out.toRaw().asShortBuffer().get(bits);
+            return bits;
+        }
+    }
+
     @Test void aLaunchOfShortSequencesTakesAFittedChunk() {
         // A plan's chunk is ceil(maxLen / splits); a launch whose longest length is at most maxLen / 2^(k+1) takes the
         // plan's fitted chunk k instead (GqaDecodeHeuristics.fittedChunks), chosen on the device (decode_mma.cu).
