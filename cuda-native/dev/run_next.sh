@@ -2,9 +2,12 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
-# Thirty-ninth session, third bundle: branch gpu-pending-page-clamp (both GPU paths clamp block-table entries into
-# [0, P); the new GqaDecodeGpuTest case and the GQR_TABLE_CLAMPED rule): one call, cuda-native/dev/run_next.sh gq (the
-# suite, memcheck over GqaDecodeGpuTest, the gqa sweep; ~530 s).
+# Next session, first choice: branch gpu-pending-page-clamp (both GPU paths clamp block-table entries into [0, P)).
+# Its first form (cae2d96) ran once, 571 s: one failure, a test bug in the GQR_TABLE_CLAMPED case (fixed since), the
+# new GPU case and memcheck over GqaDecodeGpuTest clean, and seven B = 1-4, L = 512 paged pairs 0.4-0.7 us slower
+# (the clamp now sits at the tile's use, not the load). Again: cuda-native/dev/run_next.sh gq (suite, memcheck over
+# GqaDecodeGpuTest, the gqa sweep; ~570 s of the 600), then compare its paged-against-contiguous pairs with
+# docs/benchmark-runs/h100/gqa_decode-cae2d96.json and docs/benchmarks/h100/gqa_decode.json (402b926: 712 of 712).
 # Thirty-ninth session, second bundle (run at 26a0aad, 417 s, all green; main took it): branch gpu-pending-limit32 (host only: the one launch up to T = 32 where E <= 64,
 # from the aac060f probe; the moe_route sweep gains T = 32): one call, cuda-native/dev/run_next.sh all.
 # Thirty-ninth session, first bundle (run at aac060f, 427 s, all green; main took it): branch gpu-pending-route-pairs = gpu-pending-moe-tests below + route_block selecting 17-32

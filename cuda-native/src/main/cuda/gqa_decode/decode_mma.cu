@@ -95,7 +95,8 @@ struct Args {
 // A block-table entry as a page number in [0, P): entries below a sequence's length must already be there (the
 // contract; -Dgapfill.debug.checkBlockTable checks it on the host), so this changes nothing for valid tables and keeps
 // a malformed one (a serving engine's bug) from sending the cp.async outside the cache: such an entry reads the
-// nearest page. Entries past the length are read ahead and never used as an address.
+// nearest page. Entries past the length are read ahead and never used as an address. Pages >= 16 clamp at the tile's
+// use of its entry (issue), so the entries requested ahead stay plain loads that nothing waits for.
 __device__ __forceinline__ int clamp_page(int entry, int num_pages) { return min(max(entry, 0), num_pages - 1); }
 
 // Byte offset of 16-byte chunk `ch` of row `r` in a [rows, D] tile with XOR swizzle (conflict-free ldmatrix).
@@ -274,7 +275,7 @@ __device__ __forceinline__ void body(const T* __restrict__ q, const T* __restric
     const int off_first = (warp + lane * kWarps) * kKeys;  // first key of tile `lane` of this warp in its split
     auto first_entry = [&](int from, int keys) {            // entry of that tile in a split [from, from + keys)
         const int idx = (from + off_first) >> a.page_shift;
-        return off_first < keys && idx < a.max_pages ? clamp_page(__ldg(tab_b + idx), a.num_pages) : 0;
+        return off_first < keys && idx < a.max_pages ? __ldg(tab_b + idx) : 0;
     };
     int pg_first = 0;
     if (tab_b != nullptr && a.page_shift >= 4) pg_first = first_entry(split * a.chunk, a.chunk);
@@ -340,7 +341,7 @@ __device__ __forceinline__ void body(const T* __restrict__ q, const T* __restric
     int pg_blk = -1, pg_cur = 0, pg_nxt = 0;
     auto page_entries = [&](int blk) {  // entries of tiles 32·blk .. 32·blk + 31, one per lane (0 past the last tile)
         const int t = blk * 32 + lane;
-        return t < my_n ? clamp_page(__ldg(tab_b + ((start + (warp + t * kWarps) * kKeys) >> a.page_shift)), a.num_pages) : 0;
+        return t < my_n ? __ldg(tab_b + ((start + (warp + t * kWarps) * kKeys) >> a.page_shift)) : 0;
     };
 
     auto issue = [&](int i) {  // tile i of this warp into slot i % NST (called by the whole warp, i increasing)
@@ -357,7 +358,9 @@ __device__ __forceinline__ void body(const T* __restrict__ q, const T* __restric
                     pg_blk = i >> 5;
                     pg_nxt = page_entries(pg_blk + 1);
                 }
-                const int page = __shfl_sync(0xffffffffu, pg_cur, i & 31);
+                // clamped where the tile uses it, not where the batch is loaded: a clamp at the load made the
+                // first entry's round trip wait before the length's (+0.4-0.7 us paged at L = 512, cae2d96)
+                const int page = clamp_page(__shfl_sync(0xffffffffu, pg_cur, i & 31), a.num_pages);
                 off += (long long)page * a.page_stride + head_off + (long long)(base & page_mask) * a.stride_l;
             }
             const T* ks = k + off;

@@ -560,8 +560,11 @@ class GqaDecodeValidationProperties {
             c.add(GQR_TABLE_PAGES_DEBUG, "plan.run(q, cache, lens, out, lse, stream) with -D" + GqaDecodePlan.DEBUG_CHECK_BLOCK_TABLE,
                     () -> RuleCheck.withProperty(GqaDecodePlan.DEBUG_CHECK_BLOCK_TABLE, () -> gp.plan().run(gp.q(), devBad, devFull, gp.out(), gp.lse(), null)));
             // the same table without the check: the kernels clamp the entry into [0, P) (RuleCheck synchronises: a
-            // read outside the cache would fault here, and memcheck reports it)
-            c.add(GQR_TABLE_CLAMPED, "plan.run(q, cache, lens, out, lse, stream)", () -> gp.plan().run(gp.q(), devBad, devFull, gp.out(), gp.lse(), null));
+            // read outside the cache would fault here, and memcheck reports it). The call completes and writes, so
+            // into outputs of its own, not the step's, which the rule checks expect untouched.
+            Tensor clampOut = f.poisoned(gp.problem().dtype(), gp.q().shape());
+            Tensor clampLse = f.poisoned(DType.F32, gp.problem().batch(), gp.problem().qHeads());
+            c.add(GQR_TABLE_CLAMPED, "plan.run(q, cache, lens, out, lse, stream)", () -> gp.plan().run(gp.q(), devBad, devFull, clampOut, clampLse, null));
             int[] wild = new int[b];
             for (int i = 0; i < b; i++) {
                 wild[i] = rnd.nextBoolean() ? -1 - rnd.nextInt(1000) : p.maxLen() + 1 + rnd.nextInt(1000);
