@@ -9,6 +9,7 @@ import dev.gapfill.core.Tensor;
 import dev.gapfill.core.UnsupportedShapeException;
 import dev.gapfill.core.testing.GpuTest;
 import dev.gapfill.core.testing.Poison;
+import dev.gapfill.core.testing.SystemProperty;
 import dev.gapfill.ops.Backend;
 import dev.gapfill.ops.GroupedGemm;
 import dev.gapfill.ops.GroupedGemm.Options;
@@ -217,13 +218,12 @@ class GroupedGemmGpuTest {
             {3, 400, 1032, 528, false, false}, // K = 16 · 64 + 8: sixteen full k tiles and a partial one
         };
         Random rnd = new Random(29);
-        int runs = 0;
-        try {
-            for (Variant v : Variant.values()) {
-                if (v.hopper && cc != 90) {
-                    continue;
-                }
-                System.setProperty(GroupedGemmHeuristics.DEBUG_VARIANT, v.id());
+        int[] runs = {0};
+        for (Variant v : Variant.values()) {
+            if (v.hopper && cc != 90) {
+                continue;
+            }
+            SystemProperty.with(GroupedGemmHeuristics.DEBUG_VARIANT, v.id(), () -> {
                 for (Object[] c : cases) {
                     for (DType dt : new DType[] {DType.F16, DType.BF16}) {
                         for (WeightLayout l : WeightLayout.values()) {
@@ -231,16 +231,14 @@ class GroupedGemmGpuTest {
                                     true, (boolean) c[5])) {
                                 Verdict verdict = p.runAndCheck(Backend.CUSTOM, VendorPath.LOOP, null);
                                 assertTrue(verdict.pass(), v.id() + " " + p + ": " + verdict);
-                                runs++;
+                                runs[0]++;
                             }
                         }
                     }
                 }
-            }
-        } finally {
-            System.clearProperty(GroupedGemmHeuristics.DEBUG_VARIANT);
+            });
         }
-        assertTrue(runs >= 3 * 8 * 4, "ran " + runs);
+        assertTrue(runs[0] >= 3 * 8 * 4, "ran " + runs[0]);
     }
 
     @Test void newOutputOnThePerThreadStream() {
@@ -324,14 +322,11 @@ class GroupedGemmGpuTest {
     @Test void debugModeReportsBadOffsets() {
         try (Problem p = new Problem(new Random(10), 4, 30, 64, 64, DType.F16, WeightLayout.KN, false, false, false, false);
              Tensor bad = Tensor.ofInts(GPU, new int[] {0, 20, 10, 25, 30}, 5); Tensor out = Tensor.empty(GPU, DType.F16, 30, 64)) {
-            System.setProperty(GroupedGemm.DEBUG_CHECK_OFFSETS, "true");
-            try {
+            SystemProperty.with(GroupedGemm.DEBUG_CHECK_OFFSETS, "true", () -> {
                 ArgumentException e = assertThrows(ArgumentException.class,
                         () -> GroupedGemm.run(p.x, p.w, bad, p.options(Backend.CUSTOM, VendorPath.LOOP), out, null));
                 assertEquals("offsets", e.argument());
-            } finally {
-                System.clearProperty(GroupedGemm.DEBUG_CHECK_OFFSETS);
-            }
+            });
         }
     }
 }
