@@ -2,7 +2,12 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
-# Next session, first choice: branch gpu-pending-page-clamp (both GPU paths clamp block-table entries into [0, P)).
+# Next session, first choice: branch gpu-pending-page-clamp = the gqa clamp below, GroupedGemmGpuTest through
+# SystemProperty.with, and CudaDevice.activate asking cudart for the current device on every call (another library may
+# have moved it; MultiGpuTest's new test moves it behind Gapfill's back). Call 1 (nvidia-h100-x1): run_next.sh gq as
+# below. Call 2 (nvidia-h100-x2, or the two H200s that come): run_next.sh x2 (the suite with both GPUs visible, so
+# MultiGpuTest runs, and memcheck and racecheck over shard c; ~300 s). Green on both: fast-forward main.
+# The gqa clamp (both GPU paths clamp block-table entries into [0, P)):
 # Its first form (cae2d96) ran once, 571 s: one failure, a test bug in the GQR_TABLE_CLAMPED case (fixed since), the
 # new GPU case and memcheck over GqaDecodeGpuTest clean, and seven B = 1-4, L = 512 paged pairs 0.4-0.7 us slower
 # (the clamp now sits at the tile's use, not the load). Again: cuda-native/dev/run_next.sh gq (suite, memcheck over
@@ -58,7 +63,9 @@ unset SANITIZER_GPUS SANITIZER_JOPTS
 export SANITIZER_TOOLS="memcheck/m synccheck/m initcheck/m racecheck/m" \
   SANITIZER_GAPFILL_ONLY="" \
   SANITIZER_TIMEOUT=300 SANITIZER_TEST_TIMEOUT=290s STRESS_SECONDS=60
-if [ "${1:-}" = gq ]; then
+if [ "${1:-}" = x2 ]; then
+  SANITIZER_TOOLS="memcheck/c racecheck/c" timeout 590 scripts/device-run.sh info tests sanitizer
+elif [ "${1:-}" = gq ]; then
   export SANITIZER_SHARDS="$SANITIZER_SHARDS gq=.*\.GqaDecodeGpuTest" SANITIZER_TOOLS="memcheck/gq"
   BENCH_OPS="gqa_decode:240" timeout 590 scripts/device-run.sh info tests sanitizer bench
 elif [ "${1:-}" = all ]; then

@@ -13,7 +13,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * sticky-error latch. Obtain through {@link Gpu#device(int)}.
  */
 public final class CudaDevice {
-    private static final ThreadLocal<int[]> CURRENT = ThreadLocal.withInitial(() -> new int[] {-1});
+    /** Per-thread scratch for {@code cudaGetDevice} (no allocation per call). */
+    private static final ThreadLocal<int[]> CURRENT = ThreadLocal.withInitial(() -> new int[1]);
 
     private final int ordinal;
     private volatile DeviceInfo info;
@@ -42,8 +43,11 @@ public final class CudaDevice {
     public Device device() { return Device.cuda(ordinal); }
 
     /**
-     * Makes this device current on the calling thread (cheap when it already is) and fails fast if an
-     * earlier sticky error corrupted its context.
+     * Makes this device current on the calling thread and fails fast if an earlier sticky error corrupted its context.
+     * It asks the runtime which device is current on every call (a thread-local read inside cudart) rather than
+     * remembering what it set last: another library on the same thread (ONNX Runtime's CUDA provider, PyTorch, the
+     * caller's own {@code cudaSetDevice}) may have moved it since, and a launch into another device's context fails.
+     * It sets the device only when it differs, and leaves it current afterwards.
      */
     public void activate() {
         CudaException sticky = stickyCause;
@@ -53,9 +57,9 @@ public final class CudaDevice {
                     "restart the process to use this device again");
         }
         int[] cur = CURRENT.get();
+        CudaErrors.check(cudart.cudaGetDevice(cur), "cudaGetDevice");
         if (cur[0] != ordinal) {
             CudaErrors.check(cudart.cudaSetDevice(ordinal), "cudaSetDevice(" + ordinal + ")");
-            cur[0] = ordinal;
         }
     }
 
@@ -145,14 +149,15 @@ public final class CudaDevice {
         long size = Math.max(bytes, 1);
         if (stickyCause == null) {  // else the context is gone, and the memory with it
             int[] cur = CURRENT.get();
-            int rc = 0;
-            String call = "cudaFreeAsync on cuda:" + ordinal;
-            if (cur[0] != ordinal) {
-                rc = cudart.cudaSetDevice(ordinal);
-                if (rc == 0) {
-                    cur[0] = ordinal;
-                } else {
-                    call = "cudaSetDevice(" + ordinal + ") to free memory";
+            String call = "cudaGetDevice to free memory";
+            int rc = cudart.cudaGetDevice(cur);
+            if (rc == 0) {
+                call = "cudaFreeAsync on cuda:" + ordinal;
+                if (cur[0] != ordinal) {  // as in activate(): another library may have moved the current device
+                    rc = cudart.cudaSetDevice(ordinal);
+                    if (rc != 0) {
+                        call = "cudaSetDevice(" + ordinal + ") to free memory";
+                    }
                 }
             }
             if (rc == 0) {
