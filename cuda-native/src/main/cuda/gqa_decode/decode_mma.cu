@@ -358,8 +358,9 @@ __device__ __forceinline__ void body(const T* __restrict__ q, const T* __restric
                     pg_blk = i >> 5;
                     pg_nxt = page_entries(pg_blk + 1);
                 }
-                // clamped where the tile uses it, not where the batch is loaded: a clamp at the load made the
-                // first entry's round trip wait before the length's (+0.4-0.7 us paged at L = 512, cae2d96)
+                // clamped where the tile uses it, not where the batch is loaded: cae2d96 clamped at the load and
+                // ran paged L = 512 steps 0.4-0.7 us slower (likely the first entry's round trip then waited before
+                // the length's instead of beside it)
                 const int page = clamp_page(__shfl_sync(0xffffffffu, pg_cur, i & 31), a.num_pages);
                 off += (long long)page * a.page_stride + head_off + (long long)(base & page_mask) * a.stride_l;
             }
