@@ -183,9 +183,14 @@ public final class MoeRoute {
                 && !Boolean.getBoolean(DEBUG_TWO_LAUNCHES);
     }
 
+    /** From how many entries (T·k) the sort over {@code experts} runs over chunks. */
+    static int chunkedFrom(long experts) {
+        return experts >= 64 ? CHUNKED_FROM_E64 : CHUNKED_FROM;
+    }
+
     /** Does the sort of {@code entries} (T·k) over {@code experts} run over chunks? */
     static boolean chunked(long entries, long experts) {
-        return entries >= CHUNKED_FROM || (experts >= 64 && entries >= CHUNKED_FROM_E64);
+        return entries >= chunkedFrom(experts);
     }
 
     /**
@@ -366,7 +371,7 @@ public final class MoeRoute {
         return new Decision(Backend.CUSTOM, "topk_warp+scatter_chunks",
                 "no vendor routing exists; top-k: one warp per token over " + tokens + " tokens (" + topkSlots(experts)
                         + " logits per lane), scatter: " + entries
-                        + " entries (at least " + (experts >= 64 ? CHUNKED_FROM_E64 : CHUNKED_FROM) + ") sorted by expert in " + entries / chunk + " chunks of "
+                        + " entries (at least " + chunkedFrom(experts) + ") sorted by expert in " + entries / chunk + " chunks of "
                         + chunk + " or more, one block each, after their counts and bases (deterministic)");
     }
 

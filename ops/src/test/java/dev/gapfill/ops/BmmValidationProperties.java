@@ -219,21 +219,9 @@ class BmmValidationProperties {
         add(c, p, BMM_B_RANK, a, f.random(dt, bWrongRank), out, o);
         add(c, p, BMM_B_DEVICE, a, f.elsewhere(dt, p.bShape()), out, o);
         add(c, p, BMM_OUT_DEVICE, a, b, f.elsewhere(dt, p.outShape()), o);
-        if (Fixture.stridable(p.aShape())) {
-            add(c, p, BMM_A_CONTIGUOUS, f.strided(dt, p.aShape()), b, out, o);
-        } else {
-            c.skip(BMM_A_CONTIGUOUS, Fixture.ALL_ONES);
-        }
-        if (Fixture.stridable(p.bShape())) {
-            add(c, p, BMM_B_CONTIGUOUS, a, f.strided(dt, p.bShape()), out, o);
-        } else {
-            c.skip(BMM_B_CONTIGUOUS, Fixture.ALL_ONES);
-        }
-        if (Fixture.stridable(p.outShape())) {
-            add(c, p, BMM_OUT_CONTIGUOUS, a, b, f.strided(dt, p.outShape()), o);
-        } else {
-            c.skip(BMM_OUT_CONTIGUOUS, Fixture.ALL_ONES);
-        }
+        c.whereStridable(BMM_A_CONTIGUOUS, () -> add(c, p, BMM_A_CONTIGUOUS, f.strided(dt, p.aShape()), b, out, o), p.aShape());
+        c.whereStridable(BMM_B_CONTIGUOUS, () -> add(c, p, BMM_B_CONTIGUOUS, a, f.strided(dt, p.bShape()), out, o), p.bShape());
+        c.whereStridable(BMM_OUT_CONTIGUOUS, () -> add(c, p, BMM_OUT_CONTIGUOUS, a, b, f.strided(dt, p.outShape()), o), p.outShape());
         long k2 = p.k() + 1 + rnd.nextInt(4);
         long[] bk = p.bShape().clone();
         bk[bk.length - (p.tb() ? 1 : 2)] = k2;

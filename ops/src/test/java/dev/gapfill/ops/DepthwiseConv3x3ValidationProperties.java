@@ -210,31 +210,11 @@ class DepthwiseConv3x3ValidationProperties {
         add(c, DW_BIAS_DEVICE, "", x, w, f.elsewhere(dt, ch), r, y, o);
         add(c, DW_RES_DEVICE, "residual", x, w, b, f.elsewhere(dt, ys), y, o);
         add(c, DW_OUT_DEVICE, "out", x, w, b, r, f.elsewhere(dt, ys), o);
-        if (Fixture.stridable(p.xs())) {
-            add(c, DW_X_CONTIGUOUS, "", f.strided(dt, p.xs()), w, b, r, y, o);
-        } else {
-            c.skip(DW_X_CONTIGUOUS, Fixture.ALL_ONES);
-        }
-        if (Fixture.stridable(ws)) {
-            add(c, DW_W_CONTIGUOUS, "", x, f.strided(dt, ws), b, r, y, o);
-        } else {
-            c.skip(DW_W_CONTIGUOUS, Fixture.ALL_ONES);
-        }
-        if (Fixture.stridable(ys)) {
-            add(c, DW_OUT_CONTIGUOUS, "out", x, w, b, r, f.strided(dt, ys), o);
-        } else {
-            c.skip(DW_OUT_CONTIGUOUS, Fixture.ALL_ONES);
-        }
-        if (Fixture.stridable(ch)) {
-            add(c, DW_BIAS_CONTIGUOUS, "", x, w, f.strided(dt, ch), r, y, o);
-        } else {
-            c.skip(DW_BIAS_CONTIGUOUS, Fixture.ALL_ONES);
-        }
-        if (Fixture.stridable(ys)) {
-            add(c, DW_RES_CONTIGUOUS, "residual", x, w, b, f.strided(dt, ys), y, o);
-        } else {
-            c.skip(DW_RES_CONTIGUOUS, Fixture.ALL_ONES);
-        }
+        c.whereStridable(DW_X_CONTIGUOUS, () -> add(c, DW_X_CONTIGUOUS, "", f.strided(dt, p.xs()), w, b, r, y, o), p.xs());
+        c.whereStridable(DW_W_CONTIGUOUS, () -> add(c, DW_W_CONTIGUOUS, "", x, f.strided(dt, ws), b, r, y, o), ws);
+        c.whereStridable(DW_OUT_CONTIGUOUS, () -> add(c, DW_OUT_CONTIGUOUS, "out", x, w, b, r, f.strided(dt, ys), o), ys);
+        c.whereStridable(DW_BIAS_CONTIGUOUS, () -> add(c, DW_BIAS_CONTIGUOUS, "", x, w, f.strided(dt, ch), r, y, o), ch);
+        c.whereStridable(DW_RES_CONTIGUOUS, () -> add(c, DW_RES_CONTIGUOUS, "residual", x, w, b, f.strided(dt, ys), y, o), ys);
         Fixture big = f.fakes();
         Options nchw1 = Options.defaults();
         long[] hugeX = {1, 1, 1L << 16, 1L << 15};

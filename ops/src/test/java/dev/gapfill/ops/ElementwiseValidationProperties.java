@@ -104,21 +104,9 @@ class ElementwiseValidationProperties {
         add(c, out, EW_OUT_SHAPE, a, b, al, be, f.poisoned(dt, wrong));
         add(c, out, EW_B_DEVICE, a, f.elsewhere(dt, shape), al, be, out);
         add(c, out, EW_OUT_DEVICE, a, b, al, be, f.elsewhere(dt, shape));
-        if (Fixture.stridable(shape)) {
-            add(c, out, EW_A_CONTIGUOUS, f.strided(dt, shape), b, al, be, out);
-        } else {
-            c.skip(EW_A_CONTIGUOUS, Fixture.ALL_ONES);
-        }
-        if (Fixture.stridable(shape)) {
-            add(c, out, EW_B_CONTIGUOUS, a, f.strided(dt, shape), al, be, out);
-        } else {
-            c.skip(EW_B_CONTIGUOUS, Fixture.ALL_ONES);
-        }
-        if (Fixture.stridable(shape)) {
-            add(c, out, EW_OUT_CONTIGUOUS, a, b, al, be, f.strided(dt, shape));
-        } else {
-            c.skip(EW_OUT_CONTIGUOUS, Fixture.ALL_ONES);
-        }
+        c.whereStridable(EW_A_CONTIGUOUS, () -> add(c, out, EW_A_CONTIGUOUS, f.strided(dt, shape), b, al, be, out), shape);
+        c.whereStridable(EW_B_CONTIGUOUS, () -> add(c, out, EW_B_CONTIGUOUS, a, f.strided(dt, shape), al, be, out), shape);
+        c.whereStridable(EW_OUT_CONTIGUOUS, () -> add(c, out, EW_OUT_CONTIGUOUS, a, b, al, be, f.strided(dt, shape)), shape);
         Fixture big = f.fakes();
         Tensor huge = big.fake(DType.F16, 1L << 31);
         add(c, out, EW_A_INT32, huge, big.fake(DType.F16, 1L << 31), al, be, out);

@@ -456,11 +456,8 @@ class GqaDecodeValidationProperties {
         long[][] qBad = {{b + 1, hq, d}, {b, hq + 1, d}, {b, hq, d + 8}};
         add(c, s, GQR_Q_SHAPE, f.random(dt, qBad[rnd.nextInt(3)]), cache, lens, out, lse, false, "q");
         add(c, s, GQR_Q_DEVICE, f.elsewhere(dt, q.shape()), cache, lens, out, lse, false, "q");
-        if (Fixture.stridable(q.shape())) {
-            add(c, s, GQR_Q_CONTIGUOUS, f.strided(dt, q.shape()), cache, lens, out, lse, true, "q");
-        } else {
-            c.skip(GQR_Q_CONTIGUOUS, Fixture.ALL_ONES);
-        }
+        c.whereStridable(GQR_Q_CONTIGUOUS,
+                () -> add(c, s, GQR_Q_CONTIGUOUS, f.strided(dt, q.shape()), cache, lens, out, lse, true, "q"), q.shape());
         add(c, s, GQR_CACHE_NULL, q, null, lens, out, lse, true, "cache");
         KvLayout otherLayout = KvLayout.values()[(cache.layout().ordinal() + 1 + rnd.nextInt(2)) % 3];
         add(c, s, GQR_CACHE_LAYOUT, q, new KvCache(otherLayout, cache.k(), cache.v(), cache.blockTable()), lens, out, lse, false, "cache");
@@ -477,11 +474,8 @@ class GqaDecodeValidationProperties {
         KvCache shortCache = new KvCache(contiguous.cache().layout(), f.random(dt, kShort), f.random(dt, kShort), null);
         add(c, contiguous, GQR_K_CAPACITY, contiguous.q(), shortCache, contiguous.lens(), contiguous.out(), contiguous.lse(), false, "cache");
         add(c, s, GQR_K_DEVICE, q, withK(cache, f.elsewhere(dt, s.kShape())), lens, out, lse, true, "cache");
-        if (Fixture.stridable(s.kShape())) {
-            add(c, s, GQR_K_CONTIGUOUS, q, withK(cache, f.strided(dt, s.kShape())), lens, out, lse, true, "cache");
-        } else {
-            c.skip(GQR_K_CONTIGUOUS, Fixture.ALL_ONES);
-        }
+        c.whereStridable(GQR_K_CONTIGUOUS,
+                () -> add(c, s, GQR_K_CONTIGUOUS, q, withK(cache, f.strided(dt, s.kShape())), lens, out, lse, true, "cache"), s.kShape());
         add(c, s, GQR_V_NULL, q, withV(cache, null), lens, out, lse, true, "cache");
         add(c, s, GQR_V_CLOSED, q, withV(cache, f.closed(dt, s.kShape())), lens, out, lse, true, "cache");
         add(c, s, GQR_V_DTYPE, q, withV(cache, f.random(otherDt, s.kShape())), lens, out, lse, true, "cache");
@@ -489,11 +483,8 @@ class GqaDecodeValidationProperties {
         vBad[rnd.nextInt(4)] += 1;
         add(c, s, GQR_V_SHAPE, q, withV(cache, f.random(dt, vBad)), lens, out, lse, true, "cache");
         add(c, s, GQR_V_DEVICE, q, withV(cache, f.elsewhere(dt, s.kShape())), lens, out, lse, true, "cache");
-        if (Fixture.stridable(s.kShape())) {
-            add(c, s, GQR_V_CONTIGUOUS, q, withV(cache, f.strided(dt, s.kShape())), lens, out, lse, true, "cache");
-        } else {
-            c.skip(GQR_V_CONTIGUOUS, Fixture.ALL_ONES);
-        }
+        c.whereStridable(GQR_V_CONTIGUOUS,
+                () -> add(c, s, GQR_V_CONTIGUOUS, q, withV(cache, f.strided(dt, s.kShape())), lens, out, lse, true, "cache"), s.kShape());
         long[] ts = pc.blockTable().shape();
         add(c, paged, GQR_TABLE_NULL, paged.q(), withTable(pc, null), paged.lens(), paged.out(), paged.lse(), true, "cache");
         add(c, paged, GQR_TABLE_CLOSED, paged.q(), withTable(pc, f.closed(DType.I32, ts)), paged.lens(), paged.out(), paged.lse(), true, "cache");
@@ -502,11 +493,8 @@ class GqaDecodeValidationProperties {
         add(c, paged, GQR_TABLE_SHAPE, paged.q(), withTable(pc, f.ints(new int[(int) (tBad[0] * tBad[1])], tBad)), paged.lens(), paged.out(),
                 paged.lse(), false, "cache");
         add(c, paged, GQR_TABLE_DEVICE, paged.q(), withTable(pc, f.elsewhere(DType.I32, ts)), paged.lens(), paged.out(), paged.lse(), true, "cache");
-        if (Fixture.stridable(ts)) {
-            add(c, paged, GQR_TABLE_CONTIGUOUS, paged.q(), withTable(pc, f.strided(DType.I32, ts)), paged.lens(), paged.out(), paged.lse(), true, "cache");
-        } else {
-            c.skip(GQR_TABLE_CONTIGUOUS, Fixture.ALL_ONES);
-        }
+        c.whereStridable(GQR_TABLE_CONTIGUOUS,
+                () -> add(c, paged, GQR_TABLE_CONTIGUOUS, paged.q(), withTable(pc, f.strided(DType.I32, ts)), paged.lens(), paged.out(), paged.lse(), true, "cache"), ts);
         KvCache cc = contiguous.cache();
         add(c, contiguous, GQR_TABLE_FOR_CONTIGUOUS, contiguous.q(), withTable(cc, f.ints(new int[] {0}, 1, 1)), contiguous.lens(), contiguous.out(),
                 contiguous.lse(), true, "cache");
@@ -525,30 +513,21 @@ class GqaDecodeValidationProperties {
         add(c, s, GQR_LENS_DTYPE, q, cache, f.random(rnd.nextBoolean() ? DType.F32 : DType.I8, b), out, lse, true, "lens");
         add(c, s, GQR_LENS_SHAPE, q, cache, f.ints(new int[b + 1], rnd.nextBoolean() ? new long[] {b + 1} : new long[] {1, b + 1}), out, lse, true, "lens");
         add(c, s, GQR_LENS_DEVICE, q, cache, f.elsewhere(DType.I32, b), out, lse, true, "lens");
-        if (Fixture.stridable(b)) {
-            add(c, s, GQR_LENS_CONTIGUOUS, q, cache, f.strided(DType.I32, b), out, lse, true, "lens");
-        } else {
-            c.skip(GQR_LENS_CONTIGUOUS, Fixture.ALL_ONES);
-        }
+        c.whereStridable(GQR_LENS_CONTIGUOUS,
+                () -> add(c, s, GQR_LENS_CONTIGUOUS, q, cache, f.strided(DType.I32, b), out, lse, true, "lens"), b);
         add(c, s, GQR_OUT_NULL, q, cache, lens, null, lse, false, "out");
         add(c, s, GQR_OUT_CLOSED, q, cache, lens, f.closed(dt, q.shape()), lse, true, "out");
         add(c, s, GQR_OUT_DTYPE, q, cache, lens, f.poisoned(rnd.nextBoolean() ? otherDt : DType.F32, q.shape()), lse, true, "out");
         add(c, s, GQR_OUT_SHAPE, q, cache, lens, f.poisoned(dt, qBad[rnd.nextInt(3)]), lse, true, "out");
         add(c, s, GQR_OUT_DEVICE, q, cache, lens, f.elsewhere(dt, q.shape()), lse, true, "out");
-        if (Fixture.stridable(q.shape())) {
-            add(c, s, GQR_OUT_CONTIGUOUS, q, cache, lens, f.strided(dt, q.shape()), lse, true, "out");
-        } else {
-            c.skip(GQR_OUT_CONTIGUOUS, Fixture.ALL_ONES);
-        }
+        c.whereStridable(GQR_OUT_CONTIGUOUS,
+                () -> add(c, s, GQR_OUT_CONTIGUOUS, q, cache, lens, f.strided(dt, q.shape()), lse, true, "out"), q.shape());
         add(c, s, GQR_LSE_CLOSED, q, cache, lens, out, f.closed(DType.F32, b, hq), true, "lse");
         add(c, s, GQR_LSE_DTYPE, q, cache, lens, out, f.poisoned(rnd.nextBoolean() ? dt : DType.I32, b, hq), true, "lse");
         add(c, s, GQR_LSE_SHAPE, q, cache, lens, out, f.poisoned(DType.F32, rnd.nextBoolean() ? new long[] {b, hq + 1} : new long[] {b * hq}), true, "lse");
         add(c, s, GQR_LSE_DEVICE, q, cache, lens, out, f.elsewhere(DType.F32, b, hq), true, "lse");
-        if (Fixture.stridable(b, hq)) {
-            add(c, s, GQR_LSE_CONTIGUOUS, q, cache, lens, out, f.strided(DType.F32, b, hq), true, "lse");
-        } else {
-            c.skip(GQR_LSE_CONTIGUOUS, Fixture.ALL_ONES);
-        }
+        c.whereStridable(GQR_LSE_CONTIGUOUS,
+                () -> add(c, s, GQR_LSE_CONTIGUOUS, q, cache, lens, out, f.strided(DType.F32, b, hq), true, "lse"), b, hq);
         if (f.gpu()) {
             Step gp = paged;
             int[] full = new int[gp.problem().batch()];

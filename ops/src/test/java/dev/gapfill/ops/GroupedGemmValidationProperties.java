@@ -343,58 +343,37 @@ class GroupedGemmValidationProperties {
         add(c, GG_X_RANK, f.random(dt, rnd.nextBoolean() ? new long[] {x.numel()} : new long[] {1, x.dim(0), x.dim(1)}), w, off, o, out, false);
         DType badX = new DType[] {DType.F32, DType.I8, DType.I32}[rnd.nextInt(3)];
         add(c, GG_X_DTYPE, f.random(badX, x.shape()), f.random(badX, ws), off, o, out, false);
-        if (Fixture.stridable(x.shape())) {
-            add(c, GG_X_CONTIGUOUS, f.strided(dt, x.shape()), w, off, o, out, false);
-        } else {
-            c.skip(GG_X_CONTIGUOUS, Fixture.ALL_ONES);
-        }
+        c.whereStridable(GG_X_CONTIGUOUS, () -> add(c, GG_X_CONTIGUOUS, f.strided(dt, x.shape()), w, off, o, out, false), x.shape());
         add(c, GG_W_RANK, x, f.random(dt, ws[0] * ws[1], ws[2]), off, o, out, false);
         add(c, GG_W_DTYPE, x, f.random(otherDt, ws), off, o, out, false);
-        if (Fixture.stridable(ws)) {
-            add(c, GG_W_CONTIGUOUS, x, f.strided(dt, ws), off, o, out, false);
-        } else {
-            c.skip(GG_W_CONTIGUOUS, Fixture.ALL_ONES);
-        }
+        c.whereStridable(GG_W_CONTIGUOUS, () -> add(c, GG_W_CONTIGUOUS, x, f.strided(dt, ws), off, o, out, false), ws);
         add(c, GG_W_DEVICE, x, f.elsewhere(dt, ws), off, o, out, false);
         long[] wk = ws.clone();
         wk[o.layout() == WeightLayout.KN ? 1 : 2] += 1 + rnd.nextInt(8);
         add(c, GG_W_K, x, f.random(dt, wk), off, o, out, false);
         add(c, GG_OFFSETS_RANK, x, w, f.ints(p.off(), 1, g + 1), o, out, false);
         add(c, GG_OFFSETS_DTYPE, x, w, f.random(rnd.nextBoolean() ? DType.F32 : DType.I8, g + 1), o, out, false);
-        if (Fixture.stridable(g + 1)) {
-            add(c, GG_OFFSETS_CONTIGUOUS, x, w, f.strided(DType.I32, g + 1), o, out, false);
-        } else {
-            c.skip(GG_OFFSETS_CONTIGUOUS, Fixture.ALL_ONES);
-        }
+        c.whereStridable(GG_OFFSETS_CONTIGUOUS,
+                () -> add(c, GG_OFFSETS_CONTIGUOUS, x, w, f.strided(DType.I32, g + 1), o, out, false), g + 1);
         add(c, GG_OFFSETS_DEVICE, x, w, f.elsewhere(DType.I32, g + 1), o, out, false);
         add(c, GG_OFFSETS_LENGTH, x, w, f.ints(new int[g + 2], g + 2 + rnd.nextInt(1)), o, out, false);
         add(c, GG_GATHER_RANK, x, w, off, p.with(f.random(DType.I32, 1, t), p.rowScale()), out, false);
         add(c, GG_GATHER_DTYPE, x, w, off, p.with(f.random(rnd.nextBoolean() ? DType.F32 : DType.I8, t), p.rowScale()), out, false);
-        if (Fixture.stridable(t)) {
-            add(c, GG_GATHER_CONTIGUOUS, x, w, off, p.with(f.strided(DType.I32, t), p.rowScale()), out, false);
-        } else {
-            c.skip(GG_GATHER_CONTIGUOUS, Fixture.ALL_ONES);
-        }
+        c.whereStridable(GG_GATHER_CONTIGUOUS,
+                () -> add(c, GG_GATHER_CONTIGUOUS, x, w, off, p.with(f.strided(DType.I32, t), p.rowScale()), out, false), t);
         add(c, GG_GATHER_DEVICE, x, w, off, p.with(f.elsewhere(DType.I32, t), p.rowScale()), out, false);
         long[] wOdd = ws.clone();
         wOdd[o.layout() == WeightLayout.KN ? 2 : 1] = 2L * rnd.nextInt(4) + 1;
         Options swiglu = Options.builder().layout(o.layout()).gather(p.gather()).rowScale(p.rowScale()).swiglu(true).backend(o.backend()).build();
         add(c, GG_SWIGLU_ODD_N, x, f.random(dt, wOdd), off, swiglu, out, false);
         add(c, GG_ROWSCALE_DTYPE, x, w, off, p.with(p.gather(), f.random(rnd.nextBoolean() ? DType.F16 : DType.I32, t)), out, false);
-        if (Fixture.stridable(t)) {
-            add(c, GG_ROWSCALE_CONTIGUOUS, x, w, off, p.with(p.gather(), f.strided(DType.F32, t)), out, false);
-        } else {
-            c.skip(GG_ROWSCALE_CONTIGUOUS, Fixture.ALL_ONES);
-        }
+        c.whereStridable(GG_ROWSCALE_CONTIGUOUS,
+                () -> add(c, GG_ROWSCALE_CONTIGUOUS, x, w, off, p.with(p.gather(), f.strided(DType.F32, t)), out, false), t);
         add(c, GG_ROWSCALE_DEVICE, x, w, off, p.with(p.gather(), f.elsewhere(DType.F32, t)), out, false);
         add(c, GG_ROWSCALE_SHAPE, x, w, off, p.with(p.gather(), f.random(DType.F32, rnd.nextBoolean() ? new long[] {t + 1} : new long[] {1, t})),
                 out, false);
         add(c, GG_OUT_DTYPE, x, w, off, o, f.poisoned(otherDt, outShape), true);
-        if (Fixture.stridable(outShape)) {
-            add(c, GG_OUT_CONTIGUOUS, x, w, off, o, f.strided(dt, outShape), true);
-        } else {
-            c.skip(GG_OUT_CONTIGUOUS, Fixture.ALL_ONES);
-        }
+        c.whereStridable(GG_OUT_CONTIGUOUS, () -> add(c, GG_OUT_CONTIGUOUS, x, w, off, o, f.strided(dt, outShape), true), outShape);
         add(c, GG_OUT_DEVICE, x, w, off, o, f.elsewhere(dt, outShape), true);
         add(c, GG_OUT_SHAPE, x, w, off, o, f.poisoned(dt, rnd.nextBoolean() ? new long[] {t + 1, p.nOut()} : new long[] {t, p.nOut() + 1}), true);
         Fixture d = f.deviceSide();

@@ -257,21 +257,9 @@ class Int8MmValidationProperties {
         add(c, p, I8_W_K, a, f.random(DType.I8, n, k + 16 * (1 + rnd.nextInt(3))), o, out, false);
         add(c, p, I8_W_DEVICE, a, f.elsewhere(DType.I8, n, k), o, out, false);
         add(c, p, I8_OUT_DEVICE, a, w, o, f.elsewhere(o.out(), m, n), true);
-        if (Fixture.stridable(m, k)) {
-            add(c, p, I8_A_CONTIGUOUS, f.strided(DType.I8, m, k), w, o, out, false);
-        } else {
-            c.skip(I8_A_CONTIGUOUS, Fixture.ALL_ONES);
-        }
-        if (Fixture.stridable(n, k)) {
-            add(c, p, I8_W_CONTIGUOUS, a, f.strided(DType.I8, n, k), o, out, false);
-        } else {
-            c.skip(I8_W_CONTIGUOUS, Fixture.ALL_ONES);
-        }
-        if (Fixture.stridable(m, n)) {
-            add(c, p, I8_OUT_CONTIGUOUS, a, w, o, f.strided(o.out(), m, n), true);
-        } else {
-            c.skip(I8_OUT_CONTIGUOUS, Fixture.ALL_ONES);
-        }
+        c.whereStridable(I8_A_CONTIGUOUS, () -> add(c, p, I8_A_CONTIGUOUS, f.strided(DType.I8, m, k), w, o, out, false), m, k);
+        c.whereStridable(I8_W_CONTIGUOUS, () -> add(c, p, I8_W_CONTIGUOUS, a, f.strided(DType.I8, n, k), o, out, false), n, k);
+        c.whereStridable(I8_OUT_CONTIGUOUS, () -> add(c, p, I8_OUT_CONTIGUOUS, a, w, o, f.strided(o.out(), m, n), true), m, n);
         add(c, p, I8_OUT_SHAPE, a, w, o, f.poisoned(o.out(), rnd.nextBoolean() ? new long[] {n, m + 1} : new long[] {m, n + 1}), true);
         add(c, p, I8_A_INT32, big.fake(DType.I8, 1L << 27, 16), big.fake(DType.I8, 1, 16), oI, out, false);
         add(c, p, I8_W_INT32, big.fake(DType.I8, 1, 16), big.fake(DType.I8, 1L << 27, 16), oI, out, false);

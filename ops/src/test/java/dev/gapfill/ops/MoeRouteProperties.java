@@ -235,11 +235,7 @@ class MoeRouteProperties {
         add(c, out, MR_LOGITS_CLOSED, f.closed(dt, t, e), o, out);
         add(c, out, MR_LOGITS_RANK, f.random(dt, rnd.nextBoolean() ? new long[] {t * e} : new long[] {1, t, e}), o, out);
         add(c, out, MR_LOGITS_DTYPE, f.random(rnd.nextBoolean() ? DType.I8 : DType.I32, t, e), o, out);
-        if (Fixture.stridable(t, e)) {
-            add(c, out, MR_LOGITS_CONTIGUOUS, f.strided(dt, t, e), o, out);
-        } else {
-            c.skip(MR_LOGITS_CONTIGUOUS, Fixture.ALL_ONES);
-        }
+        c.whereStridable(MR_LOGITS_CONTIGUOUS, () -> add(c, out, MR_LOGITS_CONTIGUOUS, f.strided(dt, t, e), o, out), t, e);
         add(c, out, MR_OPTIONS_NULL, logits, null, out);
         int badK = rnd.nextBoolean() ? -rnd.nextInt(3) : (int) Math.min(e, MoeRoute.MAX_TOP_K) + 1 + rnd.nextInt(3);
         add(c, out, MR_TOPK, logits, new MoeRoute.Options(badK, o.score(), o.renormalize(), o.backend()), out);

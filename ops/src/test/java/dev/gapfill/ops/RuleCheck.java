@@ -64,6 +64,19 @@ final class RuleCheck {
             return this;
         }
 
+        /**
+         * A rule about a non-contiguous tensor of {@code shape}: {@code addCase} adds its cases where the shape has a
+         * non-contiguous view ({@link Fixture#stridable}); an all-ones shape has none, so the rule is skipped.
+         */
+        Cases whereStridable(ValidationRule rule, Runnable addCase, long... shape) {
+            if (Fixture.stridable(shape)) {
+                addCase.run();
+            } else {
+                skip(rule, Fixture.ALL_ONES);
+            }
+            return this;
+        }
+
         List<Case> list() { return cases; }
     }
 

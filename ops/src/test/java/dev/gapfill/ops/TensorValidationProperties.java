@@ -146,12 +146,10 @@ class TensorValidationProperties {
         c.add(V_RESHAPE_SHAPE, "reshape", () -> t.reshape((long[]) null));
         c.add(V_RESHAPE_SHAPE, "reshape", () -> t.reshape(bad));
         c.add(V_RESHAPE_NUMEL, "reshape", () -> t.reshape(n + 1 + f.rnd.nextInt(5)));
-        if (Fixture.stridable(shape)) {
+        c.whereStridable(V_RESHAPE_NONCONTIGUOUS, () -> {
             Tensor strided = f.strided(dt, shape);
             c.add(V_RESHAPE_NONCONTIGUOUS, "reshape", () -> strided.reshape(n));
-        } else {
-            c.skip(V_RESHAPE_NONCONTIGUOUS, Fixture.ALL_ONES);
-        }
+        }, shape);
         c.add(V_STRIDED_SHAPE, "strided", () -> t.strided(null, st, 0));
         c.add(V_STRIDED_SHAPE, "strided", () -> t.strided(bad, st, 0));
         c.add(V_STRIDED_STRIDES_NULL, "strided", () -> t.strided(shape, null, 0));
@@ -231,7 +229,7 @@ class TensorValidationProperties {
         c.add(C_DATA_LENGTH, "copyFrom(int[])", () -> i32.copyFrom(new int[n - 1]));
         c.add(C_SRC_NULL, "copyFromRaw", () -> t.copyFromRaw(null));
         c.add(C_SRC_LENGTH, "copyFromRaw", () -> t.copyFromRaw(ByteBuffer.allocate(n * dt.bytes() + 1 + f.rnd.nextInt(8))));
-        if (Fixture.stridable(shape)) {
+        c.whereStridable(C_NONCONTIGUOUS, () -> {
             Tensor nc = f.strided(dt, shape);
             Tensor ncf = f.strided(fdt, shape);
             c.add(C_NONCONTIGUOUS, "copyFromRaw", () -> nc.copyFromRaw(ByteBuffer.allocate(n * dt.bytes())));
@@ -239,12 +237,11 @@ class TensorValidationProperties {
             c.add(C_NONCONTIGUOUS, "toRaw", nc::toRaw);
             c.add(C_NONCONTIGUOUS, "toFloatArray", nc::toFloatArray);
             c.add(C_NONCONTIGUOUS, "fillBytes", () -> nc.fillBytes(0));
+        }, shape);
+        c.whereStridable(C_TO_NONCONTIGUOUS_DEVICE, () -> {
             Tensor ncDevice = f.deviceSide().strided(dt, shape);
             c.add(C_TO_NONCONTIGUOUS_DEVICE, "to", () -> ncDevice.to(Device.CPU));
-        } else {
-            c.skip(C_NONCONTIGUOUS, Fixture.ALL_ONES);
-            c.skip(C_TO_NONCONTIGUOUS_DEVICE, Fixture.ALL_ONES);
-        }
+        }, shape);
         c.add(C_TO_DEVICE_NULL, "to", () -> t.to(null));
         Tensor host = f.gpu() ? f.track(Tensor.empty(Device.CPU, dt, shape)) : t;
         long[] out = {-1 - f.rnd.nextInt(3), n + f.rnd.nextInt(3)};

@@ -118,7 +118,7 @@ class MoeRouteGpuTest {
     /**
      * The one-launch path (T ≤ 16, 32 where E ≤ 64: one block selects and sorts) against the reference, and bit for bit against the two
      * launches it replaces (forced by {@link MoeRoute#DEBUG_TWO_LAUNCHES}): every output. Tokens from 1 to the limit and
-     * past it (17 to 64, the limit raised by {@link MoeRoute#DEBUG_ONE_LAUNCH_MAX_TOKENS}),
+     * past it (up to 64, the limit raised by {@link MoeRoute#DEBUG_ONE_LAUNCH_MAX_TOKENS}),
      * E from 1 to 512 (16 logits per lane), k up to 32 and k = E, the three dtypes, both scores, and per case and dtype
      * one of three kinds of logits: a few values with ±0 among them (the warp argmax breaks many ties and meets −0
      * beside +0), Gaussian, or one value for a whole row (every round a tie of all the experts left).
@@ -127,8 +127,9 @@ class MoeRouteGpuTest {
     void oneLaunchMatchesTheReferenceAndTheTwoLaunchesBits() {
         int[][] cases = {{1, 1, 1}, {1, 64, 8}, {2, 8, 2}, {5, 60, 6}, {7, 512, 8}, {15, 160, 6}, {16, 128, 8},
                          {16, 33, 32}, {16, 512, 32}, {16, 256, 16}, {16, 8, 2}, {3, 8, 8}, {16, 32, 32},
-                         // past the host's limit, through MoeRoute.DEBUG_ONE_LAUNCH_MAX_TOKENS: 17-32 tokens two per
-                         // warp in lockstep (a warp's second row a copy where it has one token), 40 and 64 in turn
+                         // past 16 tokens (the host's own limit up to 32 where E <= 64, else raised through
+                         // MoeRoute.DEBUG_ONE_LAUNCH_MAX_TOKENS): 17-32 tokens two per warp in lockstep (a warp's
+                         // second row a copy where it has one token), 40 and 64 in turn
                          {17, 64, 8}, {24, 160, 6}, {31, 8, 2}, {32, 128, 8}, {32, 256, 16}, {40, 64, 8}, {64, 33, 8}};
         Device gpu = Device.cuda(0);
         int n = 0;
