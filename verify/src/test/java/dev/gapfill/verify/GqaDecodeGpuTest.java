@@ -100,10 +100,7 @@ class GqaDecodeGpuTest {
                 assertTrue(vo.pass(), where + ": " + vo);
                 Verdict vl = AttentionTolerance.compareLse(lse, ex, d);
                 assertTrue(vl.pass(), where + ": " + vl);
-                java.nio.ByteBuffer raw = out.toRaw();
-                short[] bits = new short[(int) out.numel()];
-                raw.asShortBuffer().get(bits);
-                return bits;
+                return bits(out);
             } finally {
                 GqaDecodeProblems.close(cache);
             }
@@ -353,10 +350,15 @@ class GqaDecodeGpuTest {
             for (int i = 0; i < o.length; i++) {
                 assertTrue(Float.isFinite(o[i]), what + ": o[" + i + "] = " + o[i] + " (poison left, or NaN)");
             }
-            short[] bits = new short[(int) out.numel()];
-            out.toRaw().asShortBuffer().get(bits);
-            return bits;
+            return bits(out);
         }
+    }
+
+    /** The bits of a 16-bit output, for bit-for-bit comparisons between runs. */
+    private static short[] bits(Tensor out) {
+        short[] bits = new short[(int) out.numel()];
+        out.toRaw().asShortBuffer().get(bits);
+        return bits;
     }
 
     @Test void aLaunchOfShortSequencesTakesAFittedChunk() {
