@@ -14,7 +14,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class CudaDevice {
     /** Per-thread scratch for {@code cudaGetDevice} (no allocation per call). */
-    private static final ThreadLocal<int[]> CURRENT = ThreadLocal.withInitial(() -> new int[1]);
+    private static final ThreadLocal<int[]> CURRENT_SCRATCH = ThreadLocal.withInitial(() -> new int[1]);
 
     private final int ordinal;
     private volatile DeviceInfo info;
@@ -56,7 +56,7 @@ public final class CudaDevice {
                     "cuda:" + ordinal + " is unusable since an earlier failure in " + sticky.call(),
                     "restart the process to use this device again");
         }
-        int[] cur = CURRENT.get();
+        int[] cur = CURRENT_SCRATCH.get();
         CudaErrors.check(cudart.cudaGetDevice(cur), "cudaGetDevice");
         if (cur[0] != ordinal) {
             CudaErrors.check(cudart.cudaSetDevice(ordinal), "cudaSetDevice(" + ordinal + ")");
@@ -148,7 +148,7 @@ public final class CudaDevice {
     void free(long address, long bytes, Stream stream) {
         long size = Math.max(bytes, 1);
         if (stickyCause == null) {  // else the context is gone, and the memory with it
-            int[] cur = CURRENT.get();
+            int[] cur = CURRENT_SCRATCH.get();
             String call = "cudaGetDevice to free memory";
             int rc = cudart.cudaGetDevice(cur);
             if (rc == 0) {
