@@ -2,7 +2,7 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
-# Next session, first choice: branch gpu-pending-page-clamp = the gqa clamp below, GroupedGemmGpuTest through
+# Fortieth session (run at f1015ac, 567 s and 253 s, all green, paged 712 of 712; main took it): branch gpu-pending-page-clamp = the gqa clamp below, GroupedGemmGpuTest through
 # SystemProperty.with, and CudaDevice.activate asking cudart for the current device on every call (another library may
 # have moved it; MultiGpuTest's new test moves it behind Gapfill's back). Call 1 (nvidia-h100-x1): run_next.sh gq as
 # below. Call 2 (nvidia-h100-x2, or the two H200s that come): run_next.sh x2 (the suite with both GPUs visible, so
