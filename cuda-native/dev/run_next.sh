@@ -2,6 +2,11 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
+# Next session, first choice: branch gpu-pending-int8-m1 (host dispatch only: int8Mm AUTO runs custom at M = 1 with I32
+# output and K*N < 16Mi, the row AUTO missed at a35d849 and 5db87f2). One call (nvidia-h100-x1):
+# cuda-native/dev/run_next.sh i8 (the suite, the int8 sweep, host_overhead; ~350 s). Green and AUTO 144 of 144 (or the
+# M = 1 row within 5 %): fast-forward main. Same machine, if time: a host_overhead A/B of CudaDevice.activate (the
+# per-call cudaGetDevice since f1015ac) against the old form, which the 5db87f2 sweep could not separate from the machine.
 # Fortieth session (run at f1015ac, 567 s and 253 s, all green, paged 712 of 712; main took it): branch gpu-pending-page-clamp = the gqa clamp below, GroupedGemmGpuTest through
 # SystemProperty.with, and CudaDevice.activate asking cudart for the current device on every call (another library may
 # have moved it; MultiGpuTest's new test moves it behind Gapfill's back). Call 1 (nvidia-h100-x1): run_next.sh gq as
@@ -68,6 +73,8 @@ if [ "${1:-}" = x2 ]; then
 elif [ "${1:-}" = gq ]; then
   export SANITIZER_SHARDS="$SANITIZER_SHARDS gq=.*\.GqaDecodeGpuTest" SANITIZER_TOOLS="memcheck/gq"
   BENCH_OPS="gqa_decode:240" timeout 590 scripts/device-run.sh info tests sanitizer bench
+elif [ "${1:-}" = i8 ]; then
+  BENCH_OPS="int8_mm:90 host_overhead:60" timeout 590 scripts/device-run.sh info tests bench
 elif [ "${1:-}" = all ]; then
   BENCH_OPS="moe_route:60" timeout 560 scripts/device-run.sh info tests stress sanitizer bench
 elif [ $# -eq 0 ]; then

@@ -99,6 +99,11 @@ class Int8MmHeuristicsTest {
         assertEquals(Backend.CUSTOM, decide(1, 4096, 4096, DType.I32).backend());
         assertEquals(Backend.CUSTOM, decide(8, 14336, 4096, DType.F16).backend());
         assertEquals(Backend.VENDOR, decide(4, 5632, 2048, DType.I32).backend());
+        assertEquals(Backend.VENDOR, decide(2, 5632, 2048, DType.I32).backend());
+        assertEquals(Backend.VENDOR, decide(8, 5632, 2048, DType.I32).backend());
+        // M = 1 stays custom for small I32 problems too (four int8 sweeps: custom 0.95-1.02x cuBLASLt's time)
+        assertEquals(Backend.CUSTOM, decide(1, 5632, 2048, DType.I32).backend());
+        assertEquals(Backend.CUSTOM, decide(1, 1024, 1024, DType.I32).backend());
         // 4 < M <= 8, I32, K*N >= 64Mi: cuBLASLt (benchmark at 6d84317); the boundaries on each side stay custom
         assertEquals(Backend.VENDOR, decide(8, 8192, 8192, DType.I32).backend());
         assertEquals(Backend.VENDOR, decide(5, 28672, 8192, DType.I32).backend());
