@@ -5,8 +5,8 @@
 # Next session, first choice: branch gpu-pending-int8-m1 (host dispatch only: int8Mm AUTO runs custom at M = 1 with I32
 # output and K*N < 16Mi, the row AUTO missed at a35d849 and 5db87f2). One call (nvidia-h100-x1):
 # cuda-native/dev/run_next.sh i8 (the suite, the int8 sweep, host_overhead; ~350 s). Green and AUTO 144 of 144 (or the
-# M = 1 row within 5 %): fast-forward main. Same machine, if time: a host_overhead A/B of CudaDevice.activate (the
-# per-call cudaGetDevice since f1015ac) against the old form, which the 5db87f2 sweep could not separate from the machine.
+# M = 1 row within 5 %): fast-forward main. The branch also gives the host_overhead sweep a device_activate row (the
+# per-call cudaGetDevice since f1015ac, timed on the machine that times the ops), which the 5db87f2 sweep lacked.
 # Fortieth session (run at f1015ac, 567 s and 253 s, all green, paged 712 of 712; main took it): branch gpu-pending-page-clamp = the gqa clamp below, GroupedGemmGpuTest through
 # SystemProperty.with, and CudaDevice.activate asking cudart for the current device on every call (another library may
 # have moved it; MultiGpuTest's new test moves it behind Gapfill's back). Call 1 (nvidia-h100-x1): run_next.sh gq as

@@ -63,7 +63,8 @@ final class ReportCmd implements Callable<Integer> {
           .append("  sweep stopped by a time limit keeps what it measured; `--resume` continues such a sweep at the same commit and GPU,\n")
           .append("  keeping its rows (`resumed_rows`; their floors use the ceilings of the run that measured them).\n")
           .append("- `host_overhead` rows are not GPU times: they are the calling thread's µs per call (validate, decide, enqueue) at a\n")
-          .append("  tiny shape after a JIT warm-up, per backend; they have no floor.\n\n");
+          .append("  tiny shape after a JIT warm-up, per backend; they have no floor. Their `device_activate` row is one step every op\n")
+          .append("  takes (more than once per call): making its device current on the calling thread.\n\n");
         List<Path> files = new ArrayList<>();
         if (Files.isDirectory(root)) {
             try (Stream<Path> w = Files.walk(root)) {

@@ -2,6 +2,7 @@ package dev.gapfill.examples.bench;
 
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
+import dev.gapfill.core.Gpu;
 import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.ops.Backend;
@@ -32,6 +33,10 @@ import java.util.function.Function;
  * except the vendor grouped GEMM, which copies the offsets to the host: its figure includes that wait), then a
  * synchronisation; the row gives the median batch's µs per call, p10/p90 in the spread. No floor: these are host
  * costs. Results are not checked here (the op's own sweep checks the same calls at the same shapes' paths).
+ *
+ * <p>One row is not an op but a step every op takes, several times per call: {@code CudaDevice.activate} (the sticky-error
+ * check and {@code cudaGetDevice}, since {@code f1015ac} asked of cudart on every call rather than remembered), timed
+ * the same way, so that its share of the rows above is measured on the machine that measured them.
  */
 public final class HostOverheadBench implements BenchSuite {
     static final int WARM_CALLS = 3000;
@@ -73,10 +78,16 @@ public final class HostOverheadBench implements BenchSuite {
         return t;
     }
 
+    /** Rows timed on one path only (no vendor form): the custom column holds the time. */
+    private static final java.util.Set<String> ONE_PATH = java.util.Set.of("elementwise", "moe_route", "device_activate");
+
     private static List<Case> cases(BenchContext ctx) {
         Stream s = ctx.stream();
         Device dev = ctx.device();
         List<Case> l = new ArrayList<>();
+
+        dev.gapfill.core.CudaDevice cd = Gpu.device(dev);
+        l.add(new Case("device_activate", "-", BenchRow.shape("step", "CudaDevice.activate"), b -> cd::activate, new ArrayList<>()));
 
         List<AutoCloseable> ew = new ArrayList<>();
         Tensor ea = filled(ctx, ew, DType.BF16, 0x3c, 4096);
@@ -156,7 +167,7 @@ public final class HostOverheadBench implements BenchSuite {
     private BenchRow measure(BenchContext ctx, Case c) {
         Map<String, Timing> t = new LinkedHashMap<>();
         Map<String, Double> peers = new LinkedHashMap<>();
-        boolean hasVendor = !c.op().equals("elementwise") && !c.op().equals("moe_route");
+        boolean hasVendor = !ONE_PATH.contains(c.op());
         Backend[] backends = hasVendor ? new Backend[] {Backend.VENDOR, Backend.CUSTOM, Backend.AUTO} : new Backend[] {Backend.CUSTOM};
         for (Backend b : backends) {
             Runnable call = c.call().apply(b);
