@@ -151,8 +151,9 @@ int main(int argc, char** argv) {
             const int splits = std::max(1, (s.L + chunk - 1) / chunk);
             auto decode = [&] {
                 gqa_decode_mma_f16_d128<<<dim3(splits, Hkv * tiles, s.B), gqa_mma::kThreads, smem, st>>>(
-                    q, k, v, nullptr, lens, out, lse, po, pl, cnt, Hq, Hkv, G, tiles, splits, chunk, s.L, 0, 0, strideB,
-                    strideH, D, 0, scaleLog2);
+                    q, k, v, nullptr, lens, out, lse, po, pl, cnt, Hq, Hkv, G, tiles, splits, chunk, s.L, 0, 0,
+                    1 /* num_pages: contiguous */, 0, 0, 0, 0, 0, 0, 0 /* no fitted chunks */, strideB, strideH, D, 0,
+                    scaleLog2);
             };
             // correctness: every o against the fp64 reference (output poisoned with NaN first)
             CK(cudaMemset(out, 0xff, (size_t)s.B * Hq * D * 2));
