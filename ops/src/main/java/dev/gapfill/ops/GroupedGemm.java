@@ -68,6 +68,9 @@ public final class GroupedGemm {
     private static final Set<DType> DTYPES = EnumSet.of(DType.F16, DType.BF16);
     private static final KernelModule KERNELS = KernelModule.of("grouped_gemm/grouped_gemm");
     private static final KernelModule PASSES = KernelModule.of("grouped_gemm/vendor_passes");
+    // Host scalars for the vendor loop's cuBLAS calls (pointer mode host), allocated once and never written after.
+    private static final FloatPointer ONE = new FloatPointer(1f);
+    private static final FloatPointer ZERO = new FloatPointer(0f);
     /** System property: copy offsets (and gather) to the host and validate them before every GPU call (synchronises). */
     public static final String DEBUG_CHECK_OFFSETS = "gapfill.debug.checkOffsets";
 
@@ -450,18 +453,16 @@ public final class GroupedGemm {
             InitcheckAid.beforeVendorWrite(c, s);
             cublasContext h = VendorHandles.cublas(s);
             if (!grouped) {
-                try (FloatPointer one = new FloatPointer(1f); FloatPointer zero = new FloatPointer(0f)) {
-                    for (int g = 0; g < d.groups(); g++) {
-                        int rows = off[g + 1] - off[g];
-                        if (rows == 0) {
-                            continue;
-                        }
-                        VendorHandles.checkBlas(cd, cublas.cublasGemmEx(h, transA, cublas.CUBLAS_OP_N, d.n(), rows, d.k(), one,
-                                new DevicePointer(w.address() + g * wStride), dtype, lda,
-                                new DevicePointer(a.address() + (long) off[g] * d.k() * eb), dtype, d.k(), zero,
-                                new DevicePointer(c.address() + (long) off[g] * d.n() * cBytes), ctype, d.n(),
-                                cublas.CUBLAS_COMPUTE_32F, cublas.CUBLAS_GEMM_DEFAULT), "cublasGemmEx(group " + g + ")");
+                for (int g = 0; g < d.groups(); g++) {
+                    int rows = off[g + 1] - off[g];
+                    if (rows == 0) {
+                        continue;
                     }
+                    VendorHandles.checkBlas(cd, cublas.cublasGemmEx(h, transA, cublas.CUBLAS_OP_N, d.n(), rows, d.k(), ONE,
+                            new DevicePointer(w.address() + g * wStride), dtype, lda,
+                            new DevicePointer(a.address() + (long) off[g] * d.k() * eb), dtype, d.k(), ZERO,
+                            new DevicePointer(c.address() + (long) off[g] * d.n() * cBytes), ctype, d.n(),
+                            cublas.CUBLAS_COMPUTE_32F, cublas.CUBLAS_GEMM_DEFAULT), "cublasGemmEx(group " + g + ")");
                 }
             } else {
                 groupedBatched(h, cd, s, x, w, a, c, off, d, transA, lda, dtype, ctype, cBytes);

@@ -70,6 +70,10 @@ public final class Int8Mm {
     private static final KernelModule DEQUANT = KernelModule.of("int8_mm/dequant");
     private static final long LT_MAX_WORKSPACE = 32L << 20;
     static final Map<String, LtAlgo> LT_CACHE = new ConcurrentHashMap<>();  // released by OpCaches
+    // cuBLASLt's alpha and beta (int32 scale type, pointer mode host): read at the call, never written, so shared by
+    // every thread instead of two native allocations per call
+    private static final IntPointer ONE_I32 = new IntPointer(new int[] {1});
+    private static final IntPointer ZERO_I32 = new IntPointer(new int[] {0});
 
     private Int8Mm() {}
 
@@ -284,15 +288,11 @@ public final class Int8Mm {
             CudaDevice d = stream.cudaDevice();
             Tensor c = this.out == DType.I32 ? out : acc;
             InitcheckAid.beforeVendorWrite(c, stream);
-            try (IntPointer alpha = new IntPointer(1); IntPointer beta = new IntPointer(1)) {
-                alpha.put(0, 1);
-                beta.put(0, 0);
-                DevicePointer cp = new DevicePointer(c.address());
-                VendorHandles.checkBlas(d, cublas.cublasLtMatmul(VendorHandles.cublasLt(d), lt.desc, alpha,
-                        new DevicePointer(w.address()), lt.layoutW, new DevicePointer(a.address()), lt.layoutA, beta, cp, lt.layoutC, cp,
-                        lt.layoutC, lt.result.algo(), workspace == null ? null : new DevicePointer(workspace.address()),
-                        lt.workspaceBytes, stream.handle()), "cublasLtMatmul(int8 TN " + describe() + ")");
-            }
+            DevicePointer cp = new DevicePointer(c.address());
+            VendorHandles.checkBlas(d, cublas.cublasLtMatmul(VendorHandles.cublasLt(d), lt.desc, ONE_I32,
+                    new DevicePointer(w.address()), lt.layoutW, new DevicePointer(a.address()), lt.layoutA, ZERO_I32, cp, lt.layoutC, cp,
+                    lt.layoutC, lt.result.algo(), workspace == null ? null : new DevicePointer(workspace.address()),
+                    lt.workspaceBytes, stream.handle()), "cublasLtMatmul(int8 TN " + describe() + ")");
             if (this.out != DType.I32) {
                 int blocks = dequantBlocks;  // checked against 32-bit index wrap-around by plan()
                 KernelArgs args = KernelArgs.begin().ptr(acc).ptr(out);
