@@ -7,6 +7,9 @@
 # cuda-native/dev/run_next.sh i8 (the suite, the int8 sweep, host_overhead; ~350 s). Green and AUTO 144 of 144 (or the
 # M = 1 row within 5 %): fast-forward main. The branch also gives the host_overhead sweep a device_activate row (the
 # per-call cudaGetDevice since f1015ac, timed on the machine that times the ops), which the 5db87f2 sweep lacked.
+# And the int8 and grouped-loop vendor paths take alpha/beta from shared constants (no native allocations per call):
+# compare host_overhead's int8_mm and grouped_gemm vendor columns with the 5db87f2 file (another machine: the
+# device_activate row and the custom columns say how far the machines differ).
 # Fortieth session (run at f1015ac, 567 s and 253 s, all green, paged 712 of 712; main took it): branch gpu-pending-page-clamp = the gqa clamp below, GroupedGemmGpuTest through
 # SystemProperty.with, and CudaDevice.activate asking cudart for the current device on every call (another library may
 # have moved it; MultiGpuTest's new test moves it behind Gapfill's back). Call 1 (nvidia-h100-x1): run_next.sh gq as
