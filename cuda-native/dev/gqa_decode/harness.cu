@@ -169,11 +169,11 @@ static void launch_vendor(const Problem<T>& p, cublasHandle_t h, cudaStream_t st
     if (p.layout == PAGED) {
         dim3 g((unsigned)(((long long)p.L * p.D / 8 + 255) / 256), p.Hkv, p.B);
         if constexpr (std::is_same<T, __half>::value) {
-            gqa_gather_f16<<<g, 256, 0, st>>>(p.k, p.table, p.dlens, p.gk, p.Hkv, p.D, p.L, p.maxPages, shift);
-            gqa_gather_f16<<<g, 256, 0, st>>>(p.v, p.table, p.dlens, p.gv, p.Hkv, p.D, p.L, p.maxPages, shift);
+            gqa_gather_f16<<<g, 256, 0, st>>>(p.k, p.table, p.dlens, p.gk, p.Hkv, p.D, p.L, p.maxPages, shift, p.numPages);
+            gqa_gather_f16<<<g, 256, 0, st>>>(p.v, p.table, p.dlens, p.gv, p.Hkv, p.D, p.L, p.maxPages, shift, p.numPages);
         } else {
-            gqa_gather_bf16<<<g, 256, 0, st>>>(p.k, p.table, p.dlens, p.gk, p.Hkv, p.D, p.L, p.maxPages, shift);
-            gqa_gather_bf16<<<g, 256, 0, st>>>(p.v, p.table, p.dlens, p.gv, p.Hkv, p.D, p.L, p.maxPages, shift);
+            gqa_gather_bf16<<<g, 256, 0, st>>>(p.k, p.table, p.dlens, p.gk, p.Hkv, p.D, p.L, p.maxPages, shift, p.numPages);
+            gqa_gather_bf16<<<g, 256, 0, st>>>(p.v, p.table, p.dlens, p.gv, p.Hkv, p.D, p.L, p.maxPages, shift, p.numPages);
         }
         K = p.gk; V = p.gv;
     }
@@ -398,9 +398,10 @@ static SplitChoice mma_splits(int B, int Hkv, int G, int D, int maxLen, int forc
 extern "C" __global__ void __launch_bounds__(128) exp_mma_f16_d128_nst4(
     const __half* q, const __half* k, const __half* v, const int* table, const int* lens, __half* out, float* lse, float* part_o,
     float* part_lse, int* counters, int hq, int hkv, int g, int head_tiles, int splits, int chunk, int max_len,
-    int max_pages, int page_shift, int, int, int, int, int, int, int, long long stride_b, long long stride_h, long long stride_l,
+    int max_pages, int page_shift, int num_pages, int, int, int, int, int, int, int, long long stride_b, long long stride_h,
+    long long stride_l,
     long long page_stride, float scale_log2) {  // the seven fitted chunks (715fd08) are ignored: the plan's chunk
-    const gqa_mma::Args a{hq, hkv, g, head_tiles, splits, chunk, max_len, max_pages, page_shift, {0, 0, 0, 0, 0, 0, 0}, stride_b,
+    const gqa_mma::Args a{hq, hkv, g, head_tiles, splits, chunk, max_len, max_pages, page_shift, num_pages, {0, 0, 0, 0, 0, 0, 0}, stride_b,
                           stride_h, stride_l, page_stride, scale_log2};
     gqa_mma::body<__half, 128, 4>(q, k, v, table, lens, out, lse, part_o, part_lse, counters, a);
 }
@@ -418,7 +419,7 @@ static void launch_mma(const Problem<T>& p, SplitChoice sc, cudaStream_t st) {
     dim3 grid(sc.splits, p.Hkv * tiles, p.B);
     const int* tab = p.layout == PAGED ? p.table : nullptr;
     const int smem = g_nst4 && p.D == 128 ? gqa_mma::Cfg<128, 4>::SMEM : mma_smem(p.D);
-#define MMA_ARGS (const T*)p.q, (const T*)p.k, (const T*)p.v, tab, p.dlens, p.out, p.lse, p.part_o, p.part_lse, p.counters, p.Hq, p.Hkv, p.G, tiles, sc.splits, sc.chunk, p.L, p.maxPages, shift, 0, 0, 0, 0, 0, 0, 0, sb, sh, sl, ps, scale_log2
+#define MMA_ARGS (const T*)p.q, (const T*)p.k, (const T*)p.v, tab, p.dlens, p.out, p.lse, p.part_o, p.part_lse, p.counters, p.Hq, p.Hkv, p.G, tiles, sc.splits, sc.chunk, p.L, p.maxPages, shift, p.numPages > 0 ? p.numPages : 1, 0, 0, 0, 0, 0, 0, 0, sb, sh, sl, ps, scale_log2
     if constexpr (std::is_same<T, __half>::value) {
         if (p.D == 64) gqa_decode_mma_f16_d64<<<grid, 128, smem, st>>>(MMA_ARGS);
         else if (p.D == 128 && g_nst4) exp_mma_f16_d128_nst4<<<grid, 128, smem, st>>>(MMA_ARGS);
