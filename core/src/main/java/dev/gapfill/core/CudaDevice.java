@@ -74,6 +74,9 @@ public final class CudaDevice {
 
     /** Driver-API variant of {@link #check}. */
     public void checkDriver(int status, String call) {
+        if (status == 0) {
+            return;  // no message built for a success
+        }
         try {
             CudaErrors.checkDriver(status, call + " on cuda:" + ordinal);
         } catch (CudaException e) {
@@ -149,21 +152,19 @@ public final class CudaDevice {
         long size = Math.max(bytes, 1);
         if (stickyCause == null) {  // else the context is gone, and the memory with it
             int[] cur = CURRENT_SCRATCH.get();
-            String call = "cudaGetDevice to free memory";
+            int step = 0;  // which call failed, so that the message is built only on failure: 0 get, 1 set, 2 free
             int rc = cudart.cudaGetDevice(cur);
-            if (rc == 0) {
-                call = "cudaFreeAsync on cuda:" + ordinal;
-                if (cur[0] != ordinal) {  // as in activate(): another library may have moved the current device
-                    rc = cudart.cudaSetDevice(ordinal);
-                    if (rc != 0) {
-                        call = "cudaSetDevice(" + ordinal + ") to free memory";
-                    }
-                }
+            if (rc == 0 && cur[0] != ordinal) {  // as in activate(): another library may have moved the current device
+                step = 1;
+                rc = cudart.cudaSetDevice(ordinal);
             }
             if (rc == 0) {
+                step = 2;
                 rc = cudart.cudaFreeAsync(new DevicePointer(address), stream.rawHandle());
             }
             if (rc != 0) {
+                String call = step == 0 ? "cudaGetDevice to free memory"
+                        : step == 1 ? "cudaSetDevice(" + ordinal + ") to free memory" : "cudaFreeAsync on cuda:" + ordinal;
                 CudaException e = CudaErrors.runtimeError(rc, call, -1);
                 latch(e);
                 if (e instanceof StickyCudaException) {

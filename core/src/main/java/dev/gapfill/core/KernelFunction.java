@@ -105,8 +105,10 @@ public final class KernelFunction {
         allowDynamicSmem(smemBytes);
         int rc = cudart.cuLaunchKernel(handle, gridX, gridY, gridZ, blockX, blockY, blockZ, smemBytes, stream.handle(),
                 args.params(), null);
-        device.checkDriver(rc, "cuLaunchKernel(" + name + ", grid " + gridX + "x" + gridY + "x" + gridZ + ", block "
-                + blockX + "x" + blockY + "x" + blockZ + ", smem " + smemBytes + ")");
+        if (rc != 0) {  // the message is built only on failure: every launch passes here
+            device.checkDriver(rc, "cuLaunchKernel(" + name + ", grid " + gridX + "x" + gridY + "x" + gridZ + ", block "
+                    + blockX + "x" + blockY + "x" + blockZ + ", smem " + smemBytes + ")");
+        }
         if (SYNC_DEBUG) {
             device.check(cudart.cudaStreamSynchronize(stream.handle()), "cudaStreamSynchronize after " + name);
         }

@@ -214,8 +214,11 @@ final class DepthwiseConv3x3Cudnn {
             d.check(cudart.cudaMemcpyAsync(yp, new DevicePointer(residual.address()), out.byteSize(), cudart.cudaMemcpyDeviceToDevice,
                     s.handle()), "cudaMemcpyAsync(residual -> y)");
         }
-        VendorHandles.checkDnn(d, cudnnConvolutionForward(h, ONE, plan.xDesc, xp, plan.wDesc, wp, plan.conv, plan.algo, wsPtr,
-                plan.workspaceBytes, addResidual ? ONE : ZERO, plan.yDesc, yp), "cudnnConvolutionForward(" + p + ")");
+        int rc = cudnnConvolutionForward(h, ONE, plan.xDesc, xp, plan.wDesc, wp, plan.conv, plan.algo, wsPtr,
+                plan.workspaceBytes, addResidual ? ONE : ZERO, plan.yDesc, yp);
+        if (rc != CUDNN_STATUS_SUCCESS) {  // the message (the problem's toString) is built only on failure
+            VendorHandles.checkDnn(d, rc, "cudnnConvolutionForward(" + p + ")");
+        }
         if (bias != null) {
             VendorHandles.checkDnn(d, cudnnAddTensor(h, ONE, plan.biasDesc, new DevicePointer(bias.address()), ONE, plan.yDesc, yp),
                     "cudnnAddTensor(bias)");
@@ -226,8 +229,10 @@ final class DepthwiseConv3x3Cudnn {
             case RELU:
             case RELU6:
             case SILU:
-                VendorHandles.checkDnn(d, cudnnActivationForward(h, activation(act), ONE, plan.yDesc, yp, ZERO, plan.yDesc, yp),
-                        "cudnnActivationForward(" + act + ")");
+                int ra = cudnnActivationForward(h, activation(act), ONE, plan.yDesc, yp, ZERO, plan.yDesc, yp);
+                if (ra != CUDNN_STATUS_SUCCESS) {
+                    VendorHandles.checkDnn(d, ra, "cudnnActivationForward(" + act + ")");
+                }
                 break;
             default:
                 launchGelu(out, act, s);

@@ -575,10 +575,13 @@ public final class GqaDecodePlan implements AutoCloseable {
     private void gemm(CudaDevice cd, cublasContext h, int opA, int m, int n, int k, FloatPointer alpha, long a, int aType, int lda,
                       long strideA, long bPtr, int bType, int ldb, long strideB, long c, int cType, int ldc, long strideC, int batch,
                       String what) {
-        VendorHandles.checkBlas(cd, cublas.cublasGemmStridedBatchedEx(h, opA, cublas.CUBLAS_OP_N, m, n, k, alpha, new DevicePointer(a),
+        int rc = cublas.cublasGemmStridedBatchedEx(h, opA, cublas.CUBLAS_OP_N, m, n, k, alpha, new DevicePointer(a),
                 aType, lda, strideA, new DevicePointer(bPtr), bType, ldb, strideB, zero, new DevicePointer(c), cType, ldc, strideC, batch,
-                cublas.CUBLAS_COMPUTE_32F, cublas.CUBLAS_GEMM_DEFAULT), "cublasGemmStridedBatchedEx(" + what + ", m=" + m + " n=" + n
-                + " k=" + k + " batch=" + batch + ")");
+                cublas.CUBLAS_COMPUTE_32F, cublas.CUBLAS_GEMM_DEFAULT);
+        if (rc != 0) {  // the message is built only on failure
+            VendorHandles.checkBlas(cd, rc, "cublasGemmStridedBatchedEx(" + what + ", m=" + m + " n=" + n + " k=" + k + " batch="
+                    + batch + ")");
+        }
     }
 
     /** Frees the workspace (stream-ordered after the last run) and the descriptors. Closing twice throws. */

@@ -458,11 +458,14 @@ public final class GroupedGemm {
                     if (rows == 0) {
                         continue;
                     }
-                    VendorHandles.checkBlas(cd, cublas.cublasGemmEx(h, transA, cublas.CUBLAS_OP_N, d.n(), rows, d.k(), ONE,
+                    int rc = cublas.cublasGemmEx(h, transA, cublas.CUBLAS_OP_N, d.n(), rows, d.k(), ONE,
                             new DevicePointer(w.address() + g * wStride), dtype, lda,
                             new DevicePointer(a.address() + (long) off[g] * d.k() * eb), dtype, d.k(), ZERO,
                             new DevicePointer(c.address() + (long) off[g] * d.n() * cBytes), ctype, d.n(),
-                            cublas.CUBLAS_COMPUTE_32F, cublas.CUBLAS_GEMM_DEFAULT), "cublasGemmEx(group " + g + ")");
+                            cublas.CUBLAS_COMPUTE_32F, cublas.CUBLAS_GEMM_DEFAULT);
+                    if (rc != 0) {  // the message is built only on failure
+                        VendorHandles.checkBlas(cd, rc, "cublasGemmEx(group " + g + ")");
+                    }
                 }
             } else {
                 groupedBatched(h, cd, s, x, w, a, c, off, d, transA, lda, dtype, ctype, cBytes);

@@ -289,10 +289,13 @@ public final class Int8Mm {
             Tensor c = this.out == DType.I32 ? out : acc;
             InitcheckAid.beforeVendorWrite(c, stream);
             DevicePointer cp = new DevicePointer(c.address());
-            VendorHandles.checkBlas(d, cublas.cublasLtMatmul(VendorHandles.cublasLt(d), lt.desc, ONE_I32,
+            int rc = cublas.cublasLtMatmul(VendorHandles.cublasLt(d), lt.desc, ONE_I32,
                     new DevicePointer(w.address()), lt.layoutW, new DevicePointer(a.address()), lt.layoutA, ZERO_I32, cp, lt.layoutC, cp,
                     lt.layoutC, lt.result.algo(), workspace == null ? null : new DevicePointer(workspace.address()),
-                    lt.workspaceBytes, stream.handle()), "cublasLtMatmul(int8 TN " + describe() + ")");
+                    lt.workspaceBytes, stream.handle());
+            if (rc != 0) {  // the message (describe()) is built only on failure
+                VendorHandles.checkBlas(d, rc, "cublasLtMatmul(int8 TN " + describe() + ")");
+            }
             if (this.out != DType.I32) {
                 int blocks = dequantBlocks;  // checked against 32-bit index wrap-around by plan()
                 KernelArgs args = KernelArgs.begin().ptr(acc).ptr(out);
