@@ -127,25 +127,36 @@ public final class CudaDevice {
     long allocate(long bytes, Stream stream) {
         activate();
         long size = Math.max(bytes, 1);
-        try (PointerPointer<?> out = new PointerPointer<>(1)) {
-            int rc = cudart.cudaMallocAsync(out, size, stream.handle());
-            if (rc != 0) {
-                cudart.cudaGetLastError(); // clear the non-sticky OOM so the next call does not see it
-                CudaException e = CudaErrors.runtimeError(rc, "cudaMallocAsync(" + size + " bytes) on cuda:" + ordinal, size);
-                if (rc == 2) {
-                    throw new DeviceOutOfMemoryException(e.library(), rc, e.statusName(), e.call(), size,
-                            "could not allocate " + size + " bytes (in use by Gapfill: " + bytesInUse.get() + ")");
-                }
-                latch(e);
-                throw e;
+        AllocScratch out = ALLOC_SCRATCH.get();
+        int rc = cudart.cudaMallocAsync(out.ptr, size, stream.handle());
+        if (rc != 0) {
+            cudart.cudaGetLastError(); // clear the non-sticky OOM so the next call does not see it
+            CudaException e = CudaErrors.runtimeError(rc, "cudaMallocAsync(" + size + " bytes) on cuda:" + ordinal, size);
+            if (rc == 2) {
+                throw new DeviceOutOfMemoryException(e.library(), rc, e.statusName(), e.call(), size,
+                        "could not allocate " + size + " bytes (in use by Gapfill: " + bytesInUse.get() + ")");
             }
-            long addr = out.get(0).address();
-            long now = bytesInUse.addAndGet(size);
-            liveAllocations.incrementAndGet();
-            peakBytes.accumulateAndGet(now, Math::max);
-            return addr;
+            latch(e);
+            throw e;
         }
+        long addr = out.slot.get(0);
+        long now = bytesInUse.addAndGet(size);
+        liveAllocations.incrementAndGet();
+        peakBytes.accumulateAndGet(now, Math::max);
+        return addr;
     }
+
+    /**
+     * The calling thread's out-parameter for {@code cudaMallocAsync}: one native slot, seen as the {@code void**} the call
+     * writes, so that an allocation allocates nothing on the host (a new PointerPointer and the Pointer of its result
+     * were two JavaCPP objects, one with native memory, per tensor).
+     */
+    private static final class AllocScratch {
+        final LongPointer slot = new LongPointer(1);
+        final PointerPointer<?> ptr = new PointerPointer<>(slot);
+    }
+
+    private static final ThreadLocal<AllocScratch> ALLOC_SCRATCH = ThreadLocal.withInitial(AllocScratch::new);
 
     /** Returns memory to the pool, ordered after the work already queued on {@code stream}. */
     void free(long address, long bytes, Stream stream) {
