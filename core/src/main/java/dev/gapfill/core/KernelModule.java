@@ -21,7 +21,8 @@ public final class KernelModule {
     private final String name;
     private volatile byte[] image;
     private final Map<Integer, CUmod_st> loaded = new ConcurrentHashMap<>();
-    private final Map<String, KernelFunction> functions = new ConcurrentHashMap<>();
+    // per device ordinal, then per symbol: the lookup on every launch builds no key string
+    private final Map<Integer, Map<String, KernelFunction>> functions = new ConcurrentHashMap<>();
 
     private KernelModule(String name) {
         this.name = name;
@@ -92,14 +93,14 @@ public final class KernelModule {
 
     /** The kernel {@code symbol} (an {@code extern "C"} name) on {@code device}. */
     public KernelFunction function(CudaDevice device, String symbol) {
-        String key = device.ordinal() + "/" + symbol;
-        KernelFunction f = functions.get(key);
+        Map<String, KernelFunction> onDevice = functions.computeIfAbsent(device.ordinal(), o -> new ConcurrentHashMap<>());
+        KernelFunction f = onDevice.get(symbol);
         if (f == null) {
             CUmod_st m = module(device);
             CUfunc_st h = new CUfunc_st();
             device.checkDriver(cudart.cuModuleGetFunction(h, m, symbol), "cuModuleGetFunction(" + name + ":" + symbol + ")");
             f = new KernelFunction(device, name + ":" + symbol, h);
-            KernelFunction prev = functions.putIfAbsent(key, f);
+            KernelFunction prev = onDevice.putIfAbsent(symbol, f);
             if (prev != null) {
                 f = prev;
             }
