@@ -10,6 +10,10 @@
 # And the int8 and grouped-loop vendor paths take alpha/beta from shared constants (no native allocations per call):
 # compare host_overhead's int8_mm and grouped_gemm vendor columns with the 5db87f2 file (another machine: the
 # device_activate row and the custom columns say how far the machines differ).
+# And three host-cost changes, each its own commit so a failure can be bisected: error messages built only on failure
+# (every launch, every free, the vendor calls), cudaMallocAsync into a per-thread slot, kernel lookup without a key
+# string. The suite is their correctness check (every GPU test launches and allocates through them); host_overhead
+# their measure.
 # Fortieth session (run at f1015ac, 567 s and 253 s, all green, paged 712 of 712; main took it): branch gpu-pending-page-clamp = the gqa clamp below, GroupedGemmGpuTest through
 # SystemProperty.with, and CudaDevice.activate asking cudart for the current device on every call (another library may
 # have moved it; MultiGpuTest's new test moves it behind Gapfill's back). Call 1 (nvidia-h100-x1): run_next.sh gq as
