@@ -13,7 +13,10 @@
 # And three host-cost changes, each its own commit so a failure can be bisected: error messages built only on failure
 # (every launch, every free, the vendor calls), cudaMallocAsync into a per-thread slot, kernel lookup without a key
 # string. The suite is their correctness check (every GPU test launches and allocates through them); host_overhead
-# their measure.
+# their measure. Before the call: bash cuda-native/dev/host_ab/base_jars.sh main (builds main's core, ops, examples jars
+# into .bundle/base-jars, 1.5 min), then carry [".bundle/gapfill-gpu.tar.xz", ".bundle/base-jars"]: after the suite
+# the call runs host_ab/run.sh, host_overhead with main's jars and the branch's alternately, three rounds each, on one
+# machine (host_ab/summary.txt in the results): the clean measure of the host changes.
 # Fortieth session (run at f1015ac, 567 s and 253 s, all green, paged 712 of 712; main took it): branch gpu-pending-page-clamp = the gqa clamp below, GroupedGemmGpuTest through
 # SystemProperty.with, and CudaDevice.activate asking cudart for the current device on every call (another library may
 # have moved it; MultiGpuTest's new test moves it behind Gapfill's back). Call 1 (nvidia-h100-x1): run_next.sh gq as
@@ -81,7 +84,9 @@ elif [ "${1:-}" = gq ]; then
   export SANITIZER_SHARDS="$SANITIZER_SHARDS gq=.*\.GqaDecodeGpuTest" SANITIZER_TOOLS="memcheck/gq"
   BENCH_OPS="gqa_decode:240" timeout 590 scripts/device-run.sh info tests sanitizer bench
 elif [ "${1:-}" = i8 ]; then
-  BENCH_OPS="int8_mm:90 host_overhead:60" timeout 590 scripts/device-run.sh info tests bench
+  BENCH_OPS="int8_mm:90 host_overhead:60" timeout 500 scripts/device-run.sh info tests bench
+  # the host-cost A/B against main's jars (carry .bundle/base-jars, from cuda-native/dev/host_ab/base_jars.sh)
+  [ -d .bundle/base-jars ] && OUT=$OUT timeout 85 bash cuda-native/dev/host_ab/run.sh
 elif [ "${1:-}" = all ]; then
   BENCH_OPS="moe_route:60" timeout 560 scripts/device-run.sh info tests stress sanitizer bench
 elif [ $# -eq 0 ]; then
