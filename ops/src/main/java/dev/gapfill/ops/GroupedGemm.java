@@ -236,7 +236,7 @@ public final class GroupedGemm {
         }
         Decision dec = GroupedGemmHeuristics.decide(shape, info, requested);
         if (dec.backend() == Backend.VENDOR && o.vendorPath() == VendorPath.GROUPED_BATCHED) {
-            return new Decision(Backend.VENDOR, "cublas_grouped", dec.reason() + "; grouped-batched requested");
+            return Decision.lazy(Backend.VENDOR, "cublas_grouped", () -> dec.reason() + "; grouped-batched requested");
         }
         return dec;
     }

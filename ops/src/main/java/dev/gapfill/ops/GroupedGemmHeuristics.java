@@ -244,7 +244,7 @@ public final class GroupedGemmHeuristics {
                 return new Decision(Backend.CUSTOM, "unsupported", unsupported);
             }
             Variant v = variant(s, info);
-            return new Decision(Backend.CUSTOM, v.id(), "CUSTOM requested; " + variantReason(s, info, v));
+            return Decision.lazy(Backend.CUSTOM, v.id(), () -> "CUSTOM requested; " + variantReason(s, info, v));
         }
         if (unsupported != null) {
             return new Decision(Backend.VENDOR, "cublas_loop", "custom kernel needs " + unsupported);
@@ -253,20 +253,20 @@ public final class GroupedGemmHeuristics {
         boolean coarse = s.groups() <= COARSE_GROUPS;
         if (info.cc() == HOPPER_CC) {
             if (coarse && rows > HOPPER_COARSE_LOOP_ROWS) {
-                return new Decision(Backend.VENDOR, "cublas_loop", String.format(
+                return Decision.lazy(Backend.VENDOR, "cublas_loop", () -> String.format(
                         "%.0f rows per group > %.0f on coarse MoE (G <= %d): large per-expert GEMMs, the cuBLAS loop wins (%s, bf16: "
                                 + "E=8 T=2048 gate-up loop 2066 us vs w128n2 2181, down 799 vs 1136)",
                         rows, HOPPER_COARSE_LOOP_ROWS, COARSE_GROUPS, HOPPER_SOURCE));
             }
             Variant v = variant(s, info);
-            return new Decision(Backend.CUSTOM, v.id(), variantReason(s, info, v));
+            return Decision.lazy(Backend.CUSTOM, v.id(), () -> variantReason(s, info, v));
         }
         boolean bigGemm = s.swiglu() || (long) s.k() * s.n() >= VENDOR_MIN_KN;
         double flopPerGroup = 2.0 * rows * s.k() * s.n();
         boolean loopSized = rows >= LOOP_ROWS_PER_GROUP && flopPerGroup >= LOOP_MIN_FLOP_PER_GROUP;
         if (rows > VENDOR_ROWS_PER_GROUP && (bigGemm || coarse || loopSized)) {
             if (!coarse && !loopSized) {
-                return new Decision(Backend.VENDOR, "cublas_grouped", String.format(
+                return Decision.lazy(Backend.VENDOR, "cublas_grouped", () -> String.format(
                         "%.0f rows per group > %.0f on G=%d > %d groups, %s, and %s: cublasGemmGroupedBatchedEx wins; its GEMM result is "
                                 + "rounded to the dtype before the epilogue (%s: E=64 gate-up T=2048 grouped 688 us vs m64 836 vs loop 840; "
                                 + "Java sweep c2335e1: E=128 gate-up T=8192, 3.2 GFLOP per group, grouped 1954 us vs loop 2269)",
@@ -276,7 +276,7 @@ public final class GroupedGemmHeuristics {
                                 : String.format("%.1f GFLOP per group < %.0f", flopPerGroup / 1e9, LOOP_MIN_FLOP_PER_GROUP / 1e9),
                         SOURCE));
             }
-            return new Decision(Backend.VENDOR, "cublas_loop", String.format(
+            return Decision.lazy(Backend.VENDOR, "cublas_loop", () -> String.format(
                     "%.0f rows per group > %.0f on %s: large per-expert GEMMs, the cuBLAS loop wins (%s: E=8 T=512 gate-up loop 1000 us "
                             + "vs m64 1483; E=64 T=8192, 8.6 GFLOP per group, loop 1819 vs grouped 2429; Java sweep c7982e3: E=64 down "
                             + "T=8192, 4.3 GFLOP per group, loop 1385 vs m64 1484)", rows, VENDOR_ROWS_PER_GROUP,
@@ -284,7 +284,7 @@ public final class GroupedGemmHeuristics {
                             : String.format("%.1f GFLOP per group >= %.0f", flopPerGroup / 1e9, LOOP_MIN_FLOP_PER_GROUP / 1e9), SOURCE));
         }
         Variant v = variant(s, info);
-        return new Decision(Backend.CUSTOM, v.id(), variantReason(s, info, v));
+        return Decision.lazy(Backend.CUSTOM, v.id(), () -> variantReason(s, info, v));
     }
 
     /** Rows per active group, with at most min(G, T_total) groups active. */

@@ -352,8 +352,8 @@ public final class MoeRoute {
         }
         long entries = tokens * k;
         if (oneLaunch(tokens, experts, k)) {
-            return new Decision(Backend.CUSTOM, "route_block",
-                    "no vendor routing exists; one block of " + SCATTER_WARPS + " warps selects the top-" + k + " of "
+            return Decision.lazy(Backend.CUSTOM, "route_block",
+                    () -> "no vendor routing exists; one block of " + SCATTER_WARPS + " warps selects the top-" + k + " of "
                             + tokens + " tokens (" + topkSlots(experts) + " logits per lane, "
                             + (tokens <= SCATTER_WARPS ? "one warp per token"
                                     : tokens <= 2L * SCATTER_WARPS ? "two tokens per warp in lockstep"
@@ -362,14 +362,14 @@ public final class MoeRoute {
                             + " entries by expert in shared memory, one launch (deterministic)");
         }
         if (!chunked(entries, experts)) {
-            return new Decision(Backend.CUSTOM, "topk_warp+scatter_block",
-                    "no vendor routing exists; top-k: one warp per token over " + tokens + " tokens (" + topkSlots(experts)
+            return Decision.lazy(Backend.CUSTOM, "topk_warp+scatter_block",
+                    () -> "no vendor routing exists; top-k: one warp per token over " + tokens + " tokens (" + topkSlots(experts)
                             + " logits per lane), scatter: one block of "
                             + SCATTER_WARPS + " warps sorts " + entries + " entries by expert (deterministic)");
         }
         int chunk = chunkEntries(entries);
-        return new Decision(Backend.CUSTOM, "topk_warp+scatter_chunks",
-                "no vendor routing exists; top-k: one warp per token over " + tokens + " tokens (" + topkSlots(experts)
+        return Decision.lazy(Backend.CUSTOM, "topk_warp+scatter_chunks",
+                () -> "no vendor routing exists; top-k: one warp per token over " + tokens + " tokens (" + topkSlots(experts)
                         + " logits per lane), scatter: " + entries
                         + " entries (at least " + chunkedFrom(experts) + ") sorted by expert in " + entries / chunk + " chunks of "
                         + chunk + " or more, one block each, after their counts and bases (deterministic)");
