@@ -36,7 +36,9 @@ import java.util.function.Function;
  *
  * <p>One row is not an op but a step every op takes, several times per call: {@code CudaDevice.activate} (the sticky-error
  * check and {@code cudaGetDevice}, since {@code f1015ac} asked of cudart on every call rather than remembered), timed
- * the same way, so that its share of the rows above is measured on the machine that measured them.
+ * the same way, so that its share of the rows above is measured on the machine that measured them. And {@code int8_mm_plan}
+ * times the int8 row's call through an {@code Int8Mm.Plan} made once per backend, against the one-shot {@code mm}, which
+ * makes and closes a plan (a pool allocation, a counter memset and a free where split-K runs) on every call.
  */
 public final class HostOverheadBench implements BenchSuite {
     static final int WARM_CALLS = 3000;
@@ -117,6 +119,16 @@ public final class HostOverheadBench implements BenchSuite {
         Tensor io = filled(ctx, i8, DType.I32, 0, 1, 1024);
         l.add(new Case("int8_mm", "I8->I32", BenchRow.shape("m", 1, "k", 1024, "n", 1024),
                 b -> () -> Int8Mm.mm(ia, iw, Int8Mm.Options.int32().withBackend(b), io, s), i8));
+        // the same call through a plan made once per backend (what a decode loop holds): Plan.run allocates nothing,
+        // where the one-shot mm above makes and closes a plan (workspace from the pool, counters zeroed) per call
+        Map<Backend, Int8Mm.Plan> i8Plans = new LinkedHashMap<>();
+        for (Backend b : new Backend[] {Backend.VENDOR, Backend.CUSTOM, Backend.AUTO}) {
+            Int8Mm.Plan plan = Int8Mm.plan(ia, iw, Int8Mm.Options.int32().withBackend(b), s);
+            i8.add(plan);
+            i8Plans.put(b, plan);
+        }
+        l.add(new Case("int8_mm_plan", "I8->I32", BenchRow.shape("m", 1, "k", 1024, "n", 1024),
+                b -> () -> i8Plans.get(b).run(ia, iw, Int8Mm.Options.int32().withBackend(b), io), new ArrayList<>()));
 
         // a decode-sized MoE step: E=64 experts, top-8, H=256 I=128, T=1 token routed to 8 experts
         int e = 64;
