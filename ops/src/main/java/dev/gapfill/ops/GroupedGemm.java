@@ -181,7 +181,7 @@ public final class GroupedGemm {
         }
         Stream s = OpStreams.pick(x.device(), stream);
         Decision dec = decide(x, w, offsets, o, d);
-        if (dec.backend() == Backend.VENDOR && isCapturing(s)) {
+        if (dec.backend() == Backend.VENDOR && OpStreams.isCapturing(s)) {
             if (Backend.resolve(o.backend()) == Backend.VENDOR) {
                 throw new ArgumentException("backend", "CUSTOM or AUTO while the stream is being captured into a CUDA graph "
                         + "(the vendor paths copy offsets to the host)", "VENDOR");
@@ -373,13 +373,6 @@ public final class GroupedGemm {
             int[] a = new int[count];
             host.get(a);
             return a;
-        }
-    }
-
-    private static boolean isCapturing(Stream s) {
-        try (IntPointer status = new IntPointer(1)) {
-            s.cudaDevice().check(cudart.cudaStreamIsCapturing(s.handle(), status), "cudaStreamIsCapturing");
-            return status.get() != cudart.cudaStreamCaptureStatusNone;
         }
     }
 
