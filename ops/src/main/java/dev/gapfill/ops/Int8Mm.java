@@ -64,7 +64,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>Memory: {@link #plan} allocates once what a shape needs (split-K workspace, cuBLASLt workspace, the
  * vendor's int32 temporary), from the device's stream-ordered pool, and {@link Plan#run} allocates nothing.
- * The one-shot {@link #mm} overloads make and close a plan per call (a pool allocation and a small memset).
+ * The one-shot {@link #mm} overloads keep the plans they make per thread (up to 8 and 8 MiB), so a repeated problem
+ * on the same stream allocates nothing either; {@link dev.gapfill.core.Resources#release} closes them. A plan held
+ * across a release keeps working (its cuBLASLt descriptors outlive the cache entry until the plan closes).
  */
 public final class Int8Mm {
     private static final Logger LOG = LoggerFactory.getLogger(Int8Mm.class);
@@ -340,6 +342,7 @@ public final class Int8Mm {
             if (ws != null) {
                 ws.close();
             }
+            releaseLt(lt);
             throw e;
         }
         return new Plan(a.device(), st, s, o, dec, null, lt, ws, acc, dequantBlocks);
@@ -472,6 +475,9 @@ public final class Int8Mm {
                 return;
             }
             closed = true;
+            if (lt != null) {
+                releaseLt(lt);
+            }
             if (workspace != null) {
                 workspace.close();
             }
@@ -567,8 +573,15 @@ public final class Int8Mm {
 
     // ------------------------------------------------------------------ cuBLASLt algorithm cache
 
-    /** cuBLASLt descriptors and the heuristic's algorithm for one (device, M, N, K); kept for the process. */
+    /**
+     * cuBLASLt descriptors and the heuristic's algorithm for one (device, M, N, K), cached in {@link #LT_CACHE} until
+     * {@link dev.gapfill.core.Resources#release}. Plans that use it count as its users (under the cache's lock): one
+     * evicted while a plan still holds it is destroyed when the last such plan closes, so a plan held across a release
+     * keeps working.
+     */
     static final class LtAlgo {
+        int users;        // open plans using it; guarded by LT_CACHE
+        boolean evicted;  // removed from LT_CACHE; guarded by LT_CACHE
         final cublasLtMatmulDescOpaque_t desc;
         final cublasLtMatrixLayoutOpaque_t layoutW;
         final cublasLtMatrixLayoutOpaque_t layoutA;
@@ -585,6 +598,35 @@ public final class Int8Mm {
             this.result = result;
             this.workspaceBytes = result.workspaceSize();
         }
+
+        /** Destroys the descriptors (no plan may use them afterwards). */
+        void destroy() {
+            cublas.cublasLtMatmulDescDestroy(desc);
+            cublas.cublasLtMatrixLayoutDestroy(layoutW);
+            cublas.cublasLtMatrixLayoutDestroy(layoutA);
+            cublas.cublasLtMatrixLayoutDestroy(layoutC);
+            result.close();
+        }
+    }
+
+    /** A plan stops using {@code lt}: the last user of an evicted entry destroys it. */
+    static void releaseLt(LtAlgo lt) {
+        synchronized (LT_CACHE) {
+            lt.users--;
+            if (lt.evicted && lt.users == 0) {
+                lt.destroy();
+            }
+        }
+    }
+
+    /** The cache evicts {@code lt}: destroyed now if no plan uses it, else by the last plan that does. */
+    static void evictLt(LtAlgo lt) {
+        synchronized (LT_CACHE) {
+            lt.evicted = true;
+            if (lt.users == 0) {
+                lt.destroy();
+            }
+        }
     }
 
     /**
@@ -594,13 +636,10 @@ public final class Int8Mm {
      */
     private static LtAlgo ltAlgo(CudaDevice d, Shape s) {
         String key = d.ordinal() + "/" + s.m() + "/" + s.n() + "/" + s.k();
-        LtAlgo cached = LT_CACHE.get(key);
-        if (cached != null) {
-            return cached;
-        }
-        synchronized (LT_CACHE) {
-            cached = LT_CACHE.get(key);
+        synchronized (LT_CACHE) {  // the caller becomes a user (releaseLt when its plan closes)
+            LtAlgo cached = LT_CACHE.get(key);
             if (cached != null) {
+                cached.users++;
                 return cached;
             }
             var handle = VendorHandles.cublasLt(d);
@@ -635,6 +674,7 @@ public final class Int8Mm {
                             "no algorithm for M=" + s.m() + ", N=" + s.n() + ", K=" + s.k());
                 }
                 LtAlgo algo = new LtAlgo(desc, lw, la, lc, result);
+                algo.users = 1;
                 LT_CACHE.put(key, algo);
                 return algo;
             }

@@ -3,7 +3,6 @@ package dev.gapfill.ops;
 import dev.gapfill.core.Device;
 import dev.gapfill.core.Gpu;
 import dev.gapfill.core.Resources;
-import org.bytedeco.cuda.global.cublas;
 
 import java.util.Iterator;
 import java.util.Map;
@@ -110,12 +109,7 @@ public final class OpCaches {
                     Map.Entry<String, Int8Mm.LtAlgo> e = it.next();
                     if (matches(device, ordinal(e.getKey()))) {
                         it.remove();
-                        Int8Mm.LtAlgo a = e.getValue();
-                        cublas.cublasLtMatmulDescDestroy(a.desc);
-                        cublas.cublasLtMatrixLayoutDestroy(a.layoutW);
-                        cublas.cublasLtMatrixLayoutDestroy(a.layoutA);
-                        cublas.cublasLtMatrixLayoutDestroy(a.layoutC);
-                        a.result.close();
+                        Int8Mm.evictLt(e.getValue());  // destroyed now, or when the last plan using it closes
                         n++;
                     }
                 }

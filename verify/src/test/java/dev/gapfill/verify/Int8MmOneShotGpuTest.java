@@ -165,6 +165,26 @@ class Int8MmOneShotGpuTest {
         }
     }
 
+    @Test void aVendorPlanHeldAcrossAReleaseKeepsWorking() {
+        int m = 33, n = 512, k = 1024;
+        Random r = new Random(15);
+        try (Tensor ha = randomI8(r, m, k); Tensor hw = randomI8(r, n, k); Tensor a = ha.to(GPU); Tensor w = hw.to(GPU);
+             Tensor out = Poison.poisoned(GPU, DType.I32, m, n);
+             Int8Mm.Plan plan = Int8Mm.plan(a, w, Int8Mm.Options.int32().withBackend(Backend.VENDOR), null)) {
+            long[] acc = Int8MmReference.accumulate(ha, hw);
+            for (int it = 0; it < 3; it++) {
+                // the release evicts the cached cuBLASLt descriptors this plan uses; they must live until it closes
+                Resources.release(GPU);
+                Poison.fill(out);
+                plan.run(a, w, Int8Mm.Options.int32(), out);
+                int[] got = out.toIntArray();
+                for (int i = 0; i < acc.length; i++) {
+                    assertEquals(acc[i], got[i], "run " + it + " after a release, element " + i);
+                }
+            }
+        }
+    }
+
     @Test void threadsThatEndLeaveTheirPlansToRelease() throws InterruptedException {
         Random r = new Random(14);
         try (Tensor ha = randomI8(r, 4, 1024); Tensor hw = randomI8(r, 512, 1024)) {
