@@ -2,7 +2,22 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
-# Next session, first choice: branch gpu-pending-int8-m1 (host dispatch only: int8Mm AUTO runs custom at M = 1 with I32
+# Next session (after the forty-first): main's shipped code is bc4379b's, recorded on one H100 (suite 514, 0 failed).
+# Stale against it: the depthwise_conv3x3 and grouped_gemm sweeps (a35d849; same kernels), the demo (01b7f8b), and the
+# whole record with sanitizers and stress (5db87f2 on two H200s; host code changed since, no kernel). Plan, ~1400 s:
+# call 1 (nvidia-h100-x2 or the two H200s that come): timeout 595 scripts/record-x2.sh (the whole record, ~460 s);
+# call 2 (nvidia-h100-x1): BENCH_OPS="grouped_gemm:330 host_overhead:60" DEMO_TIMEOUT=150 scripts/device-run.sh info
+# bench demo (grouped ran out of 280 s at 97 of 112 rows on a slow host at 01b7f8b: its vendor loop is host-bound);
+# call 3: BENCH_OPS="depthwise_conv3x3:340" scripts/device-run.sh info bench.
+# First, though: branch gpu-pending-host-rows (host code, three commits): Int8Mm.mm keeps its plans per thread (up to
+# 8 plans, 8 MiB; a repeated problem on the same stream allocates nothing; under graph capture a plan of its own;
+# Resources.release closes them), a vendor plan held across Resources.release keeps its cuBLASLt descriptors (they were
+# destroyed under it), and a host_overhead row int8_mm_plan. One call (nvidia-h100-x1), after bundling the branch's
+# clean tip and cuda-native/dev/host_ab/base_jars.sh main, carry [".bundle/gapfill-gpu.tar.xz", ".bundle/base-jars"]:
+# cuda-native/dev/run_next.sh hr (suite with the new Int8MmOneShotGpuTest, memcheck over it, host_overhead, then the
+# A/B against main; ~450 s). Green: fast-forward main; the A/B's int8_mm custom/auto rows say what the kept plans save.
+# Forty-first session (ran 01b7f8b: suite green, int8 AUTO 144 of 144; then bc4379b: lazy decision reasons, grouped
+# enqueue 14.3 -> 6.0 us; main took both). Its first choice was: branch gpu-pending-int8-m1 (host dispatch only: int8Mm AUTO runs custom at M = 1 with I32
 # output and K*N < 16Mi, the row AUTO missed at a35d849 and 5db87f2). One call (nvidia-h100-x1):
 # cuda-native/dev/run_next.sh i8 (the suite, the int8 sweep, host_overhead; ~350 s). Green and AUTO 144 of 144 (or the
 # M = 1 row within 5 %): fast-forward main. The branch also gives the host_overhead sweep a device_activate row (the
@@ -83,6 +98,10 @@ if [ "${1:-}" = x2 ]; then
 elif [ "${1:-}" = gq ]; then
   export SANITIZER_SHARDS="$SANITIZER_SHARDS gq=.*\.GqaDecodeGpuTest" SANITIZER_TOOLS="memcheck/gq"
   BENCH_OPS="gqa_decode:240" timeout 590 scripts/device-run.sh info tests sanitizer bench
+elif [ "${1:-}" = hr ]; then
+  export SANITIZER_SHARDS="$SANITIZER_SHARDS os=.*\.Int8MmOneShotGpuTest" SANITIZER_TOOLS="memcheck/os"
+  BENCH_OPS="host_overhead:60" timeout 480 scripts/device-run.sh info tests sanitizer bench
+  [ -d .bundle/base-jars ] && ROUNDS=5 OUT=$OUT timeout 110 bash cuda-native/dev/host_ab/run.sh
 elif [ "${1:-}" = i8 ]; then
   BENCH_OPS="int8_mm:90 host_overhead:60" timeout 500 scripts/device-run.sh info tests bench
   # the host-cost A/B against main's jars (carry .bundle/base-jars, from cuda-native/dev/host_ab/base_jars.sh)
