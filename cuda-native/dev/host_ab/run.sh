@@ -40,7 +40,7 @@ def load(side):
     return runs
 base, new = load("base"), load("new")
 print(f"host_overhead A/B, µs per call, median over rounds (base {base_c[:12]} x{len(base)}, new {new_c[:12]} x{len(new)})")
-print(f"{'op':20s} {'column':7s} {'base':>8s} {'new':>8s} {'new/base':>9s}")
+print(f"{'op':20s} {'column':7s} {'base':>8s} {'new':>8s} {'new/base':>9s}  rounds apart")
 ops = list(dict.fromkeys(op for run in new + base for op in run))
 for op in ops:
     for col in ("vendor_us", "custom_us", "auto_us"):
@@ -52,6 +52,8 @@ for op in ops:
         mn = statistics.median(n) if n else None
         ratio = f"{mn / mb:9.3f}" if mb and mn else f"{'-':>9s}"
         fmt = lambda x: f"{x:8.2f}" if x is not None else f"{'-':>8s}"
-        print(f"{op:20s} {col[:-3]:7s} {fmt(mb)} {fmt(mn)} {ratio}")
+        # "faster"/"slower": every new round below/above every base round (the rounds' ranges do not overlap)
+        apart = "faster" if b and n and max(n) < min(b) else "slower" if b and n and min(n) > max(b) else ""
+        print(f"{op:20s} {col[:-3]:7s} {fmt(mb)} {fmt(mn)} {ratio}  {apart}")
 PY
 tar czf "$dest/host_ab.tgz" -C "$out" . && cp "$out/summary.txt" "$dest/host_ab-summary.txt"
