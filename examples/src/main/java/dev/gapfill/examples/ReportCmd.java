@@ -64,7 +64,10 @@ final class ReportCmd implements Callable<Integer> {
           .append("  keeping its rows (`resumed_rows`; their floors use the ceilings of the run that measured them).\n")
           .append("- `host_overhead` rows are not GPU times: they are the calling thread's µs per call (validate, decide, enqueue) at a\n")
           .append("  tiny shape after a JIT warm-up, per backend; they have no floor. Their `device_activate` row is one step every op\n")
-          .append("  takes (more than once per call): making its device current on the calling thread.\n\n");
+          .append("  takes (more than once per call): making its device current on the calling thread.\n")
+          .append("- Each row keeps every path's p10 and p90 (`spread_p10_p90_us`). Where a path's p90 is over twice its p10, something\n")
+          .append("  disturbed that row while it was timed (another process, a clock change); each op's section counts such rows and\n")
+          .append("  names a few. The targets are judged on the medians as measured, disturbed rows included.\n\n");
         List<Path> files = new ArrayList<>();
         if (Files.isDirectory(root)) {
             try (Stream<Path> w = Files.walk(root)) {
@@ -105,7 +108,7 @@ final class ReportCmd implements Callable<Integer> {
                 Double c = (Double) r.get("custom_us");
                 Double a = (Double) r.get("auto_us");
                 Double fl = (Double) r.get("floor_us");
-                String shape = String.valueOf(r.get("shape"));
+                String shape = shapeText(r.get("shape"));
                 if (v != null && c != null) {
                     logSum += Math.log(v / c);
                     n++;
@@ -146,6 +149,7 @@ final class ReportCmd implements Callable<Integer> {
             if (autoRows > 0) {
                 sb.append(String.format(Locale.ROOT, "AUTO within 5 %% of the faster path in %d of %d rows.", autoOk, autoRows));
             }
+            sb.append(unsteadySentence(rows));
             sb.append("\n\n");
             boolean whole = Boolean.TRUE.equals(doc.get("complete")) && Boolean.FALSE.equals(doc.get("quick")) && !doc.containsKey("dtypes");
             if (doc.containsKey("dtypes")) {
@@ -206,6 +210,54 @@ final class ReportCmd implements Callable<Integer> {
      * steps; empty for a sweep without the field (run outside the bundle, or before it was recorded).
      */
     @SuppressWarnings("unchecked")
+    /** A row's shape as {@code {batch=512, m=8, ...}}: the JSON reader's whole-number doubles written without ".0". */
+    static String shapeText(Object shape) {
+        if (!(shape instanceof Map<?, ?> m)) {
+            return String.valueOf(shape);
+        }
+        StringBuilder b = new StringBuilder("{");
+        for (Map.Entry<?, ?> e : m.entrySet()) {
+            Object v = e.getValue();
+            String text = v instanceof Double d && d == Math.rint(d) && Math.abs(d) < 1e15 ? Long.toString(d.longValue()) : String.valueOf(v);
+            b.append(b.length() == 1 ? "" : ", ").append(e.getKey()).append('=').append(text);
+        }
+        return b.append('}').toString();
+    }
+
+    /** A path's timing is unsteady when its p90 is more than this many times its p10 (a disturbance during the row). */
+    static final double UNSTEADY_SPREAD = 2.0;
+
+    /**
+     * " N rows had a path whose p90 was over twice its p10 (…)": rows whose median may carry a disturbance (another
+     * process, a clock dip) rather than the code; the targets above are judged on the medians as measured. Empty when
+     * none, or when the file has no spreads.
+     */
+    static String unsteadySentence(List<Map<String, Object>> rows) {
+        List<String> seen = new java.util.ArrayList<>();
+        for (Map<String, Object> r : rows) {
+            if (!(r.get("spread_p10_p90_us") instanceof Map<?, ?> spread)) {
+                continue;
+            }
+            StringBuilder paths = new StringBuilder();
+            for (Map.Entry<?, ?> e : spread.entrySet()) {
+                if (e.getValue() instanceof List<?> pq && pq.size() == 2 && pq.get(0) instanceof Number p10 && pq.get(1) instanceof Number p90
+                        && p10.doubleValue() > 0 && p90.doubleValue() > UNSTEADY_SPREAD * p10.doubleValue()) {
+                    paths.append(paths.length() == 0 ? "" : ", ").append(e.getKey()).append(String.format(Locale.ROOT, " %.1f–%.1f µs",
+                            p10.doubleValue(), p90.doubleValue()));
+                }
+            }
+            if (paths.length() > 0) {
+                seen.add(r.get("dtype") + " " + shapeText(r.get("shape")) + " (" + paths + ")");
+            }
+        }
+        if (seen.isEmpty()) {
+            return "";
+        }
+        return String.format(Locale.ROOT, " %d of %d rows had a path whose p90 was over %.0f× its p10, a disturbance during the row "
+                + "rather than the code's time (the targets take the medians as measured), e.g. %s.", seen.size(), rows.size(),
+                UNSTEADY_SPREAD, String.join("; ", seen.subList(0, Math.min(3, seen.size()))));
+    }
+
     static String machineHistorySentence(Object history) {
         if (!(history instanceof List<?> h)) {
             return "";
