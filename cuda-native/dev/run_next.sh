@@ -14,7 +14,7 @@
 # Resources.release closes them), a vendor plan held across Resources.release keeps its cuBLASLt descriptors (they were
 # destroyed under it), and a host_overhead row int8_mm_plan. One call (nvidia-h100-x1), after bundling the branch's
 # clean tip and cuda-native/dev/host_ab/base_jars.sh main, carry [".bundle/gapfill-gpu.tar.xz", ".bundle/base-jars"]:
-# cuda-native/dev/run_next.sh hr (suite with the new Int8MmOneShotGpuTest, memcheck over it, host_overhead, then the
+# cuda-native/dev/run_next.sh hr (suite with the new OneShotPlansGpuTest, memcheck over it, host_overhead, then the
 # A/B against main; ~450 s). Green: fast-forward main; the A/B's int8_mm custom/auto rows say what the kept plans save.
 # Forty-first session (ran 01b7f8b: suite green, int8 AUTO 144 of 144; then bc4379b: lazy decision reasons, grouped
 # enqueue 14.3 -> 6.0 us; main took both). Its first choice was: branch gpu-pending-int8-m1 (host dispatch only: int8Mm AUTO runs custom at M = 1 with I32
@@ -99,7 +99,7 @@ elif [ "${1:-}" = gq ]; then
   export SANITIZER_SHARDS="$SANITIZER_SHARDS gq=.*\.GqaDecodeGpuTest" SANITIZER_TOOLS="memcheck/gq"
   BENCH_OPS="gqa_decode:240" timeout 590 scripts/device-run.sh info tests sanitizer bench
 elif [ "${1:-}" = hr ]; then
-  export SANITIZER_SHARDS="$SANITIZER_SHARDS os=.*\.Int8MmOneShotGpuTest" SANITIZER_TOOLS="memcheck/os"
+  export SANITIZER_SHARDS="$SANITIZER_SHARDS os=.*\.OneShotPlansGpuTest" SANITIZER_TOOLS="memcheck/os"
   BENCH_OPS="host_overhead:60" timeout 480 scripts/device-run.sh info tests sanitizer bench
   [ -d .bundle/base-jars ] && ROUNDS=5 OUT=$OUT timeout 110 bash cuda-native/dev/host_ab/run.sh
 elif [ "${1:-}" = i8 ]; then

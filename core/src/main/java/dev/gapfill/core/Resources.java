@@ -9,12 +9,12 @@ import java.util.ServiceLoader;
 
 /**
  * Gives back what Gapfill holds beyond the tensors its caller has open: forgotten tensors that the garbage
- * collector found unreachable, per-shape caches of the ops (cuDNN plans, cuBLASLt algorithms, int8 plans), the vendor
+ * collector found unreachable, per-shape caches of the ops (cuDNN plans, cuBLASLt algorithms, one-shot plans), the vendor
  * handles and default streams of threads that have ended, the shared cuBLASLt handle, and the pool's unused reserve.
  *
  * <p>What is held, and why: Gapfill keeps device memory only in tensors (open, or forgotten and not yet
- * cleaned) — {@link CudaDevice#bytesInUse()} counts exactly those; the ops' caches hold some of them (the int8 GEMM's
- * one-shot calls keep their plans' workspaces per thread, up to 8 MiB each). cuBLAS and cuDNN keep their own device
+ * cleaned) — {@link CudaDevice#bytesInUse()} counts exactly those; the ops' caches hold some of them (the one-shot calls
+ * of the int8 GEMM and of attention decode keep their plans' workspaces per thread, up to 8 MiB each). cuBLAS and cuDNN keep their own device
  * workspaces per handle (not in that count, and not in the pool); the other caches keep host-side descriptors.
  * {@link #release} brings {@code bytesInUse} back to what the caller's open tensors hold, destroys the
  * handles and default streams of ended threads and empties the caches (they refill on demand).

@@ -273,13 +273,51 @@ public final class GqaDecode {
     }
 
     /**
-     * One-shot decode (plans, runs, closes the plan; the workspace is freed in stream order). Prefer a plan for
-     * repeated steps. {@code lse} may be null.
+     * One-shot decode. Runs the calling thread's kept plan for this problem, options and stream, made on first use (up
+     * to 8 plans and 8 MiB of device memory per thread, the least recently run closed first; a plan over 8 MiB alone,
+     * as the vendor path's score buffers at long contexts, is made and closed per call). While the stream is being
+     * captured into a CUDA graph a plan is made and closed inside the capture. {@link dev.gapfill.core.Resources#release}
+     * closes the kept plans. Holding a plan ({@link #plan}) is the explicit form. {@code lse} may be null.
      */
     public static void decode(Tensor q, KvCache cache, Tensor lens, Tensor out, Tensor lse, Options options, Stream stream) {
         Problem p = Problem.of(q, cache);
-        try (GqaDecodePlan plan = plan(p, q.device(), options, stream)) {
-            plan.run(q, cache, lens, out, lse, stream);
+        if (options == null) {
+            throw new ArgumentException("options", "options", "null");
+        }
+        Stream st = q.device().isCpu() ? null : OpStreams.pick(q.device(), stream);
+        if (st == null || OpStreams.isCapturing(st)) {
+            // the CPU reference; or a graph, which owns what its nodes use: a plan made and closed inside the capture
+            try (GqaDecodePlan plan = plan(p, q.device(), options, stream)) {
+                plan.run(q, cache, lens, out, lse, stream);
+            }
+            return;
+        }
+        // every argument checked before the kept plans change: a refused call leaves them (and the memory) as they were
+        GqaDecodePlan.validate(p, q.device(), q, cache, lens, out, lse);
+        KeptPlans<PlanKey, GqaDecodePlan>.Holder h = KEPT.mine();
+        PlanKey key = new PlanKey(q.device().ordinal(), p, Backend.resolve(options.backend()), options.scale());
+        GqaDecodePlan plan = h.find(key, st);
+        if (plan == null) {
+            GqaDecodePlan fresh = plan(p, q.device(), options, st);  // a failure here leaves the kept plans as they were
+            if (!h.keep(key, st, fresh)) {  // replaces a plan kept for this problem on another stream
+                try (fresh) {  // too large to keep: made and closed per call
+                    fresh.run(q, cache, lens, out, lse, st);
+                }
+                return;
+            }
+            plan = fresh;
+        }
+        try {
+            plan.run(q, cache, lens, out, lse, st);
+        } catch (RuntimeException e) {
+            h.drop(key);
+            throw e;
         }
     }
+
+    /** What a kept plan was made for: the device, the problem, the backend asked for and the scale. */
+    record PlanKey(int device, Problem problem, Backend requested, double scale) implements KeptPlans.Key {}
+
+    /** The plans the one-shot {@link #decode} keeps per thread ({@link KeptPlans}): up to 8 plans and 8 MiB. */
+    static final KeptPlans<PlanKey, GqaDecodePlan> KEPT = new KeptPlans<>("gqa_decode", 8, 8L << 20, GqaDecodePlan::workspaceBytes);
 }

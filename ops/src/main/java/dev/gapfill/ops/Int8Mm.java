@@ -25,13 +25,8 @@ import org.bytedeco.javacpp.IntPointer;
 import org.bytedeco.javacpp.LongPointer;
 import org.bytedeco.javacpp.PointerPointer;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.util.Arrays;
 import java.util.EnumSet;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -69,7 +64,6 @@ import java.util.concurrent.ConcurrentHashMap;
  * across a release keeps working (its cuBLASLt descriptors outlive the cache entry until the plan closes).
  */
 public final class Int8Mm {
-    private static final Logger LOG = LoggerFactory.getLogger(Int8Mm.class);
     /** Largest K: 128·128·K stays below 2^31 (the most negative products), and K is a multiple of 16. */
     public static final long MAX_K = 131056;
 
@@ -165,18 +159,15 @@ public final class Int8Mm {
             }
             return;
         }
-        OneShot h = ONE_SHOT.get();
+        KeptPlans<PlanKey, Plan>.Holder h = KEPT.mine();
         PlanKey key = new PlanKey(st.cudaDevice().ordinal(), shape, o.out(), Backend.resolve(o.backend()));
-        Plan kept = h.get(key);
-        if (kept != null && kept.runsOn(st)) {
+        Plan kept = h.find(key, st);
+        if (kept != null) {
             runKept(h, key, kept, a, w, o, out);
             return;
         }
         Plan fresh = plan(a, w, o, st);  // a failure here leaves the kept plans as they were
-        if (kept != null) {
-            h.drop(key);  // its stream was closed or is another one
-        }
-        if (!h.keep(key, fresh)) {
+        if (!h.keep(key, st, fresh)) {  // replaces a plan kept for this problem on another stream
             try (fresh) {  // too large to keep: made and closed per call, as a plan of its own
                 fresh.run(a, w, o, out);
             }
@@ -185,7 +176,7 @@ public final class Int8Mm {
         runKept(h, key, fresh, a, w, o, out);
     }
 
-    private static void runKept(OneShot h, PlanKey key, Plan p, Tensor a, Tensor w, Options o, Tensor out) {
+    private static void runKept(KeptPlans<PlanKey, Plan>.Holder h, PlanKey key, Plan p, Tensor a, Tensor w, Options o, Tensor out) {
         try {
             p.run(a, w, o, out);
         } catch (RuntimeException e) {
@@ -194,106 +185,14 @@ public final class Int8Mm {
         }
     }
 
-    /** Plans the one-shot {@link #mm} keeps per thread, and the device bytes they may hold together. */
-    static final int KEPT_PLANS = 8;
-    static final long KEPT_BYTES = 8L << 20;
-
     /** What a kept plan was made for: the device, the problem, the output dtype and the backend asked for. */
-    record PlanKey(int device, Shape shape, DType out, Backend requested) {}
+    record PlanKey(int device, Shape shape, DType out, Backend requested) implements KeptPlans.Key {}
 
     /**
-     * The plans the one-shot {@link #mm} keeps for the calling thread: the next call of the same problem (device,
-     * shape, output dtype, requested backend) on the same native stream runs its plan again instead of making and
-     * closing one (a pool allocation, the zeroing of the split-K counters, which the kernel re-arms after each run, and
-     * a free per call). Up to {@link #KEPT_PLANS} plans and {@link #KEPT_BYTES} device bytes per thread, the least
-     * recently run one dropped first (its memory freed after its last run); a plan that needs more is made and closed
-     * per call. A stream being captured into a CUDA graph never uses them (the graph owns what its nodes use).
-     * {@link dev.gapfill.core.Resources#release} closes the plans of every thread ({@link OpCaches.Int8MmOneShotPlans});
-     * so does a new thread for the threads that have ended.
+     * The plans the one-shot {@link #mm} keeps per thread ({@link KeptPlans}): up to 8 plans and 8 MiB. The kernel
+     * re-arms the split-K counters after each run, so a kept plan's workspace needs no zeroing again.
      */
-    static final class OneShot {
-        final Thread owner = Thread.currentThread();
-        // access order: the first entry is the least recently run; guarded by this (the owner, and Resources.release)
-        private final LinkedHashMap<PlanKey, Plan> plans = new LinkedHashMap<>(16, 0.75f, true);
-        private long bytes;
-
-        synchronized Plan get(PlanKey key) { return plans.get(key); }
-
-        /** Keeps {@code p} (dropping the least recently run plans over the limits), or false if it alone is over them. */
-        synchronized boolean keep(PlanKey key, Plan p) {
-            long b = p.workspaceBytes();
-            if (b > KEPT_BYTES) {
-                return false;
-            }
-            plans.put(key, p);
-            bytes += b;
-            Iterator<Map.Entry<PlanKey, Plan>> it = plans.entrySet().iterator();
-            while ((plans.size() > KEPT_PLANS || bytes > KEPT_BYTES) && it.hasNext()) {
-                Map.Entry<PlanKey, Plan> e = it.next();
-                if (e.getValue() != p) {
-                    it.remove();
-                    bytes -= e.getValue().workspaceBytes();
-                    e.getValue().close();
-                }
-            }
-            return true;
-        }
-
-        synchronized void drop(PlanKey key) {
-            Plan p = plans.remove(key);
-            if (p != null) {
-                bytes -= p.workspaceBytes();
-                p.close();
-            }
-        }
-
-        /** Closes the plans of {@code ordinal} (-1: every device); returns how many. */
-        synchronized int release(int ordinal) {
-            int n = 0;
-            Iterator<Map.Entry<PlanKey, Plan>> it = plans.entrySet().iterator();
-            while (it.hasNext()) {
-                Map.Entry<PlanKey, Plan> e = it.next();
-                if (ordinal < 0 || e.getKey().device() == ordinal) {
-                    it.remove();
-                    bytes -= e.getValue().workspaceBytes();
-                    e.getValue().close();
-                    n++;
-                }
-            }
-            return n;
-        }
-
-        synchronized int size(int ordinal) {
-            int n = 0;
-            for (PlanKey k : plans.keySet()) {
-                n += ordinal < 0 || k.device() == ordinal ? 1 : 0;
-            }
-            return n;
-        }
-    }
-
-    static final Set<OneShot> ONE_SHOTS = ConcurrentHashMap.newKeySet();
-    private static final ThreadLocal<OneShot> ONE_SHOT = ThreadLocal.withInitial(() -> {
-        try {
-            releaseEndedThreadPlans();
-        } catch (RuntimeException e) {  // another thread's leftovers must not fail this call; release() tries again
-            LOG.warn("int8_mm: closing the kept plans of ended threads failed: {}", e.toString());
-        }
-        OneShot h = new OneShot();
-        ONE_SHOTS.add(h);
-        return h;
-    });
-
-    /** Closes the kept plans of threads that have ended (their runs are ordered on their streams before the frees). */
-    static int releaseEndedThreadPlans() {
-        int n = 0;
-        for (OneShot h : ONE_SHOTS) {
-            if (!h.owner.isAlive() && ONE_SHOTS.remove(h)) {
-                n += h.release(-1);
-            }
-        }
-        return n;
-    }
+    static final KeptPlans<PlanKey, Plan> KEPT = new KeptPlans<>("int8_mm", 8, 8L << 20, Plan::workspaceBytes);
 
     /** What {@link #mm} would run for these arguments (validated; nothing launched). */
     public static Decision decide(Tensor a, Tensor w, Options o) {
@@ -388,11 +287,6 @@ public final class Int8Mm {
         }
 
         public Decision decision() { return decision; }
-
-        /** Whether this plan is open and planned on the native stream of {@code stream}, which is open too. */
-        boolean runsOn(Stream stream) {
-            return !closed && this.stream != null && !this.stream.isClosed() && this.stream.sameStreamAs(stream);
-        }
 
         /** Device bytes this plan holds (split-K or cuBLASLt workspace, vendor int32 temporary). */
         public long workspaceBytes() {

@@ -11,8 +11,10 @@ import java.util.Map;
  * The per-shape caches of the ops, as {@link Resources.Cache} services (META-INF/services), so that
  * {@link Resources#release} empties them: the cuDNN plans of {@link DepthwiseConv3x3}'s vendor path
  * (descriptors and the chosen algorithm per shape) and the cuBLASLt algorithms of {@link Int8Mm} (descriptors
- * and heuristic result per shape), which hold host memory only, and the plans {@link Int8Mm#mm}'s one-shot calls
- * keep per thread, which hold device memory (their workspaces). All refill on demand. Internal.
+ * and heuristic result per shape), which hold host memory only, and the plans the one-shot calls of {@link Int8Mm#mm}
+ * and {@link GqaDecode#decode(dev.gapfill.core.Tensor, GqaDecode.KvCache, dev.gapfill.core.Tensor, dev.gapfill.core.Tensor,
+ * dev.gapfill.core.Tensor, GqaDecode.Options, dev.gapfill.core.Stream)} keep per thread, which hold device memory (their
+ * workspaces). All refill on demand. Internal.
  */
 public final class OpCaches {
     private OpCaches() {}
@@ -51,32 +53,25 @@ public final class OpCaches {
     }
 
     /**
-     * The plans {@link Int8Mm#mm}'s one-shot calls keep per thread (device memory: split-K and cuBLASLt workspaces, the
-     * vendor path's int32 temporary). Releasing closes them (frees ordered after their last runs) and waits for the
-     * devices, so that the pool's figures afterwards are final.
+     * Plans an op's one-shot calls keep per thread ({@link KeptPlans}; device memory: their workspaces). Releasing
+     * closes them (frees ordered after their last runs) and waits for the devices, so that the pool's figures
+     * afterwards are final.
      */
-    public static final class Int8MmOneShotPlans implements Resources.Cache {
-        @Override public String name() { return "int8_mm one-shot plans"; }
+    abstract static class KeptPlansCache implements Resources.Cache {
+        abstract KeptPlans<?, ?> plans();
 
         private static int ordinal(Device device) { return device == null ? -1 : device.ordinal(); }  // -1: every device
 
         @Override public int size(Device device) {
-            boolean none = device != null && !device.isCuda();
-            return none ? 0 : Int8Mm.ONE_SHOTS.stream().mapToInt(h -> h.size(ordinal(device))).sum();
+            return device != null && !device.isCuda() ? 0 : plans().size(ordinal(device));
         }
 
         @Override public int release(Device device) {
             if (device != null && !device.isCuda()) {
                 return 0;
             }
-            int n = 0;
-            for (Int8Mm.OneShot h : Int8Mm.ONE_SHOTS) {
-                n += h.release(ordinal(device));
-                if (!h.owner.isAlive() && h.size(-1) == 0) {
-                    Int8Mm.ONE_SHOTS.remove(h);  // an ended thread's holder, now empty
-                }
-            }
-            if (n > 0) {  // only plans of CUDA devices exist, so a GPU is there
+            int n = plans().release(ordinal(device));
+            if (n > 0) {  // only plans of CUDA devices are kept, so a GPU is there
                 for (int i = 0; i < Gpu.deviceCount(); i++) {
                     if ((device == null || device.ordinal() == i) && Gpu.device(i).stickyCause() == null) {
                         Gpu.device(i).synchronize();
@@ -85,6 +80,20 @@ public final class OpCaches {
             }
             return n;
         }
+    }
+
+    /** The plans {@link Int8Mm#mm}'s one-shot calls keep per thread. */
+    public static final class Int8MmOneShotPlans extends KeptPlansCache {
+        @Override public String name() { return "int8_mm one-shot plans"; }
+
+        @Override KeptPlans<?, ?> plans() { return Int8Mm.KEPT; }
+    }
+
+    /** The plans {@link GqaDecode#decode}'s one-shot calls keep per thread. */
+    public static final class GqaDecodeOneShotPlans extends KeptPlansCache {
+        @Override public String name() { return "gqa_decode one-shot plans"; }
+
+        @Override KeptPlans<?, ?> plans() { return GqaDecode.KEPT; }
     }
 
     /** {@link Int8Mm}'s cuBLASLt algorithm cache (keys "ordinal/m/n/k"). */

@@ -10,6 +10,8 @@ import dev.gapfill.core.Tensor;
 import dev.gapfill.core.testing.GpuTest;
 import dev.gapfill.core.testing.Poison;
 import dev.gapfill.ops.Backend;
+import dev.gapfill.ops.GqaDecode;
+import dev.gapfill.ops.GqaDecodePlan;
 import dev.gapfill.ops.Int8Mm;
 import dev.gapfill.ops.Int8MmHeuristics;
 import dev.gapfill.ops.reference.Int8MmReference;
@@ -29,15 +31,16 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The plans the one-shot {@code Int8Mm.mm} keeps per thread: a repeated problem allocates nothing and stays exact (the
+ * The plans the one-shot calls keep per thread ({@code Int8Mm.mm}, {@code GqaDecode.decode}). int8: a repeated problem allocates nothing and stays exact (the
  * split-K counters re-armed by the kernel between runs), alternating problems and streams stay exact and bounded, a
  * CUDA graph captures a plan of its own, and {@link Resources#release} gives every byte back. I32 outputs, compared
  * element by element with the exact CPU accumulation, outputs poisoned before every call.
  */
 @GpuTest
-class Int8MmOneShotGpuTest {
+class OneShotPlansGpuTest {
     private static final Device GPU = Device.cuda(0);
     private static final String CACHE = "int8_mm one-shot plans";
+    private static final String GQA_CACHE = "gqa_decode one-shot plans";
 
     private long baselineBytes;
 
@@ -49,6 +52,7 @@ class Int8MmOneShotGpuTest {
     @AfterEach void releaseAfter() {
         Resources.release(GPU);
         assertEquals(0, kept(), "kept plans after release");
+        assertEquals(0, Resources.cacheSizes(GPU).get(GQA_CACHE), "kept gqa plans after release");
         assertEquals(baselineBytes, Gpu.device(GPU).bytesInUse(), "device bytes back to the baseline");
     }
 
@@ -182,6 +186,45 @@ class Int8MmOneShotGpuTest {
                 }
             }
         }
+    }
+
+    @Test void aRepeatedDecodeRunsTheKeptPlanAndMatchesAHeldPlanBitForBit() {
+        Random r = new Random(16);
+        int b = 2, hq = 8, hkv = 2, d = 128, cap = 1500;
+        CudaDevice dev = Gpu.device(GPU);
+        GqaDecode.Options o = GqaDecode.Options.defaults().withBackend(Backend.CUSTOM);
+        try (Tensor q = Poison.random(GPU, DType.F16, r, b, hq, d); Tensor k = Poison.random(GPU, DType.F16, r, b, hkv, cap, d);
+             Tensor v = Poison.random(GPU, DType.F16, r, b, hkv, cap, d); Tensor lens = Tensor.ofInts(GPU, new int[] {cap, 1}, b);
+             Tensor got = Poison.poisoned(GPU, DType.F16, b, hq, d); Tensor want = Poison.poisoned(GPU, DType.F16, b, hq, d);
+             GqaDecodePlan held = GqaDecode.plan(GqaDecode.Problem.of(q, GqaDecode.KvCache.bhld(k, v)), GPU, o, null)) {
+            GqaDecode.KvCache cache = GqaDecode.KvCache.bhld(k, v);
+            for (int it = 0; it < 5; it++) {
+                int[] l = {1 + r.nextInt(cap), it == 2 ? 0 : 1 + r.nextInt(cap)};
+                lens.copyFrom(l);
+                Poison.fill(got);
+                Poison.fill(want);
+                long before = dev.liveAllocations();
+                GqaDecode.decode(q, cache, lens, got, null, o, null);
+                long made = dev.liveAllocations() - before;
+                if (it == 0) {
+                    assertTrue(made >= 1, "the first call makes the plan (its split workspace): " + made);
+                } else {
+                    assertEquals(0, made, "call " + it + " allocates nothing and frees nothing");
+                }
+                held.run(q, cache, lens, want, null);
+                assertTrue(java.util.Arrays.equals(bytes(want), bytes(got)), "call " + it + " lens " + java.util.Arrays.toString(l)
+                        + ": the kept plan's output equals the held plan's, bit for bit");
+                assertTrue(!Poison.isPoisoned(got), "call " + it + " wrote its output");
+            }
+            assertEquals(1, (int) Resources.cacheSizes(GPU).get(GQA_CACHE));
+        }
+    }
+
+    private static byte[] bytes(Tensor t) {
+        java.nio.ByteBuffer raw = t.toRaw();
+        byte[] out = new byte[raw.limit()];
+        raw.get(0, out);
+        return out;
     }
 
     @Test void threadsThatEndLeaveTheirPlansToRelease() throws InterruptedException {

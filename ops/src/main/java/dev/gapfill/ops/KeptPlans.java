@@ -1,0 +1,191 @@
+package dev.gapfill.ops;
+
+import dev.gapfill.core.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.ToLongFunction;
+
+/**
+ * The plans an op's one-shot calls keep for the calling thread, so that the next call of the same problem on the same
+ * native stream runs a plan made before instead of making and closing one (workspace allocations, zeroing, frees per
+ * call). Per thread: at most {@code maxPlans} plans holding at most {@code maxBytes} of device memory together, the
+ * least recently run dropped first (closed: its memory freed in stream order after its last run); a plan over
+ * {@code maxBytes} alone is not kept. A plan is kept with the stream it was made for and found only on that native
+ * stream while it is open, so one workspace never serves two streams at once. {@link #release} closes the plans of
+ * every thread (the op registers it as a {@link dev.gapfill.core.Resources.Cache}); a thread's first use closes those
+ * of threads that have ended. Internal.
+ *
+ * @param <K> what a plan was made for; {@link Key#device()} names its device
+ * @param <P> the plan
+ */
+final class KeptPlans<K extends KeptPlans.Key, P extends AutoCloseable> {
+    private static final Logger LOG = LoggerFactory.getLogger(KeptPlans.class);
+
+    /** A kept plan's key: the device ordinal and whatever else decides the plan. */
+    interface Key {
+        int device();
+    }
+
+    private record Entry<P>(P plan, Stream stream, long bytes) {}
+
+    /** One thread's plans; guarded by itself (the owner, and release from another thread when no op runs). */
+    final class Holder {
+        final Thread owner = Thread.currentThread();
+        // access order: the first entry is the least recently run
+        private final LinkedHashMap<K, Entry<P>> plans = new LinkedHashMap<>(16, 0.75f, true);
+        private long bytes;
+
+        /** The plan kept for {@code key} if it was made for the native stream of {@code stream}, else null. */
+        synchronized P find(K key, Stream stream) {
+            Entry<P> e = plans.get(key);
+            return e != null && sameOpenStream(e.stream(), stream) ? e.plan() : null;
+        }
+
+        /**
+         * Keeps {@code plan} for {@code key} on {@code stream}, closing the one it replaces and the least recently run
+         * ones over the limits; false (nothing kept, nothing closed) if it alone holds more than the byte limit.
+         */
+        synchronized boolean keep(K key, Stream stream, P plan) {
+            long b = bytesOf.applyAsLong(plan);
+            if (b > maxBytes) {
+                return false;
+            }
+            Entry<P> old = plans.put(key, new Entry<>(plan, stream, b));
+            bytes += b;
+            if (old != null) {
+                bytes -= old.bytes();
+                close(old.plan());
+            }
+            Iterator<Map.Entry<K, Entry<P>>> it = plans.entrySet().iterator();
+            while ((plans.size() > maxPlans || bytes > maxBytes) && it.hasNext()) {
+                Entry<P> e = it.next().getValue();
+                if (e.plan() != plan) {
+                    it.remove();
+                    bytes -= e.bytes();
+                    close(e.plan());
+                }
+            }
+            return true;
+        }
+
+        /** Closes and forgets the plan kept for {@code key}, if any. */
+        synchronized void drop(K key) {
+            Entry<P> e = plans.remove(key);
+            if (e != null) {
+                bytes -= e.bytes();
+                close(e.plan());
+            }
+        }
+
+        /** Closes the plans of device {@code ordinal} (-1: every device); returns how many. */
+        synchronized int release(int ordinal) {
+            int n = 0;
+            Iterator<Map.Entry<K, Entry<P>>> it = plans.entrySet().iterator();
+            while (it.hasNext()) {
+                Map.Entry<K, Entry<P>> e = it.next();
+                if (ordinal < 0 || e.getKey().device() == ordinal) {
+                    it.remove();
+                    bytes -= e.getValue().bytes();
+                    close(e.getValue().plan());
+                    n++;
+                }
+            }
+            return n;
+        }
+
+        /** Plans kept for device {@code ordinal} (-1: every device). */
+        synchronized int size(int ordinal) {
+            int n = 0;
+            for (K k : plans.keySet()) {
+                n += ordinal < 0 || k.device() == ordinal ? 1 : 0;
+            }
+            return n;
+        }
+    }
+
+    private final String op;
+    private final int maxPlans;
+    private final long maxBytes;
+    private final ToLongFunction<P> bytesOf;
+    private final Set<Holder> holders = ConcurrentHashMap.newKeySet();
+    private final ThreadLocal<Holder> mine = ThreadLocal.withInitial(this::newHolder);
+
+    /**
+     * @param op       the op's name, for logs
+     * @param maxPlans plans kept per thread
+     * @param maxBytes device bytes the kept plans of one thread may hold together
+     * @param bytesOf  the device bytes a plan holds
+     */
+    KeptPlans(String op, int maxPlans, long maxBytes, ToLongFunction<P> bytesOf) {
+        this.op = op;
+        this.maxPlans = maxPlans;
+        this.maxBytes = maxBytes;
+        this.bytesOf = bytesOf;
+    }
+
+    /** The calling thread's plans. */
+    Holder mine() { return mine.get(); }
+
+    /** A holder not registered with any thread (tests). */
+    Holder detached() { return new Holder(); }
+
+    private Holder newHolder() {
+        try {
+            releaseEndedThreads();
+        } catch (RuntimeException e) {  // another thread's leftovers must not fail this call; release() tries again
+            LOG.warn("{}: closing the kept plans of ended threads failed: {}", op, e.toString());
+        }
+        Holder h = new Holder();
+        holders.add(h);
+        return h;
+    }
+
+    /** Closes the plans of threads that have ended (their runs are ordered on their streams before the frees). */
+    int releaseEndedThreads() {
+        int n = 0;
+        for (Holder h : holders) {
+            if (!h.owner.isAlive() && holders.remove(h)) {
+                n += h.release(-1);
+            }
+        }
+        return n;
+    }
+
+    /** Closes every thread's plans of device {@code ordinal} (-1: every device); returns how many. */
+    int release(int ordinal) {
+        int n = 0;
+        for (Holder h : holders) {
+            n += h.release(ordinal);
+            if (!h.owner.isAlive() && h.size(-1) == 0) {
+                holders.remove(h);  // an ended thread's holder, now empty
+            }
+        }
+        return n;
+    }
+
+    /** Plans kept by every thread for device {@code ordinal} (-1: every device). */
+    int size(int ordinal) {
+        return holders.stream().mapToInt(h -> h.size(ordinal)).sum();
+    }
+
+    /** Both the same open native stream, or both null (plans that run on no stream: tests). */
+    private static boolean sameOpenStream(Stream kept, Stream asked) {
+        return kept == null ? asked == null : !kept.isClosed() && kept.sameStreamAs(asked);
+    }
+
+    private static void close(AutoCloseable plan) {
+        try {
+            plan.close();
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException("closing a kept plan failed", e);
+        }
+    }
+}

@@ -1,0 +1,114 @@
+package dev.gapfill.ops;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The bookkeeping of {@link KeptPlans} with stand-in plans (no device; no stream, which {@code find} matches only
+ * with no stream): the plan and byte limits, least recently run first out, replacement, drop and release closing
+ * what they remove, and the plans of ended threads. The GPU side (reuse, streams, capture) is
+ * {@code OneShotPlansGpuTest}.
+ */
+class KeptPlansTest {
+    record K(int device, int id) implements KeptPlans.Key {}
+
+    static final class FakePlan implements AutoCloseable {
+        final long bytes;
+        int closes;
+
+        FakePlan(long bytes) { this.bytes = bytes; }
+
+        @Override public void close() { closes++; }
+    }
+
+    private static KeptPlans<K, FakePlan> plans() {
+        return new KeptPlans<>("test", 3, 1000, p -> p.bytes);
+    }
+
+    @Test void theLeastRecentlyRunPlanGoesFirstAndIsClosed() {
+        KeptPlans<K, FakePlan>.Holder h = plans().detached();
+        FakePlan a = new FakePlan(10), b = new FakePlan(10), c = new FakePlan(10), d = new FakePlan(10);
+        assertTrue(h.keep(new K(0, 1), null, a));
+        assertTrue(h.keep(new K(0, 2), null, b));
+        assertTrue(h.keep(new K(0, 3), null, c));
+        assertSame(a, h.find(new K(0, 1), null));  // run again: now the most recent
+        assertTrue(h.keep(new K(0, 4), null, d));
+        assertEquals(3, h.size(-1));
+        assertNull(h.find(new K(0, 2), null), "the least recently run went");
+        assertEquals(1, b.closes);
+        assertEquals(0, a.closes + c.closes + d.closes);
+    }
+
+    @Test void theByteLimitHoldsAndAPlanOverItIsNotKept() {
+        KeptPlans<K, FakePlan>.Holder h = plans().detached();
+        FakePlan a = new FakePlan(600), b = new FakePlan(300), c = new FakePlan(200), huge = new FakePlan(1001);
+        h.keep(new K(0, 1), null, a);
+        h.keep(new K(0, 2), null, b);
+        h.keep(new K(0, 3), null, c);  // 1100 bytes: a (least recent) goes
+        assertEquals(1, a.closes);
+        assertEquals(2, h.size(-1));
+        assertFalse(h.keep(new K(0, 9), null, huge), "over the limit alone: not kept");
+        assertEquals(0, huge.closes, "the caller runs and closes it");
+        assertEquals(2, h.size(-1), "and nothing else was dropped for it");
+    }
+
+    @Test void replacingDroppingAndReleasingCloseWhatTheyRemove() {
+        KeptPlans<K, FakePlan>.Holder h = plans().detached();
+        FakePlan a = new FakePlan(1), a2 = new FakePlan(1), b = new FakePlan(1);
+        h.keep(new K(0, 1), null, a);
+        h.keep(new K(0, 1), null, a2);  // the same problem again (another stream, in the ops): the old plan closes
+        assertEquals(1, a.closes);
+        assertSame(a2, h.find(new K(0, 1), null));
+        h.keep(new K(1, 2), null, b);
+        h.drop(new K(0, 1));
+        assertEquals(1, a2.closes);
+        h.drop(new K(0, 1));  // absent: nothing
+        assertEquals(0, h.release(0));
+        assertEquals(1, h.size(1));
+        assertEquals(1, h.release(-1));
+        assertEquals(1, b.closes);
+        assertEquals(0, h.size(-1));
+    }
+
+    @Test void theFirstUseOnANewThreadClosesThePlansOfEndedThreads() throws InterruptedException {
+        KeptPlans<K, FakePlan> kp = plans();
+        FakePlan p = new FakePlan(5);
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        Thread t = new Thread(() -> {
+            try {
+                kp.mine().keep(new K(0, 1), null, p);
+            } catch (Throwable e) {
+                failure.set(e);
+            }
+        });
+        t.start();
+        t.join();
+        assertNull(failure.get());
+        assertEquals(1, kp.size(-1), "the ended thread's plan is still kept");
+        assertEquals(0, p.closes);
+        Thread u = new Thread(kp::mine);
+        u.start();
+        u.join();
+        assertEquals(1, p.closes, "a new thread's first use closed it");
+        assertEquals(0, kp.size(-1));
+    }
+
+    @Test void releaseClosesEveryThreadsPlansOfTheDevice() {
+        KeptPlans<K, FakePlan> kp = plans();
+        FakePlan on0 = new FakePlan(1), on1 = new FakePlan(1);
+        kp.mine().keep(new K(0, 1), null, on0);
+        kp.mine().keep(new K(1, 1), null, on1);
+        assertEquals(1, kp.release(0));
+        assertEquals(1, on0.closes);
+        assertEquals(0, on1.closes);
+        assertEquals(1, kp.release(-1));
+        assertEquals(0, kp.size(-1));
+    }
+}
