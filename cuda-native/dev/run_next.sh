@@ -9,10 +9,11 @@
 # call 2 (nvidia-h100-x1): BENCH_OPS="grouped_gemm:330 host_overhead:60" DEMO_TIMEOUT=150 scripts/device-run.sh info
 # bench demo (grouped ran out of 280 s at 97 of 112 rows on a slow host at 01b7f8b: its vendor loop is host-bound);
 # call 3: BENCH_OPS="depthwise_conv3x3:340" scripts/device-run.sh info bench.
-# First, though: branch gpu-pending-host-rows (host code, three commits): Int8Mm.mm keeps its plans per thread (up to
-# 8 plans, 8 MiB; a repeated problem on the same stream allocates nothing; under graph capture a plan of its own;
-# Resources.release closes them), a vendor plan held across Resources.release keeps its cuBLASLt descriptors (they were
-# destroyed under it), and a host_overhead row int8_mm_plan. One call (nvidia-h100-x1), after bundling the branch's
+# First, though: branch gpu-pending-host-rows (host code): the one-shot Int8Mm.mm and GqaDecode.decode keep their plans
+# per thread (KeptPlans: up to 8 plans, 8 MiB; a repeated problem on the same stream allocates nothing; under graph
+# capture a plan of its own; Resources.release closes them), a vendor int8 plan held across Resources.release keeps its
+# cuBLASLt descriptors (they were destroyed under it), and a host_overhead row int8_mm_plan. If only the gqa part fails,
+# main can take the branch up to 1b82dba plus f24ecbd (int8 only) instead. One call (nvidia-h100-x1), after bundling the branch's
 # clean tip and cuda-native/dev/host_ab/base_jars.sh main, carry [".bundle/gapfill-gpu.tar.xz", ".bundle/base-jars"]:
 # cuda-native/dev/run_next.sh hr (suite with the new OneShotPlansGpuTest, memcheck over it, host_overhead, then the
 # A/B against main; ~450 s). Green: fast-forward main; the A/B's int8_mm custom/auto rows say what the kept plans save.
