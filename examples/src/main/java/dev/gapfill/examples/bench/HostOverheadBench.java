@@ -37,8 +37,9 @@ import java.util.function.Function;
  * <p>One row is not an op but a step every op takes, several times per call: {@code CudaDevice.activate} (the sticky-error
  * check and {@code cudaGetDevice}, since {@code f1015ac} asked of cudart on every call rather than remembered), timed
  * the same way, so that its share of the rows above is measured on the machine that measured them. And {@code int8_mm_plan}
- * times the int8 row's call through an {@code Int8Mm.Plan} made once per backend, against the one-shot {@code mm}, which
- * makes and closes a plan (a pool allocation, a counter memset and a free where split-K runs) on every call.
+ * times the int8 row's call through an {@code Int8Mm.Plan} made once per backend, beside the one-shot {@code mm}; and
+ * {@code gqa_decode_oneshot} the gqa row's step through the one-shot {@code GqaDecode.decode}, beside the held plans'
+ * {@code run} (the one-shot forms keep their plans per thread since branch gpu-pending-host-rows).
  */
 public final class HostOverheadBench implements BenchSuite {
     static final int WARM_CALLS = 3000;
@@ -173,6 +174,9 @@ public final class HostOverheadBench implements BenchSuite {
         }
         l.add(new Case("gqa_decode", "BF16", BenchRow.shape("B", 1, "Hq", 32, "Hkv", 8, "D", 128, "L", 512, "layout", "BHLD"),
                 b -> () -> plans.get(b).run(q, cache, lens, out, s), gq));
+        // the same step through the one-shot GqaDecode.decode (a plan per call before the kept plans; now the kept one)
+        l.add(new Case("gqa_decode_oneshot", "BF16", BenchRow.shape("B", 1, "Hq", 32, "Hkv", 8, "D", 128, "L", 512, "layout", "BHLD"),
+                b -> () -> GqaDecode.decode(q, cache, lens, out, null, GqaDecode.Options.defaults().withBackend(b), s), new ArrayList<>()));
         return l;
     }
 
