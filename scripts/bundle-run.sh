@@ -204,11 +204,12 @@ run_repeat() {
   local classes=${REPEAT_CLASSES:?repeat: REPEAT_CLASSES names the test classes} jvms=${REPEAT_JVMS:-6} select=() c j end
   local limit=${REPEAT_LIMIT:-100} dir="$out/repeat"
   for c in $classes; do select+=(--select-class "$c"); done
-  mkdir -p "$dir"; end=$(( $(date +%s) + ${REPEAT_SECONDS:-220} ))
+  mkdir -p "$dir"; : > "$dir/summary.txt"; end=$(( $(date +%s) + ${REPEAT_SECONDS:-220} ))
   for j in $(seq 1 "$jvms"); do
     (
       r=0
-      while [ "$(date +%s)" -lt "$end" ]; do
+      # every JVM runs at least once, however short the time (a whole-second clock could end it before the first run)
+      while [ "$r" -eq 0 ] || [ "$(date +%s)" -lt "$end" ]; do
         r=$((r + 1)); log="$dir/jvm$j-run$r.log"; t0=$(date +%s)
         timeout -s QUIT -k 20 "$limit" "$java" $jopts ${REPEAT_JOPTS:-} -jar "$launcher" execute \
           --class-path "$cp_libs$cp_tests" "${select[@]}" --details=testfeed --disable-banner > "$log" 2>&1
