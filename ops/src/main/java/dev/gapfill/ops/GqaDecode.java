@@ -273,9 +273,10 @@ public final class GqaDecode {
     }
 
     /**
-     * One-shot decode. Runs the calling thread's kept plan for this problem, options and stream, made on first use (up
-     * to 8 plans and 8 MiB of device memory per thread, the least recently run closed first; a plan over 8 MiB alone,
-     * as the vendor path's score buffers at long contexts, is made and closed per call). While the stream is being
+     * One-shot decode. Runs the calling thread's kept plan for this problem, options and stream, made on first use (by
+     * default up to 8 plans and 8 MiB of device memory per thread and 256 MiB over all threads, the least recently run
+     * closed first; a plan over the limits, as the vendor path's score buffers at long contexts, is made and closed per
+     * call; the system properties {@code gapfill.keptPlans.*} set the limits, {@code perThread=0} turns keeping off). While the stream is being
      * captured into a CUDA graph a plan is made and closed inside the capture. {@link dev.gapfill.core.Resources#release}
      * closes the kept plans. Holding a plan ({@link #plan}) is the explicit form. {@code lse} may be null.
      */
@@ -318,6 +319,6 @@ public final class GqaDecode {
     /** What a kept plan was made for: the device, the problem, the backend asked for and the scale. */
     record PlanKey(int device, Problem problem, Backend requested, double scale) implements KeptPlans.Key {}
 
-    /** The plans the one-shot {@link #decode} keeps per thread ({@link KeptPlans}): up to 8 plans and 8 MiB. */
-    static final KeptPlans<PlanKey, GqaDecodePlan> KEPT = new KeptPlans<>("gqa_decode", 8, 8L << 20, GqaDecodePlan::workspaceBytes);
+    /** The plans the one-shot {@link #decode} keeps per thread ({@link KeptPlans}: by default up to 8 plans and 8 MiB per thread, 256 MiB in all). */
+    static final KeptPlans<PlanKey, GqaDecodePlan> KEPT = new KeptPlans<>("gqa_decode", GqaDecodePlan::workspaceBytes);
 }

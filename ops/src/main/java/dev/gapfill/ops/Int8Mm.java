@@ -136,8 +136,9 @@ public final class Int8Mm {
 
     /**
      * Writes {@code out} on {@code stream} (null: the per-thread stream). Runs the calling thread's kept plan for this
-     * problem and stream, made on first use: up to 8 plans and 8 MiB of device memory per thread, the least recently
-     * run dropped first, all of them closed by {@link dev.gapfill.core.Resources#release} (and by a new thread for the
+     * problem and stream, made on first use: by default up to 8 plans and 8 MiB of device memory per thread and 256 MiB
+     * over all threads (system properties {@code gapfill.keptPlans.*}; {@code perThread=0} turns keeping off), the least
+     * recently run dropped first, all of them closed by {@link dev.gapfill.core.Resources#release} (and by a new thread for the
      * threads that ended). Not while the stream is being captured into a CUDA graph: then a plan is made and closed
      * inside the capture. {@link #plan} holds one explicitly.
      *
@@ -189,10 +190,10 @@ public final class Int8Mm {
     record PlanKey(int device, Shape shape, DType out, Backend requested) implements KeptPlans.Key {}
 
     /**
-     * The plans the one-shot {@link #mm} keeps per thread ({@link KeptPlans}): up to 8 plans and 8 MiB. The kernel
+     * The plans the one-shot {@link #mm} keeps per thread ({@link KeptPlans}; limits there). The kernel
      * re-arms the split-K counters after each run, so a kept plan's workspace needs no zeroing again.
      */
-    static final KeptPlans<PlanKey, Plan> KEPT = new KeptPlans<>("int8_mm", 8, 8L << 20, Plan::workspaceBytes);
+    static final KeptPlans<PlanKey, Plan> KEPT = new KeptPlans<>("int8_mm", Plan::workspaceBytes);
 
     /** What {@link #mm} would run for these arguments (validated; nothing launched). */
     public static Decision decide(Tensor a, Tensor w, Options o) {

@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.ToLongFunction;
 
 /**
@@ -16,7 +17,9 @@ import java.util.function.ToLongFunction;
  * native stream runs a plan made before instead of making and closing one (workspace allocations, zeroing, frees per
  * call). Per thread: at most {@code maxPlans} plans holding at most {@code maxBytes} of device memory together, the
  * least recently run dropped first (closed: its memory freed in stream order after its last run); a plan over
- * {@code maxBytes} alone is not kept. A plan is kept with the stream it was made for and found only on that native
+ * {@code maxBytes} alone is not kept, nor one that would take every thread's kept plans together over
+ * {@code maxTotalBytes} (a service with many threads). The limits come from the system properties
+ * {@value #PLANS_PER_THREAD}, {@value #BYTES_PER_THREAD} and {@value #BYTES_TOTAL}. A plan is kept with the stream it was made for and found only on that native
  * stream while it is open, so one workspace never serves two streams at once. {@link #release} closes the plans of
  * every thread (the op registers it as a {@link dev.gapfill.core.Resources.Cache}); a thread's first use closes those
  * of threads that have ended. Internal.
@@ -53,13 +56,17 @@ final class KeptPlans<K extends KeptPlans.Key, P extends AutoCloseable> {
          */
         synchronized boolean keep(K key, Stream stream, P plan) {
             long b = bytesOf.applyAsLong(plan);
-            if (b > maxBytes) {
+            if (maxPlans < 1 || b > maxBytes) {
                 return false;
             }
+            Entry<P> replaced = plans.get(key);
+            if (total.get() - (replaced == null ? 0 : replaced.bytes()) + b > maxTotalBytes) {
+                return false;  // every thread's kept plans together are at the process-wide limit
+            }
             Entry<P> old = plans.put(key, new Entry<>(plan, stream, b));
-            bytes += b;
+            add(b);
             if (old != null) {
-                bytes -= old.bytes();
+                add(-old.bytes());
                 close(old.plan());
             }
             Iterator<Map.Entry<K, Entry<P>>> it = plans.entrySet().iterator();
@@ -67,18 +74,23 @@ final class KeptPlans<K extends KeptPlans.Key, P extends AutoCloseable> {
                 Entry<P> e = it.next().getValue();
                 if (e.plan() != plan) {
                     it.remove();
-                    bytes -= e.bytes();
+                    add(-e.bytes());
                     close(e.plan());
                 }
             }
             return true;
         }
 
+        private void add(long b) {
+            bytes += b;
+            total.addAndGet(b);
+        }
+
         /** Closes and forgets the plan kept for {@code key}, if any. */
         synchronized void drop(K key) {
             Entry<P> e = plans.remove(key);
             if (e != null) {
-                bytes -= e.bytes();
+                add(-e.bytes());
                 close(e.plan());
             }
         }
@@ -91,7 +103,7 @@ final class KeptPlans<K extends KeptPlans.Key, P extends AutoCloseable> {
                 Map.Entry<K, Entry<P>> e = it.next();
                 if (ordinal < 0 || e.getKey().device() == ordinal) {
                     it.remove();
-                    bytes -= e.getValue().bytes();
+                    add(-e.getValue().bytes());
                     close(e.getValue().plan());
                     n++;
                 }
@@ -109,25 +121,45 @@ final class KeptPlans<K extends KeptPlans.Key, P extends AutoCloseable> {
         }
     }
 
+    /** System property: plans each thread keeps per op (default 8; 0 keeps none: every one-shot call makes its own). */
+    static final String PLANS_PER_THREAD = "gapfill.keptPlans.perThread";
+    /** System property: device bytes one thread's kept plans of one op may hold (default 8 MiB). */
+    static final String BYTES_PER_THREAD = "gapfill.keptPlans.bytesPerThread";
+    /** System property: device bytes every thread's kept plans of one op may hold together (default 256 MiB). */
+    static final String BYTES_TOTAL = "gapfill.keptPlans.bytesTotal";
+
     private final String op;
     private final int maxPlans;
     private final long maxBytes;
+    private final long maxTotalBytes;
     private final ToLongFunction<P> bytesOf;
+    private final AtomicLong total = new AtomicLong();
     private final Set<Holder> holders = ConcurrentHashMap.newKeySet();
     private final ThreadLocal<Holder> mine = ThreadLocal.withInitial(this::newHolder);
 
+    /** Limits from the system properties above (read once), defaults 8 plans and 8 MiB per thread, 256 MiB in all. */
+    KeptPlans(String op, ToLongFunction<P> bytesOf) {
+        this(op, Integer.getInteger(PLANS_PER_THREAD, 8), Long.getLong(BYTES_PER_THREAD, 8L << 20),
+                Long.getLong(BYTES_TOTAL, 256L << 20), bytesOf);
+    }
+
     /**
-     * @param op       the op's name, for logs
-     * @param maxPlans plans kept per thread
-     * @param maxBytes device bytes the kept plans of one thread may hold together
-     * @param bytesOf  the device bytes a plan holds
+     * @param op            the op's name, for logs
+     * @param maxPlans      plans kept per thread (0: none)
+     * @param maxBytes      device bytes the kept plans of one thread may hold together
+     * @param maxTotalBytes device bytes the kept plans of every thread may hold together
+     * @param bytesOf       the device bytes a plan holds
      */
-    KeptPlans(String op, int maxPlans, long maxBytes, ToLongFunction<P> bytesOf) {
+    KeptPlans(String op, int maxPlans, long maxBytes, long maxTotalBytes, ToLongFunction<P> bytesOf) {
         this.op = op;
         this.maxPlans = maxPlans;
         this.maxBytes = maxBytes;
+        this.maxTotalBytes = maxTotalBytes;
         this.bytesOf = bytesOf;
     }
+
+    /** Device bytes every thread's kept plans hold now. */
+    long totalBytes() { return total.get(); }
 
     /** The calling thread's plans. */
     Holder mine() { return mine.get(); }

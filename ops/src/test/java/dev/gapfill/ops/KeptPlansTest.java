@@ -29,7 +29,7 @@ class KeptPlansTest {
     }
 
     private static KeptPlans<K, FakePlan> plans() {
-        return new KeptPlans<>("test", 3, 1000, p -> p.bytes);
+        return new KeptPlans<>("test", 3, 1000, 1500, p -> p.bytes);
     }
 
     @Test void theLeastRecentlyRunPlanGoesFirstAndIsClosed() {
@@ -57,6 +57,30 @@ class KeptPlansTest {
         assertFalse(h.keep(new K(0, 9), null, huge), "over the limit alone: not kept");
         assertEquals(0, huge.closes, "the caller runs and closes it");
         assertEquals(2, h.size(-1), "and nothing else was dropped for it");
+    }
+
+    @Test void theProcessWideLimitCountsEveryThreadsPlans() {
+        KeptPlans<K, FakePlan> kp = plans();  // 1000 per thread, 1500 in all
+        KeptPlans<K, FakePlan>.Holder one = kp.detached();
+        KeptPlans<K, FakePlan>.Holder two = kp.detached();
+        assertTrue(one.keep(new K(0, 1), null, new FakePlan(900)));
+        assertTrue(two.keep(new K(0, 1), null, new FakePlan(500)));
+        assertEquals(1400, kp.totalBytes());
+        FakePlan over = new FakePlan(200);
+        assertFalse(two.keep(new K(0, 2), null, over), "1600 in all: not kept");
+        assertEquals(0, over.closes);
+        FakePlan replacing = new FakePlan(550);  // replaces two's 500 for the same key: 1450 in all
+        assertTrue(two.keep(new K(0, 1), null, replacing));
+        assertEquals(1450, kp.totalBytes());
+        two.drop(new K(0, 1));
+        one.release(-1);
+        assertEquals(0, kp.totalBytes());
+    }
+
+    @Test void zeroPlansPerThreadKeepsNone() {
+        KeptPlans<K, FakePlan> off = new KeptPlans<>("off", 0, 1000, 1000, p -> p.bytes);
+        assertFalse(off.detached().keep(new K(0, 1), null, new FakePlan(1)));
+        assertEquals(0, off.size(-1));
     }
 
     @Test void replacingDroppingAndReleasingCloseWhatTheyRemove() {
