@@ -278,7 +278,9 @@ public final class GqaDecode {
      * closed first; a plan over the limits, as the vendor path's score buffers at long contexts, is made and closed per
      * call; the system properties {@code gapfill.keptPlans.*} set the limits, {@code perThread=0} turns keeping off). While the stream is being
      * captured into a CUDA graph a plan is made and closed inside the capture. {@link dev.gapfill.core.Resources#release}
-     * closes the kept plans. Holding a plan ({@link #plan}) is the explicit form. {@code lse} may be null.
+     * closes the kept plans. Holding a plan ({@link #plan}) is the explicit form. The debug overrides that
+     * {@link GqaDecodePlan} reads when a plan is made ({@code gapfill.debug.gqa*}) reach only plans made after they are
+     * set: a kept plan keeps its configuration (tests that force one use explicit plans). {@code lse} may be null.
      */
     public static void decode(Tensor q, KvCache cache, Tensor lens, Tensor out, Tensor lse, Options options, Stream stream) {
         Problem p = Problem.of(q, cache);
