@@ -378,6 +378,26 @@ public final class GroupedGemm {
 
     private static String dt(DType t) { return t == DType.F16 ? "f16" : "bf16"; }
 
+    /** Kernel symbols by [variant][F16, BF16][layout][plain, swiglu], built once (no string per launch). */
+    private static final String[][][][] SYMBOLS = symbols();
+
+    private static String[][][][] symbols() {
+        GroupedGemmHeuristics.Variant[] vs = GroupedGemmHeuristics.Variant.values();
+        WeightLayout[] ls = WeightLayout.values();
+        String[][][][] t = new String[vs.length][2][ls.length][2];
+        for (GroupedGemmHeuristics.Variant v : vs) {
+            for (int d = 0; d < 2; d++) {
+                for (WeightLayout l : ls) {
+                    for (int sw = 0; sw < 2; sw++) {
+                        t[v.ordinal()][d][l.ordinal()][sw] = "gg_" + v.id() + "_" + (d == 0 ? "f16" : "bf16") + "_"
+                                + l.name().toLowerCase(Locale.ROOT) + "_" + (sw == 1 ? "swiglu" : "plain");
+                    }
+                }
+            }
+        }
+        return t;
+    }
+
     /** Blocks of the vendor path's elementwise passes (gather, epilogue): 4 per SM of 256 threads each. */
     static int passBlocks(int sms) { return Math.max(1, sms * 4); }
 
@@ -404,8 +424,7 @@ public final class GroupedGemm {
         GroupedGemmHeuristics.Shape shape = shape(x, o, d);
         int smem = v.smemBytes(o.layout(), d.groups());
         int grid = GroupedGemmHeuristics.grid(shape, v, info);
-        String symbol = "gg_" + v.id() + "_" + dt(x.dtype()) + "_" + o.layout().name().toLowerCase(Locale.ROOT) + "_"
-                + (o.swiglu() ? "swiglu" : "plain");
+        String symbol = SYMBOLS[v.ordinal()][x.dtype() == DType.F16 ? 0 : 1][o.layout().ordinal()][o.swiglu() ? 1 : 0];
         KERNELS.function(s.cudaDevice(), symbol).launch(s, grid, 1, 1, v.threads, 1, 1, smem,
                 KernelArgs.begin().ptr(x).ptr(w).ptr(out).ptr(offsets).ptr(o.gather()).ptr(o.rowScale())
                         .i32(d.groups()).i32(d.tTotal()).i32(d.xRows()).i32(d.k()).i32(d.n()));

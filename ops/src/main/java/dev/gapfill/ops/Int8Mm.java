@@ -9,6 +9,7 @@ import dev.gapfill.core.DevicePointer;
 import dev.gapfill.core.Gpu;
 import dev.gapfill.core.InitcheckAid;
 import dev.gapfill.core.KernelArgs;
+import dev.gapfill.core.KernelFunction;
 import dev.gapfill.core.KernelModule;
 import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
@@ -212,22 +213,30 @@ public final class Int8Mm {
     public static Plan plan(Tensor a, Tensor w, Options o, Stream stream) {
         Shape s = validate(a, w, o, null);
         if (a.device().isCpu()) {
-            return new Plan(a.device(), null, s, o, Decision.reference(), null, null, null, null, 0);
+            return new Plan(a.device(), null, s, o, Decision.reference(), null, null, null, null, 0, null);
         }
         Stream st = OpStreams.pick(a.device(), stream);
         CudaDevice d = st.cudaDevice();
         Decision dec = Int8MmHeuristics.decide(s.m(), s.n(), s.k(), o.out(), d.info(), Backend.resolve(o.backend()));
         if (dec.backend() == Backend.CUSTOM) {
             Int8MmHeuristics.SkinnyPlan sp = Int8MmHeuristics.skinnyPlan(s.m(), s.n(), s.k(), d.info());
+            KernelFunction fn = SKINNY.function(d, sp.symbol(o.out()));  // resolved once, before anything is allocated
             Tensor ws = null;
             if (sp.workspaceBytes() > 0) {
                 ws = Tensor.empty(a.device(), DType.I8, st, sp.workspaceBytes());
-                d.check(cudart.cudaMemsetAsync(new DevicePointer(ws.address()), 0, sp.counterBytes(), st.handle()),
-                        "cudaMemsetAsync(int8_mm split-K counters)");
+                try {
+                    d.check(cudart.cudaMemsetAsync(new DevicePointer(ws.address()), 0, sp.counterBytes(), st.handle()),
+                            "cudaMemsetAsync(int8_mm split-K counters)");
+                } catch (RuntimeException e) {
+                    ws.close();
+                    throw e;
+                }
             }
-            return new Plan(a.device(), st, s, o, dec, sp, null, ws, null, 0);
+            return new Plan(a.device(), st, s, o, dec, sp, null, ws, null, 0, fn);
         }
         int dequantBlocks = o.out() == DType.I32 ? 0 : dequantBlocks(s.m() * s.n(), d.info().smCount());  // before any work
+        KernelFunction dequant = o.out() == DType.I32 ? null
+                : DEQUANT.function(d, "int8_mm_dequant_" + o.out().name().toLowerCase(java.util.Locale.ROOT));
         LtAlgo lt = ltAlgo(d, s);
         Tensor ws = null;
         Tensor acc = null;
@@ -245,7 +254,7 @@ public final class Int8Mm {
             releaseLt(lt);
             throw e;
         }
-        return new Plan(a.device(), st, s, o, dec, null, lt, ws, acc, dequantBlocks);
+        return new Plan(a.device(), st, s, o, dec, null, lt, ws, acc, dequantBlocks, dequant);
     }
 
     /**
@@ -271,10 +280,13 @@ public final class Int8Mm {
         private final Tensor workspace;
         private final Tensor acc;
         private final int dequantBlocks;
+        /** The custom kernel, or the vendor path's scaling pass (null: I32 vendor output, or the CPU). */
+        private final KernelFunction kernel;
         private boolean closed;
 
         private Plan(Device device, Stream stream, Shape shape, Options o, Decision decision, Int8MmHeuristics.SkinnyPlan skinny,
-                     LtAlgo lt, Tensor workspace, Tensor acc, int dequantBlocks) {
+                     LtAlgo lt, Tensor workspace, Tensor acc, int dequantBlocks, KernelFunction kernel) {
+            this.kernel = kernel;
             this.device = device;
             this.stream = stream;
             this.shape = shape;
@@ -326,7 +338,7 @@ public final class Int8Mm {
             KernelArgs args = KernelArgs.begin().ptr(a).ptr(w).ptr(out);
             scaleArgs(args, o);
             args.ptr(workspace).i32((int) shape.m()).i32((int) shape.n()).i32((int) shape.k()).i32(p.ks());
-            SKINNY.function(stream.cudaDevice(), p.symbol(this.out)).launch(stream, p.tilesN(), p.splits(), 1,
+            kernel.launch(stream, p.tilesN(), p.splits(), 1,
                     Int8MmHeuristics.THREADS, 1, 1, p.smemBytes(), args);
         }
 
@@ -347,7 +359,7 @@ public final class Int8Mm {
                 KernelArgs args = KernelArgs.begin().ptr(acc).ptr(out);
                 scaleArgs(args, o);
                 args.i32((int) shape.m()).i32((int) shape.n());
-                DEQUANT.function(d, "int8_mm_dequant_" + this.out.name().toLowerCase(java.util.Locale.ROOT)).launch(stream, blocks, 1, 1,
+                kernel.launch(stream, blocks, 1, 1,
                         256, 1, 1, 0, args);
             }
         }
