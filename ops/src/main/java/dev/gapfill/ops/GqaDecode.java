@@ -276,11 +276,12 @@ public final class GqaDecode {
      * One-shot decode. Runs the calling thread's kept plan for this problem, options and stream, made on first use (by
      * default up to 8 plans and 8 MiB of device memory per thread and 256 MiB over all threads, the least recently run
      * closed first; a plan over the limits, as the vendor path's score buffers at long contexts, is made and closed per
-     * call; the system properties {@code gapfill.keptPlans.*} set the limits, {@code perThread=0} turns keeping off). While the stream is being
-     * captured into a CUDA graph a plan is made and closed inside the capture. {@link dev.gapfill.core.Resources#release}
-     * closes the kept plans. Holding a plan ({@link #plan}) is the explicit form. The debug overrides that
-     * {@link GqaDecodePlan} reads when a plan is made ({@code gapfill.debug.gqa*}) reach only plans made after they are
-     * set: a kept plan keeps its configuration (tests that force one use explicit plans). {@code lse} may be null.
+     * call; the system properties {@code gapfill.keptPlans.*} set the limits, {@code perThread=0} turns keeping off).
+     * While the stream is being captured into a CUDA graph a plan is made and closed inside the capture.
+     * {@link dev.gapfill.core.Resources#release} closes the kept plans. Holding a plan ({@link #plan}) is the explicit
+     * form. The debug overrides that {@link GqaDecodePlan} reads when a plan is made ({@code gapfill.debug.gqa*}) reach
+     * only plans made after they are set: a kept plan keeps its configuration (tests that force one use explicit plans).
+     * {@code lse} may be null.
      */
     public static void decode(Tensor q, KvCache cache, Tensor lens, Tensor out, Tensor lse, Options options, Stream stream) {
         Problem p = Problem.of(q, cache);
@@ -321,6 +322,9 @@ public final class GqaDecode {
     /** What a kept plan was made for: the device, the problem, the backend asked for and the scale. */
     record PlanKey(int device, Problem problem, Backend requested, double scale) implements KeptPlans.Key {}
 
-    /** The plans the one-shot {@link #decode} keeps per thread ({@link KeptPlans}: by default up to 8 plans and 8 MiB per thread, 256 MiB in all). */
+    /**
+     * The plans the one-shot {@link #decode} keeps per thread ({@link KeptPlans}: by default up to 8 plans and 8 MiB per
+     * thread, 256 MiB in all).
+     */
     static final KeptPlans<PlanKey, GqaDecodePlan> KEPT = new KeptPlans<>("gqa_decode", GqaDecodePlan::workspaceBytes);
 }
