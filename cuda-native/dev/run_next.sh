@@ -4,12 +4,15 @@
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
 # Next session (after the forty-first): main's shipped code is bc4379b's, recorded on one H100 (suite 514, 0 failed).
 # Stale against it: the depthwise_conv3x3 and grouped_gemm sweeps (a35d849; same kernels), the demo (01b7f8b), and the
-# whole record with sanitizers and stress (5db87f2 on two H200s; host code changed since, no kernel). Plan, ~1400 s:
-# call 1 (nvidia-h100-x2 or the two H200s that come): timeout 595 scripts/record-x2.sh (the whole record, ~460 s);
-# call 2 (nvidia-h100-x1): BENCH_OPS="grouped_gemm:330 host_overhead:60" DEMO_TIMEOUT=150 scripts/device-run.sh info
+# whole record with sanitizers and stress (5db87f2 on two H200s; host code changed since, no kernel). In this order
+# (all four do not fit one session's 1800 s with their ~65 s starts):
+# call 1 (nvidia-h100-x1): the branch below, run_next.sh hr (~450 s); green: fast-forward main;
+# call 2 (nvidia-h100-x2 or the two H200s that come): timeout 595 scripts/record-x2.sh at the merged HEAD (the whole
+# record, ~460 s; its shard r runs the new OneShotPlansGpuTest under all four tools);
+# call 3 (nvidia-h100-x1): BENCH_OPS="grouped_gemm:330 host_overhead:60" DEMO_TIMEOUT=150 scripts/device-run.sh info
 # bench demo (grouped ran out of 280 s at 97 of 112 rows on a slow host at 01b7f8b: its vendor loop is host-bound);
-# call 3: BENCH_OPS="depthwise_conv3x3:340" scripts/device-run.sh info bench.
-# First, though: branch gpu-pending-host-rows (host code): the one-shot Int8Mm.mm and GqaDecode.decode keep their plans
+# call 4, if the time is there: BENCH_OPS="depthwise_conv3x3:340" scripts/device-run.sh info bench.
+# Call 1's branch, gpu-pending-host-rows (host code): the one-shot Int8Mm.mm and GqaDecode.decode keep their plans
 # per thread (KeptPlans: up to 8 plans, 8 MiB; a repeated problem on the same stream allocates nothing; under graph
 # capture a plan of its own; Resources.release closes them), a vendor int8 plan held across Resources.release keeps its
 # cuBLASLt descriptors (they were destroyed under it), and a host_overhead row int8_mm_plan. If only the gqa part fails,
