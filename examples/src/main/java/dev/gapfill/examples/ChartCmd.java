@@ -117,7 +117,8 @@ final class ChartCmd implements Callable<Integer> {
         chart.addSeries(name, x, y);
     }
 
-    private static String fmt(Object x) {
+    /** A JSON value as text, whole-number doubles (as the reader gives every number) without ".0". */
+    static String fmt(Object x) {
         if (x instanceof Double && ((Double) x) == Math.rint((Double) x)) {
             return String.valueOf(((Double) x).longValue());
         }

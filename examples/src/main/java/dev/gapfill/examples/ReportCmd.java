@@ -217,9 +217,7 @@ final class ReportCmd implements Callable<Integer> {
         }
         StringBuilder b = new StringBuilder("{");
         for (Map.Entry<?, ?> e : m.entrySet()) {
-            Object v = e.getValue();
-            String text = v instanceof Double d && d == Math.rint(d) && Math.abs(d) < 1e15 ? Long.toString(d.longValue()) : String.valueOf(v);
-            b.append(b.length() == 1 ? "" : ", ").append(e.getKey()).append('=').append(text);
+            b.append(b.length() == 1 ? "" : ", ").append(e.getKey()).append('=').append(ChartCmd.fmt(e.getValue()));
         }
         return b.append('}').toString();
     }
