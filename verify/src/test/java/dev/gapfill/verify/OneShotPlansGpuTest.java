@@ -188,35 +188,56 @@ class OneShotPlansGpuTest {
         }
     }
 
+    /**
+     * Two caches: on sm_90 the shorter one's plan merges its splits inside a thread-block cluster (no workspace), the
+     * longer one's through a global workspace (partials and counters), so both kinds of kept plan are run again.
+     */
     @Test void aRepeatedDecodeRunsTheKeptPlanAndMatchesAHeldPlanBitForBit() {
-        Random r = new Random(16);
-        int b = 2, hq = 8, hkv = 2, d = 128, cap = 1500;
+        boolean sawWorkspace = false;
+        for (int cap : new int[] {1500, 8192}) {
+            sawWorkspace |= repeatedDecode(cap, new Random(16 + cap));
+            Resources.release(GPU);
+        }
+        assertTrue(sawWorkspace, "one of the two plans holds a workspace (the global merge was exercised)");
+    }
+
+    /** Runs decode five times on one problem; returns whether its plan holds device workspace. */
+    private static boolean repeatedDecode(int cap, Random r) {
+        int b = 2, hq = 8, hkv = 2, d = 128;
         CudaDevice dev = Gpu.device(GPU);
         GqaDecode.Options o = GqaDecode.Options.defaults().withBackend(Backend.CUSTOM);
         try (Tensor q = Poison.random(GPU, DType.F16, r, b, hq, d); Tensor k = Poison.random(GPU, DType.F16, r, b, hkv, cap, d);
              Tensor v = Poison.random(GPU, DType.F16, r, b, hkv, cap, d); Tensor lens = Tensor.ofInts(GPU, new int[] {cap, 1}, b);
-             Tensor got = Poison.poisoned(GPU, DType.F16, b, hq, d); Tensor want = Poison.poisoned(GPU, DType.F16, b, hq, d);
-             GqaDecodePlan held = GqaDecode.plan(GqaDecode.Problem.of(q, GqaDecode.KvCache.bhld(k, v)), GPU, o, null)) {
+             Tensor got = Poison.poisoned(GPU, DType.F16, b, hq, d); Tensor want = Poison.poisoned(GPU, DType.F16, b, hq, d)) {
             GqaDecode.KvCache cache = GqaDecode.KvCache.bhld(k, v);
-            for (int it = 0; it < 5; it++) {
-                int[] l = {1 + r.nextInt(cap), it == 2 ? 0 : 1 + r.nextInt(cap)};
-                lens.copyFrom(l);
-                Poison.fill(got);
-                Poison.fill(want);
-                long before = dev.liveAllocations();
-                GqaDecode.decode(q, cache, lens, got, null, o, null);
-                long made = dev.liveAllocations() - before;
-                if (it == 0) {
-                    assertTrue(made >= 1, "the first call makes the plan (its split workspace): " + made);
-                } else {
-                    assertEquals(0, made, "call " + it + " allocates nothing and frees nothing");
+            GqaDecode.Problem problem = GqaDecode.Problem.of(q, cache);
+            long beforeHeld = dev.liveAllocations();
+            try (GqaDecodePlan held = GqaDecode.plan(problem, GPU, o, null)) {
+                long planAllocations = dev.liveAllocations() - beforeHeld;
+                assertEquals(held.workspaceBytes() > 0, planAllocations > 0,
+                        "cap " + cap + ": a plan allocates exactly when it holds workspace (" + held.workspaceBytes() + " B)");
+                for (int it = 0; it < 5; it++) {
+                    int[] l = {1 + r.nextInt(cap), it == 2 ? 0 : 1 + r.nextInt(cap)};
+                    lens.copyFrom(l);
+                    Poison.fill(got);
+                    Poison.fill(want);
+                    long before = dev.liveAllocations();
+                    GqaDecode.decode(q, cache, lens, got, null, o, null);
+                    long made = dev.liveAllocations() - before;
+                    if (it == 0) {
+                        assertEquals(planAllocations, made, "cap " + cap + ": the first call makes a plan like the held one");
+                        assertEquals(1, (int) Resources.cacheSizes(GPU).get(GQA_CACHE), "cap " + cap + ": the first call keeps its plan");
+                    } else {
+                        assertEquals(0, made, "cap " + cap + ", call " + it + " allocates nothing and frees nothing");
+                    }
+                    held.run(q, cache, lens, want, null);
+                    assertTrue(java.util.Arrays.equals(bytes(want), bytes(got)), "cap " + cap + ", call " + it + " lens "
+                            + java.util.Arrays.toString(l) + ": the kept plan's output equals the held plan's, bit for bit");
+                    assertTrue(!Poison.isPoisoned(got), "cap " + cap + ", call " + it + " wrote its output");
                 }
-                held.run(q, cache, lens, want, null);
-                assertTrue(java.util.Arrays.equals(bytes(want), bytes(got)), "call " + it + " lens " + java.util.Arrays.toString(l)
-                        + ": the kept plan's output equals the held plan's, bit for bit");
-                assertTrue(!Poison.isPoisoned(got), "call " + it + " wrote its output");
+                assertEquals(1, (int) Resources.cacheSizes(GPU).get(GQA_CACHE));
+                return held.workspaceBytes() > 0;
             }
-            assertEquals(1, (int) Resources.cacheSizes(GPU).get(GQA_CACHE));
         }
     }
 
