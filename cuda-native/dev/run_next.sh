@@ -2,7 +2,12 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
-# Next session (after the forty-first): main's shipped code is bc4379b's, recorded on one H100 (suite 514, 0 failed).
+# Next session (after the forty-second): main's library code is d68937c's, recorded on one H100 (529 tests, 0 failed) and
+# whole on two H200s (529 tests 0 failed, stress 183,520 ops 0 wrong, 22 of 24 tool processes clean, the usual two).
+# Sweeps at d68937c: grouped_gemm, host_overhead, demo. Older (same kernels): bmm, gqa_decode, moe_route (bc4379b),
+# int8_mm (01b7f8b), depthwise_conv3x3 (a35d849), elementwise (5db87f2). Nothing waits on a branch. A call of sweeps
+# at HEAD, if wanted: BENCH_OPS="depthwise_conv3x3:340 int8_mm:90" timeout 500 scripts/device-run.sh info bench.
+# Forty-second session's plan (done): main's shipped code was bc4379b's, recorded on one H100 (suite 514, 0 failed).
 # Stale against it: the depthwise_conv3x3 and grouped_gemm sweeps (a35d849; same kernels), the demo (01b7f8b), and the
 # whole record with sanitizers and stress (5db87f2 on two H200s; host code changed since, no kernel). In this order
 # (all four do not fit one session's 1800 s with their ~65 s starts):
