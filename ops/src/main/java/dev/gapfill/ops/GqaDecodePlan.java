@@ -584,25 +584,26 @@ public final class GqaDecodePlan implements AutoCloseable {
         }
     }
 
-    /** Frees the workspace (stream-ordered after the last run) and the descriptors. Closing twice throws. */
+    /**
+     * Frees the workspace (stream-ordered after the last run) and the descriptors; every part is freed even where
+     * freeing another failed (the first failure is thrown after). Closing twice throws.
+     */
     @Override public void close() {
         if (closed) {
             throw new IllegalStateException("gqa_decode plan closed twice");
         }
         closed = true;
+        Cleanup cleanup = new Cleanup();
         for (Tensor x : new Tensor[] {partO, partLse, counters, scores, logp, probs, gatherK, gatherV}) {
-            if (x != null) {
-                x.close();
-            }
+            cleanup.close(x);
         }
         if (softmaxDesc != null) {
-            cudnn.cudnnDestroyTensorDescriptor(softmaxDesc);
+            cleanup.run(() -> cudnn.cudnnDestroyTensorDescriptor(softmaxDesc));
         }
         for (Pointer x : new Pointer[] {alphaScores, one, zero}) {
-            if (x != null) {
-                x.close();
-            }
+            cleanup.close(x);
         }
+        cleanup.rethrow();
     }
 
     public boolean isClosed() { return closed; }

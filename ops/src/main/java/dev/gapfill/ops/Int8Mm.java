@@ -376,21 +376,22 @@ public final class Int8Mm {
             return "[" + shape.m() + ", " + shape.k() + "] x [" + shape.n() + ", " + shape.k() + "] -> " + out + " on " + device;
         }
 
-        /** Frees the workspaces (stream-ordered after the plan's last run). */
+        /**
+         * Frees the workspaces (stream-ordered after the plan's last run) and releases the cuBLASLt descriptors; every
+         * part is freed even where freeing another failed (the first failure is thrown after).
+         */
         @Override public void close() {
             if (closed) {
                 return;
             }
             closed = true;
+            Cleanup cleanup = new Cleanup();
             if (lt != null) {
-                releaseLt(lt);
+                cleanup.run(() -> releaseLt(lt));
             }
-            if (workspace != null) {
-                workspace.close();
-            }
-            if (acc != null) {
-                acc.close();
-            }
+            cleanup.close(workspace);
+            cleanup.close(acc);
+            cleanup.rethrow();
         }
 
         @Override public String toString() {
@@ -508,11 +509,7 @@ public final class Int8Mm {
 
         /** Destroys the descriptors (no plan may use them afterwards). */
         void destroy() {
-            cublas.cublasLtMatmulDescDestroy(desc);
-            cublas.cublasLtMatrixLayoutDestroy(layoutW);
-            cublas.cublasLtMatrixLayoutDestroy(layoutA);
-            cublas.cublasLtMatrixLayoutDestroy(layoutC);
-            result.close();
+            destroyLt(desc, layoutW, layoutA, layoutC, result);
         }
     }
 
@@ -550,23 +547,27 @@ public final class Int8Mm {
                 return cached;
             }
             var handle = VendorHandles.cublasLt(d);
+            cublasLtMatmulDescOpaque_t desc = null;
+            cublasLtMatrixLayoutOpaque_t lw = null, la = null, lc = null;
+            cublasLtMatmulHeuristicResult_t result = null;
+            boolean made = false;
             try (PointerPointer<?> pp = new PointerPointer<>(1); IntPointer op = new IntPointer(1); LongPointer maxWs = new LongPointer(1);
                  IntPointer found = new IntPointer(1)) {
                 VendorHandles.checkBlas(d, cublas.cublasLtMatmulDescCreate(pp, cublas.CUBLAS_COMPUTE_32I, cudart.CUDA_R_32I), "cublasLtMatmulDescCreate");
-                cublasLtMatmulDescOpaque_t desc = new cublasLtMatmulDescOpaque_t(pp.get(0));
+                desc = new cublasLtMatmulDescOpaque_t(pp.get(0));
                 op.put(0, cublas.CUBLAS_OP_T);
                 VendorHandles.checkBlas(d, cublas.cublasLtMatmulDescSetAttribute(desc, cublas.CUBLASLT_MATMUL_DESC_TRANSA, op, 4), "TRANSA");
                 op.put(0, cublas.CUBLAS_OP_N);
                 VendorHandles.checkBlas(d, cublas.cublasLtMatmulDescSetAttribute(desc, cublas.CUBLASLT_MATMUL_DESC_TRANSB, op, 4), "TRANSB");
                 VendorHandles.checkBlas(d, cublas.cublasLtMatrixLayoutCreate(pp, cudart.CUDA_R_8I, s.k(), s.n(), s.k()), "cublasLtMatrixLayoutCreate(W)");
-                cublasLtMatrixLayoutOpaque_t lw = new cublasLtMatrixLayoutOpaque_t(pp.get(0));
+                lw = new cublasLtMatrixLayoutOpaque_t(pp.get(0));
                 VendorHandles.checkBlas(d, cublas.cublasLtMatrixLayoutCreate(pp, cudart.CUDA_R_8I, s.k(), s.m(), s.k()), "cublasLtMatrixLayoutCreate(A)");
-                cublasLtMatrixLayoutOpaque_t la = new cublasLtMatrixLayoutOpaque_t(pp.get(0));
+                la = new cublasLtMatrixLayoutOpaque_t(pp.get(0));
                 VendorHandles.checkBlas(d, cublas.cublasLtMatrixLayoutCreate(pp, cudart.CUDA_R_32I, s.n(), s.m(), s.n()), "cublasLtMatrixLayoutCreate(C)");
-                cublasLtMatrixLayoutOpaque_t lc = new cublasLtMatrixLayoutOpaque_t(pp.get(0));
+                lc = new cublasLtMatrixLayoutOpaque_t(pp.get(0));
                 VendorHandles.checkBlas(d, cublas.cublasLtMatmulPreferenceCreate(pp), "cublasLtMatmulPreferenceCreate");
                 cublasLtMatmulPreferenceOpaque_t pref = new cublasLtMatmulPreferenceOpaque_t(pp.get(0));
-                cublasLtMatmulHeuristicResult_t result = new cublasLtMatmulHeuristicResult_t(1);
+                result = new cublasLtMatmulHeuristicResult_t(1);
                 try {
                     maxWs.put(0, LT_MAX_WORKSPACE);
                     VendorHandles.checkBlas(d, cublas.cublasLtMatmulPreferenceSetAttribute(pref, cublas.CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
@@ -583,8 +584,29 @@ public final class Int8Mm {
                 LtAlgo algo = new LtAlgo(desc, lw, la, lc, result);
                 algo.users = 1;
                 LT_CACHE.put(key, algo);
+                made = true;
                 return algo;
+            } finally {
+                if (!made) {  // a failed call or no algorithm: destroy what was created (the first failure stands)
+                    destroyLt(desc, lw, la, lc, result);
+                }
             }
+        }
+    }
+
+    /** Destroys the descriptors that exist (null: not created). */
+    private static void destroyLt(cublasLtMatmulDescOpaque_t desc, cublasLtMatrixLayoutOpaque_t lw, cublasLtMatrixLayoutOpaque_t la,
+                                  cublasLtMatrixLayoutOpaque_t lc, cublasLtMatmulHeuristicResult_t result) {
+        if (desc != null) {
+            cublas.cublasLtMatmulDescDestroy(desc);
+        }
+        for (cublasLtMatrixLayoutOpaque_t l : new cublasLtMatrixLayoutOpaque_t[] {lw, la, lc}) {
+            if (l != null) {
+                cublas.cublasLtMatrixLayoutDestroy(l);
+            }
+        }
+        if (result != null) {
+            result.close();
         }
     }
 }

@@ -52,7 +52,11 @@ final class KeptPlans<K extends KeptPlans.Key, P extends AutoCloseable> {
 
         /**
          * Keeps {@code plan} for {@code key} on {@code stream}, closing the one it replaces and the least recently run
-         * ones over the limits; false (nothing kept, nothing closed) if it alone holds more than the byte limit.
+         * ones over the limits; false (nothing kept, nothing closed) if it alone holds more than the byte limit, or
+         * if it would take every thread's kept plans together over the process-wide limit. The process-wide bytes are
+         * reserved before the plan is kept, so threads keeping at the same time cannot pass the limit together. If
+         * closing a removed plan fails, the plan is still kept and every other removed plan still closed; the first
+         * failure is thrown.
          */
         synchronized boolean keep(K key, Stream stream, P plan) {
             long b = bytesOf.applyAsLong(plan);
@@ -60,54 +64,67 @@ final class KeptPlans<K extends KeptPlans.Key, P extends AutoCloseable> {
                 return false;
             }
             Entry<P> replaced = plans.get(key);
-            if (total.get() - (replaced == null ? 0 : replaced.bytes()) + b > maxTotalBytes) {
+            long delta = b - (replaced == null ? 0 : replaced.bytes());
+            if (delta > 0 && total.addAndGet(delta) > maxTotalBytes) {
+                total.addAndGet(-delta);
                 return false;  // every thread's kept plans together are at the process-wide limit
             }
-            Entry<P> old = plans.put(key, new Entry<>(plan, stream, b));
-            add(b);
-            if (old != null) {
-                add(-old.bytes());
-                close(old.plan());
+            if (delta <= 0) {
+                total.addAndGet(delta);
+            }
+            bytes += delta;
+            plans.put(key, new Entry<>(plan, stream, b));
+            Cleanup cleanup = new Cleanup();
+            if (replaced != null && replaced.plan() != plan) {
+                cleanup.close(replaced.plan());
             }
             Iterator<Map.Entry<K, Entry<P>>> it = plans.entrySet().iterator();
             while ((plans.size() > maxPlans || bytes > maxBytes) && it.hasNext()) {
                 Entry<P> e = it.next().getValue();
                 if (e.plan() != plan) {
                     it.remove();
-                    add(-e.bytes());
-                    close(e.plan());
+                    forget(e.bytes());
+                    cleanup.close(e.plan());
                 }
             }
+            cleanup.rethrow();
             return true;
         }
 
-        private void add(long b) {
-            bytes += b;
-            total.addAndGet(b);
+        private void forget(long b) {
+            bytes -= b;
+            total.addAndGet(-b);
         }
 
         /** Closes and forgets the plan kept for {@code key}, if any. */
         synchronized void drop(K key) {
             Entry<P> e = plans.remove(key);
             if (e != null) {
-                add(-e.bytes());
-                close(e.plan());
+                forget(e.bytes());
+                Cleanup cleanup = new Cleanup();
+                cleanup.close(e.plan());
+                cleanup.rethrow();
             }
         }
 
-        /** Closes the plans of device {@code ordinal} (-1: every device); returns how many. */
+        /**
+         * Closes the plans of device {@code ordinal} (-1: every device); returns how many. Every one of them is
+         * forgotten and closed even where closing another failed; the first failure is thrown after.
+         */
         synchronized int release(int ordinal) {
             int n = 0;
+            Cleanup cleanup = new Cleanup();
             Iterator<Map.Entry<K, Entry<P>>> it = plans.entrySet().iterator();
             while (it.hasNext()) {
                 Map.Entry<K, Entry<P>> e = it.next();
                 if (ordinal < 0 || e.getKey().device() == ordinal) {
                     it.remove();
-                    add(-e.getValue().bytes());
-                    close(e.getValue().plan());
+                    forget(e.getValue().bytes());
+                    cleanup.close(e.getValue().plan());
                     n++;
                 }
             }
+            cleanup.rethrow();
             return n;
         }
 
@@ -170,7 +187,7 @@ final class KeptPlans<K extends KeptPlans.Key, P extends AutoCloseable> {
     private Holder newHolder() {
         try {
             releaseEndedThreads();
-        } catch (RuntimeException e) {  // another thread's leftovers must not fail this call; release() tries again
+        } catch (RuntimeException e) {  // another thread's leftovers must not fail this call; each was forgotten
             LOG.warn("{}: closing the kept plans of ended threads failed: {}", op, e.toString());
         }
         Holder h = new Holder();
@@ -178,27 +195,39 @@ final class KeptPlans<K extends KeptPlans.Key, P extends AutoCloseable> {
         return h;
     }
 
-    /** Closes the plans of threads that have ended (their runs are ordered on their streams before the frees). */
+    /**
+     * Closes the plans of threads that have ended (their runs are ordered on their streams before the frees) and
+     * forgets their holders. Every such plan is closed even where closing another failed; the first failure is
+     * thrown after.
+     */
     int releaseEndedThreads() {
-        int n = 0;
+        int[] n = {0};
+        Cleanup cleanup = new Cleanup();
         for (Holder h : holders) {
-            if (!h.owner.isAlive() && holders.remove(h)) {
-                n += h.release(-1);
+            if (!h.owner.isAlive()) {
+                cleanup.run(() -> n[0] += h.release(-1));
+                holders.remove(h);  // empty now: release forgets every plan, closed or not
             }
         }
-        return n;
+        cleanup.rethrow();
+        return n[0];
     }
 
-    /** Closes every thread's plans of device {@code ordinal} (-1: every device); returns how many. */
+    /**
+     * Closes every thread's plans of device {@code ordinal} (-1: every device); returns how many. Every one is closed
+     * even where closing another failed; the first failure is thrown after.
+     */
     int release(int ordinal) {
-        int n = 0;
+        int[] n = {0};
+        Cleanup cleanup = new Cleanup();
         for (Holder h : holders) {
-            n += h.release(ordinal);
+            cleanup.run(() -> n[0] += h.release(ordinal));
             if (!h.owner.isAlive() && h.size(-1) == 0) {
                 holders.remove(h);  // an ended thread's holder, now empty
             }
         }
-        return n;
+        cleanup.rethrow();
+        return n[0];
     }
 
     /** Plans kept by every thread for device {@code ordinal} (-1: every device). */
@@ -209,15 +238,5 @@ final class KeptPlans<K extends KeptPlans.Key, P extends AutoCloseable> {
     /** Both the same open native stream, or both null (plans that run on no stream: tests). */
     private static boolean sameOpenStream(Stream kept, Stream asked) {
         return kept == null ? asked == null : !kept.isClosed() && kept.sameStreamAs(asked);
-    }
-
-    private static void close(AutoCloseable plan) {
-        try {
-            plan.close();
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new IllegalStateException("closing a kept plan failed", e);
-        }
     }
 }

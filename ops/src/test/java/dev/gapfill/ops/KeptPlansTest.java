@@ -2,12 +2,17 @@ package dev.gapfill.ops;
 
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -21,11 +26,22 @@ class KeptPlansTest {
 
     static final class FakePlan implements AutoCloseable {
         final long bytes;
+        final boolean failsToClose;
         int closes;
 
-        FakePlan(long bytes) { this.bytes = bytes; }
+        FakePlan(long bytes) { this(bytes, false); }
 
-        @Override public void close() { closes++; }
+        FakePlan(long bytes, boolean failsToClose) {
+            this.bytes = bytes;
+            this.failsToClose = failsToClose;
+        }
+
+        @Override public void close() {
+            closes++;
+            if (failsToClose) {
+                throw new IllegalStateException("free failed (stand-in)");
+            }
+        }
     }
 
     private static KeptPlans<K, FakePlan> plans() {
@@ -134,5 +150,95 @@ class KeptPlansTest {
         assertEquals(0, on1.closes);
         assertEquals(1, kp.release(-1));
         assertEquals(0, kp.size(-1));
+    }
+
+    @Test void aFailedCloseStillForgetsAndClosesEveryOtherPlanOfTheRelease() {
+        KeptPlans<K, FakePlan> kp = plans();
+        KeptPlans<K, FakePlan>.Holder h = kp.detached();
+        FakePlan bad = new FakePlan(10, true), b = new FakePlan(20), c = new FakePlan(30);
+        h.keep(new K(0, 1), null, bad);
+        h.keep(new K(0, 2), null, b);
+        h.keep(new K(0, 3), null, c);
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> h.release(-1));
+        assertEquals("free failed (stand-in)", e.getMessage());
+        assertEquals(1, bad.closes);
+        assertEquals(1, b.closes, "closed although the close before it failed");
+        assertEquals(1, c.closes);
+        assertEquals(0, h.size(-1));
+        assertEquals(0, kp.totalBytes(), "no bytes counted for plans no one holds");
+    }
+
+    @Test void aFailedCloseOfAReplacedPlanKeepsTheNewOneAndCountsItsBytes() {
+        KeptPlans<K, FakePlan> kp = plans();
+        KeptPlans<K, FakePlan>.Holder h = kp.detached();
+        FakePlan bad = new FakePlan(100, true), fresh = new FakePlan(40);
+        h.keep(new K(0, 1), null, bad);
+        assertThrows(IllegalStateException.class, () -> h.keep(new K(0, 1), null, fresh));
+        assertSame(fresh, h.find(new K(0, 1), null));
+        assertEquals(40, kp.totalBytes());
+        h.release(-1);
+        assertEquals(1, fresh.closes);
+        assertEquals(0, kp.totalBytes());
+    }
+
+    @Test void anEndedThreadsPlansAreAllClosedAndForgottenEvenWhenOneCloseFails() throws InterruptedException {
+        KeptPlans<K, FakePlan> kp = plans();
+        FakePlan bad = new FakePlan(10, true), b = new FakePlan(20), c = new FakePlan(30);
+        Thread t = new Thread(() -> {
+            kp.mine().keep(new K(0, 1), null, bad);
+            kp.mine().keep(new K(0, 2), null, b);
+            kp.mine().keep(new K(1, 3), null, c);
+        });
+        t.start();
+        t.join();
+        assertEquals(3, kp.size(-1));
+        assertThrows(IllegalStateException.class, kp::releaseEndedThreads);
+        assertEquals(1, bad.closes);
+        assertEquals(1, b.closes, "closed although another close failed");
+        assertEquals(1, c.closes);
+        assertEquals(0, kp.size(-1), "nothing left that no thread could reach");
+        assertEquals(0, kp.totalBytes());
+        assertEquals(0, kp.release(-1), "and nothing for a later release");
+    }
+
+    @Test void threadsKeepingAtOnceStayWithinTheProcessWideLimit() throws Exception {
+        int threads = 8;
+        KeptPlans<K, FakePlan> kp = new KeptPlans<>("race", 4, 400, 1000, p -> p.bytes);
+        for (int round = 0; round < 300; round++) {
+            CyclicBarrier start = new CyclicBarrier(threads);
+            AtomicInteger kept = new AtomicInteger();
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            List<Thread> ts = new ArrayList<>();
+            List<KeptPlans<K, FakePlan>.Holder> holders = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                holders.add(kp.detached());
+            }
+            for (int t = 0; t < threads; t++) {
+                KeptPlans<K, FakePlan>.Holder h = holders.get(t);
+                Thread th = new Thread(() -> {
+                    try {
+                        start.await();
+                        if (h.keep(new K(0, 1), null, new FakePlan(300))) {  // 3 fit the 1000 of every thread together
+                            kept.incrementAndGet();
+                        }
+                    } catch (Throwable e) {
+                        failure.compareAndSet(null, e);
+                    }
+                });
+                ts.add(th);
+                th.start();
+            }
+            for (Thread th : ts) {
+                th.join();
+            }
+            assertNull(failure.get(), () -> String.valueOf(failure.get()));
+            assertEquals(300L * kept.get(), kp.totalBytes(), "round " + round + ": the count is the kept plans' bytes");
+            assertTrue(kp.totalBytes() <= 1000, "round " + round + ": " + kept.get() + " plans kept, " + kp.totalBytes() + " bytes");
+            assertEquals(3, kept.get(), "round " + round + ": as many as fit");
+            for (KeptPlans<K, FakePlan>.Holder h : holders) {
+                h.release(-1);
+            }
+            assertEquals(0, kp.totalBytes());
+        }
     }
 }
