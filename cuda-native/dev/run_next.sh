@@ -6,6 +6,11 @@
 # whole on two H200s (529 tests 0 failed, stress 183,520 ops 0 wrong, 22 of 24 tool processes clean, the usual two).
 # Sweeps at d68937c: grouped_gemm, host_overhead, demo, int8_mm, depthwise_conv3x3. Older (same kernels): bmm,
 # gqa_decode, moe_route (bc4379b), elementwise (5db87f2). Nothing waits on a branch.
+# Waiting (host code, CPU-tested only): branch gpu-pending-kept-fixes (ed88aec): KeptPlans reserves the process-wide
+# bytes atomically and closes every plan when one close fails; Int8Mm.Plan and GqaDecodePlan free every part when one
+# free fails; Int8Mm.ltAlgo destroys its descriptors on failure. One call (nvidia-h100-x1) from the branch's clean
+# bundle: cuda-native/dev/run_next.sh kf (suite, memcheck over OneShotPlansGpuTest, GqaDecodeGpuTest, Int8MmGpuTest;
+# ~450 s). Green: fast-forward main, then the whole record at the merged HEAD (timeout 595 scripts/record-x2.sh).
 # Forty-second session's plan (done): main's shipped code was bc4379b's, recorded on one H100 (suite 514, 0 failed).
 # Stale against it: the depthwise_conv3x3 and grouped_gemm sweeps (a35d849; same kernels), the demo (01b7f8b), and the
 # whole record with sanitizers and stress (5db87f2 on two H200s; host code changed since, no kernel). In this order
@@ -106,6 +111,9 @@ if [ "${1:-}" = x2 ]; then
 elif [ "${1:-}" = gq ]; then
   export SANITIZER_SHARDS="$SANITIZER_SHARDS gq=.*\.GqaDecodeGpuTest" SANITIZER_TOOLS="memcheck/gq"
   BENCH_OPS="gqa_decode:240" timeout 590 scripts/device-run.sh info tests sanitizer bench
+elif [ "${1:-}" = kf ]; then
+  export SANITIZER_SHARDS="$SANITIZER_SHARDS kf=.*\.(OneShotPlans|GqaDecode|Int8Mm)GpuTest" SANITIZER_TOOLS="memcheck/kf"
+  timeout 560 scripts/device-run.sh info tests sanitizer
 elif [ "${1:-}" = hr ]; then
   export SANITIZER_SHARDS="$SANITIZER_SHARDS os=.*\.OneShotPlansGpuTest" SANITIZER_TOOLS="memcheck/os"
   BENCH_OPS="host_overhead:60" timeout 480 scripts/device-run.sh info tests sanitizer bench
