@@ -5,7 +5,7 @@
 # Next session (after the forty-second): main's library code is d68937c's, recorded on one H100 (529 tests, 0 failed) and
 # whole on two H200s (529 tests 0 failed, stress 183,520 ops 0 wrong, 22 of 24 tool processes clean, the usual two).
 # Sweeps at d68937c: grouped_gemm, host_overhead, demo, int8_mm, depthwise_conv3x3. Older (same kernels): bmm,
-# gqa_decode, moe_route (bc4379b), elementwise (5db87f2). Nothing waits on a branch.
+# gqa_decode, moe_route (bc4379b), elementwise (5db87f2). Waiting: branch gpu-pending-kept-fixes (its run_next.sh kf).
 # Forty-second session's plan (done): main's shipped code was bc4379b's, recorded on one H100 (suite 514, 0 failed).
 # Stale against it: the depthwise_conv3x3 and grouped_gemm sweeps (a35d849; same kernels), the demo (01b7f8b), and the
 # whole record with sanitizers and stress (5db87f2 on two H200s; host code changed since, no kernel). In this order
