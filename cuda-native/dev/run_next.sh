@@ -5,7 +5,7 @@
 # Next session (after the forty-second): main's library code is d68937c's, recorded on one H100 (529 tests, 0 failed) and
 # whole on two H200s (529 tests 0 failed, stress 183,520 ops 0 wrong, 22 of 24 tool processes clean, the usual two).
 # Sweeps at d68937c: grouped_gemm, host_overhead, demo, int8_mm, depthwise_conv3x3. Older (same kernels): bmm,
-# gqa_decode, moe_route (bc4379b), elementwise (5db87f2). Nothing waits on a branch.
+# gqa_decode, moe_route (bc4379b), elementwise (5db87f2).
 # Waiting (host code, CPU-tested only): branch gpu-pending-kept-fixes (ed88aec): KeptPlans reserves the process-wide
 # bytes atomically and closes every plan when one close fails; Int8Mm.Plan and GqaDecodePlan free every part when one
 # free fails; Int8Mm.ltAlgo destroys its descriptors on failure. One call (nvidia-h100-x1) from the branch's clean
