@@ -152,8 +152,8 @@ public final class CudaDevice {
      * were two JavaCPP objects, one with native memory, per tensor).
      */
     private static final class AllocScratch {
-        final LongPointer slot = new LongPointer(1);
-        final PointerPointer<?> ptr = new PointerPointer<>(slot);
+        final LongPointer slot = Pointers.outliveScopes(new LongPointer(1));
+        final PointerPointer<?> ptr = new PointerPointer<>(slot);  // shares slot's reference count
     }
 
     private static final ThreadLocal<AllocScratch> ALLOC_SCRATCH = ThreadLocal.withInitial(AllocScratch::new);

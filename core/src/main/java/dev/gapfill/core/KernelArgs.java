@@ -13,8 +13,8 @@ public final class KernelArgs {
     private static final int MAX = 48;
     private static final ThreadLocal<KernelArgs> PER_THREAD = ThreadLocal.withInitial(KernelArgs::new);
 
-    private final BytePointer values = new BytePointer((long) MAX * 8);
-    private final LongPointer slots = new LongPointer(MAX);
+    private final BytePointer values = Pointers.outliveScopes(new BytePointer((long) MAX * 8));
+    private final LongPointer slots = Pointers.outliveScopes(new LongPointer(MAX));
     // The same memory seen as void**: JavaCPP passes a PointerPointer as the array itself, whereas a
     // plain Pointer argument for a void** parameter is treated as an out-parameter (its address is passed).
     private final PointerPointer<?> params = new PointerPointer<>(slots);

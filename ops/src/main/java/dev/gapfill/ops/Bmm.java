@@ -10,6 +10,7 @@ import dev.gapfill.core.Gpu;
 import dev.gapfill.core.InitcheckAid;
 import dev.gapfill.core.KernelArgs;
 import dev.gapfill.core.KernelModule;
+import dev.gapfill.core.Pointers;
 import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.core.UnsupportedShapeException;
@@ -59,8 +60,8 @@ public final class Bmm {
     private static final KernelModule FRAG_MODULE = KernelModule.of("bmm/bmm_frag");
     private static final KernelModule WG_MODULE = KernelModule.of("bmm/bmm_wg");
     // Host scalars for cuBLAS (pointer mode host), allocated once and never written after.
-    private static final FloatPointer ONE = new FloatPointer(1f);
-    private static final FloatPointer ZERO = new FloatPointer(0f);
+    private static final FloatPointer ONE = Pointers.outliveScopes(new FloatPointer(1f));
+    private static final FloatPointer ZERO = Pointers.outliveScopes(new FloatPointer(0f));
 
     /** Arithmetic of F32 problems. */
     public enum Precision {

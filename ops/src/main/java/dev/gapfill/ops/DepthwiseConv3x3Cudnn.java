@@ -9,6 +9,7 @@ import dev.gapfill.core.Gpu;
 import dev.gapfill.core.InitcheckAid;
 import dev.gapfill.core.KernelArgs;
 import dev.gapfill.core.KernelModule;
+import dev.gapfill.core.Pointers;
 import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.core.VendorHandles;
@@ -61,8 +62,8 @@ import static org.bytedeco.cuda.global.cudnn.*;
  */
 final class DepthwiseConv3x3Cudnn {
     private static final KernelModule GELU = KernelModule.of("depthwise_conv3x3/vendor_gelu");
-    private static final FloatPointer ONE = new FloatPointer(1f);
-    private static final FloatPointer ZERO = new FloatPointer(0f);
+    private static final FloatPointer ONE = Pointers.outliveScopes(new FloatPointer(1f));
+    private static final FloatPointer ZERO = Pointers.outliveScopes(new FloatPointer(0f));
     static final Map<Key, Plan> PLANS = new ConcurrentHashMap<>();
     private static final Map<Activation, cudnnActivationStruct> ACTS = new EnumMap<>(Activation.class);
     private static cudnnActivationStruct identity;

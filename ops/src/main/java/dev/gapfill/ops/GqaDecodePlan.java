@@ -10,6 +10,7 @@ import dev.gapfill.core.InitcheckAid;
 import dev.gapfill.core.KernelArgs;
 import dev.gapfill.core.KernelFunction;
 import dev.gapfill.core.KernelModule;
+import dev.gapfill.core.Pointers;
 import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.core.VendorHandles;
@@ -210,9 +211,9 @@ public final class GqaDecodePlan implements AutoCloseable {
                     VendorHandles.checkDnn(cd, cudnn.cudnnSetTensor4dDescriptor(desc, cudnn.CUDNN_TENSOR_NCHW, cudnn.CUDNN_DATA_FLOAT,
                             (int) bhq, problem.maxLen(), 1, 1), "cudnnSetTensor4dDescriptor([" + bhq + ", " + problem.maxLen() + ", 1, 1])");
                     VendorHandles.cublas(s);
-                    a = new FloatPointer((float) scale);
-                    o1 = new FloatPointer(1f);
-                    z = new FloatPointer(0f);
+                    a = Pointers.outliveScopes(new FloatPointer((float) scale));  // the plan's, past a caller's PointerScope
+                    o1 = Pointers.outliveScopes(new FloatPointer(1f));
+                    z = Pointers.outliveScopes(new FloatPointer(0f));
                 }
             }
         } catch (RuntimeException e) {

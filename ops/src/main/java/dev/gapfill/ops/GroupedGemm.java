@@ -10,6 +10,7 @@ import dev.gapfill.core.Gpu;
 import dev.gapfill.core.InitcheckAid;
 import dev.gapfill.core.KernelArgs;
 import dev.gapfill.core.KernelModule;
+import dev.gapfill.core.Pointers;
 import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.core.UnsupportedShapeException;
@@ -69,8 +70,8 @@ public final class GroupedGemm {
     private static final KernelModule KERNELS = KernelModule.of("grouped_gemm/grouped_gemm");
     private static final KernelModule PASSES = KernelModule.of("grouped_gemm/vendor_passes");
     // Host scalars for the vendor loop's cuBLAS calls (pointer mode host), allocated once and never written after.
-    private static final FloatPointer ONE = new FloatPointer(1f);
-    private static final FloatPointer ZERO = new FloatPointer(0f);
+    private static final FloatPointer ONE = Pointers.outliveScopes(new FloatPointer(1f));
+    private static final FloatPointer ZERO = Pointers.outliveScopes(new FloatPointer(0f));
     /** System property: copy offsets (and gather) to the host and validate them before every GPU call (synchronises). */
     public static final String DEBUG_CHECK_OFFSETS = "gapfill.debug.checkOffsets";
 

@@ -11,6 +11,7 @@ import dev.gapfill.core.InitcheckAid;
 import dev.gapfill.core.KernelArgs;
 import dev.gapfill.core.KernelFunction;
 import dev.gapfill.core.KernelModule;
+import dev.gapfill.core.Pointers;
 import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.core.UnsupportedShapeException;
@@ -75,8 +76,8 @@ public final class Int8Mm {
     static final Map<String, LtAlgo> LT_CACHE = new ConcurrentHashMap<>();  // released by OpCaches
     // cuBLASLt's alpha and beta (int32 scale type, pointer mode host): read at the call, never written, so shared by
     // every thread instead of two native allocations per call
-    private static final IntPointer ONE_I32 = new IntPointer(new int[] {1});
-    private static final IntPointer ZERO_I32 = new IntPointer(new int[] {0});
+    private static final IntPointer ONE_I32 = Pointers.outliveScopes(new IntPointer(new int[] {1}));
+    private static final IntPointer ZERO_I32 = Pointers.outliveScopes(new IntPointer(new int[] {0}));
 
     private Int8Mm() {}
 
@@ -567,7 +568,7 @@ public final class Int8Mm {
                 lc = new cublasLtMatrixLayoutOpaque_t(pp.get(0));
                 VendorHandles.checkBlas(d, cublas.cublasLtMatmulPreferenceCreate(pp), "cublasLtMatmulPreferenceCreate");
                 cublasLtMatmulPreferenceOpaque_t pref = new cublasLtMatmulPreferenceOpaque_t(pp.get(0));
-                result = new cublasLtMatmulHeuristicResult_t(1);
+                result = Pointers.outliveScopes(new cublasLtMatmulHeuristicResult_t(1));  // cached across calls
                 try {
                     maxWs.put(0, LT_MAX_WORKSPACE);
                     VendorHandles.checkBlas(d, cublas.cublasLtMatmulPreferenceSetAttribute(pref, cublas.CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,

@@ -2,6 +2,7 @@ package dev.gapfill.ops;
 
 import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.Device;
+import dev.gapfill.core.Pointers;
 import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import org.bytedeco.cuda.global.cudart;
@@ -26,7 +27,7 @@ public final class OpStreams {
     }
 
     // the calling thread's out-parameter of cudaStreamIsCapturing (no native allocation per query)
-    private static final ThreadLocal<IntPointer> CAPTURE_STATUS = ThreadLocal.withInitial(() -> new IntPointer(1));
+    private static final ThreadLocal<IntPointer> CAPTURE_STATUS = ThreadLocal.withInitial(() -> Pointers.outliveScopes(new IntPointer(1)));
 
     /** Whether {@code stream} is being captured into a CUDA graph (work enqueued now becomes graph nodes). */
     public static boolean isCapturing(Stream stream) {
