@@ -8,7 +8,9 @@
 # gqa_decode, moe_route (bc4379b), elementwise (5db87f2).
 # Waiting (host code, CPU-tested only): branch gpu-pending-kept-fixes (ed88aec): KeptPlans reserves the process-wide
 # bytes atomically and closes every plan when one close fails; Int8Mm.Plan and GqaDecodePlan free every part when one
-# free fails; Int8Mm.ltAlgo destroys its descriptors on failure. One call (nvidia-h100-x1) from the branch's clean
+# free fails; Int8Mm.ltAlgo destroys its descriptors on failure; long-lived native host memory (KernelArgs buffers,
+# the allocation slot, alpha/beta constants, plan scalars, the cached cuBLASLt result) outlives a caller's PointerScope
+# (f8e34bc; every launch goes through it, so the suite is its check). One call (nvidia-h100-x1) from the branch's clean
 # bundle: cuda-native/dev/run_next.sh kf (suite, memcheck over OneShotPlansGpuTest, GqaDecodeGpuTest, Int8MmGpuTest;
 # ~450 s). Green: fast-forward main, then the whole record at the merged HEAD (timeout 595 scripts/record-x2.sh).
 # Forty-second session's plan (done): main's shipped code was bc4379b's, recorded on one H100 (suite 514, 0 failed).
