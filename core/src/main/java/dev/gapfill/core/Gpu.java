@@ -110,6 +110,14 @@ public final class Gpu {
         return DEVICES.computeIfAbsent(ordinal, CudaDevice::new);
     }
 
+    /**
+     * The devices this process has used so far (whose runtime state exists), by ordinal. Unlike {@link #device(int)}
+     * it creates no CUDA context: releasing resources must not initialise GPUs the process never touched.
+     */
+    public static List<CudaDevice> usedDevices() {
+        return DEVICES.values().stream().sorted(java.util.Comparator.comparingInt(CudaDevice::ordinal)).toList();
+    }
+
     /** Runtime state of a CUDA {@link Device}. */
     public static CudaDevice device(Device d) {
         if (!d.isCuda()) {

@@ -68,9 +68,11 @@ public final class Resources {
     }
 
     /**
-     * Releases everything Gapfill holds for {@code device} (null: every device) beyond the caller's open tensors:
-     * frees unreachable tensors, synchronizes, empties the op caches, destroys the vendor handles and default streams
-     * of ended threads and the cuBLASLt handle, and trims the pool. The caller's live threads keep their handles
+     * Releases everything Gapfill holds for {@code device} (null: every device this process has used; a device it
+     * never used is not initialised for this) beyond the caller's open tensors: frees unreachable tensors,
+     * synchronizes, empties the op caches, destroys the vendor handles and default streams of ended threads and the
+     * cuBLASLt handle, and trims the pool. Every step runs even where an earlier one failed; the first failure is
+     * thrown after the last step. The caller's live threads keep their handles
      * ({@link VendorHandles#releaseCurrentThread()} releases the calling thread's).
      *
      * <p>Call it when no other thread is running Gapfill work on the device (between phases, before shutdown):
@@ -78,44 +80,50 @@ public final class Resources {
      */
     public static Report release(Device device) {
         List<CudaDevice> devices = new ArrayList<>();
-        if (device == null) {
-            for (int i = 0; i < Gpu.deviceCount(); i++) {
-                devices.add(Gpu.device(i));
+        for (CudaDevice d : Gpu.usedDevices()) {  // a device this process never used holds nothing: no context made for it
+            if (device == null || (device.isCuda() && device.ordinal() == d.ordinal())) {
+                devices.add(d);
             }
-        } else if (device.isCuda()) {
-            devices.add(Gpu.device(device));
         }
         long before = 0;
         for (CudaDevice d : devices) {
             before += d.bytesInUse();
         }
-        int tensors = freeUnreachableTensors();
+        // every step runs even where one before it failed (a latent fault surfacing in a synchronize, a cache's close);
+        // the first failure is thrown at the end
+        Cleanup cleanup = new Cleanup();
+        int[] counts = new int[5];  // tensors, entries, dead-thread handles, ended-thread streams, cuBLASLt handles
+        cleanup.run(() -> counts[0] = freeUnreachableTensors());
         for (CudaDevice d : devices) {
             if (d.stickyCause() == null) {
-                d.synchronize();
+                cleanup.run(d::synchronize);
             }
         }
-        int entries = 0;
         for (Cache c : ServiceLoader.load(Cache.class, Resources.class.getClassLoader())) {
-            int n = c.release(device);
-            entries += n;
-            if (n > 0) {
-                LOG.debug("released {} entries of {}", n, c.name());
-            }
+            cleanup.run(() -> {
+                int n = c.release(device);
+                counts[1] += n;
+                if (n > 0) {
+                    LOG.debug("released {} entries of {}", n, c.name());
+                }
+            });
         }
-        int dead = Gpu.available() ? VendorHandles.releaseDeadThreads() : 0;
-        int streams = Gpu.available() ? Stream.releaseEndedThreads() : 0;  // after their handles, which may be bound to them
-        int lt = Gpu.available() ? VendorHandles.releaseCublasLt(device) : 0;
+        if (Gpu.available()) {
+            cleanup.run(() -> counts[2] = VendorHandles.releaseDeadThreads());
+            cleanup.run(() -> counts[3] = Stream.releaseEndedThreads());  // after their handles, which may be bound to them
+            cleanup.run(() -> counts[4] = VendorHandles.releaseCublasLt(device));
+        }
         long after = 0;
         long pool = 0;
         for (CudaDevice d : devices) {
             if (d.stickyCause() == null) {
-                d.trim();
+                cleanup.run(d::trim);
                 pool += d.poolUsedBytes();
             }
             after += d.bytesInUse();
         }
-        return new Report(tensors, entries, dead, lt, before, after, pool, streams);
+        cleanup.rethrow();
+        return new Report(counts[0], counts[1], counts[2], counts[4], before, after, pool, counts[3]);
     }
 
     /** Entries every registered op cache holds now for {@code device} (null: all), by cache name. */

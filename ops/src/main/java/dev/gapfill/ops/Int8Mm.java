@@ -2,6 +2,7 @@ package dev.gapfill.ops;
 
 import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.Checks;
+import dev.gapfill.core.Cleanup;
 import dev.gapfill.core.CudaDevice;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;

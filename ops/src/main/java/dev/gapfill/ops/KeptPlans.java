@@ -1,5 +1,6 @@
 package dev.gapfill.ops;
 
+import dev.gapfill.core.Cleanup;
 import dev.gapfill.core.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -1,5 +1,6 @@
 package dev.gapfill.ops;
 
+import dev.gapfill.core.CudaDevice;
 import dev.gapfill.core.Device;
 import dev.gapfill.core.Gpu;
 import dev.gapfill.core.Resources;
@@ -72,9 +73,9 @@ public final class OpCaches {
             }
             int n = plans().release(ordinal(device));
             if (n > 0) {  // only plans of CUDA devices are kept, so a GPU is there
-                for (int i = 0; i < Gpu.deviceCount(); i++) {
-                    if ((device == null || device.ordinal() == i) && Gpu.device(i).stickyCause() == null) {
-                        Gpu.device(i).synchronize();
+                for (CudaDevice d : Gpu.usedDevices()) {  // a kept plan's device is a used one
+                    if ((device == null || device.ordinal() == d.ordinal()) && d.stickyCause() == null) {
+                        d.synchronize();
                     }
                 }
             }

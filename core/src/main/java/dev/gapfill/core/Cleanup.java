@@ -1,14 +1,14 @@
-package dev.gapfill.ops;
+package dev.gapfill.core;
 
 /**
  * Runs every step of a cleanup even when one fails (a failed free must not leave the rest of a plan's memory and
  * descriptors behind); {@link #rethrow} throws the first failure with the later ones suppressed in it. Internal.
  */
-final class Cleanup {
+public final class Cleanup {
     private RuntimeException failed;
 
     /** Runs {@code step}, keeping its failure for {@link #rethrow}. */
-    void run(Runnable step) {
+    public void run(Runnable step) {
         try {
             step.run();
         } catch (RuntimeException e) {
@@ -17,7 +17,7 @@ final class Cleanup {
     }
 
     /** Closes {@code c} if not null, keeping its failure (a checked one wrapped) for {@link #rethrow}. */
-    void close(AutoCloseable c) {
+    public void close(AutoCloseable c) {
         if (c == null) {
             return;
         }
@@ -31,7 +31,7 @@ final class Cleanup {
     }
 
     /** Keeps {@code e} as a failure of this cleanup. */
-    void record(RuntimeException e) {
+    public void record(RuntimeException e) {
         if (failed == null) {
             failed = e;
         } else if (failed != e) {
@@ -40,7 +40,7 @@ final class Cleanup {
     }
 
     /** Throws the first failure, if any step failed. */
-    void rethrow() {
+    public void rethrow() {
         if (failed != null) {
             throw failed;
         }
