@@ -48,7 +48,9 @@ import dev.gapfill.core.Tensor;
  * cuBLAS GEMM with V (paged caches gathered to contiguous first). The vendor path reads K and V up to maxLen for
  * every sequence: rows past len_b must hold finite values (a zero-initialised cache does); their probability is 0.
  * Its mask and probability passes index key positions in 32 bits with a grid of about maxLen threads, so a VENDOR plan
- * takes maxLen up to 1,073,741,568 (refused by name, "maxLen", above it).
+ * takes maxLen up to 1,073,741,568 (refused by name, "maxLen", above it); a CUSTOM plan up to 2^30 = 1,073,741,824
+ * ({@link GqaDecodeHeuristics#CUSTOM_MAX_LEN}: its split plan adds a chunk to a key position in 32 bits), so a
+ * longer problem is refused before any launch.
  *
  * @throws ArgumentException before any launch on a bad shape, dtype, device, layout, alignment or closed tensor, or
  *                           (device tensors) o or lse overlapping an input or each other

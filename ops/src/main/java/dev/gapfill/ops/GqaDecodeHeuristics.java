@@ -379,11 +379,21 @@ public final class GqaDecodeHeuristics {
         return why;
     }
 
+    /**
+     * The longest maxLen the custom kernels take: the split plan and the kernel's key loop add a chunk (up to maxLen)
+     * to a key position in 32 bits ({@code (len + chunk - 1) / chunk}), which must not pass 2^31-1. Above it (and up to
+     * the vendor path's own limit, which is lower) no backend covers the problem, so it is refused before any launch.
+     */
+    public static final int CUSTOM_MAX_LEN = 1 << 30;
+
     /** Null if the custom kernels cover {@code p} on some supported GPU, else why not. */
     public static String customUnsupported(GqaDecode.Problem p) {
         int d = p.headDim();
         if (d != 64 && d != 128 && d != 256) {
             return "headDim in {64, 128, 256}, got " + d;
+        }
+        if (p.maxLen() > CUSTOM_MAX_LEN) {
+            return "maxLen <= 2^30 (32-bit key positions of the split plan), got " + p.maxLen();
         }
         if (p.batch() > GRID_YZ) {
             return "batch <= " + GRID_YZ + ", got " + p.batch();
@@ -422,7 +432,8 @@ public final class GqaDecodeHeuristics {
     public static Decision decide(GqaDecode.Problem p, DeviceInfo info, Backend requested) {
         String noCustom = customUnsupported(p, info);
         String noVendor = vendorUnsupported(p, info);
-        String variant = variant(p, withCluster(p, splits(p, info), info), stages(p.headDim(), info));
+        // the split plan only for a problem the custom kernels cover (its 32-bit arithmetic assumes CUSTOM_MAX_LEN)
+        String variant = noCustom != null ? null : variant(p, withCluster(p, splits(p, info), info), stages(p.headDim(), info));
         switch (requested) {
             case CUSTOM:
                 if (noCustom != null) {

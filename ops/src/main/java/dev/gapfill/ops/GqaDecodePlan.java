@@ -334,7 +334,8 @@ public final class GqaDecodePlan implements AutoCloseable {
     /**
      * Blocks along the keys of the vendor path's mask and probability passes (256 threads each), after checking their
      * 32-bit index: vendor_glue.cu walks {@code j < maxLen} in steps of the grid, so maxLen + blocks·256 (about 2·maxLen)
-     * must stay at most 2^31-1; longer plans take the custom path ({@link Checks#gridStrideIndexable}, naming "maxLen").
+     * must stay at most 2^31-1; longer plans take the custom path up to {@link GqaDecodeHeuristics#CUSTOM_MAX_LEN}
+     * ({@link Checks#gridStrideIndexable}, naming "maxLen").
      */
     static int glueColumns(int maxLen) {
         int cols = (int) (((long) maxLen + 255) / 256);

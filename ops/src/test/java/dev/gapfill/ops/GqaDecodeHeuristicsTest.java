@@ -364,4 +364,30 @@ class GqaDecodeHeuristicsTest {
         // 32/8 at B=1 (8 units): 16 splits, the model's own count, untouched
         assertEquals(new GqaDecodeHeuristics.Split(16, 512), GqaDecodeHeuristics.splits(bhld(1, 32, 8, 128, 8192), H100));
     }
+
+    @Test void aCacheLongerThanTheCustomLimitIsRefusedBeforeAnyLaunch() {
+        // one physical page of 65536 positions can back every column of a 32767-column block table: maxLen 2,147,418,112,
+        // where the split plan's 32-bit (maxLen + chunk - 1) wrapped and the kernel wrote through a null workspace
+        Problem longest = Problem.paged(1, 32, 8, 128, 65536, 32767, DType.F16);
+        assertTrue(GqaDecodeHeuristics.customUnsupported(longest).startsWith("maxLen <= 2^30"));
+        UnsupportedShapeException auto = assertThrows(UnsupportedShapeException.class,
+                () -> GqaDecodeHeuristics.decide(longest, H100, Backend.AUTO));
+        assertTrue(auto.getMessage().contains("maxLen <= 2^30"), auto.getMessage());
+        assertThrows(UnsupportedShapeException.class, () -> GqaDecodeHeuristics.decide(longest, H100, Backend.CUSTOM));
+        Problem atLimit = Problem.paged(1, 32, 8, 128, 65536, 16384, DType.F16);  // 2^30 positions
+        assertEquals(Backend.CUSTOM, GqaDecodeHeuristics.decide(atLimit, H100, Backend.AUTO).backend());
+    }
+
+    @Property(tries = 300)
+    void splitPlansCoverEveryLengthUpToTheCustomLimitWithout32BitOverflow(
+            @ForAll @IntRange(min = 1, max = GqaDecodeHeuristics.CUSTOM_MAX_LEN) int len, @ForAll @IntRange(min = 1, max = 64) int b) {
+        for (DeviceInfo info : new DeviceInfo[] {H100, A100}) {
+            Problem p = bhld(b, 32, 8, 128, len);
+            GqaDecodeHeuristics.Split s = GqaDecodeHeuristics.withCluster(p, GqaDecodeHeuristics.splits(p, info), info);
+            assertTrue(s.splits() >= 1 && s.chunk() >= 1, s::toString);
+            assertTrue((long) s.splits() * s.chunk() >= len, () -> s + " covers " + len);
+            assertTrue((long) len + s.chunk() - 1 <= Integer.MAX_VALUE, () -> s + ": the kernel's (len + chunk - 1) fits 32 bits");
+            assertTrue((long) (s.splits() - 1) * s.chunk() < len, () -> s + ": no split starts past " + len);
+        }
+    }
 }
