@@ -1,10 +1,12 @@
 package dev.gapfill.core;
 
+import org.bytedeco.cuda.cudart.CUevent_st;
 import org.bytedeco.cuda.cudart.CUstream_st;
 import org.bytedeco.cuda.global.cudart;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -206,14 +208,66 @@ public final class Stream implements AutoCloseable {
      * then freeing would race. A closed default-stream view still frees on the live stream behind it.
      */
     boolean freeIfOpen(long address, long bytes) {
+        return freeIfOpen(address, bytes, List.of());
+    }
+
+    /**
+     * As {@link #freeIfOpen(long, long)}, ordered also after {@code marks} (events of the other streams the memory was
+     * used on, {@link #markIfOpen}).
+     */
+    boolean freeIfOpen(long address, long bytes, List<CUevent_st> marks) {
         synchronized (life) {
             if (life.destroyed) {
                 return false;
             }
+            waitForMarks(marks);
             device.free(address, bytes, this);
             return true;
         }
     }
+
+    /**
+     * A timing-free event after the work queued on this stream so far, for another stream to wait for; null if the
+     * native stream is destroyed (it was synchronized then, so its work is done). Same lock as close(). The caller
+     * destroys it ({@link #destroyMarks}) once the waits on it are queued.
+     */
+    CUevent_st markIfOpen() {
+        synchronized (life) {
+            if (life.destroyed) {
+                return null;
+            }
+            device.activate();
+            CUevent_st ev = new CUevent_st();
+            device.check(cudart.cudaEventCreateWithFlags(ev, cudart.cudaEventDisableTiming), "cudaEventCreateWithFlags");
+            int rc = cudart.cudaEventRecord(ev, handle);
+            if (rc != 0) {
+                cudart.cudaEventDestroy(ev);
+                device.check(rc, "cudaEventRecord");
+            }
+            return ev;
+        }
+    }
+
+    /** Makes later work on this stream (open: the caller's own, or under its lock) wait for {@code marks}. */
+    void waitForMarks(List<CUevent_st> marks) {
+        if (marks.isEmpty()) {
+            return;
+        }
+        device.activate();
+        for (CUevent_st ev : marks) {
+            device.check(cudart.cudaStreamWaitEvent(handle, ev, 0), "cudaStreamWaitEvent");
+        }
+    }
+
+    /** Destroys events of {@link #markIfOpen} (CUDA releases each once the work waiting for it no longer needs it). */
+    static void destroyMarks(List<CUevent_st> marks) {
+        for (CUevent_st ev : marks) {
+            cudart.cudaEventDestroy(ev);
+        }
+    }
+
+    /** Whether the native stream is destroyed (a closed default-stream view's stream is not). */
+    boolean destroyed() { return life.destroyed; }
 
     /** Synchronizes unless the native stream is destroyed (then its work finished before); same lock as close(). */
     void synchronizeIfOpen() {

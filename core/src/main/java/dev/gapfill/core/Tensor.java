@@ -24,9 +24,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * finds them unreachable and logs the leak with the tensor's id; {@link #freeUnreachable()} does the same
  * synchronously on the calling thread (after a GC), so that memory accounting can be brought back to its
  * baseline deterministically ({@link Resources#release}). Closing twice throws {@link IllegalStateException}.
- * Device memory is freed in stream order after the work queued on the last stream that used it
- * ({@link #recordStream}), by whichever thread frees it: a forgotten tensor is freed on the stream it was last used
- * on, even another thread's default stream, unless that stream is destroyed by then (it was synchronized first).
+ * Device memory is freed in stream order after the work queued on every stream that used it
+ * ({@link #recordStream}; up to 8 streams tracked, an older one is synchronized when a ninth is recorded), by
+ * whichever thread frees it: on the stream it was last used on, even another thread's default stream, which first
+ * waits for events recorded on the others, unless that stream is destroyed by then (it was synchronized first; the
+ * freeing thread's default stream waits instead).
  *
  * <p>Accounting: {@link #liveOwnedTensors()} counts owned tensors whose memory is not yet freed (host and
  * device), {@link #hostBytesInUse()} the bytes of the host ones; device bytes are
@@ -72,6 +74,10 @@ public final class Tensor implements AutoCloseable {
         final AtomicBoolean freed = new AtomicBoolean();
         volatile boolean explicitClose;
         volatile Stream lastStream;
+        private static final Stream[] NO_STREAMS = new Stream[0];
+        static final int MAX_EARLIER = 8;
+        // the other native streams it was used on before lastStream, at most MAX_EARLIER; copied on write, guarded by this
+        private Stream[] earlier = NO_STREAMS;
 
         Storage(long tensorId, Device device, long address, long bytes, ByteBuffer host, boolean owned, Stream stream,
                 String description) {
@@ -83,6 +89,54 @@ public final class Tensor implements AutoCloseable {
             this.owned = owned;
             this.lastStream = stream;
             this.description = description;
+        }
+
+        /**
+         * Records use on {@code stream}: the stream used before it, if another native stream, joins the earlier ones,
+         * so the free is ordered after the work of every stream, not only the last (reads on two streams, then close).
+         * Past {@value #MAX_EARLIER} earlier streams the oldest is synchronized and forgotten.
+         */
+        void record(Stream stream) {
+            Stream last = lastStream;
+            if (last != null && last.sameStreamAs(stream)) {
+                return;  // the common case: the same native stream again, no lock (a closed view of it frees there too)
+            }
+            Stream drained = null;
+            synchronized (this) {
+                last = lastStream;
+                java.util.ArrayList<Stream> e = new java.util.ArrayList<>(earlier.length + 1);
+                for (Stream x : earlier) {
+                    if (!x.destroyed() && !x.sameStreamAs(stream) && (last == null || !x.sameStreamAs(last))) {
+                        e.add(x);
+                    }
+                }
+                if (last != null && !last.sameStreamAs(stream) && !last.destroyed()) {
+                    e.add(last);
+                }
+                if (e.size() > MAX_EARLIER) {
+                    drained = e.remove(0);
+                }
+                earlier = e.isEmpty() ? NO_STREAMS : e.toArray(NO_STREAMS);
+                lastStream = stream;
+            }
+            if (drained != null) {
+                drained.synchronizeIfOpen();
+            }
+        }
+
+        synchronized Stream[] earlierStreams() { return earlier; }
+
+        /** Waits for the work queued on every stream this memory was used on other than {@code s}. */
+        void awaitOtherStreams(Stream s) {
+            Stream last = lastStream;
+            if (last != null && !last.sameStreamAs(s)) {
+                last.synchronizeIfOpen();
+            }
+            for (Stream o : earlierStreams()) {
+                if (!o.sameStreamAs(s)) {
+                    o.synchronizeIfOpen();
+                }
+            }
         }
 
         /** Frees the memory once; runs from close() or from the Cleaner. */
@@ -103,13 +157,30 @@ public final class Tensor implements AutoCloseable {
             if (owned && device.isCuda()) {
                 CudaDevice d = Gpu.device(device);
                 Stream s = lastStream;
+                java.util.List<org.bytedeco.cuda.cudart.CUevent_st> marks = java.util.List.of();
                 try {
                     // Ordered after the last use's work on its stream (for a forgotten tensor: whichever thread's stream
-                    // that was; streams are usable from any thread). A stream destroyed since then was synchronized
-                    // first, so the memory is idle: free it on this thread's default stream.
-                    if (s == null || !s.freeIfOpen(address, bytes)) {
+                    // that was; streams are usable from any thread), and after the work queued so far on every other
+                    // stream it was used on (events those streams record now, waited for by the freeing stream). A
+                    // stream destroyed since then was synchronized first, so its work is done: free on this thread's
+                    // default stream instead.
+                    Stream[] others = earlierStreams();
+                    if (others.length > 0 && d.stickyCause() == null) {
+                        marks = new java.util.ArrayList<>(others.length);
+                        for (Stream o : others) {
+                            org.bytedeco.cuda.cudart.CUevent_st ev = o.markIfOpen();
+                            if (ev != null) {
+                                marks.add(ev);
+                            }
+                        }
+                    }
+                    if (s == null || !s.freeIfOpen(address, bytes, marks)) {
                         // after a sticky error free() only does the accounting: no stream is created or needed
-                        d.free(address, bytes, d.stickyCause() == null ? Stream.perThread(device) : null);
+                        Stream f = d.stickyCause() == null ? Stream.perThread(device) : null;
+                        if (f != null) {
+                            f.waitForMarks(marks);
+                        }
+                        d.free(address, bytes, f);
                     }
                 } catch (RuntimeException e) {
                     if (!explicitClose) {
@@ -117,6 +188,8 @@ public final class Tensor implements AutoCloseable {
                     } else {
                         throw e;
                     }
+                } finally {
+                    Stream.destroyMarks(marks);
                 }
             }
         }
@@ -360,14 +433,17 @@ public final class Tensor implements AutoCloseable {
         }
     }
 
-    /** Remembers that work on {@code stream} uses this tensor, so its memory is freed after that work. */
+    /**
+     * Remembers that work on {@code stream} uses this tensor, so its memory is freed after that work, and after the work
+     * of the other streams recorded before (a tensor read on two streams, then closed, is freed after both reads).
+     */
     public void recordStream(Stream stream) {
         if (stream != null) {
             if (!stream.device().equals(device)) {
                 // The memory is freed through the recorded stream's device: another device's would free it there.
                 throw new ArgumentException("stream", "a stream on " + device, "a stream on " + stream.device());
             }
-            storage.lastStream = stream;
+            storage.record(stream);
         }
     }
 
@@ -458,10 +534,7 @@ public final class Tensor implements AutoCloseable {
         // op on a caller's stream, or the earlier owner of a block the pool handed out again on that stream) must
         // finish first, as toRaw() waits for it before reading.
         Stream s = Stream.perThread(device);
-        Stream last = storage.lastStream;
-        if (last != null && !last.sameStreamAs(s)) {
-            last.synchronizeIfOpen();
-        }
+        storage.awaitOtherStreams(s);
         ByteBuffer direct = src.isDirect() ? src : ByteBuffer.allocateDirect((int) n).put(src.duplicate()).flip();
         try (BytePointer hp = new BytePointer(direct)) {
             d.check(cudart.cudaMemcpyAsync(new DevicePointer(address()), hp, n, cudart.cudaMemcpyHostToDevice, s.handle()),
@@ -489,10 +562,7 @@ public final class Tensor implements AutoCloseable {
         d.activate();
         // Work on other streams that produced this tensor must be complete or ordered by the caller.
         Stream s = Stream.perThread(device);
-        Stream last = storage.lastStream;
-        if (last != null && !last.sameStreamAs(s)) {
-            last.synchronizeIfOpen();
-        }
+        storage.awaitOtherStreams(s);
         try (BytePointer hp = new BytePointer(out)) {
             d.check(cudart.cudaMemcpyAsync(hp, new DevicePointer(address()), n, cudart.cudaMemcpyDefault, s.handle()),
                     "cudaMemcpyAsync(D2H, " + n + " bytes)");

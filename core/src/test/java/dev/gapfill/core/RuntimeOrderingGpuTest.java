@@ -56,6 +56,41 @@ class RuntimeOrderingGpuTest {
         }
     }
 
+    @Test void memoryReadOnTwoStreamsIsFreedAfterTheWorkOfBoth() {
+        int n = 1 << 20;
+        try (Stream s1 = Stream.create(gpu); Stream s2 = Stream.create(gpu);
+             Tensor big = Tensor.empty(gpu, DType.I8, s1, 512L << 20);
+             Tensor sink = Tensor.empty(gpu, DType.I32, s1, 1);
+             Tensor y = Tensor.empty(gpu, DType.I32, s1, n);
+             Tensor w = Tensor.empty(gpu, DType.I32, s2, n)) {
+            Tensor x = Tensor.empty(gpu, DType.I32, s1, n);
+            big.fillBytes(0x5a, s1);
+            x.fillBytes(0x01, s1);
+            y.fillBytes(0x00, s1);
+            s1.synchronize();
+            busy(s1, big, sink, 20);  // about 3 ms: s1 reads x below only after it
+            CudaDevice d = Gpu.device(0);
+            d.check(cudart.cudaMemcpyAsync(new DevicePointer(y.address()), new DevicePointer(x.address()), x.byteSize(),
+                    cudart.cudaMemcpyDeviceToDevice, s1.handle()), "cudaMemcpyAsync(D2D on s1)");
+            x.recordStream(s1);
+            d.check(cudart.cudaMemcpyAsync(new DevicePointer(w.address()), new DevicePointer(x.address()), x.byteSize(),
+                    cudart.cudaMemcpyDeviceToDevice, s2.handle()), "cudaMemcpyAsync(D2D on s2)");
+            x.recordStream(s2);  // the last stream; s1 still has to read x
+            x.close();
+            // the pool hands x's block out again on s2, where x was freed: the fill must wait for s1's read
+            try (Tensor z = Tensor.empty(gpu, DType.I32, s2, n)) {
+                z.fillBytes(0x02, s2);
+                s1.synchronize();
+                s2.synchronize();
+                int[] got = y.toIntArray();
+                for (int i = 0; i < n; i += 4099) {
+                    assertEquals(0x01010101, got[i], "y[" + i + "]: s1 read x after its memory was reused on s2");
+                }
+                assertEquals(0x01010101, w.toIntArray()[n - 1]);
+            }
+        }
+    }
+
     @Test void concurrentLaunchesOfOneFunctionOnlyEverRaiseItsSharedMemoryLimit() throws InterruptedException {
         CudaDevice d = Gpu.device(0);
         int max = (int) d.info().smemPerBlockOptin();
