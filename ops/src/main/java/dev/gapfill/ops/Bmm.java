@@ -235,6 +235,7 @@ public final class Bmm {
         Stream st = OpStreams.pick(a.device(), stream);
         CudaDevice dev = st.cudaDevice();
         Decision d = decide(s, dev.info(), options.backend(), alignment(a.address(), b.address(), out.address()));
+        OpStreams.record(st, a, b, out);  // before the launches: work already queued orders the frees if a later one fails
         if (d.backend() == Backend.CUSTOM && d.variant().startsWith("frag_")) {
             runFrag(s, a, b, out, st, dev.info());
         } else if (d.backend() == Backend.CUSTOM && d.variant().startsWith("frag32_")) {
@@ -250,7 +251,6 @@ public final class Bmm {
         } else {
             runVendor(s, a, b, out, st);
         }
-        OpStreams.record(st, a, b, out);
     }
 
     private static void runCustom(BmmShape s, Tensor a, Tensor b, Tensor out, Stream st, DeviceInfo info) {

@@ -249,12 +249,12 @@ public final class DepthwiseConv3x3 {
         }
         Stream s = OpStreams.pick(x.device(), stream);
         Decision d = decide(p, options.backend(), x.device());
+        OpStreams.record(s, x, w, bias, residual, out);  // before the launches: work already queued orders the frees if a later one fails
         if (d.backend() == Backend.VENDOR) {
             DepthwiseConv3x3Cudnn.run(p, x, w, bias, residual, out, s);
         } else {
             launchCustom(p, x, w, bias, residual, out, s);
         }
-        OpStreams.record(s, x, w, bias, residual, out);
     }
 
     /**

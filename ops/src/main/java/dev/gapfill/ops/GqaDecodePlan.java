@@ -322,13 +322,14 @@ public final class GqaDecodePlan implements AutoCloseable {
         if (p.layout() == KvLayout.PAGED && Boolean.getBoolean(DEBUG_CHECK_BLOCK_TABLE)) {
             checkBlockTableOnHost(cache, lens, s);
         }
+        // before the launches: work already queued orders the frees if a later one fails
+        OpStreams.record(s, q, cache.k(), cache.v(), cache.blockTable(), lens, out, lse, partO, partLse, counters, scores, logp,
+                probs, gatherK, gatherV);
         if (decision.backend() == Backend.CUSTOM) {
             runCustom(q, cache, lens, out, lse, s);
         } else {
             runVendor(q, cache, lens, out, lse, s);
         }
-        OpStreams.record(s, q, cache.k(), cache.v(), cache.blockTable(), lens, out, lse, partO, partLse, counters, scores, logp,
-                probs, gatherK, gatherV);
     }
 
     /**

@@ -200,15 +200,15 @@ public final class GroupedGemm {
         if (Boolean.getBoolean(DEBUG_CHECK_OFFSETS)) {
             checkOnHost(offsets, o.gather(), d, s);
         }
+        if (dec.backend() == Backend.CUSTOM && dec.variant().equals("unsupported")) {
+            throw new UnsupportedShapeException("x/w", "a shape the custom kernel takes: " + dec.reason(), Arrays.toString(w.shape()));
+        }
+        OpStreams.record(s, x, w, offsets, o.gather(), o.rowScale(), out);  // before the launches: work already queued orders the frees if a later one fails
         if (dec.backend() == Backend.CUSTOM) {
-            if (dec.variant().equals("unsupported")) {
-                throw new UnsupportedShapeException("x/w", "a shape the custom kernel takes: " + dec.reason(), Arrays.toString(w.shape()));
-            }
             runCustom(x, w, offsets, o, out, s, d, GroupedGemmHeuristics.Variant.valueOf(dec.variant().toUpperCase(Locale.ROOT)));
         } else {
             runVendor(x, w, offsets, o, out, s, d, dec.variant().equals("cublas_grouped"));
         }
-        OpStreams.record(s, x, w, offsets, o.gather(), o.rowScale(), out);
     }
 
     /**

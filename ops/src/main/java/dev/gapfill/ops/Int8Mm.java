@@ -327,12 +327,13 @@ public final class Int8Mm {
                 Int8MmReference.run(a, w, o.aScale(), o.wScale(), o.bias(), out);
                 return;
             }
+            // before the launches: work already queued orders the frees if a later one fails
+            OpStreams.record(stream, a, w, out, o.aScale(), o.wScale(), o.bias(), workspace, acc);
             if (decision.backend() == Backend.CUSTOM) {
                 runCustom(a, w, o, out);
             } else {
                 runVendor(a, w, o, out);
             }
-            OpStreams.record(stream, a, w, out, o.aScale(), o.wScale(), o.bias(), workspace, acc);
         }
 
         private void runCustom(Tensor a, Tensor w, Options o, Tensor out) {

@@ -257,6 +257,8 @@ public final class MoeRoute {
         String dt = logits.dtype().name().toLowerCase(Locale.ROOT);
         int sg = options.score() == Score.SIGMOID ? 1 : 0;
         int rn = options.renormalize() ? 1 : 0;
+        // before the launches: work already queued orders the frees if a later one fails
+        OpStreams.record(s, logits, out.offsets, out.gather, out.weights, out.rowOf, out.topkIds, out.topkWeights);
         if (oneLaunch(t, e, k)) {
             MODULE.function(s.cudaDevice(), "moe_route_block_" + dt + "_s" + topkSlots(e)).launch(s, 1, 1, 1,
                     32 * SCATTER_WARPS, 1, 1, (int) oneLaunchSmem(t, e, k),
@@ -265,7 +267,6 @@ public final class MoeRoute {
         } else {
             launchTopkAndSort(s, logits, out, t, e, k, dt, sg, rn);
         }
-        OpStreams.record(s, logits, out.offsets, out.gather, out.weights, out.rowOf, out.topkIds, out.topkWeights);
     }
 
     /** Above the one launch: top-k (one warp per token), then the one-block or the chunked sort. */
