@@ -20,7 +20,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * with work still queued on CUDA's per-thread stream stalled every later device synchronization of the process on a
  * busy H100 (docs/reliability.md), and a Java thread cannot be made to drain its stream when it ends. A thread's
  * default stream outlives the thread; once the thread has ended it is synchronized and destroyed by the next thread
- * that creates a default stream, or by {@link Resources#release}. Code that wants CUDA's implicit per-thread stream
+ * that creates a default stream, or by {@link Resources#release}, unless a {@link #lease} holds it (a plan made on it). Code that wants CUDA's implicit per-thread stream
  * passes its own stream instead.
  */
 public final class Stream implements AutoCloseable {
@@ -42,6 +42,27 @@ public final class Stream implements AutoCloseable {
     /** Whether the native stream is destroyed, and the lock that close and the library's cross-thread uses share. */
     private static final class Life {
         volatile boolean destroyed;
+        int leases;  // open Leases; guarded by this
+    }
+
+    /**
+     * A hold on the native stream behind a view ({@link #lease}): while one is open, an ended thread's default stream
+     * is not destroyed. Closing it twice does nothing.
+     */
+    public static final class Lease implements AutoCloseable {
+        private final Life life;
+        private boolean closed;  // guarded by life
+
+        private Lease(Life life) { this.life = life; }
+
+        @Override public void close() {
+            synchronized (life) {
+                if (!closed) {
+                    closed = true;
+                    life.leases--;
+                }
+            }
+        }
     }
 
     private static final ThreadLocal<ThreadDefault[]> DEFAULTS = ThreadLocal.withInitial(() -> new ThreadDefault[0]);
@@ -112,8 +133,12 @@ public final class Stream implements AutoCloseable {
         VendorHandles.releaseDeadThreads();
         int n = 0;
         for (ThreadDefault td : ALL_DEFAULTS) {
-            if (!td.owner.isAlive() && ALL_DEFAULTS.remove(td)) {
-                synchronized (td.life) {
+            if (td.owner.isAlive()) {
+                continue;
+            }
+            synchronized (td.life) {
+                // a leased stream (a held plan runs on it) stays until its leases close; a later call releases it
+                if (td.life.leases == 0 && ALL_DEFAULTS.remove(td)) {
                     td.life.destroyed = true;
                     if (td.device.stickyCause() == null) {
                         try {
@@ -130,14 +155,14 @@ public final class Stream implements AutoCloseable {
                             }
                         }
                     }
+                    n++;
                 }
-                n++;
             }
         }
         return n;
     }
 
-    /** Default streams of threads that have ended, not yet released ({@link #releaseEndedThreads}). */
+    /** Default streams of threads that have ended, not yet released ({@link #releaseEndedThreads}; leased ones included). */
     public static int endedThreadDefaultStreams() {
         return (int) ALL_DEFAULTS.stream().filter(td -> !td.owner.isAlive()).count();
     }
@@ -263,6 +288,24 @@ public final class Stream implements AutoCloseable {
     static void destroyMarks(List<CUevent_st> marks) {
         for (CUevent_st ev : marks) {
             cudart.cudaEventDestroy(ev);
+        }
+    }
+
+    /**
+     * Keeps the native stream behind this view from being destroyed as an ended thread's default stream while the
+     * lease is open: for an object that keeps a default-stream view to run on later, perhaps from other threads after
+     * the view's thread ended (a held {@code Int8Mm} plan made with no stream). An owned stream is closed by its
+     * owner, lease or not.
+     *
+     * @throws IllegalStateException if the native stream is already destroyed
+     */
+    public Lease lease() {
+        synchronized (life) {
+            if (life.destroyed) {
+                throw new IllegalStateException("stream on " + device + " is closed");
+            }
+            life.leases++;
+            return new Lease(life);
         }
     }
 

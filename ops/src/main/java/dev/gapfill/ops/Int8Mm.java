@@ -210,14 +210,26 @@ public final class Int8Mm {
     /**
      * A reusable plan for this shape, output dtype and stream: the decision, the kernel configuration and the
      * workspaces, allocated once (pool, stream-ordered) and zeroed where needed. Run it on its stream only, one
-     * run at a time (the split-K counters live in the plan's workspace).
+     * run at a time (the split-K counters live in the plan's workspace). With no stream it runs on the default stream
+     * of the thread that made it, which it keeps alive until it closes, also after that thread ends
+     * ({@link Stream#lease}), so it may be run from other threads (one run at a time).
      */
     public static Plan plan(Tensor a, Tensor w, Options o, Stream stream) {
         Shape s = validate(a, w, o, null);
         if (a.device().isCpu()) {
-            return new Plan(a.device(), null, s, o, Decision.reference(), null, null, null, null, 0, null);
+            return new Plan(a.device(), null, null, s, o, Decision.reference(), null, null, null, null, 0, null);
         }
         Stream st = OpStreams.pick(a.device(), stream);
+        Stream.Lease lease = st.lease();
+        try {
+            return plan(a, s, o, st, lease);
+        } catch (RuntimeException e) {
+            lease.close();
+            throw e;
+        }
+    }
+
+    private static Plan plan(Tensor a, Shape s, Options o, Stream st, Stream.Lease lease) {
         CudaDevice d = st.cudaDevice();
         Decision dec = Int8MmHeuristics.decide(s.m(), s.n(), s.k(), o.out(), d.info(), Backend.resolve(o.backend()));
         if (dec.backend() == Backend.CUSTOM) {
@@ -234,7 +246,7 @@ public final class Int8Mm {
                     throw e;
                 }
             }
-            return new Plan(a.device(), st, s, o, dec, sp, null, ws, null, 0, fn);
+            return new Plan(a.device(), st, lease, s, o, dec, sp, null, ws, null, 0, fn);
         }
         int dequantBlocks = o.out() == DType.I32 ? 0 : dequantBlocks(s.m() * s.n(), d.info().smCount());  // before any work
         KernelFunction dequant = o.out() == DType.I32 ? null
@@ -256,7 +268,7 @@ public final class Int8Mm {
             releaseLt(lt);
             throw e;
         }
-        return new Plan(a.device(), st, s, o, dec, null, lt, ws, acc, dequantBlocks, dequant);
+        return new Plan(a.device(), st, lease, s, o, dec, null, lt, ws, acc, dequantBlocks, dequant);
     }
 
     /**
@@ -274,6 +286,7 @@ public final class Int8Mm {
     public static final class Plan implements AutoCloseable {
         private final Device device;
         private final Stream stream;
+        private final Stream.Lease lease;  // keeps a default stream alive past its thread while the plan is open
         private final Shape shape;
         private final DType out;
         private final Decision decision;
@@ -286,11 +299,13 @@ public final class Int8Mm {
         private final KernelFunction kernel;
         private boolean closed;
 
-        private Plan(Device device, Stream stream, Shape shape, Options o, Decision decision, Int8MmHeuristics.SkinnyPlan skinny,
-                     LtAlgo lt, Tensor workspace, Tensor acc, int dequantBlocks, KernelFunction kernel) {
+        private Plan(Device device, Stream stream, Stream.Lease lease, Shape shape, Options o, Decision decision,
+                     Int8MmHeuristics.SkinnyPlan skinny, LtAlgo lt, Tensor workspace, Tensor acc, int dequantBlocks,
+                     KernelFunction kernel) {
             this.kernel = kernel;
             this.device = device;
             this.stream = stream;
+            this.lease = lease;
             this.shape = shape;
             this.out = o.out();
             this.decision = decision;
@@ -394,6 +409,7 @@ public final class Int8Mm {
             }
             cleanup.close(workspace);
             cleanup.close(acc);
+            cleanup.close(lease);  // after the frees, which are ordered on the leased stream
             cleanup.rethrow();
         }
 

@@ -275,4 +275,42 @@ class OneShotPlansGpuTest {
         }
         // releaseAfter: Resources.release closes them and the bytes come back
     }
+
+    @Test void aPlanMadeWithoutAStreamRunsFromAnotherThreadAfterItsMakerEnded() throws InterruptedException {
+        Random r = new Random(17);
+        int m = 4, n = 512, k = 1024;
+        try (Tensor ha = randomI8(r, m, k); Tensor hw = randomI8(r, n, k); Tensor a = ha.to(GPU); Tensor w = hw.to(GPU);
+             Tensor out = Poison.poisoned(GPU, DType.I32, m, n)) {
+            long[] acc = Int8MmReference.accumulate(ha, hw);
+            Stream.releaseEndedThreads();
+            int ended = Stream.endedThreadDefaultStreams();
+            AtomicReference<Int8Mm.Plan> made = new AtomicReference<>();
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            Thread maker = new Thread(() -> {
+                try {  // bound to the maker's default stream (no stream given)
+                    made.set(Int8Mm.plan(a, w, Int8Mm.Options.int32().withBackend(Backend.CUSTOM), null));
+                } catch (Throwable e) {
+                    failure.set(e);
+                }
+            }, "plan-maker");
+            maker.start();
+            maker.join();
+            assertNull(failure.get(), () -> String.valueOf(failure.get()));
+            Stream.releaseEndedThreads();  // what the next new thread's first call does
+            assertEquals(ended + 1, Stream.endedThreadDefaultStreams(), "the plan keeps its ended maker's default stream");
+            try (Int8Mm.Plan plan = made.get()) {
+                for (int it = 0; it < 2; it++) {
+                    Poison.fill(out);
+                    Stream.perThread(GPU).synchronize();  // the poison is written before the plan's stream runs
+                    plan.run(a, w, Int8Mm.Options.int32(), out);
+                    int[] got = out.toIntArray();
+                    for (int i = 0; i < acc.length; i++) {
+                        assertEquals(acc[i], got[i], "run " + it + " on the ended maker's stream, element " + i);
+                    }
+                }
+            }
+            Stream.releaseEndedThreads();
+            assertEquals(ended, Stream.endedThreadDefaultStreams(), "the plan closed: its stream is released");
+        }
+    }
 }
