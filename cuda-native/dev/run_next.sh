@@ -6,13 +6,16 @@
 # whole on two H200s (529 tests 0 failed, stress 183,520 ops 0 wrong, 22 of 24 tool processes clean, the usual two).
 # Sweeps at d68937c: grouped_gemm, host_overhead, demo, int8_mm, depthwise_conv3x3. Older (same kernels): bmm,
 # gqa_decode, moe_route (bc4379b), elementwise (5db87f2).
-# Waiting (host code, CPU-tested only): branch gpu-pending-kept-fixes (ed88aec): KeptPlans reserves the process-wide
-# bytes atomically and closes every plan when one close fails; Int8Mm.Plan and GqaDecodePlan free every part when one
-# free fails; Int8Mm.ltAlgo destroys its descriptors on failure; long-lived native host memory (KernelArgs buffers,
-# the allocation slot, alpha/beta constants, plan scalars, the cached cuBLASLt result) outlives a caller's PointerScope
-# (f8e34bc; every launch goes through it, so the suite is its check). One call (nvidia-h100-x1) from the branch's clean
-# bundle: cuda-native/dev/run_next.sh kf (suite, memcheck over OneShotPlansGpuTest, GqaDecodeGpuTest, Int8MmGpuTest;
-# ~450 s). Green: fast-forward main, then the whole record at the merged HEAD (timeout 595 scripts/record-x2.sh).
+# Waiting (host code, CPU-tested only): branch gpu-pending-kept-fixes, from reviews of the host code after d68937c:
+# KeptPlans reserves the process-wide bytes atomically and closes every plan when one close fails; Int8Mm.Plan and
+# GqaDecodePlan free every part when one free fails; Int8Mm.ltAlgo destroys its descriptors on failure; long-lived
+# native host memory outlives a caller's PointerScope (KernelArgs, the allocation slot, alpha/beta constants);
+# Resources.release touches only used GPUs and runs every step; gqaDecode refuses maxLen > 2^30 (null-workspace write);
+# a tensor used on several streams is freed after all of them (new RuntimeOrderingGpuTest case); ops record their
+# stream before the first launch; an Int8Mm plan made without a stream leases its maker's default stream (new
+# OneShotPlansGpuTest case). One call (nvidia-h100-x1) from the branch's clean bundle: cuda-native/dev/run_next.sh kf
+# (suite, memcheck over the changed classes' GPU tests; ~500 s). Green: fast-forward main, then the whole record at
+# the merged HEAD (timeout 595 scripts/record-x2.sh), then host_overhead (the frees' and records' host cost).
 # Forty-second session's plan (done): main's shipped code was bc4379b's, recorded on one H100 (suite 514, 0 failed).
 # Stale against it: the depthwise_conv3x3 and grouped_gemm sweeps (a35d849; same kernels), the demo (01b7f8b), and the
 # whole record with sanitizers and stress (5db87f2 on two H200s; host code changed since, no kernel). In this order
@@ -114,7 +117,8 @@ elif [ "${1:-}" = gq ]; then
   export SANITIZER_SHARDS="$SANITIZER_SHARDS gq=.*\.GqaDecodeGpuTest" SANITIZER_TOOLS="memcheck/gq"
   BENCH_OPS="gqa_decode:240" timeout 590 scripts/device-run.sh info tests sanitizer bench
 elif [ "${1:-}" = kf ]; then
-  export SANITIZER_SHARDS="$SANITIZER_SHARDS kf=.*\.(OneShotPlans|GqaDecode|Int8Mm)GpuTest" SANITIZER_TOOLS="memcheck/kf"
+  export SANITIZER_SHARDS="$SANITIZER_SHARDS kf=.*\.(OneShotPlans|GqaDecode|Int8Mm|RuntimeOrdering|MemoryBaseline)GpuTest" \
+    SANITIZER_TOOLS="memcheck/kf"
   timeout 560 scripts/device-run.sh info tests sanitizer
 elif [ "${1:-}" = hr ]; then
   export SANITIZER_SHARDS="$SANITIZER_SHARDS os=.*\.OneShotPlansGpuTest" SANITIZER_TOOLS="memcheck/os"
