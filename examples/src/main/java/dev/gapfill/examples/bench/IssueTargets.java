@@ -44,6 +44,16 @@ public final class IssueTargets {
         }
     }
 
+    /**
+     * Points of the issue's sweep grid where a file of {@code op} must hold at least that many rows to be the full sweep,
+     * or 0 where the report does not count them. gqa_decode: B ∈ {1, 4, 16, 64} × L ∈ {512, 2048, 8192, 32768, and
+     * 131072 for B ≤ 4} (18 pairs) × 5 head configurations × 2 dtypes × 3 layouts × 2 length modes = 1080; its sweep
+     * skips the caches it cannot hold (GqaDecodeBench's cap), so a file can be complete and still not the full sweep.
+     */
+    public static int issueGridPoints(String op) {
+        return op.equals("gqa_decode") ? 1080 : 0;
+    }
+
     /** The targets of {@code op}'s issue over {@code rows} (the JSON rows of a benchmark file); empty for other ops. */
     public static List<Result> evaluate(String op, List<Map<String, Object>> rows) {
         return evaluate(op, rows, Map.of());
