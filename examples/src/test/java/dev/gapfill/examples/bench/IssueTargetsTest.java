@@ -151,11 +151,43 @@ class IssueTargetsTest {
                 20.0, 60_000_000L, Map.of()));
         Map<String, Object> ceilings = Map.of("copy_GBps", 3000.0, "read_after_flush_us", 4.0, "read_after_flush_GBps", 3000.0);
         List<IssueTargets.Result> t = IssueTargets.evaluate("gqa_decode", rows, ceilings);
-        assertEquals("0 of 2 rows (42–50 %); out of any kernel's reach in 1 of them (a plain read of their bytes after the flush takes "
+        assertEquals("0 of 2 rows (42–50 %); out of any kernel's reach in 1 of them (a plain read of their input bytes after the flush takes "
                 + "4.00 µs + bytes / 3000 GB/s)", t.get(1).measured());
         assertFalse(t.get(1).met(), "the verdict stays strict: an unreachable row is still a miss");
         // without the line (files measured before it existed) the text is the plain count
         assertEquals("0 of 2 rows (42–50 %)", IssueTargets.evaluate("gqa_decode", rows).get(1).measured());
+    }
+
+    @Test void theReachTestReadsTheInputsOnlySinceAnOutputCanStayInL2() {
+        // F16 bmm 2048 x 48^3 as the H100 sweep holds it: A and B 18,874,368 bytes, C 9,437,184; floor at 3031 GB/s 9.34 µs,
+        // so 80 % needs 11.68 µs. Reading every byte along the line (3.8 µs + 28.3 MB / 3128 GB/s = 12.85 µs) called it
+        // out of reach; the inputs alone read in 9.83 µs, and cuBLAS rows of that sweep ran below the all-bytes line.
+        Map<String, Object> r = opRow("bmm", "F16", shape("batch", 2048, "m", 48, "n", 48, "k", 48, "shared_b", false), 20.0, 14.0, 14.0,
+                9.34, 28_311_552L);
+        assertEquals(9_437_184.0, IssueTargets.writtenBytes(r));
+        Map<String, Object> ceilings = Map.of("copy_GBps", 3031.0, "read_after_flush_us", 3.8, "read_after_flush_GBps", 3128.0);
+        IssueTargets.Result floor = IssueTargets.evaluate("bmm", List.of(r), ceilings).stream()
+                .filter(x -> x.target().startsWith("48 ≤ n ≤ 128")).findFirst().orElseThrow();
+        assertEquals("0 of 1 rows (67–67 %); out of any kernel's reach in 0 of them (a plain read of their input bytes after the flush "
+                + "takes 3.80 µs + bytes / 3128 GB/s)", floor.measured());
+        // each op's output as its sweep counts it
+        assertEquals(4.0 * 16 * 4096, IssueTargets.writtenBytes(opRow("int8_mm", "I8->I32", shape("m", 16, "k", 4096, "n", 4096), 1.0, 1.0,
+                1.0, 1.0, 1L)));
+        assertEquals(2.0 * 4 * 32 * 128, IssueTargets.writtenBytes(opRow("gqa_decode", "BF16", shape("B", 4, "Hq", 32, "Hkv", 8, "D", 128,
+                "L", 512, "layout", "BHLD", "page", 0, "lens", "L"), 1.0, 1.0, 1.0, 1.0, 1L)));
+        assertEquals(2.0 * 64 * 1024, IssueTargets.writtenBytes(opRow("grouped_gemm", "F16", shape("t_total", 64, "k", 2048, "n", 2048,
+                "proj", "gate_up_swiglu"), 1.0, 1.0, 1.0, 1.0, 1L)));
+        assertEquals(4.0 * 8 * 96 * 56 * 56, IssueTargets.writtenBytes(opRow("depthwise_conv3x3", "F32", shape("N", 8, "C", 96, "H", 111,
+                "W", 111, "stride", 2), 1.0, 1.0, 1.0, 1.0, 1L)));
+        assertEquals(0.0, IssueTargets.writtenBytes(opRow("moe_route", "F16", shape("tokens", 1), 1.0, 1.0, 1.0, 1.0, 1L)));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> opRow(String op, String dtype, Map<String, Object> shape, Double vendor, Double custom, Double auto,
+                                             double floor, long bytes) {
+        BenchRow b = new BenchRow(op, dtype, shape, "regime", vendor, custom, auto, "AUTO", floor, bytes, 0, Map.of(), Map.of(),
+                new BenchRow.Check("reference", true, 0, 0, true));
+        return (Map<String, Object>) JsonReader.parse(Json.write(b.toJson()));
     }
 
     @Test void gqaPagedRowsWhoseDrawnLengthsDifferAreComparedPerFloor() {
@@ -214,7 +246,7 @@ class IssueTargetsTest {
         List<Map<String, Object>> small = List.of(row("BF16", shape("experts", 64, "tokens", 1), 100.0, 25.0, 25.0, 10.0, 30_000_000L, Map.of()));
         Map<String, Object> ceilings = Map.of("copy_GBps", 3000.0, "read_after_flush_us", 4.0, "read_after_flush_GBps", 3000.0);
         assertEquals("4.00× over 1 rows (4.00–4.00×); a kernel at every row's floor would be 10.00× (7.14× if none is faster than a plain "
-                + "read of its bytes after the flush)", IssueTargets.evaluate("grouped_gemm", small, ceilings).get(0).measured());
+                + "read of its input bytes after the flush)", IssueTargets.evaluate("grouped_gemm", small, ceilings).get(0).measured());
         // a row without a floor leaves the ceiling out rather than guessing it
         Map<String, Object> noFloor = row("BF16", shape("experts", 64, "tokens", 1), 200.0, 35.0, 35.0, 0.0, 0, Map.of());
         assertEquals("5.71× over 1 rows (5.71–5.71×)", IssueTargets.evaluate("grouped_gemm", List.of(noFloor)).get(0).measured());
