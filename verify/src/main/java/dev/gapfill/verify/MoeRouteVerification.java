@@ -10,11 +10,15 @@ import java.util.Arrays;
 /**
  * moeRoute's verification policy as API. The integer outputs (offsets, gather, rowOf, topkIds) are compared exactly
  * with the reference, and the expert-order weights with the choices' bits ({@link #layoutMismatch}); {@link #topkWeights} compares the router weights with the fp64 reference under
- * {@code Tolerance.accumulation(F32, E + k + 16 + ceil(spread), 2)}, spread being the largest max − min of a row's
- * logits: the fp32 softmax (or sigmoid) sums E exponentials whose arguments carry the row's spread, then divides.
+ * {@code Tolerance.accumulation(F32, E + k + 16 + ceil(min(spread, 128)), 2)}, spread being the largest max − min of a
+ * row's finite logits: the fp32 softmax (or sigmoid) sums E exponentials whose arguments carry the row's spread, then
+ * divides. NaN logits (read as −∞) and infinite ones take no part in the spread.
  */
 public final class MoeRouteVerification {
     private MoeRouteVerification() {}
+
+    /** The largest row spread of finite logits the weight bound counts (e^-128 is far below fp32's smallest normal). */
+    static final double MAX_SPREAD = 128;
 
     /**
      * {@code topkWeights} ([T, k] F32, on any device) against the reference weights of {@code logits} (a host tensor
@@ -32,13 +36,19 @@ public final class MoeRouteVerification {
             double lo = Double.POSITIVE_INFINITY;
             for (int x = 0; x < e; x++) {
                 double v = logits.getDouble((long) tok * e + x);
-                hi = Math.max(hi, v);
-                lo = Math.min(lo, v);
+                if (Double.isFinite(v)) {  // NaN and ±inf take no part in the exponentials' arguments (NaN reads as -inf)
+                    hi = Math.max(hi, v);
+                    lo = Math.min(lo, v);
+                }
             }
-            spread = Math.max(spread, hi - lo);
+            if (hi >= lo) {
+                spread = Math.max(spread, hi - lo);
+            }
         }
         double[] scale = Arrays.stream(exact).map(Math::abs).toArray();
-        Tolerance tol = Tolerance.accumulation(DType.F32, e + k + 16 + (long) Math.ceil(spread), 2);
+        // past MAX_SPREAD every weight whose argument carries the spread is below fp32's normal range, where the
+        // bound's absolute (subnormal) term holds it; a larger count only overflowed the bound's argument
+        Tolerance tol = Tolerance.accumulation(DType.F32, e + k + 16 + (long) Math.ceil(Math.min(spread, MAX_SPREAD)), 2);
         return Verifier.compare(topkWeights, exact, scale, tol, "reference");
     }
 

@@ -112,7 +112,9 @@ public final class Verifier {
             switch (tol.kind()) {
                 case BIT_EXACT: ok = same; break;
                 // NaN encodings lie next to ±inf on the ordered line: a NaN passes only against a NaN reference (same)
-                case ULP: ok = same || (!Double.isNaN(g) && !Double.isNaN(r) && ulp <= tol.maxUlp()); break;
+                // and ±inf next to the largest finite value: an overflowed result passes only where the reference rounds
+                // to the same infinity (same), never as "one ulp" from a finite one
+                case ULP: ok = same || (Double.isFinite(g) && !Double.isNaN(r) && ulp <= tol.maxUlp()); break;
                 default:
                     ok = same || (Double.isFinite(g) && diff <= tol.outU() * Math.abs(r) + tol.accTerm() * scale[i] + subnormalHalfSpacing(dt));
                     break;
@@ -127,8 +129,17 @@ public final class Verifier {
         return t;
     }
 
-    /** Compares two results of the same dtype and shape (e.g. custom against vendor). */
+    /**
+     * Compares two results of the same dtype and shape (e.g. custom against vendor) under a bit-exact or ulp rule. An
+     * accumulation bound is refused: it scales with the sum of the terms' magnitudes, which two results do not give
+     * (taking |expected| would shrink the bound to nothing where the terms cancel); use
+     * {@link #compare(Tensor, double[], double[], Tolerance, String)} with the reference's magnitudes.
+     */
     public static Verdict compare(Tensor actual, Tensor expected, Tolerance tol, String against) {
+        if (tol.kind() == Tolerance.Kind.ACCUMULATION) {
+            throw new ArgumentException("tol", "BIT_EXACT or ULP (an accumulation bound needs the sum of |terms|: pass the "
+                    + "reference's magnitudes to compare(Tensor, double[], double[], ...))", tol.toString());
+        }
         if (!Arrays.equals(actual.shape(), expected.shape()) || actual.dtype() != expected.dtype()) {
             throw new ArgumentException("expected", actual.dtype() + Arrays.toString(actual.shape()),
                     expected.dtype() + Arrays.toString(expected.shape()));

@@ -43,4 +43,26 @@ class MoeRouteVerificationTest {
             assertTrue(MoeRouteVerification.layoutMismatch(ref, got).startsWith("gather[4]"));
         }
     }
+
+    @Test void aNanOrInfiniteLogitElsewhereLeavesTheWeightBoundOfTheFiniteRowsAsItWas() {
+        // row 1's spread is 71.3: the kernel's fp32 x - max (ulp 2^-17 there) puts up to ~64 u of relative error into
+        // e^-71.3. A NaN in row 0 made the spread NaN and the bound dropped its spread term (k = 20, 41 u): a correct
+        // weight failed. An infinite logit made the count overflow and the bound itself threw.
+        float x0 = 8.308594f;
+        float x1 = -63.01118f;
+        for (float odd : new float[] {Float.NaN, Float.NEGATIVE_INFINITY, Float.POSITIVE_INFINITY}) {
+            MoeRoute.Options o = MoeRoute.Options.topK(2);
+            try (Tensor logits = Tensor.of(Device.CPU, DType.F32, new float[] {odd, 1f, x0, x1}, 2, 2);
+                 MoeRoute.Routing r = MoeRoute.route(logits, o)) {
+                float d = x1 - x0;  // as the kernel forms the argument, in fp32
+                float tiny = (float) Math.exp(d);
+                float w1 = tiny / (1f + tiny);
+                r.topkWeights.setDouble(3, w1);  // row 1's second choice (expert 1), as the kernel would round it
+                Verdict v = MoeRouteVerification.topkWeights(logits, o, r.topkWeights);
+                assertTrue(v.pass(), odd + " in row 0: " + v);
+                r.topkWeights.setDouble(3, w1 * (1 + 1e-3));
+                assertFalse(MoeRouteVerification.topkWeights(logits, o, r.topkWeights).pass(), odd + " in row 0: a weight 1e-3 off");
+            }
+        }
+    }
 }

@@ -105,6 +105,30 @@ class VerifierProperties {
         }
     }
 
+    @Test void ulpRuleRefusesAnOverflowNextToTheLargestFiniteReference() {
+        // +inf sits one step past the largest finite value on the ordered line: one "ulp" from 65504 in F16 and from
+        // Float.MAX_VALUE in F32, yet an overflow of a finite result, never within an ulp rule
+        try (Tensor h = Tensor.of(Device.CPU, DType.F16, new float[] {Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY}, 2)) {
+            Verdict v = Verifier.compare(h, new double[] {65504, -65504}, null, Tolerance.ulps(1), "ref");
+            assertFalse(v.pass(), v.toString());
+            assertEquals(2, v.failures());
+        }
+        try (Tensor t = Tensor.of(Device.CPU, DType.F32, new float[] {Float.POSITIVE_INFINITY, Float.MAX_VALUE}, 2)) {
+            Verdict v = Verifier.compare(t, new double[] {Float.MAX_VALUE, Float.MAX_VALUE}, null, Tolerance.ulps(1), "ref");
+            assertEquals(1, v.failures(), v.toString());
+            assertTrue(v.firstFailure().startsWith("element 0"), "the overflowed element: " + v.firstFailure());
+        }
+    }
+
+    @Test void comparingTwoResultsUnderAnAccumulationBoundIsRefused() {
+        try (Tensor a = Tensor.of(Device.CPU, DType.F32, new float[] {3e-7f}, 1); Tensor b = Tensor.of(Device.CPU, DType.F32, new float[] {-2e-7f}, 1)) {
+            dev.gapfill.core.ArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(dev.gapfill.core.ArgumentException.class,
+                    () -> Verifier.compare(a, b, Tolerance.accumulation(DType.F32, 64, 2), "vendor"));
+            assertTrue(e.getMessage().contains("tol"), e.getMessage());
+            assertTrue(Verifier.compare(a, a, Tolerance.bitExact(), "itself").pass());
+        }
+    }
+
     @Test void maxRelErrIsInfiniteForAnInfiniteResultOfAFiniteReference() {
         try (Tensor t = Tensor.of(Device.CPU, DType.F32, new float[] {Float.POSITIVE_INFINITY, 2f}, 2)) {
             Verdict v = Verifier.compare(t, new double[] {1, 2}, null, Tolerance.bitExact(), "ref");

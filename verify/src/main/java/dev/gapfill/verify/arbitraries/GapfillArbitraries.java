@@ -24,16 +24,16 @@ public final class GapfillArbitraries {
 
     /**
      * Sizes in [1, max], half of them from the edge cases: 1, 7, 17, 97 and k·tile − 1, k·tile, k·tile + 1
-     * for tile ∈ {8, 16, 32, 64, 128}.
+     * for tile ∈ {8, 16, 32, 64, 128}, k = 1 … 8 and the powers of two above (3·16 ± 1, 5·16 ± 1, 3·64 ± 1 among them).
      */
     public static Arbitrary<Integer> unevenSizes(int max) {
         java.util.TreeSet<Integer> edges = new java.util.TreeSet<>(java.util.List.of(1, 7, 17, 97));
         for (int tile : new int[] {8, 16, 32, 64, 128}) {
-            for (int k = 1; k * tile - 1 <= max; k *= 2) {
+            for (long k = 1; k * tile - 1 <= max; k = k < 8 ? k + 1 : k * 2) {
                 for (int d = -1; d <= 1; d++) {
-                    int v = k * tile + d;
+                    long v = k * tile + d;
                     if (v >= 1 && v <= max) {
-                        edges.add(v);
+                        edges.add((int) v);
                     }
                 }
             }
