@@ -21,6 +21,7 @@ import org.bytedeco.cuda.global.cublas;
 import org.bytedeco.cuda.global.cudart;
 import org.bytedeco.javacpp.FloatPointer;
 
+import java.lang.ref.Reference;
 import java.util.EnumSet;
 import java.util.Locale;
 import java.util.Set;
@@ -236,20 +237,26 @@ public final class Bmm {
         CudaDevice dev = st.cudaDevice();
         Decision d = decide(s, dev.info(), options.backend(), alignment(a.address(), b.address(), out.address()));
         OpStreams.record(st, a, b, out);  // before the launches: work already queued orders the frees if a later one fails
-        if (d.backend() == Backend.CUSTOM && d.variant().startsWith("frag_")) {
-            runFrag(s, a, b, out, st, dev.info());
-        } else if (d.backend() == Backend.CUSTOM && d.variant().startsWith("frag32_")) {
-            runFrag32(s, a, b, out, st, dev.info());
-        } else if (d.backend() == Backend.CUSTOM && d.variant().startsWith("wg_")) {
-            runWg(s, a, b, out, st, dev.info());
-        } else if (d.backend() == Backend.CUSTOM && d.variant().startsWith("team_")) {
-            runTeam(s, a, b, out, st, dev.info(), "bmm_team_");
-        } else if (d.backend() == Backend.CUSTOM && d.variant().startsWith("team8_")) {
-            runTeam(s, a, b, out, st, dev.info(), "bmm_team8_");
-        } else if (d.backend() == Backend.CUSTOM) {
-            runCustom(s, a, b, out, st, dev.info());
-        } else {
-            runVendor(s, a, b, out, st);
+        try {
+            if (d.backend() == Backend.CUSTOM && d.variant().startsWith("frag_")) {
+                runFrag(s, a, b, out, st, dev.info());
+            } else if (d.backend() == Backend.CUSTOM && d.variant().startsWith("frag32_")) {
+                runFrag32(s, a, b, out, st, dev.info());
+            } else if (d.backend() == Backend.CUSTOM && d.variant().startsWith("wg_")) {
+                runWg(s, a, b, out, st, dev.info());
+            } else if (d.backend() == Backend.CUSTOM && d.variant().startsWith("team_")) {
+                runTeam(s, a, b, out, st, dev.info(), "bmm_team_");
+            } else if (d.backend() == Backend.CUSTOM && d.variant().startsWith("team8_")) {
+                runTeam(s, a, b, out, st, dev.info(), "bmm_team8_");
+            } else if (d.backend() == Backend.CUSTOM) {
+                runCustom(s, a, b, out, st, dev.info());
+            } else {
+                runVendor(s, a, b, out, st);
+            }
+        } finally {  // the tensors stay reachable until every launch is queued: their cleaner must not free them before (recorded above)
+            Reference.reachabilityFence(a);
+            Reference.reachabilityFence(b);
+            Reference.reachabilityFence(out);
         }
     }
 

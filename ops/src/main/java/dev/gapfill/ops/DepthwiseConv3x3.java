@@ -11,6 +11,7 @@ import dev.gapfill.core.Tensor;
 import dev.gapfill.core.UnsupportedShapeException;
 import dev.gapfill.ops.reference.DepthwiseConv3x3Reference;
 
+import java.lang.ref.Reference;
 import java.util.EnumSet;
 import java.util.Locale;
 import java.util.Objects;
@@ -250,10 +251,18 @@ public final class DepthwiseConv3x3 {
         Stream s = OpStreams.pick(x.device(), stream);
         Decision d = decide(p, options.backend(), x.device());
         OpStreams.record(s, x, w, bias, residual, out);  // before the launches: work already queued orders the frees if a later one fails
-        if (d.backend() == Backend.VENDOR) {
-            DepthwiseConv3x3Cudnn.run(p, x, w, bias, residual, out, s);
-        } else {
-            launchCustom(p, x, w, bias, residual, out, s);
+        try {
+            if (d.backend() == Backend.VENDOR) {
+                DepthwiseConv3x3Cudnn.run(p, x, w, bias, residual, out, s);
+            } else {
+                launchCustom(p, x, w, bias, residual, out, s);
+            }
+        } finally {  // the tensors stay reachable until every launch is queued: their cleaner must not free them before (recorded above)
+            Reference.reachabilityFence(x);
+            Reference.reachabilityFence(w);
+            Reference.reachabilityFence(bias);
+            Reference.reachabilityFence(residual);
+            Reference.reachabilityFence(out);
         }
     }
 

@@ -27,6 +27,7 @@ import org.bytedeco.cuda.global.cudnn;
 import org.bytedeco.javacpp.FloatPointer;
 import org.bytedeco.javacpp.Pointer;
 
+import java.lang.ref.Reference;
 import java.util.Locale;
 
 /**
@@ -325,10 +326,19 @@ public final class GqaDecodePlan implements AutoCloseable {
         // before the launches: work already queued orders the frees if a later one fails
         OpStreams.record(s, q, cache.k(), cache.v(), cache.blockTable(), lens, out, lse, partO, partLse, counters, scores, logp,
                 probs, gatherK, gatherV);
-        if (decision.backend() == Backend.CUSTOM) {
-            runCustom(q, cache, lens, out, lse, s);
-        } else {
-            runVendor(q, cache, lens, out, lse, s);
+        try {
+            if (decision.backend() == Backend.CUSTOM) {
+                runCustom(q, cache, lens, out, lse, s);
+            } else {
+                runVendor(q, cache, lens, out, lse, s);
+            }
+        } finally {  // the tensors stay reachable until every launch is queued: their cleaner must not free them before (recorded above)
+            Reference.reachabilityFence(q);
+            Reference.reachabilityFence(cache);  // holds k, v and the block table
+            Reference.reachabilityFence(lens);
+            Reference.reachabilityFence(out);
+            Reference.reachabilityFence(lse);
+            Reference.reachabilityFence(this);  // and the plan's workspace (a plan dropped while it runs)
         }
     }
 

@@ -24,6 +24,7 @@ import org.bytedeco.javacpp.IntPointer;
 import org.bytedeco.javacpp.LongPointer;
 import org.bytedeco.javacpp.PointerPointer;
 
+import java.lang.ref.Reference;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.Locale;
@@ -204,10 +205,18 @@ public final class GroupedGemm {
             throw new UnsupportedShapeException("x/w", "a shape the custom kernel takes: " + dec.reason(), Arrays.toString(w.shape()));
         }
         OpStreams.record(s, x, w, offsets, o.gather(), o.rowScale(), out);  // before the launches: work already queued orders the frees if a later one fails
-        if (dec.backend() == Backend.CUSTOM) {
-            runCustom(x, w, offsets, o, out, s, d, GroupedGemmHeuristics.Variant.valueOf(dec.variant().toUpperCase(Locale.ROOT)));
-        } else {
-            runVendor(x, w, offsets, o, out, s, d, dec.variant().equals("cublas_grouped"));
+        try {
+            if (dec.backend() == Backend.CUSTOM) {
+                runCustom(x, w, offsets, o, out, s, d, GroupedGemmHeuristics.Variant.valueOf(dec.variant().toUpperCase(Locale.ROOT)));
+            } else {
+                runVendor(x, w, offsets, o, out, s, d, dec.variant().equals("cublas_grouped"));
+            }
+        } finally {  // the tensors stay reachable until every launch is queued: their cleaner must not free them before (recorded above)
+            Reference.reachabilityFence(x);
+            Reference.reachabilityFence(w);
+            Reference.reachabilityFence(offsets);
+            Reference.reachabilityFence(o);
+            Reference.reachabilityFence(out);
         }
     }
 

@@ -28,6 +28,7 @@ import org.bytedeco.javacpp.IntPointer;
 import org.bytedeco.javacpp.LongPointer;
 import org.bytedeco.javacpp.PointerPointer;
 
+import java.lang.ref.Reference;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.Map;
@@ -344,10 +345,18 @@ public final class Int8Mm {
             }
             // before the launches: work already queued orders the frees if a later one fails
             OpStreams.record(stream, a, w, out, o.aScale(), o.wScale(), o.bias(), workspace, acc);
-            if (decision.backend() == Backend.CUSTOM) {
-                runCustom(a, w, o, out);
-            } else {
-                runVendor(a, w, o, out);
+            try {
+                if (decision.backend() == Backend.CUSTOM) {
+                    runCustom(a, w, o, out);
+                } else {
+                    runVendor(a, w, o, out);
+                }
+            } finally {  // the tensors stay reachable until every launch is queued: their cleaner must not free them before (recorded above)
+                Reference.reachabilityFence(a);
+                Reference.reachabilityFence(w);
+                Reference.reachabilityFence(o);  // holds the scales and the bias
+                Reference.reachabilityFence(out);
+                Reference.reachabilityFence(this);  // and the plan's workspaces (a plan dropped while it runs)
             }
         }
 

@@ -12,6 +12,7 @@ import dev.gapfill.core.Tensor;
 import dev.gapfill.core.UnsupportedShapeException;
 import dev.gapfill.ops.reference.MoeRouteReference;
 
+import java.lang.ref.Reference;
 import java.util.EnumSet;
 import java.util.Locale;
 
@@ -82,8 +83,8 @@ public final class MoeRoute {
             Checks.positive("tokens", tokens);
             Checks.positive("experts", experts);
             Checks.positive("k", k);
-            if ((long) tokens * k > Integer.MAX_VALUE) {
-                throw new ArgumentException("tokens", "tokens·k < 2^31 (32-bit indexing)", tokens + "·" + k);
+            if ((long) tokens * k > MAX_ENTRIES) {
+                throw new ArgumentException("tokens", "tokens·k <= 2^31 - 1025 (32-bit indexing, loop steps included)", tokens + "·" + k);
             }
             Tensor[] t = new Tensor[6];
             try {
@@ -259,13 +260,18 @@ public final class MoeRoute {
         int rn = options.renormalize() ? 1 : 0;
         // before the launches: work already queued orders the frees if a later one fails
         OpStreams.record(s, logits, out.offsets, out.gather, out.weights, out.rowOf, out.topkIds, out.topkWeights);
-        if (oneLaunch(t, e, k)) {
-            MODULE.function(s.cudaDevice(), "moe_route_block_" + dt + "_s" + topkSlots(e)).launch(s, 1, 1, 1,
-                    32 * SCATTER_WARPS, 1, 1, (int) oneLaunchSmem(t, e, k),
-                    KernelArgs.begin().ptr(logits).i32((int) t).i32((int) e).i32(k).i32(sg).i32(rn).ptr(out.topkIds)
-                            .ptr(out.topkWeights).ptr(out.offsets).ptr(out.gather).ptr(out.weights).ptr(out.rowOf));
-        } else {
-            launchTopkAndSort(s, logits, out, t, e, k, dt, sg, rn);
+        try {
+            if (oneLaunch(t, e, k)) {
+                MODULE.function(s.cudaDevice(), "moe_route_block_" + dt + "_s" + topkSlots(e)).launch(s, 1, 1, 1,
+                        32 * SCATTER_WARPS, 1, 1, (int) oneLaunchSmem(t, e, k),
+                        KernelArgs.begin().ptr(logits).i32((int) t).i32((int) e).i32(k).i32(sg).i32(rn).ptr(out.topkIds)
+                                .ptr(out.topkWeights).ptr(out.offsets).ptr(out.gather).ptr(out.weights).ptr(out.rowOf));
+            } else {
+                launchTopkAndSort(s, logits, out, t, e, k, dt, sg, rn);
+            }
+        } finally {  // the tensors stay reachable until every launch is queued: their cleaner must not free them before (recorded above)
+            Reference.reachabilityFence(logits);
+            Reference.reachabilityFence(out);  // the Routing holds its six tensors
         }
     }
 
@@ -326,9 +332,15 @@ public final class MoeRoute {
         }
     }
 
+    /**
+     * The most entries (T·k) the kernels index: 32-bit positions whose grid-stride and per-warp loops step up to 1024
+     * past the last entry (route.cu's chunked counts and sort), so the sum must not wrap.
+     */
+    static final long MAX_ENTRIES = Integer.MAX_VALUE - 1024L;
+
     private static void checkTokens(long t, int k) {
-        if (t * k > Integer.MAX_VALUE) {
-            throw new ArgumentException("logits", "T·k < 2^31 (32-bit indexing)", t + "·" + k);
+        if (t * k > MAX_ENTRIES) {
+            throw new ArgumentException("logits", "T·k <= 2^31 - 1025 (32-bit indexing, loop steps included)", t + "·" + k);
         }
     }
 
