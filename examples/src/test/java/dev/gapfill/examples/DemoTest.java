@@ -285,6 +285,10 @@ class DemoTest {
             MoeCombine.Exact e = MoeCombine.reference(yv, rowOf, tokens, k, hidden);
             Verdict v = Verifier.compare(out, e.value(), e.absSum(), MoeCombine.tolerance(DType.F16, k), "reference");
             assertTrue(v.pass(), v.toString());
+            // out over y's first rows: block t would overwrite rows other blocks still read through rowOf
+            Tensor yRows = y.strided(new long[] {tokens, hidden}, new long[] {hidden, 1}, 0);
+            ArgumentException overlap = assertThrows(ArgumentException.class, () -> MoeCombine.run(y, r, yRows, null));
+            assertEquals("out", overlap.argument(), overlap.getMessage());
         }
     }
 }

@@ -78,6 +78,10 @@ class MoeRouteProperties {
         try (Tensor big = Tensor.empty(Device.CPU, DType.F32, 1, 513)) {
             assertEquals("logits", assertThrows(ArgumentException.class, () -> MoeRoute.route(big, MoeRoute.Options.topK(2))).argument());
         }
+        // T·k within 1024 of 2^31: the kernels' loop steps would wrap past the last entry (refused before allocating)
+        assertEquals("tokens", assertThrows(ArgumentException.class, () -> MoeRoute.Routing.allocate(Device.CPU, 1073741823, 8, 2)).argument());
+        assertEquals("tokens", assertThrows(ArgumentException.class,
+                () -> MoeRoute.Routing.allocate(Device.CPU, (int) (MoeRoute.MAX_ENTRIES / 2 + 1), 8, 2)).argument());
     }
 
     /** Backend's contract: tensors on the CPU always run the reference, VENDOR (per call or by property) included. */

@@ -112,6 +112,9 @@ public final class MoeCombine {
         Checks.contiguous("out", out);
         Checks.sameDevice("out", out, y.device());
         Checks.shape("out", out, "T, H", tokens, hidden);
+        // block t writes out's row t while other blocks read any row of y through rowOf (combine.cu, __restrict__)
+        Checks.noOverlap("out", out, "y", y);
+        Checks.noOverlap("out", out, "rowOf", rowOf);
         if (y.numel() >= 1L << 31 || out.numel() >= 1L << 31) {
             throw new ArgumentException("y", "T·k·H below 2^31 (32-bit row indexing)", "T=" + tokens + " k=" + k + " H=" + hidden);
         }
