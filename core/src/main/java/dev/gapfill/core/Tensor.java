@@ -415,13 +415,17 @@ public final class Tensor implements AutoCloseable {
         return storage.address + offsetBytes;
     }
 
-    /** The host buffer of a CPU tensor, positioned at element 0 (little-endian). */
+    /**
+     * The host buffer of a CPU tensor, from element 0 to the end of the tensor's extent ({@link #spanBytes()}; a view
+     * cannot write into the rest of its parent through it), little-endian.
+     */
     public ByteBuffer hostBuffer() {
         ensureOpen("tensor");
         if (!device.isCpu()) {
             throw new IllegalStateException("tensor #" + id + " lives on " + device + "; copy it to the host first");
         }
         ByteBuffer b = storage.host.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        b.limit((int) (offsetBytes + spanBytes()));
         b.position((int) offsetBytes);
         return b.slice().order(ByteOrder.LITTLE_ENDIAN);
     }

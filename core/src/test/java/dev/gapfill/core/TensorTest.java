@@ -48,6 +48,10 @@ class TensorTest {
         try (Tensor t = Tensor.of(Device.CPU, DType.F32, v, 8)) {
             Tensor tail = t.strided(new long[] {3}, new long[] {1}, 5);  // contiguous view at an element offset
             assertArrayEquals(new double[] {-0.0, 1e-7f, -3.3e38f}, tail.toDoubleArray());
+            Tensor mid = t.strided(new long[] {2}, new long[] {1}, 2);
+            assertEquals(8, mid.hostBuffer().limit(), "a view's host buffer ends with the view, not with its parent");
+            assertThrows(IndexOutOfBoundsException.class, () -> mid.hostBuffer().putFloat(8, 1f));
+            assertEquals((double) v[4], t.getDouble(4), "the parent's next element is untouched");
         }
         Tensor closed = Tensor.empty(Device.CPU, DType.F32, 2);
         closed.close();
