@@ -14,7 +14,9 @@
 # a tensor used on several streams is freed after all of them (new RuntimeOrderingGpuTest case); ops record their
 # stream before the first launch; an Int8Mm plan made without a stream leases its maker's default stream (new
 # OneShotPlansGpuTest case); verify: the router-weight bound ignores NaN/inf logits, the ulp rule refuses overflows,
-# the arbitraries draw the edges they document (Int8MmGpuTest's random property draws new sizes). One call
+# the arbitraries draw the edges they document (Int8MmGpuTest's random property draws new sizes); ops fence their
+# tensors until every launch is queued; moeRoute caps T*k at 2^31 - 1025; the demo's MoeCombine refuses overlaps (new
+# DemoTest GPU assertion); Tensor.hostBuffer ends with the view. One call
 # (nvidia-h100-x1) from the branch's clean bundle: cuda-native/dev/run_next.sh kf
 # (suite, memcheck over the changed classes' GPU tests; ~500 s). Green: fast-forward main, then the whole record at
 # the merged HEAD (timeout 595 scripts/record-x2.sh), then host_overhead (the frees' and records' host cost).
