@@ -272,12 +272,18 @@ final class DepthwiseConv3x3Cudnn {
     }
 
     /** Destroys a plan's descriptors (the plan must no longer be in use). */
-    static void destroy(Plan plan) {
-        cudnnDestroyTensorDescriptor(plan.xDesc);
-        cudnnDestroyTensorDescriptor(plan.yDesc);
-        cudnnDestroyTensorDescriptor(plan.biasDesc);
-        cudnnDestroyFilterDescriptor(plan.wDesc);
-        cudnnDestroyConvolutionDescriptor(plan.conv);
+    static void destroy(Plan plan) {  // a descriptor not created (a failed build) is null or holds no address
+        for (cudnnTensorStruct t : new cudnnTensorStruct[] {plan.xDesc, plan.yDesc, plan.biasDesc}) {
+            if (t != null && !t.isNull()) {
+                cudnnDestroyTensorDescriptor(t);
+            }
+        }
+        if (plan.wDesc != null && !plan.wDesc.isNull()) {
+            cudnnDestroyFilterDescriptor(plan.wDesc);
+        }
+        if (plan.conv != null && !plan.conv.isNull()) {
+            cudnnDestroyConvolutionDescriptor(plan.conv);
+        }
     }
 
     /** The activation descriptor for {@code act}; null asks for IDENTITY. */
@@ -343,6 +349,17 @@ final class DepthwiseConv3x3Cudnn {
      */
     private static Plan build(Problem p, CudaDevice d, cudnnContext h, Tensor x, Tensor w, Tensor y, boolean yHoldsResidual, Stream s) {
         Plan plan = new Plan();
+        try {
+            return fill(plan, p, d, h, x, w, y, yHoldsResidual, s);
+        } catch (RuntimeException | Error e) {  // nothing is cached: the descriptors made so far would leak at every retry
+            destroy(plan);
+            throw e;
+        }
+    }
+
+    /** Creates {@code plan}'s descriptors and searches its algorithm ({@link #build}). */
+    private static Plan fill(Plan plan, Problem p, CudaDevice d, cudnnContext h, Tensor x, Tensor w, Tensor y, boolean yHoldsResidual,
+                             Stream s) {
         int type = dnnType(p.dtype());
         int format = p.layout() == Layout.NCHW ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
         plan.xDesc = new cudnnTensorStruct();
