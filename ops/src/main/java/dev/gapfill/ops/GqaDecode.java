@@ -195,12 +195,16 @@ public final class GqaDecode {
      * @param scale   the softmax scale; NaN means 1/√D
      */
     public record Options(Backend backend, double scale) {
+        private static final double LOG2E = 1.4426950408889634;
+
         public Options {
             if (backend == null || backend == Backend.REFERENCE) {
                 throw new ArgumentException("backend", "one of AUTO, VENDOR, CUSTOM", String.valueOf(backend));
             }
-            if (Double.isInfinite(scale) || scale == 0) {
-                throw new ArgumentException("scale", "a finite non-zero scale (NaN for 1/sqrt(D))", String.valueOf(scale));
+            // the kernels take the scale in fp32 (the custom path as scale·log2(e)): it must stay finite and non-zero there
+            if (!Double.isNaN(scale) && (Double.isInfinite(scale) || (float) scale == 0f || Float.isInfinite((float) (scale * LOG2E)))) {
+                throw new ArgumentException("scale", "a non-zero scale finite in fp32, |scale|·log2(e) < 3.4e38 (NaN for 1/sqrt(D))",
+                        String.valueOf(scale));
             }
         }
 
@@ -253,8 +257,11 @@ public final class GqaDecode {
 
     /** One-shot decode into a new {@code [B, Hq, D]} tensor on q's device, on the per-thread stream (no lse). */
     public static Tensor decode(Tensor q, KvCache cache, Tensor lens, Options options) {
-        Checks.open("q", q);
-        Checks.rank("q", q, 3);
+        Problem p = Problem.of(q, cache);
+        if (options == null) {
+            throw new ArgumentException("options", "options", "null");
+        }
+        GqaDecodePlan.validateInputs(p, q.device(), q, cache, lens);  // before the output is allocated
         Tensor out = Tensor.empty(q.device(), q.dtype(), q.shape());
         try {
             decode(q, cache, lens, out, null, options, null);
@@ -290,6 +297,9 @@ public final class GqaDecode {
         if (options == null) {
             throw new ArgumentException("options", "options", "null");
         }
+        // every argument checked before anything is allocated or queued (a capture would record a refused call's
+        // allocations and memsets) and before the kept plans change (a refused call leaves them as they were)
+        GqaDecodePlan.validate(p, q.device(), q, cache, lens, out, lse);
         Stream st = q.device().isCpu() ? null : OpStreams.pick(q.device(), stream);
         if (st == null || OpStreams.isCapturing(st)) {
             // the CPU reference; or a graph, which owns what its nodes use: a plan made and closed inside the capture
@@ -298,8 +308,6 @@ public final class GqaDecode {
             }
             return;
         }
-        // every argument checked before the kept plans change: a refused call leaves them (and the memory) as they were
-        GqaDecodePlan.validate(p, q.device(), q, cache, lens, out, lse);
         KeptPlans<PlanKey, GqaDecodePlan>.Holder h = KEPT.mine();
         PlanKey key = new PlanKey(q.device().ordinal(), p, Backend.resolve(options.backend()), options.scale());
         GqaDecodePlan plan = h.find(key, st);

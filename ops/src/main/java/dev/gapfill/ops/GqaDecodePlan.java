@@ -356,16 +356,40 @@ public final class GqaDecodePlan implements AutoCloseable {
 
     /** Every check of {@link #run} for a plan of {@code p} on {@code device}; nothing is launched. */
     static void validate(Problem p, Device device, Tensor q, KvCache cache, Tensor lens, Tensor out, Tensor lse) {
+        validateInputs(p, device, q, cache, lens);
         int b = p.batch();
         int hq = p.qHeads();
+        checkHeads("out", out, p, device);
+        if (lse != null) {
+            Checks.open("lse", lse);
+            Checks.dtype("lse", lse, DType.F32);
+            Checks.shape("lse", lse, "B, Hq", b, hq);
+            Checks.sameDevice("lse", lse, device);
+            Checks.contiguous("lse", lse);
+        }
+        // device memory: the kernels read q, K, V, the lengths and the block table while other blocks write out and lse
+        // (called per decode step: no arrays allocated here)
+        noOverlapWithInputs("out", out, q, cache.k(), cache.v(), lens, cache.blockTable());
+        noOverlapWithInputs("lse", lse, q, cache.k(), cache.v(), lens, cache.blockTable());
+        Checks.noOverlap("lse", lse, "out", out);
+    }
+
+    /** q or out: open, the problem's dtype, [B, Hq, D], on the device, contiguous, 16-byte aligned (the kernels' vector loads). */
+    private static void checkHeads(String name, Tensor t, Problem p, Device device) {
+        Checks.open(name, t);
+        Checks.dtype(name, t, p.dtype());
+        Checks.shape(name, t, "B, Hq, D", p.batch(), p.qHeads(), p.headDim());
+        Checks.sameDevice(name, t, device);
+        Checks.contiguous(name, t);
+        Checks.aligned(name, t, 16);
+    }
+
+    /** The checks of {@link #validate} on q, the cache and the lengths (what a call that allocates its output checks first). */
+    static void validateInputs(Problem p, Device device, Tensor q, KvCache cache, Tensor lens) {
+        int b = p.batch();
         int hkv = p.kvHeads();
         int d = p.headDim();
-        Checks.open("q", q);
-        Checks.dtype("q", q, p.dtype());
-        Checks.shape("q", q, "B, Hq, D", b, hq, d);
-        Checks.sameDevice("q", q, device);
-        Checks.contiguous("q", q);
-        Checks.aligned("q", q, 16);
+        checkHeads("q", q, p, device);
         if (cache == null) {
             throw new ArgumentException("cache", "a KV cache", "null");
         }
@@ -413,24 +437,6 @@ public final class GqaDecodePlan implements AutoCloseable {
         Checks.shape("lens", lens, "B", b);
         Checks.sameDevice("lens", lens, device);
         Checks.contiguous("lens", lens);
-        Checks.open("out", out);
-        Checks.dtype("out", out, p.dtype());
-        Checks.shape("out", out, "B, Hq, D", b, hq, d);
-        Checks.sameDevice("out", out, device);
-        Checks.contiguous("out", out);
-        Checks.aligned("out", out, 16);
-        if (lse != null) {
-            Checks.open("lse", lse);
-            Checks.dtype("lse", lse, DType.F32);
-            Checks.shape("lse", lse, "B, Hq", b, hq);
-            Checks.sameDevice("lse", lse, device);
-            Checks.contiguous("lse", lse);
-        }
-        // device memory: the kernels read q, K, V, the lengths and the block table while other blocks write out and lse
-        // (called per decode step: no arrays allocated here)
-        noOverlapWithInputs("out", out, q, k, v, lens, cache.blockTable());
-        noOverlapWithInputs("lse", lse, q, k, v, lens, cache.blockTable());
-        Checks.noOverlap("lse", lse, "out", out);
     }
 
     private static void noOverlapWithInputs(String name, Tensor t, Tensor q, Tensor k, Tensor v, Tensor lens, Tensor table) {

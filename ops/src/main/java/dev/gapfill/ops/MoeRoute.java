@@ -209,6 +209,8 @@ public final class MoeRoute {
     public static Routing route(Tensor logits, Options options) {
         Checks.open("logits", logits);
         Checks.rank("logits", logits, 2);
+        Checks.dtype("logits", logits, EnumSet.of(DType.F32, DType.F16, DType.BF16));  // before allocating the outputs
+        Checks.contiguous("logits", logits);
         validateOptions(options, logits.dim(1));
         checkTokens(logits.dim(0), options.topK());
         checkBackend(logits, options);  // before allocating the outputs

@@ -48,6 +48,12 @@ class GqaDecodeValidationProperties {
                 () -> Problem.contiguous(1, 4, 4, 128, 0, KvLayout.BHLD, DType.F16)).argument());
         assertEquals("backend", assertThrows(ArgumentException.class, () -> new Options(Backend.REFERENCE, Double.NaN)).argument());
         assertEquals("scale", assertThrows(ArgumentException.class, () -> Options.defaults().withScale(Double.POSITIVE_INFINITY)).argument());
+        // the kernels take the scale in fp32 (custom: times log2 e): 1e39 is +inf there, 1e-50 is 0, 2.4e38·log2 e overflows
+        for (double fp32Bad : new double[] {1e39, -1e-50, 2.4e38}) {
+            assertEquals("scale", assertThrows(ArgumentException.class, () -> Options.defaults().withScale(fp32Bad)).argument());
+        }
+        assertEquals(1e38, Options.defaults().withScale(1e38).scale(), "finite in fp32 with the factor: accepted");
+        assertEquals(1e-40, Options.defaults().withScale(1e-40).scale(), "an fp32 subnormal is not zero: accepted");
     }
 
     @Test void runValidatesEveryTensorBeforeComputing() {
@@ -394,7 +400,7 @@ class GqaDecodeValidationProperties {
         c.add(GQ_PROBLEM_CONTIGUOUS_PAGING, "new Problem", () -> new Problem(1, 1, 1, 64, 8, KvLayout.BHLD, 0, 1 + rnd.nextInt(4), dt));
         c.add(GQ_OPTIONS_BACKEND, "new Options", () -> new Options(rnd.nextBoolean() ? null : Backend.REFERENCE, Double.NaN));
         c.add(GQ_OPTIONS_BACKEND, "Options.withBackend", () -> Options.defaults().withBackend(rnd.nextBoolean() ? null : Backend.REFERENCE));
-        double badScale = new double[] {Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY, 0.0, -0.0}[rnd.nextInt(4)];
+        double badScale = new double[] {Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY, 0.0, -0.0, 1e39, -1e-50}[rnd.nextInt(6)];
         c.add(GQ_OPTIONS_SCALE, "new Options", () -> new Options(Backend.AUTO, badScale));
         c.add(GQ_OPTIONS_SCALE, "Options.withScale", () -> Options.defaults().withScale(badScale));
         Device dev = f.device;
