@@ -118,7 +118,11 @@ public final class Resources {
         for (CudaDevice d : devices) {
             if (d.stickyCause() == null) {
                 cleanup.run(d::trim);
-                pool += d.poolUsedBytes();
+            }
+            if (d.stickyCause() == null) {  // re-read: the trim may have latched one
+                long[] used = {0};
+                cleanup.run(() -> used[0] = d.poolUsedBytes());
+                pool += used[0];
             }
             after += d.bytesInUse();
         }

@@ -245,7 +245,7 @@ public final class Stream implements AutoCloseable {
             if (life.destroyed) {
                 return false;
             }
-            waitForMarks(marks);
+            waitForMarksOrOnHost(marks);
             device.free(address, bytes, this);
             return true;
         }
@@ -281,6 +281,27 @@ public final class Stream implements AutoCloseable {
         device.activate();
         for (CUevent_st ev : marks) {
             device.check(cudart.cudaStreamWaitEvent(handle, ev, 0), "cudaStreamWaitEvent");
+        }
+    }
+
+    /**
+     * As {@link #waitForMarks}, never throwing: where the stream cannot queue the waits it waits for the events on the
+     * host instead, and after a sticky error not at all (the context is gone, and with it the work). For frees, which
+     * must reach their bookkeeping whatever happened.
+     */
+    void waitForMarksOrOnHost(List<CUevent_st> marks) {
+        if (marks.isEmpty()) {
+            return;
+        }
+        try {
+            waitForMarks(marks);
+        } catch (RuntimeException e) {
+            if (device.stickyCause() == null) {
+                for (CUevent_st ev : marks) {
+                    cudart.cudaEventSynchronize(ev);  // best effort: a failure here is the device's, latched elsewhere
+                }
+            }
+            LOG.debug("a free waited for its other streams on the host: {}", e.toString());
         }
     }
 

@@ -76,8 +76,8 @@ public final class Tensor implements AutoCloseable {
         volatile Stream lastStream;
         private static final Stream[] NO_STREAMS = new Stream[0];
         static final int MAX_EARLIER = 8;
-        // the other native streams it was used on before lastStream, at most MAX_EARLIER; copied on write, guarded by this
-        private Stream[] earlier = NO_STREAMS;
+        // every native stream it was used on (lastStream's among them), at most MAX_EARLIER; copied on write under this
+        private volatile Stream[] earlier = NO_STREAMS;
 
         Storage(long tensorId, Device device, long address, long bytes, ByteBuffer host, boolean owned, Stream stream,
                 String description) {
@@ -92,31 +92,40 @@ public final class Tensor implements AutoCloseable {
         }
 
         /**
-         * Records use on {@code stream}: the stream used before it, if another native stream, joins the earlier ones,
-         * so the free is ordered after the work of every stream, not only the last (reads on two streams, then close).
-         * Past {@value #MAX_EARLIER} earlier streams the oldest is synchronized and forgotten.
+         * Records use on {@code stream}: it becomes the last stream, and the native streams used before stay known, so
+         * the free is ordered after the work of every stream, not only the last (reads on two streams, then close).
+         * A stream seen before costs a scan of at most {@value #MAX_EARLIER} entries and a volatile write (no lock, no
+         * allocation: tensors used on alternating streams stay on the fast path). A new stream past
+         * {@value #MAX_EARLIER} has the oldest one synchronized and forgotten.
          */
         void record(Stream stream) {
             Stream last = lastStream;
             if (last != null && last.sameStreamAs(stream)) {
-                return;  // the common case: the same native stream again, no lock (a closed view of it frees there too)
+                return;  // the common case: the same native stream again (a closed view of it frees there too)
+            }
+            if (last == null || known(earlier, stream)) {
+                lastStream = stream;
+                return;
             }
             Stream drained = null;
             synchronized (this) {
                 last = lastStream;
-                java.util.ArrayList<Stream> e = new java.util.ArrayList<>(earlier.length + 1);
+                java.util.ArrayList<Stream> e = new java.util.ArrayList<>(earlier.length + 2);
                 for (Stream x : earlier) {
-                    if (!x.destroyed() && !x.sameStreamAs(stream) && (last == null || !x.sameStreamAs(last))) {
+                    if (!x.destroyed()) {
                         e.add(x);
                     }
                 }
-                if (last != null && !last.sameStreamAs(stream) && !last.destroyed()) {
+                if (!last.destroyed() && !known(e, last)) {
                     e.add(last);
+                }
+                if (!known(e, stream)) {
+                    e.add(stream);
                 }
                 if (e.size() > MAX_EARLIER) {
                     drained = e.remove(0);
                 }
-                earlier = e.isEmpty() ? NO_STREAMS : e.toArray(NO_STREAMS);
+                earlier = e.toArray(NO_STREAMS);
                 lastStream = stream;
             }
             if (drained != null) {
@@ -124,7 +133,20 @@ public final class Tensor implements AutoCloseable {
             }
         }
 
-        synchronized Stream[] earlierStreams() { return earlier; }
+        private static boolean known(Stream[] streams, Stream s) {
+            for (Stream x : streams) {
+                if (x.sameStreamAs(s)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        private static boolean known(java.util.List<Stream> streams, Stream s) {
+            return known(streams.toArray(NO_STREAMS), s);
+        }
+
+        Stream[] earlierStreams() { return earlier; }
 
         /** Waits for the work queued on every stream this memory was used on other than {@code s}. */
         void awaitOtherStreams(Stream s) {
@@ -133,7 +155,7 @@ public final class Tensor implements AutoCloseable {
                 last.synchronizeIfOpen();
             }
             for (Stream o : earlierStreams()) {
-                if (!o.sameStreamAs(s)) {
+                if (!o.sameStreamAs(s) && (last == null || !o.sameStreamAs(last))) {
                     o.synchronizeIfOpen();
                 }
             }
@@ -168,9 +190,22 @@ public final class Tensor implements AutoCloseable {
                     if (others.length > 0 && d.stickyCause() == null) {
                         marks = new java.util.ArrayList<>(others.length);
                         for (Stream o : others) {
-                            org.bytedeco.cuda.cudart.CUevent_st ev = o.markIfOpen();
-                            if (ev != null) {
-                                marks.add(ev);
+                            if (s != null && o.sameStreamAs(s)) {
+                                continue;
+                            }
+                            try {
+                                org.bytedeco.cuda.cudart.CUevent_st ev = o.markIfOpen();
+                                if (ev != null) {
+                                    marks.add(ev);
+                                }
+                            } catch (RuntimeException noEvent) {  // no event: wait on the host, unless the context is gone
+                                if (d.stickyCause() == null) {
+                                    try {
+                                        o.synchronizeIfOpen();
+                                    } catch (RuntimeException ignored) {  // latched on the device; the free still happens
+                                        LOG.debug("tensor #{}: waiting for another stream failed: {}", tensorId, ignored.toString());
+                                    }
+                                }
                             }
                         }
                     }
@@ -178,7 +213,7 @@ public final class Tensor implements AutoCloseable {
                         // after a sticky error free() only does the accounting: no stream is created or needed
                         Stream f = d.stickyCause() == null ? Stream.perThread(device) : null;
                         if (f != null) {
-                            f.waitForMarks(marks);
+                            f.waitForMarksOrOnHost(marks);
                         }
                         d.free(address, bytes, f);
                     }

@@ -224,7 +224,7 @@ public final class Int8Mm {
         Stream.Lease lease = st.lease();
         try {
             return plan(a, s, o, st, lease);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             lease.close();
             throw e;
         }

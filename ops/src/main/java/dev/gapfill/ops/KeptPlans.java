@@ -187,7 +187,9 @@ final class KeptPlans<K extends KeptPlans.Key, P extends AutoCloseable> {
 
     private Holder newHolder() {
         try {
-            releaseEndedThreads();
+            if (releaseEndedThreads() > 0) {
+                dev.gapfill.core.Stream.releaseEndedThreads();  // the default streams those plans leased, free now
+            }
         } catch (RuntimeException e) {  // another thread's leftovers must not fail this call; each was forgotten
             LOG.warn("{}: closing the kept plans of ended threads failed: {}", op, e.toString());
         }
