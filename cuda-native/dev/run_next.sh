@@ -18,7 +18,8 @@
 # tensors until every launch is queued; moeRoute caps T*k at 2^31 - 1025; the demo's MoeCombine refuses overlaps (new
 # DemoTest GPU assertion); Tensor.hostBuffer ends with the view; depthwise's cuDNN plan build frees its descriptors on
 # failure; gqaDecode validates before allocating (also under capture) and refuses scales that are inf/0 in fp32;
-# moeRoute checks logits before allocating. One call
+# moeRoute checks logits before allocating; frees always reach their bookkeeping, alternating streams stay lock-free
+# (cd46386). One call
 # (nvidia-h100-x1) from the branch's clean bundle: cuda-native/dev/run_next.sh kf
 # (suite, memcheck over the changed classes' GPU tests; ~500 s). Green: fast-forward main, then the whole record at
 # the merged HEAD (timeout 595 scripts/record-x2.sh), then host_overhead (the frees' and records' host cost).
