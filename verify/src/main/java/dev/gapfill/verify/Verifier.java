@@ -113,8 +113,8 @@ public final class Verifier {
                 case BIT_EXACT: ok = same; break;
                 // NaN encodings lie next to ±inf on the ordered line: a NaN passes only against a NaN reference (same)
                 // and ±inf next to the largest finite value: an overflowed result passes only where the reference rounds
-                // to the same infinity (same), never as "one ulp" from a finite one
-                case ULP: ok = same || (Double.isFinite(g) && !Double.isNaN(r) && ulp <= tol.maxUlp()); break;
+                // to the same infinity (same), never as "one ulp" from a finite one, nor a finite result from an infinity
+                case ULP: ok = same || (Double.isFinite(g) && !Double.isNaN(r) && !infiniteBits(dt, refBits) && ulp <= tol.maxUlp()); break;
                 default:
                     ok = same || (Double.isFinite(g) && diff <= tol.outU() * Math.abs(r) + tol.accTerm() * scale[i] + subnormalHalfSpacing(dt));
                     break;
@@ -206,6 +206,16 @@ public final class Verifier {
             case BF16: return HalfFloats.doubleToBf16(v) & 0xffffL;
             case I8: return ((byte) Math.round(v)) & 0xffL;
             default: return ((int) Math.round(v)) & 0xffffffffL;
+        }
+    }
+
+    /** Whether {@code bits} encode ±infinity in {@code dt} (integers never). */
+    private static boolean infiniteBits(DType dt, long bits) {
+        switch (dt) {
+            case F32: return (bits & 0x7fffffffL) == 0x7f800000L;
+            case F16: return (bits & 0x7fffL) == 0x7c00L;
+            case BF16: return (bits & 0x7fffL) == 0x7f80L;
+            default: return false;
         }
     }
 

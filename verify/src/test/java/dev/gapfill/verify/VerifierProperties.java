@@ -118,6 +118,10 @@ class VerifierProperties {
             assertEquals(1, v.failures(), v.toString());
             assertTrue(v.firstFailure().startsWith("element 0"), "the overflowed element: " + v.firstFailure());
         }
+        try (Tensor h = Tensor.of(Device.CPU, DType.F16, new float[] {65504f}, 1)) {
+            // and the other direction: the largest finite value where the reference rounds to +inf (70000 in F16)
+            assertFalse(Verifier.compare(h, new double[] {70000}, null, Tolerance.ulps(1), "ref").pass());
+        }
     }
 
     @Test void comparingTwoResultsUnderAnAccumulationBoundIsRefused() {
