@@ -214,11 +214,6 @@ final class ReportCmd implements Callable<Integer> {
         sb.append('\n');
     }
 
-    /**
-     * What ran on the machine before the sweep (the JSON's {@code machine_history}, scripts/bundle-run.sh), the last three
-     * steps; empty for a sweep without the field (run outside the bundle, or before it was recorded).
-     */
-    @SuppressWarnings("unchecked")
     /** A row's shape as {@code {batch=512, m=8, ...}}: the JSON reader's whole-number doubles written without ".0". */
     static String shapeText(Object shape) {
         if (!(shape instanceof Map<?, ?> m)) {
@@ -265,6 +260,11 @@ final class ReportCmd implements Callable<Integer> {
                 UNSTEADY_SPREAD, String.join("; ", seen.subList(0, Math.min(3, seen.size()))));
     }
 
+    /**
+     * What ran on the machine before the sweep (the JSON's {@code machine_history}, scripts/bundle-run.sh), the last three
+     * steps; empty for a sweep without the field (run outside the bundle, or before it was recorded).
+     */
+    @SuppressWarnings("unchecked")
     static String machineHistorySentence(Object history) {
         if (!(history instanceof List<?> h)) {
             return "";

@@ -403,8 +403,12 @@ public final class IssueTargets {
         @SuppressWarnings("unchecked")
         Map<String, Object> s = (Map<String, Object>) sh;
         String dt = String.valueOf(r.get("dtype"));
-        String outType = dt.contains("->") ? dt.substring(dt.indexOf("->") + 2) : dt;
-        double e = outType.equals("F32") || outType.equals("I32") ? 4 : outType.equals("I8") ? 1 : 2;
+        double e;
+        try {  // the output's dtype: "I8->F16" writes F16
+            e = dev.gapfill.core.DType.valueOf(dt.contains("->") ? dt.substring(dt.indexOf("->") + 2) : dt).bytes();
+        } catch (IllegalArgumentException unknown) {
+            return 0;
+        }
         double w;
         switch ((String) op) {
             case "bmm": w = dim(s, "batch") * dim(s, "m") * dim(s, "n") * e; break;
