@@ -41,11 +41,13 @@ class IssueTargetsTest {
         rows.add(bmm("F32", 2048, 32, 16.0, 10.0, 10.0, 8.0)); // 1.6×
         rows.add(bmm("F16", 2048, 64, 18.0, 20.0, 18.0, 16.0)); // floor 80 %
         rows.add(bmm("F16", 8192, 128, 260.0, 400.0, 300.0, 260.0)); // floor 65 %; AUTO 300 > 1.05 · 260
-        // not a sweep point of the n <= 32 targets: shared B, and a non-square shape
-        rows.add(row("F16", shape("batch", 2048, "m", 32, "n", 32, "k", 32, "shared_b", true), 1.0, 100.0, 1.0, 1.0));
+        // not a sweep point of the n <= 32 targets: a shared B at batch 512 (the issue's is at 2048), and n = 33
+        rows.add(row("F16", shape("batch", 512, "m", 32, "n", 32, "k", 32, "shared_b", true), 1.0, 100.0, 1.0, 1.0));
         rows.add(row("F16", shape("batch", 2048, "m", 17, "n", 33, "k", 9, "shared_b", false), 1.0, 100.0, 1.0, 1.0));
         List<IssueTargets.Result> t = IssueTargets.evaluate("bmm", rows);
-        assertEquals(5, t.size());
+        assertEquals(6, t.size());
+        assertEquals("7 of 7 rows", t.get(5).measured());  // every hand-made row passed its check
+        assertTrue(t.get(5).met());
         assertTrue(t.get(0).met(), t.get(0).toString());
         assertTrue(t.get(0).measured().startsWith("2.05× over 2 rows"), t.get(0).measured());
         assertFalse(t.get(1).met(), t.get(1).toString());
@@ -69,6 +71,44 @@ class IssueTargetsTest {
         IssueTargets.Result floor = IssueTargets.evaluate("bmm", rows).get(3);
         assertFalse(floor.met());
         assertEquals("1 of 2 rows (63–90 %)", floor.measured());
+    }
+
+    @Test void theBmmTargetsTakeTheIssuesNonSquarePointsByTheirN() {
+        List<Map<String, Object>> rows = new ArrayList<>();
+        rows.add(bmm("F16", 2048, 16, 12.0, 4.0, 4.0, 1.0));  // 3.0×
+        rows.add(row("F16", shape("batch", 2048, "m", 64, "n", 1, "k", 64, "shared_b", false), 11.7, 13.0, 11.7, 5.7));  // n = 1: 0.9×
+        rows.add(row("F16", shape("batch", 2048, "m", 1, "n", 64, "k", 64, "shared_b", false), 11.8, 13.2, 11.8, 5.7));  // n = 64: 43 %
+        rows.add(row("BF16", shape("batch", 2048, "m", 64, "n", 64, "k", 64, "shared_b", true), 14.0, 32.0, 14.0, 11.0)); // shared B: 34 %
+        rows.add(row("F16", shape("batch", 2048, "m", 36, "n", 44, "k", 52, "shared_b", false), 27.0, 18.0, 18.0, 17.0)); // BmmBench's own
+        List<IssueTargets.Result> t = IssueTargets.evaluate("bmm", rows);
+        assertTrue(t.get(0).measured().startsWith("1.64× over 2 rows"), t.get(0).measured());
+        assertFalse(t.get(0).met());
+        assertEquals("1 of 2 rows (0.90–3.00×)", t.get(1).measured());
+        assertEquals("0 of 2 rows (34–43 %)", t.get(3).measured());
+        assertTrue(IssueTargets.bmmIssuePoint(rows.get(1)));
+        assertFalse(IssueTargets.bmmIssuePoint(rows.get(4)));
+    }
+
+    @Test void aRowWhoseCheckFailedMakesTheResultsTargetNotMet() {
+        Map<String, Object> failed = bmm("F16", 2048, 16, 12.0, 4.0, 4.0, 1.0);
+        ((Map<String, Object>) failed.get("check")).put("pass", false);
+        Map<String, Object> unchecked = bmm("BF16", 2048, 16, 12.0, 4.0, 4.0, 1.0);
+        unchecked.remove("check");
+        List<IssueTargets.Result> t = IssueTargets.evaluate("bmm", List.of(failed, unchecked, bmm("F16", 512, 8, 8.0, 4.0, 4.0, 1.0)));
+        IssueTargets.Result results = t.get(t.size() - 1);
+        assertTrue(results.target().startsWith("results:"), results.target());
+        assertEquals("1 of 3 rows", results.measured());
+        assertFalse(results.met());
+        assertTrue(t.get(0).met(), "the speed target alone does not look at checks: " + t.get(0));
+        assertTrue(IssueTargets.evaluate("moe_route", List.of(failed)).isEmpty(), "no issue targets, no results row");
+    }
+
+    @Test void writtenBytesTakesARowsOwnCountFirst() {
+        Map<String, Object> r = row("I8->F16", shape("m", 16, "k", 4096, "n", 4096), 12.0, 7.0, 7.0, 5.70, 16_908_288, Map.of());
+        r.put("op", "int8_mm");
+        assertEquals(16 * 4096 * 2, IssueTargets.writtenBytes(r), 0);
+        r.put("written_bytes", 0.0);
+        assertEquals(0, IssueTargets.writtenBytes(r), 0);
     }
 
     @Test void theInt8FloorTargetIsTheWeightReadAtTheRunsCopyBandwidth() {
