@@ -114,9 +114,9 @@ final class ReportCmd implements Callable<Integer> {
                 if (v != null && c != null) {
                     logSum += Math.log(v / c);
                     n++;
-                    if (c > v) {
-                        losses.append(String.format(Locale.ROOT, "| %s | %s | %s %s | custom %.1f µs vs vendor %.1f µs (%.2f×) |%n",
-                                gpuDir, op, r.get("dtype"), shape, c, v, v / c));
+                    String loss = lossLine(gpuDir, op, r);
+                    if (loss != null) {
+                        losses.append(loss);
                     }
                 }
                 Double t = c != null ? c : a;
@@ -228,6 +228,28 @@ final class ReportCmd implements Callable<Integer> {
 
     /** A path's timing is unsteady when its p90 is more than this many times its p10 (a disturbance during the row). */
     static final double UNSTEADY_SPREAD = 2.0;
+
+    /**
+     * The Losses table's line for a row where custom is slower than a vendor path, or null. grouped_gemm's vendor_us is
+     * the per-expert loop; its other vendor call, cublasGemmGroupedBatchedEx, is the peer {@code cublas_grouped_batched}:
+     * a loss to either is a loss, named against the faster of the two.
+     */
+    static String lossLine(String gpuDir, String op, Map<String, Object> r) {
+        Double v = (Double) r.get("vendor_us");
+        Double c = (Double) r.get("custom_us");
+        if (v == null || c == null) {
+            return null;
+        }
+        String shape = shapeText(r.get("shape"));
+        Double grouped = "grouped_gemm".equals(op) && r.get("peers") instanceof Map<?, ?> pm
+                && pm.get("cublas_grouped_batched") instanceof Number g ? g.doubleValue() : null;
+        if (grouped != null && grouped < v) {
+            return c > grouped ? String.format(Locale.ROOT, "| %s | %s | %s %s | custom %.1f µs vs vendor (cublasGemmGroupedBatchedEx) %.1f µs (%.2f×) |%n",
+                    gpuDir, op, r.get("dtype"), shape, c, grouped, grouped / c) : null;
+        }
+        return c > v ? String.format(Locale.ROOT, "| %s | %s | %s %s | custom %.1f µs vs vendor %.1f µs (%.2f×) |%n",
+                gpuDir, op, r.get("dtype"), shape, c, v, v / c) : null;
+    }
 
     /**
      * " N rows had a path whose p90 was over twice its p10 (…)": rows whose median may carry a disturbance (another
