@@ -158,11 +158,11 @@ final class ReportCmd implements Callable<Integer> {
                 sb.append("Only the cases of ").append(doc.get("dtypes")).append(" were run (`bench --dtype`).\n\n");
             }
             int grid = dev.gapfill.examples.bench.IssueTargets.issueGridPoints(op);
-            if (whole && grid > 0 && rows.size() < grid) {
+            int held = dev.gapfill.examples.bench.IssueTargets.issuePointsIn(op, rows);
+            if (whole && grid > 0 && held < grid) {
                 whole = false;
-                sb.append(String.format(Locale.ROOT, "The file holds %d of the issue's %d sweep points: the sweep skipped the cases "
-                        + "whose caches it does not allocate (its log's `skip` lines), so the targets below are judged on these rows only.\n\n",
-                        rows.size(), grid));
+                sb.append(String.format(Locale.ROOT, "The file holds %d of the issue's %d sweep points: the sweep skipped or lacks the "
+                        + "others (its log's `skip` lines), so the targets below are judged on these rows only.\n\n", held, grid));
             }
             targets(sb, op, rows, whole, ceilingsOf(doc));
             Path md = Path.of(f.toString().replace(".json", ".md"));

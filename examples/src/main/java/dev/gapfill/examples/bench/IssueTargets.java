@@ -51,7 +51,25 @@ public final class IssueTargets {
      * skips the caches it cannot hold (GqaDecodeBench's cap), so a file can be complete and still not the full sweep.
      */
     public static int issueGridPoints(String op) {
-        return op.equals("gqa_decode") ? 1080 : 0;
+        switch (op) {
+            case "gqa_decode": return 1080;
+            case "bmm": return 99;  // per dtype: 3 batches x 9 square n, 5 (m, n, k) shapes and the shared B; 3 dtypes
+            default: return 0;
+        }
+    }
+
+    /** How many of {@code op}'s issue sweep points {@code rows} hold (a bench's own extra rows do not count). */
+    public static int issuePointsIn(String op, List<Map<String, Object>> rows) {
+        if (op.equals("bmm")) {
+            java.util.Set<String> seen = new java.util.HashSet<>();
+            for (Map<String, Object> r : rows) {
+                if (bmmIssuePoint(r)) {
+                    seen.add(r.get("dtype") + "|" + shapeMap(r));
+                }
+            }
+            return seen.size();
+        }
+        return rows.size();
     }
 
     /** The targets of {@code op}'s issue over {@code rows} (the JSON rows of a benchmark file); empty for other ops. */

@@ -122,6 +122,17 @@ class IssueTargetsTest {
         assertTrue(decode.met());
     }
 
+    @Test void aBmmFileIsCountedAgainstTheIssuesNinetyNinePoints() {
+        List<Map<String, Object>> rows = new ArrayList<>();
+        rows.add(bmm("F16", 512, 8, 8.0, 4.0, 4.0, 1.0));
+        rows.add(bmm("F16", 512, 8, 8.0, 4.0, 4.0, 1.0));    // the same point twice counts once
+        rows.add(bmm("F16", 2048, 60, 30.0, 30.0, 30.0, 20.0));  // BmmBench's own 60³: not an issue point
+        rows.add(row("BF16", shape("batch", 2048, "m", 64, "n", 1, "k", 64, "shared_b", false), 11.7, 13.0, 11.7, 5.7));
+        assertEquals(99, IssueTargets.issueGridPoints("bmm"));
+        assertEquals(2, IssueTargets.issuePointsIn("bmm", rows));
+        assertEquals(4, IssueTargets.issuePointsIn("depthwise_conv3x3", rows));
+    }
+
     @Test void theInt8FloorTargetIsTheWeightReadAtTheRunsCopyBandwidth() {
         // K·N = 16 Mi bytes at 3000 GB/s: 5.59 µs; the row's floor column (A, W and out: 5.70 µs) would pass 7.0 µs at 81 %
         List<Map<String, Object>> rows = List.of(row("I8->F16", shape("m", 16, "k", 4096, "n", 4096), 12.0, 7.0, 7.0, 5.70,
