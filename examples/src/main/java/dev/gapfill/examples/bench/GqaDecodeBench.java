@@ -31,7 +31,7 @@ import java.util.Random;
  * The gqa_decode sweep of issue 7: B ∈ {1, 4, 16, 64} × L ∈ {512, 2048, 8192, 32768, 131072 (B ≤ 4)} × (Hq, Hkv, D) ∈
  * {(32, 8, 128), (64, 8, 128), (32, 32, 128), (28, 4, 128), (16, 2, 64)} × {F16, BF16} × {contiguous BHLD, paged 16,
  * paged 64 (pages in random order)} × {lengths = L, lengths drawn in [L/2, L]}. A case whose cache does not fit the
- * device's free memory is skipped with a {@code skip} line ({@link #admit}; caches up to 16 GB always run).
+ * device's free memory is skipped with a {@code skip} line ({@link #admit}; caches up to 16 GiB always run).
  * The vendor composition, the custom kernel and AUTO are timed interleaved; floor = the K/V bytes actually read
  * (Σ_b len_b·Hkv·D·2·sizeof) + q and o, over the measured copy bandwidth.
  *
@@ -44,6 +44,7 @@ import java.util.Random;
 public final class GqaDecodeBench implements BenchSuite {
     private static final long ALWAYS_KV_BYTES = 16L << 30;
     private static final long HEADROOM_BYTES = 3L << 30;  // scores, the flush buffer, workspaces, the reference copies
+    private static final double GIB = 1L << 30;
     private static final int CHECK_LEN = 2048;
 
     @Override public String op() { return "gqa_decode"; }
@@ -117,17 +118,17 @@ public final class GqaDecodeBench implements BenchSuite {
             measure(ctx, rows, h, b, l, dt, pageSize, variants, kvBytes, layoutName);
         } catch (dev.gapfill.core.DeviceOutOfMemoryException oom) {  // the estimate below was short: the case is skipped, not the sweep
             Gpu.device(ctx.device()).trim();
-            ctx.progress(String.format("gqa_decode skip %s B=%d L=%d %d/%d d%d %s: out of device memory (%s)", dt, b, l, h.hq(), h.hkv(),
-                    h.d(), layoutName, oom.getMessage()));
+            ctx.progress(String.format("gqa_decode skip %s B=%d L=%d %d/%d d%d %s: out of device memory (%s); a variant measured "
+                    + "before it keeps its row", dt, b, l, h.hq(), h.hkv(), h.d(), layoutName, oom.getMessage()));
         }
     }
 
     /**
-     * Null when a case of {@code kvBytes} of K + V fits the device, else why not. Up to {@link #ALWAYS_KV_BYTES} every
+     * Null when a case of {@code kvBytes} of K + V fits the device, else why not. Up to {@link #ALWAYS_KV_BYTES} (16 GiB) every
      * case runs; above it the pool is trimmed and the case needs its cache (twice for a paged cache: the vendor
      * composition gathers K and V into contiguous copies) and {@link #HEADROOM_BYTES} of the driver's free memory. On an
-     * 80 GB H100 that admits the issue's largest points (B = 64, L = 32 768, 32/32 heads: 34.4 GB, 68.7 GB paged), which
-     * a fixed 16 GB cap skipped until the forty-third session.
+     * 80 GB H100 that admits the issue's largest points (B = 64, L = 32 768, 32/32 heads: 32 GiB, 64 GiB paged), which
+     * a fixed 16 GiB cap skipped until the forty-third session.
      */
     static String admit(dev.gapfill.core.CudaDevice cd, long kvBytes, int pageSize) {
         if (kvBytes <= ALWAYS_KV_BYTES) {
@@ -136,7 +137,7 @@ public final class GqaDecodeBench implements BenchSuite {
         cd.trim();
         long need = kvBytes * (pageSize == 0 ? 1 : 2) + HEADROOM_BYTES;
         long free = cd.memInfo()[0];
-        return need <= free ? null : String.format("K+V %.1f GB needs %.1f GB, %.1f GB free", kvBytes / 1e9, need / 1e9, free / 1e9);
+        return need <= free ? null : String.format("K+V %.1f GiB needs %.1f GiB, %.1f GiB free", kvBytes / GIB, need / GIB, free / GIB);
     }
 
     private void measure(BenchContext ctx, List<BenchRow> rows, Heads h, int b, int l, DType dt, int pageSize, boolean[] variants,

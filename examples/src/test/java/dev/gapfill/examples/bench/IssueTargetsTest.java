@@ -46,7 +46,7 @@ class IssueTargetsTest {
         rows.add(row("F16", shape("batch", 2048, "m", 17, "n", 33, "k", 9, "shared_b", false), 1.0, 100.0, 1.0, 1.0));
         List<IssueTargets.Result> t = IssueTargets.evaluate("bmm", rows);
         assertEquals(6, t.size());
-        assertEquals("7 of 7 rows", t.get(5).measured());  // every hand-made row passed its check
+        assertEquals("7 of 7 rows passed", t.get(5).measured());  // every hand-made row passed its check
         assertTrue(t.get(5).met());
         assertTrue(t.get(0).met(), t.get(0).toString());
         assertTrue(t.get(0).measured().startsWith("2.05× over 2 rows"), t.get(0).measured());
@@ -97,7 +97,7 @@ class IssueTargetsTest {
         List<IssueTargets.Result> t = IssueTargets.evaluate("bmm", List.of(failed, unchecked, bmm("F16", 512, 8, 8.0, 4.0, 4.0, 1.0)));
         IssueTargets.Result results = t.get(t.size() - 1);
         assertTrue(results.target().startsWith("results:"), results.target());
-        assertEquals("1 of 3 rows", results.measured());
+        assertEquals("1 of 3 rows passed, 1 failed, 1 without a check", results.measured());
         assertFalse(results.met());
         assertTrue(t.get(0).met(), "the speed target alone does not look at checks: " + t.get(0));
         assertTrue(IssueTargets.evaluate("moe_route", List.of(failed)).isEmpty(), "no issue targets, no results row");
@@ -117,6 +117,8 @@ class IssueTargetsTest {
         Map<String, Object> long16k = row("BF16", shape("B", 8, "L", 16384, "lens", "[L-64-L/4, L-64] + step"), 580.0, 165.0, 165.0, 150.0);
         long16k.put("op", "decode_step");
         assertEquals(3008, IssueTargets.shortestLength(capacity4096));
+        Map<String, Object> otherSteps = row("BF16", shape("B", 1, "L", 4096, "lens", "[L-32-L/8, L-32] + step"), 42.0, 30.0, 30.0, 5.0);
+        assertEquals(4096 - 32 - 512, IssueTargets.shortestLength(otherSteps));
         IssueTargets.Result decode = IssueTargets.evaluate("demo", List.of(capacity4096, long16k)).get(1);
         assertEquals("1 of 1 rows (3.52–3.52×)", decode.measured());  // the 1.4× row at capacity 4096 is not an L ≥ 4096 case
         assertTrue(decode.met());
