@@ -8,9 +8,12 @@
 # every sweep at ca6d8ea. After it on main: a verify test drawn from a fixed seed (ArbitrariesEdgesTest flaked once in
 # CI), the report generator (bmm's n targets over every issue point, results rows, issue 8's lengths, bmm's grid), the
 # gqa sweep admitting cases by free memory (the 12 B = 64, L = 32768, 32/32-head points), this header, docs.
-# Plan: call 1 (nvidia-h100-x1, the clean bundle of main's HEAD): BENCH_OPS="gqa_decode:330" timeout 590
-# scripts/device-run.sh info tests bench (the suite records HEAD; the gqa sweep runs all 1,080 points, its check of the
-# last sequence reading K/V past 2^31 elements for the first time; ~520 s). Call 2 on the warm machine, from branch
+# Plan: call 1 (nvidia-h100-x1, the clean bundle of branch gpu-pending-verify-fixes = main + verify's stricter
+# comparisons and bmm's batch margin, CPU-tested only): BENCH_OPS="gqa_decode:330" timeout 590 scripts/device-run.sh
+# info tests bench (the suite runs every GPU verdict through the stricter rules; the gqa sweep runs all 1,080 points,
+# its check of the last sequence reading K/V past 2^31 elements for the first time; ~520 s). Green: fast-forward main
+# to the branch and commit the record of that commit. A failure in a verdict: read tests-*.log; a stricter rule may
+# have caught a real wrong pass. Call 2 on the warm machine, from branch
 # gpu-pending-int8-wgmma's tree (dev code only: merge main into it and bundle nothing; the run needs no Java):
 # OUT=$OUT bash cuda-native/dev/int8_mm/run_wgmma_ab.sh (an sm_90a wgmma kernel for 16 < M <= 64 against cuBLASLt and
 # the shipped kernel, checked bit for bit first; under a minute).
