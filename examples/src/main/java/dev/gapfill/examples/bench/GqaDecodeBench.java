@@ -115,7 +115,7 @@ public final class GqaDecodeBench implements BenchSuite {
             return;
         }
         try {
-            measure(ctx, rows, h, b, l, dt, pageSize, variants, kvBytes, layoutName);
+            measure(ctx, rows, h, b, l, dt, pageSize, variants, layoutName);
         } catch (dev.gapfill.core.DeviceOutOfMemoryException oom) {  // the estimate below was short: the case is skipped, not the sweep
             Gpu.device(ctx.device()).trim();
             ctx.progress(String.format("gqa_decode skip %s B=%d L=%d %d/%d d%d %s: out of device memory (%s); a variant measured "
@@ -141,7 +141,7 @@ public final class GqaDecodeBench implements BenchSuite {
     }
 
     private void measure(BenchContext ctx, List<BenchRow> rows, Heads h, int b, int l, DType dt, int pageSize, boolean[] variants,
-                         long kvBytes, String layoutName) {
+                         String layoutName) {
         Device dev = ctx.device();
         Stream s = ctx.stream();
         Random rnd = new Random(31L * b + l + h.hq());

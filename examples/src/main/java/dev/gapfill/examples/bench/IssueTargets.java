@@ -48,7 +48,9 @@ public final class IssueTargets {
      * Points of the issue's sweep grid where a file of {@code op} must hold at least that many rows to be the full sweep,
      * or 0 where the report does not count them. gqa_decode: B ∈ {1, 4, 16, 64} × L ∈ {512, 2048, 8192, 32768, and
      * 131072 for B ≤ 4} (18 pairs) × 5 head configurations × 2 dtypes × 3 layouts × 2 length modes = 1080; its sweep
-     * skips the caches it cannot hold (GqaDecodeBench's cap), so a file can be complete and still not the full sweep.
+     * skips the cases the device's free memory cannot hold (GqaDecodeBench.admit), so a file can be complete and still
+     * not the full sweep. bmm: 3 dtypes × (3 batches × 9 square n + 5 (m, n, k) shapes + the shared B) = 99, counted by
+     * {@link #issuePointsIn} (BmmBench's own extra rows are not points).
      */
     public static int issueGridPoints(String op) {
         switch (op) {
