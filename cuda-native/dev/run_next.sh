@@ -2,21 +2,27 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
-# Next session (after the forty-third): main's library code (core, ops, kernels) is ca6d8ea's, recorded on one H100
-# (548 tests, 0 failed; memcheck over the one-shot, gqa, int8, stream-ordering and memory-baseline classes 0 errors) and
-# whole on two H200s (548 tests 0 failed, stress 172,368 ops 0 wrong, 22 of 24 tool processes clean, the usual two);
-# every sweep at ca6d8ea. After it on main: a verify test drawn from a fixed seed (ArbitrariesEdgesTest flaked once in
-# CI), the report generator (bmm's n targets over every issue point, results rows, issue 8's lengths, bmm's grid), the
-# gqa sweep admitting cases by free memory (the 12 B = 64, L = 32768, 32/32-head points), this header, docs.
-# Plan: call 1 (nvidia-h100-x1, the clean bundle of branch gpu-pending-verify-fixes = main + verify's stricter
-# comparisons and bmm's batch margin, CPU-tested only): BENCH_OPS="gqa_decode:330" timeout 590 scripts/device-run.sh
-# info tests bench (the suite runs every GPU verdict through the stricter rules; the gqa sweep runs all 1,080 points,
-# its check of the last sequence reading K/V past 2^31 elements for the first time; ~520 s). Green: fast-forward main
-# to the branch and commit the record of that commit. A failure in a verdict: read tests-*.log; a stricter rule may
-# have caught a real wrong pass. Call 2 on the warm machine, from branch
-# gpu-pending-int8-wgmma's tree (dev code only: merge main into it and bundle nothing; the run needs no Java):
-# OUT=$OUT bash cuda-native/dev/int8_mm/run_wgmma_ab.sh (an sm_90a wgmma kernel for 16 < M <= 64 against cuBLASLt and
-# the shipped kernel, checked bit for bit first; under a minute).
+# Next session (after the forty-second): main's library code is d68937c's, recorded on one H100 (529 tests, 0 failed) and
+# whole on two H200s (529 tests 0 failed, stress 183,520 ops 0 wrong, 22 of 24 tool processes clean, the usual two).
+# Sweeps at d68937c: grouped_gemm, host_overhead, demo, int8_mm, depthwise_conv3x3. Older (same kernels): bmm,
+# gqa_decode, moe_route (bc4379b), elementwise (5db87f2).
+# Waiting (host code, CPU-tested only): branch gpu-pending-kept-fixes, from reviews of the host code after d68937c:
+# KeptPlans reserves the process-wide bytes atomically and closes every plan when one close fails; Int8Mm.Plan and
+# GqaDecodePlan free every part when one free fails; Int8Mm.ltAlgo destroys its descriptors on failure; long-lived
+# native host memory outlives a caller's PointerScope (KernelArgs, the allocation slot, alpha/beta constants);
+# Resources.release touches only used GPUs and runs every step; gqaDecode refuses maxLen > 2^30 (null-workspace write);
+# a tensor used on several streams is freed after all of them (new RuntimeOrderingGpuTest case); ops record their
+# stream before the first launch; an Int8Mm plan made without a stream leases its maker's default stream (new
+# OneShotPlansGpuTest case); verify: the router-weight bound ignores NaN/inf logits, the ulp rule refuses overflows,
+# the arbitraries draw the edges they document (Int8MmGpuTest's random property draws new sizes); ops fence their
+# tensors until every launch is queued; moeRoute caps T*k at 2^31 - 1025; the demo's MoeCombine refuses overlaps (new
+# DemoTest GPU assertion); Tensor.hostBuffer ends with the view; depthwise's cuDNN plan build frees its descriptors on
+# failure; gqaDecode validates before allocating (also under capture) and refuses scales that are inf/0 in fp32;
+# moeRoute checks logits before allocating; frees always reach their bookkeeping, alternating streams stay lock-free
+# (cd46386). One call
+# (nvidia-h100-x1) from the branch's clean bundle: cuda-native/dev/run_next.sh kf
+# (suite, memcheck over the changed classes' GPU tests; ~500 s). Green: fast-forward main, then the whole record at
+# the merged HEAD (timeout 595 scripts/record-x2.sh), then host_overhead (the frees' and records' host cost).
 # Forty-second session's plan (done): main's shipped code was bc4379b's, recorded on one H100 (suite 514, 0 failed).
 # Stale against it: the depthwise_conv3x3 and grouped_gemm sweeps (a35d849; same kernels), the demo (01b7f8b), and the
 # whole record with sanitizers and stress (5db87f2 on two H200s; host code changed since, no kernel). In this order
