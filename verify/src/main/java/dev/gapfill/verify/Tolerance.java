@@ -21,14 +21,44 @@ import dev.gapfill.core.DType;
  * @param maxUlp   for ULP: the largest allowed distance in units in the last place of the output dtype
  * @param outU     unit roundoff of the output dtype
  * @param accTerm  growth·k·u_acc, multiplied by the per-element scale
+ * @throws dev.gapfill.core.ArgumentException (an IllegalArgumentException) naming the component where {@code kind} is
+ *         null, {@code maxUlp} is negative, or {@code outU} or {@code accTerm} is not a finite number ≥ 0 (an infinite
+ *         one would pass any finite result; a negative or NaN one means nothing)
  */
 public record Tolerance(Kind kind, long maxUlp, double outU, double accTerm) {
     /** The rule a tolerance applies. */
     public enum Kind { BIT_EXACT, ULP, ACCUMULATION }
 
+    public Tolerance {
+        if (kind == null) {
+            throw new ArgumentException("kind", "a rule (BIT_EXACT, ULP or ACCUMULATION)", "null");
+        }
+        if (maxUlp < 0) {
+            throw new ArgumentException("maxUlp", "a distance >= 0", String.valueOf(maxUlp));
+        }
+        requireFiniteNonNegative("outU", outU);
+        requireFiniteNonNegative("accTerm", accTerm);
+    }
+
+    private static void requireFiniteNonNegative(String component, double v) {
+        if (!(v >= 0) || v == Double.POSITIVE_INFINITY) {  // NaN fails the comparison
+            throw new ArgumentException(component, "a finite number >= 0", String.valueOf(v));
+        }
+    }
+
     public static Tolerance bitExact() { return new Tolerance(Kind.BIT_EXACT, 0, 0, 0); }
 
-    public static Tolerance ulps(int n) { return new Tolerance(Kind.ULP, n, 0, 0); }
+    /**
+     * At most {@code n} units in the last place of the output dtype (integers: absolute difference).
+     *
+     * @throws dev.gapfill.core.ArgumentException naming {@code n} where it is negative
+     */
+    public static Tolerance ulps(int n) {
+        if (n < 0) {
+            throw new ArgumentException("n", "a distance >= 0 ulps", String.valueOf(n));
+        }
+        return new Tolerance(Kind.ULP, n, 0, 0);
+    }
 
     /**
      * Bound for a reduction of length {@code k} accumulated in fp32 and rounded once to {@code out}.

@@ -18,23 +18,39 @@ public final class Verifier {
     /**
      * Compares {@code actual} with an exact fp64 reference.
      *
+     * <p>Arguments that would make the comparison vacuous are refused before anything is read, with an
+     * {@link ArgumentException} naming the argument: a null {@code actual}, {@code reference} or {@code tol}, a closed
+     * {@code actual} or one of more than 2^31 − 1 elements, a {@code reference} of another length, and a {@code scale}
+     * that is null under an accumulation rule, of another length, or with an entry that is not a finite number ≥ 0 (an
+     * infinite one would make the bound infinite: anything would pass; where the reference element is NaN or ±inf the
+     * bound takes no part, and its scale entry need only not be negative). Where the data itself cannot be compared the
+     * element fails: an infinite or NaN reference passes only the bits of its own rounding (the same infinity, a NaN),
+     * never through a bound, and for integer dtypes a reference that is NaN, infinite, not a whole number or outside
+     * the dtype's range matches no result.
+     *
      * @param actual    the result (copied to the host if on a device)
      * @param reference fp64 values of the exact result, one per element, row-major
-     * @param scale     per-element Σ|terms| for ACCUMULATION tolerances (may be null otherwise)
+     * @param scale     per-element Σ|terms| for ACCUMULATION tolerances (may be null otherwise): ≥ 0, and finite where
+     *                  the reference is
      * @param tol       the rule
      * @param against   label for the report
+     * @throws ArgumentException naming {@code actual}, {@code reference}, {@code scale} or {@code tol} (see above)
      */
     public static Verdict compare(Tensor actual, double[] reference, double[] scale, Tolerance tol, String against) {
-        long[] gotBits = hostBits(actual);  // one copy of a device tensor; the values come from these bits
+        int n = elementCount(actual);
+        if (tol == null) {
+            throw new ArgumentException("tol", "a tolerance (Tolerance.bitExact(), ulps(n) or accumulation(...))", "null");
+        }
+        if (reference == null) {
+            throw new ArgumentException("reference", n + " values", "null");
+        }
+        if (reference.length != n) {
+            throw new ArgumentException("reference", n + " values", reference.length + " values");
+        }
+        checkScale(scale, reference, n, tol);
+        long[] gotBits = hostBits(actual, n);  // one copy of a device tensor; the values come from these bits
         double[] got = values(actual.dtype(), gotBits);
-        if (got.length != reference.length) {
-            throw new ArgumentException("reference", got.length + " values", reference.length + " values");
-        }
-        if (tol.kind() == Tolerance.Kind.ACCUMULATION && scale == null) {
-            throw new ArgumentException("scale", "per-element magnitudes for an accumulation tolerance", "null");
-        }
         DType dt = actual.dtype();
-        int n = got.length;
         Tally total;
         if (n <= CHUNK) {
             total = tally(dt, got, gotBits, reference, scale, tol, 0, n); // one chunk: forking would only add overhead
@@ -61,6 +77,49 @@ public final class Verifier {
         }
         return new Verdict(against, tol.toString(), n, total.identical == n, total.identical, total.maxUlp, total.maxRel,
                 total.failures, first, total.failures == 0);
+    }
+
+    /**
+     * The element count of {@code actual} as an int: refused (naming {@code actual}) where it is null, closed, or holds
+     * more than 2^31 − 1 elements, which an int count would truncate to a smaller (even a passing) comparison.
+     */
+    private static int elementCount(Tensor actual) {
+        if (actual == null) {
+            throw new ArgumentException("actual", "a tensor", "null");
+        }
+        actual.ensureOpen("actual");
+        long numel = actual.numel();
+        if (numel > Integer.MAX_VALUE) {
+            throw new ArgumentException("actual", "at most 2^31-1 elements to compare", numel + " elements");
+        }
+        return (int) numel;
+    }
+
+    /**
+     * A scale bounds an accumulation rule's error: it is required there, and wherever one is passed it holds one
+     * magnitude per element, never negative, and finite wherever the reference is: an infinite entry would make that
+     * element's bound infinite (anything would pass), a NaN one means nothing. Where the reference itself is NaN or
+     * ±inf the entry takes no part (only the rounded reference's own bits pass there), and the Σ|terms| of such an
+     * element may well be NaN or +inf.
+     */
+    private static void checkScale(double[] scale, double[] reference, int n, Tolerance tol) {
+        if (scale == null) {
+            if (tol.kind() == Tolerance.Kind.ACCUMULATION) {
+                throw new ArgumentException("scale", "per-element magnitudes for an accumulation tolerance", "null");
+            }
+            return;
+        }
+        if (scale.length != n) {
+            throw new ArgumentException("scale", n + " magnitudes (one per element)", scale.length + " values");
+        }
+        for (int i = 0; i < n; i++) {
+            double s = scale[i];
+            boolean bad = Double.isFinite(reference[i]) ? !(s >= 0 && s < Double.POSITIVE_INFINITY) : s < 0;
+            if (bad) {
+                throw new ArgumentException("scale", "magnitudes >= 0 (sum of |terms| per element), finite where the "
+                        + "reference is", "scale[" + i + "] = " + s + " for reference " + reference[i]);
+            }
+        }
     }
 
     /** Counts over a range of elements; every field merges by sum, maximum or minimum, so chunks combine exactly. */
@@ -90,14 +149,27 @@ public final class Verifier {
         Tally t = new Tally();
         for (int i = from; i < to; i++) {
             double r = reference[i];
-            long refBits = roundBits(dt, r);
-            long ulp = ulpDistance(dt, gotBits[i], refBits);
-            boolean same = gotBits[i] == refBits || (dt.isFloating() && Double.isNaN(got[i]) && Double.isNaN(r));
+            double g = got[i];
+            // an integer dtype holds whole numbers in its range only: any other reference (NaN, ±inf, a fraction, a
+            // value the cast would wrap or saturate) has no encoding, so no result matches it
+            boolean encodable = dt.isFloating() || holdsInteger(dt, r);
+            long ulp;
+            boolean same;
+            boolean infiniteRef;
+            if (encodable) {
+                long refBits = roundBits(dt, r);
+                ulp = ulpDistance(dt, gotBits[i], refBits);
+                same = gotBits[i] == refBits || (dt.isFloating() && Double.isNaN(g) && Double.isNaN(r));
+                infiniteRef = infiniteBits(dt, refBits);
+            } else {
+                ulp = integerDistance(g, r);
+                same = false;
+                infiniteRef = false;
+            }
             if (same) {
                 t.identical++;
             }
             t.maxUlp = Math.max(t.maxUlp, ulp);
-            double g = got[i];
             double diff = Math.abs(g - r);
             if (Double.isFinite(diff)) {
                 if (r != 0) {
@@ -109,15 +181,22 @@ public final class Verifier {
                 t.maxRel = Double.POSITIVE_INFINITY;
             }
             boolean ok;
-            switch (tol.kind()) {
-                case BIT_EXACT: ok = same; break;
-                // NaN encodings lie next to ±inf on the ordered line: a NaN passes only against a NaN reference (same)
-                // and ±inf next to the largest finite value: an overflowed result passes only where the reference rounds
-                // to the same infinity (same), never as "one ulp" from a finite one, nor a finite result from an infinity
-                case ULP: ok = same || (Double.isFinite(g) && !Double.isNaN(r) && !infiniteBits(dt, refBits) && ulp <= tol.maxUlp()); break;
-                default:
-                    ok = same || (Double.isFinite(g) && diff <= tol.outU() * Math.abs(r) + tol.accTerm() * scale[i] + subnormalHalfSpacing(dt));
-                    break;
+            if (!encodable) {
+                ok = false;
+            } else {
+                switch (tol.kind()) {
+                    case BIT_EXACT: ok = same; break;
+                    // NaN encodings lie next to ±inf on the ordered line: a NaN passes only against a NaN reference (same)
+                    // and ±inf next to the largest finite value: an overflowed result passes only where the reference rounds
+                    // to the same infinity (same), never as "one ulp" from a finite one, nor a finite result from an infinity
+                    case ULP: ok = same || (Double.isFinite(g) && !Double.isNaN(r) && !infiniteRef && ulp <= tol.maxUlp()); break;
+                    default:
+                        // an infinite or NaN reference makes the bound infinite or NaN (|1 − ∞| ≤ u·∞ holds): it passes
+                        // only its own rounding's bits (same), never through the bound
+                        ok = same || (Double.isFinite(g) && Double.isFinite(r)
+                                && diff <= tol.outU() * Math.abs(r) + tol.accTerm() * scale[i] + subnormalHalfSpacing(dt));
+                        break;
+                }
             }
             if (!ok) {
                 if (t.failures == 0) {
@@ -129,13 +208,44 @@ public final class Verifier {
         return t;
     }
 
+    /** Whether {@code v} is a whole number in the range of the integer dtype {@code dt} (false for NaN and ±inf). */
+    private static boolean holdsInteger(DType dt, double v) {
+        double lo = dt == DType.I8 ? Byte.MIN_VALUE : Integer.MIN_VALUE;
+        double hi = dt == DType.I8 ? Byte.MAX_VALUE : Integer.MAX_VALUE;
+        return v >= lo && v <= hi && v == Math.rint(v);
+    }
+
+    /**
+     * Distance of an integer result from a reference no integer encoding holds: |got − ref| rounded up, and
+     * {@code Long.MAX_VALUE} where the reference is NaN or the distance does not fit.
+     */
+    private static long integerDistance(double got, double ref) {
+        double d = Math.abs(got - ref);
+        return Double.isNaN(d) || d >= 0x1p63 ? Long.MAX_VALUE : (long) Math.ceil(d);
+    }
+
     /**
      * Compares two results of the same dtype and shape (e.g. custom against vendor) under a bit-exact or ulp rule. An
      * accumulation bound is refused: it scales with the sum of the terms' magnitudes, which two results do not give
      * (taking |expected| would shrink the bound to nothing where the terms cancel); use
      * {@link #compare(Tensor, double[], double[], Tolerance, String)} with the reference's magnitudes.
+     *
+     * @throws ArgumentException naming {@code actual}, {@code expected} or {@code tol} where one is null or a tensor is
+     *         closed, naming {@code tol} for an accumulation rule, {@code expected} for another dtype or shape, and
+     *         {@code actual} for more than 2^31 − 1 elements
      */
     public static Verdict compare(Tensor actual, Tensor expected, Tolerance tol, String against) {
+        if (actual == null) {
+            throw new ArgumentException("actual", "a tensor", "null");
+        }
+        if (expected == null) {
+            throw new ArgumentException("expected", "a tensor", "null");
+        }
+        if (tol == null) {
+            throw new ArgumentException("tol", "BIT_EXACT or ULP", "null");
+        }
+        actual.ensureOpen("actual");
+        expected.ensureOpen("expected");
         if (tol.kind() == Tolerance.Kind.ACCUMULATION) {
             throw new ArgumentException("tol", "BIT_EXACT or ULP (an accumulation bound needs the sum of |terms|: pass the "
                     + "reference's magnitudes to compare(Tensor, double[], double[], ...))", tol.toString());
@@ -144,12 +254,10 @@ public final class Verifier {
             throw new ArgumentException("expected", actual.dtype() + Arrays.toString(actual.shape()),
                     expected.dtype() + Arrays.toString(expected.shape()));
         }
+        elementCount(actual);  // refuses more than 2^31-1 elements, naming actual (expected has as many)
         double[] e = expected.toDoubleArray();  // exact widening, I32 included
-        double[] scale = new double[e.length];
-        for (int i = 0; i < e.length; i++) {
-            scale[i] = Math.abs(e[i]);
-        }
-        return compare(actual, e, scale, tol, against);
+        // no scale: neither rule allowed here uses one
+        return compare(actual, e, null, tol, against);
     }
 
     private static String index(long[] shape, long flat) {
@@ -170,8 +278,8 @@ public final class Verifier {
         return v;
     }
 
-    private static long[] hostBits(Tensor t) {
-        int n = (int) t.numel();
+    /** Raw bits of the {@code n} elements of {@code t} ({@link #elementCount}: n is its element count). */
+    private static long[] hostBits(Tensor t, int n) {
         long[] bits = new long[n];
         if (t.device().isCpu() && !t.isContiguous()) {
             for (int i = 0; i < n; i++) {
@@ -198,7 +306,10 @@ public final class Verifier {
         return dt.subnormalHalfSpacing();
     }
 
-    /** Bits of {@code v} rounded once to {@code dt}. */
+    /**
+     * Bits of {@code v} rounded once to {@code dt}. For an integer dtype {@code v} must be a whole number in its range
+     * (the comparison checks that first): anything else wraps or saturates into an unrelated encoding (NaN gives 0).
+     */
     public static long roundBits(DType dt, double v) {
         switch (dt) {
             case F32: return Float.floatToRawIntBits((float) v) & 0xffffffffL;
