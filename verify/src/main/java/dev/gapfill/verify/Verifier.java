@@ -231,8 +231,9 @@ public final class Verifier {
      * {@link #compare(Tensor, double[], double[], Tolerance, String)} with the reference's magnitudes.
      *
      * @throws ArgumentException naming {@code actual}, {@code expected} or {@code tol} where one is null or a tensor is
-     *         closed, naming {@code tol} for an accumulation rule, {@code expected} for another dtype or shape, and
-     *         {@code actual} for more than 2^31 − 1 elements
+     *         closed, naming {@code tol} for an accumulation rule, {@code expected} where it is {@code actual} itself or
+     *         shares its memory ({@link #sharesMemory}) or has another dtype or shape, and {@code actual} for more than
+     *         2^31 − 1 elements
      */
     public static Verdict compare(Tensor actual, Tensor expected, Tolerance tol, String against) {
         if (actual == null) {
@@ -250,6 +251,11 @@ public final class Verifier {
             throw new ArgumentException("tol", "BIT_EXACT or ULP (an accumulation bound needs the sum of |terms|: pass the "
                     + "reference's magnitudes to compare(Tensor, double[], double[], ...))", tol.toString());
         }
+        if (sharesMemory(actual, expected)) {
+            // a result compared with itself, or with a view of its own memory, passes whatever it holds
+            throw new ArgumentException("expected", "a tensor in memory of its own, apart from actual's",
+                    actual == expected ? "actual itself" : expected + ", whose memory overlaps " + actual);
+        }
         if (!Arrays.equals(actual.shape(), expected.shape()) || actual.dtype() != expected.dtype()) {
             throw new ArgumentException("expected", actual.dtype() + Arrays.toString(actual.shape()),
                     expected.dtype() + Arrays.toString(expected.shape()));
@@ -258,6 +264,33 @@ public final class Verifier {
         double[] e = expected.toDoubleArray();  // exact widening, I32 included
         // no scale: neither rule allowed here uses one
         return compare(actual, e, null, tol, against);
+    }
+
+    /**
+     * Whether two open tensors may read the same bytes: the same tensor; two device tensors whose byte ranges
+     * {@code [address(), address() + spanBytes())} overlap (views of one allocation, or borrowed pointers into it; one
+     * address space across devices); or two host tensors over one buffer (views of one root tensor: their offsets in
+     * it are not exposed, so any two such views count, even disjoint ones).
+     */
+    static boolean sharesMemory(Tensor a, Tensor b) {
+        if (a == b) {
+            return true;
+        }
+        if (a.device().isCuda() && b.device().isCuda()) {
+            long a0 = a.address();
+            long b0 = b.address();
+            return a0 < b0 + b.spanBytes() && b0 < a0 + a.spanBytes();
+        }
+        return a.device().isCpu() && b.device().isCpu() && root(a) == root(b);
+    }
+
+    /** The tensor that owns the memory {@code t} views ({@code t} itself if it is no view). */
+    private static Tensor root(Tensor t) {
+        Tensor r = t;
+        while (r.parent() != null) {
+            r = r.parent();
+        }
+        return r;
     }
 
     private static String index(long[] shape, long flat) {

@@ -163,6 +163,33 @@ class VerifierWrongPassesTest {
         }
     }
 
+    @Test void aResultComparedWithItsOwnMemoryIsRefused() {
+        try (Tensor a = Tensor.of(Device.CPU, DType.F32, new float[] {1f, 2f, 3f, 4f}, 4);
+             Tensor b = Tensor.of(Device.CPU, DType.F32, new float[] {1f, 2f, 3f, 4f}, 4)) {
+            // the same tensor, or a view of its memory, passes whatever it holds
+            assertEquals("expected", argumentOf(() -> Verifier.compare(a, a, Tolerance.bitExact(), "itself")));
+            Tensor view = a.reshape(4);
+            assertEquals("expected", argumentOf(() -> Verifier.compare(a, view, Tolerance.bitExact(), "a view")));
+            assertEquals("expected", argumentOf(() -> Verifier.compare(view, a, Tolerance.ulps(1), "a view")));
+            Tensor viewOfView = view.strided(new long[] {4}, new long[] {1}, 0);
+            assertEquals("expected", argumentOf(() -> Verifier.compare(viewOfView, view, Tolerance.bitExact(), "a view")));
+            // equal values in memory of its own are compared as ever
+            assertTrue(Verifier.compare(a, b, Tolerance.bitExact(), "another result").pass());
+        }
+        // device tensors by byte range (borrowed pointers: refused before any byte is read, so no GPU is needed)
+        Device gpu = Device.cuda(0);
+        Tensor x = Tensor.borrow(gpu, DType.F32, 0x10000, new long[] {4}, null);        // bytes [0x10000, 0x10010)
+        Tensor tail = Tensor.borrow(gpu, DType.F32, 0x10008, new long[] {4}, null);     // overlaps x's last 8 bytes
+        Tensor next = Tensor.borrow(gpu, DType.F32, 0x10010, new long[] {4}, null);     // right after x
+        Tensor spread = Tensor.borrow(gpu, DType.F32, 0xff00, new long[] {4}, new long[] {32});  // reaches into x
+        assertEquals("expected", argumentOf(() -> Verifier.compare(x, tail, Tolerance.bitExact(), "vendor")));
+        assertEquals("expected", argumentOf(() -> Verifier.compare(spread, x, Tolerance.bitExact(), "vendor")));
+        assertTrue(Verifier.sharesMemory(x, tail) && Verifier.sharesMemory(tail, x));
+        assertTrue(Verifier.sharesMemory(x, spread));
+        assertFalse(Verifier.sharesMemory(x, next), "adjacent ranges do not overlap");
+        assertFalse(Verifier.sharesMemory(tail, Tensor.borrow(gpu, DType.F32, 0x20000, new long[] {4}, null)));
+    }
+
     @Test void aToleranceWithAMeaninglessParameterCannotBeMade() {
         assertEquals("kind", argumentOf(() -> new Tolerance(null, 0, 0, 0)));
         assertEquals("maxUlp", argumentOf(() -> new Tolerance(Tolerance.Kind.ULP, -1, 0, 0)));
