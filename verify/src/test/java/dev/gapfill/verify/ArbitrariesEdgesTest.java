@@ -1,5 +1,8 @@
 package dev.gapfill.verify;
 
+import dev.gapfill.ops.BmmShape;
+import dev.gapfill.ops.DepthwiseConv3x3;
+import dev.gapfill.verify.arbitraries.ElementwiseProblem;
 import dev.gapfill.verify.arbitraries.GapfillArbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Example;
@@ -11,6 +14,7 @@ import java.util.Random;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -63,5 +67,53 @@ class ArbitrariesEdgesTest {
             assertTrue(k.getOrDefault(v, 0L) > 80, "K=" + v + ": " + k.getOrDefault(v, 0L));
         }
         assertTrue(problems.stream().allMatch(p -> p.m() <= 64 && p.n() <= 512 && p.k() % 16 == 0 && p.k() <= 1024));
+    }
+
+    @Example void elementwiseCoefficientsAreNeverZeroNorNegligible() {
+        // a coefficient of 0 (or one so small that its term vanishes in the rounding) lets a kernel ignoring that operand pass
+        List<ElementwiseProblem> problems = draw(GapfillArbitraries.elementwise(100), 5_000, SEED);
+        List<Float> coefficients = new ArrayList<>();
+        for (ElementwiseProblem p : problems) {
+            coefficients.add(p.alpha());
+            coefficients.add(p.beta());
+        }
+        for (float c : coefficients) {
+            assertTrue(Math.abs(c) >= 0.25f && Math.abs(c) <= 4f, "coefficient " + c);
+        }
+        for (float edge : new float[] {-4, -1, -0.25f, 0.25f, 1, 4}) {
+            assertTrue(coefficients.contains(edge), edge + " never drawn");
+        }
+        assertTrue(coefficients.stream().filter(c -> c < 0).count() > 4_000, "both signs");
+        assertTrue(coefficients.stream().filter(c -> c > 0).count() > 4_000, "both signs");
+    }
+
+    @Example void depthwiseProblemsFitEveryBudgetWithoutRunningDry() {
+        // a filter on the budget ran dry for small budgets (jqwik gives up after 10,000 misses): sizes are lowered to fit
+        for (long budget : new long[] {1, 2, 17, 50, 1_000, 200_000}) {
+            List<DepthwiseConv3x3.Problem> problems = draw(DepthwiseConv3x3Arbitraries.problems(budget), 500, SEED);
+            for (DepthwiseConv3x3.Problem p : problems) {
+                assertTrue(p.inputElements() <= budget, budget + ": " + p);
+            }
+            long fullBudget = problems.stream().filter(p -> p.inputElements() > budget / 2).count();
+            // small budgets: most draws exceed them and are lowered to fit, not to 1·1·1·1
+            assertTrue(budget > 1_000 || fullBudget > 150, budget + ": only " + fullBudget + " of 500 use more than half the budget");
+        }
+        List<DepthwiseConv3x3.Problem> large = draw(DepthwiseConv3x3Arbitraries.problems(Long.MAX_VALUE), 2_000, SEED);
+        assertTrue(large.stream().mapToInt(DepthwiseConv3x3.Problem::c).max().orElse(0) >= 64
+                && large.stream().mapToInt(DepthwiseConv3x3.Problem::h).max().orElse(0) >= 97
+                && large.stream().mapToInt(DepthwiseConv3x3.Problem::w).max().orElse(0) >= 97, "an unbounded budget keeps the full sizes");
+        assertTrue(large.stream().allMatch(p -> p.n() <= 3 && p.c() <= 70 && p.h() <= 100 && p.w() <= 100));
+    }
+
+    @Example void bmmAndMoeProblemsStayWithinTinyBounds() {
+        for (BmmShape s : draw(BmmArbitraries.shapes(129, 8, 1), 200, SEED)) {
+            assertEquals(1, s.batch() * s.m() * s.n() * s.k(), s.toString());
+        }
+        for (MoeRouteArbitraries.Problem p : draw(MoeRouteArbitraries.problems(3, 1), 200, SEED)) {
+            assertTrue(p.experts() == 1 && p.topK() == 1 && p.tokens() >= 1 && p.tokens() <= 3, p.toString());
+        }
+        for (MoeRouteArbitraries.Problem p : draw(MoeRouteArbitraries.problems(2, 100_000), 2_000, SEED)) {
+            assertTrue(p.experts() <= 512 && p.topK() <= Math.min(p.experts(), 32), p.toString());
+        }
     }
 }
