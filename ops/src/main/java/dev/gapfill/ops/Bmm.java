@@ -48,7 +48,8 @@ import java.util.Set;
  * {@code bmm/bmm_frag} for F16/BF16 with m, n, k ≤ 16 and even row lengths (operands loaded straight into mma
  * fragments; any alignment; F32 with m, n, k ≤ 16 and neither operand transposed by in-order FFMA), and its
  * {@code bmm_frag32_*} entries for F16/BF16 up to 32 with even row lengths and B per matrix (one to four warps per
- * matrix; {@link BmmHeuristics#useFrag32}).
+ * matrix; {@link BmmHeuristics#useFrag32}), and {@code bmm/bmm_gemv} for m = 1 or n = 1 above 16 with 16-byte aligned
+ * tensors (a batched matrix-vector product that streams the matrix once; {@link BmmHeuristics#useGemv}).
  * AUTO asks {@link BmmHeuristics}.
  *
  * @throws ArgumentException          on invalid arguments (named), before anything is launched
@@ -60,6 +61,7 @@ public final class Bmm {
     private static final KernelModule TEAM_MODULE = KernelModule.of("bmm/bmm_team");
     private static final KernelModule FRAG_MODULE = KernelModule.of("bmm/bmm_frag");
     private static final KernelModule WG_MODULE = KernelModule.of("bmm/bmm_wg");
+    private static final KernelModule GEMV_MODULE = KernelModule.of("bmm/bmm_gemv");
     // Host scalars for cuBLAS (pointer mode host), allocated once and never written after.
     private static final FloatPointer ONE = Pointers.outliveScopes(new FloatPointer(1f));
     private static final FloatPointer ZERO = Pointers.outliveScopes(new FloatPointer(0f));
@@ -240,6 +242,8 @@ public final class Bmm {
         try {
             if (d.backend() == Backend.CUSTOM && d.variant().startsWith("frag_")) {
                 runFrag(s, a, b, out, st, dev.info());
+            } else if (d.backend() == Backend.CUSTOM && d.variant().startsWith("gemv_")) {
+                runGemv(s, a, b, out, st);
             } else if (d.backend() == Backend.CUSTOM && d.variant().startsWith("frag32_")) {
                 runFrag32(s, a, b, out, st, dev.info());
             } else if (d.backend() == Backend.CUSTOM && d.variant().startsWith("wg_")) {
@@ -286,6 +290,18 @@ public final class Bmm {
         FRAG_MODULE.function(st.cudaDevice(), symbol).launch(st, p.grid(), 1, 1, p.threads(), 1, 1, 0,
                 KernelArgs.begin().ptr(a).ptr(b).ptr(out).i32((int) s.batch()).i32((int) s.m()).i32((int) s.n()).i32((int) s.k())
                         .i32(1).i32(s.sharedB() ? 1 : 0));
+    }
+
+    /** bmm_gemv (m = 1 or n = 1), in {@link BmmHeuristics#gemvPlan}: the matrix operand, the vector, C. */
+    private static void runGemv(BmmShape s, Tensor a, Tensor b, Tensor out, Stream st) {
+        BmmHeuristics.GemvPlan p = BmmHeuristics.gemvPlan(s);
+        String symbol = "bmm_gemv_" + s.dtype().name().toLowerCase(Locale.ROOT) + "_" + p.kind();
+        KernelArgs args = KernelArgs.begin().ptr(p.matrixIsA() ? a : b).ptr(p.matrixIsA() ? b : a).ptr(out).i32((int) s.batch())
+                .i32(p.rows()).i32((int) s.k()).i64(p.matrixStride()).i64(p.vectorStride());
+        if (p.kind().endsWith("_warp")) {
+            args.i32(p.log2Chunks());
+        }
+        GEMV_MODULE.function(st.cudaDevice(), symbol).launch(st, p.grid(), 1, 1, p.threads(), 1, 1, 0, args);
     }
 
     /** bmm_team ({@code prefix} "bmm_team_") or its 8-byte-copy twin ("bmm_team8_", F16/BF16), in {@link BmmHeuristics#teamPlan}. */

@@ -75,6 +75,22 @@ public final class BmmHeuristics {
     static final int TEAM_MAX_REGISTERS = 128;
     /** Largest m, n and k of the custom kernels. */
     public static final int CUSTOM_MAX_DIM = 128;
+    /**
+     * The custom kernels take batches up to {@code Integer.MAX_VALUE} less this: bmm_small's blocks index their matrices
+     * as {@code blockIdx.x · mats + j} in 32-bit arithmetic, which must not wrap past the last block's last slot (mats is
+     * at most 512, the F32 plan's cap).
+     */
+    public static final int CUSTOM_BATCH_MARGIN = 4096;
+    /**
+     * F16/BF16: AUTO runs bmm_gemv (m = 1 or n = 1, neither operand transposed) up to this max(m,n,k). H100 harness
+     * ({@code cuda-native/dev/bmm/results-h100-gemv.txt}, cuBLAS / gemv µs): f16 2048 1×64×64 12.06 / 10.46, 64×1×64
+     * 12.03 / 11.52, 1×32×32 11.68 / 6.27, 32×1×32 11.74 / 6.02, 48×1×48 11.84 / 9.12; 512 64×1×64 7.33 / 6.21; 8192
+     * 1×64×64 31.33 / 26.82, 64×1×64 31.52 / 29.82 (BF16 within 0.3 µs); at 128 cuBLAS keeps it (2048 1×128×128 27.26 /
+     * 27.49, 128×1×128 27.23 / 32.61).
+     */
+    public static final int HALF_GEMV_AUTO_MAX_DIM = 64;
+    /** Threads per block of bmm_gemv. */
+    static final int GEMV_THREADS = 256;
     /** F16/BF16: AUTO's custom bound on max(m,n,k) (rule 3; 2048 48³ loses, 512 48³ wins). */
     public static final int HALF_CUSTOM_MAX_DIM = 48;
     /** F16/BF16: below this m·n·k the custom kernel wins at any measured batch (32³; rule 3). */
@@ -224,13 +240,23 @@ public final class BmmHeuristics {
      */
     public record WgPlan(int threads, int grid, int smemBytes) {}
 
+    /**
+     * Launch plan of {@code bmm/bmm_gemv} (m = 1 or n = 1): the matrix operand M (A when n = 1, else B) with
+     * {@code rows} outputs per matrix and the vector v (the other operand). {@code kind}: {@code dot_lane} (M stored with
+     * k contiguous; one thread per output), {@code axpy_lane} (M stored with the outputs contiguous; one thread per 16
+     * bytes of outputs) or {@code axpy_warp} (F16/BF16 where a row of M is 1, 2, 4, 8, 16 or 32 chunks of 16 bytes: one
+     * warp per matrix, {@code log2Chunks} = log2 of those chunks). Batch strides in elements, 0 for a shared operand.
+     */
+    public record GemvPlan(String kind, boolean matrixIsA, int rows, int log2Chunks, long matrixStride, long vectorStride,
+                           int threads, int grid) {}
+
     /** Null if the custom kernels take the problem, otherwise why not. */
     public static String customUnsupportedReason(BmmShape s, DeviceInfo info) {
         if (s.m() > CUSTOM_MAX_DIM || s.n() > CUSTOM_MAX_DIM || s.k() > CUSTOM_MAX_DIM) {
             return "custom kernels take m, n, k <= " + CUSTOM_MAX_DIM + ", got m=" + s.m() + " n=" + s.n() + " k=" + s.k();
         }
-        if (s.batch() > Integer.MAX_VALUE) {
-            return "custom kernels take batch < 2^31, got " + s.batch();
+        if (s.batch() > Integer.MAX_VALUE - CUSTOM_BATCH_MARGIN) {
+            return "custom kernels take batch <= 2^31 - 1 - " + CUSTOM_BATCH_MARGIN + " (32-bit matrix indices), got " + s.batch();
         }
         if (info.cc() < 80) {
             return "custom kernels need sm_80 or newer (mma.sync, cp.async), device is sm_" + info.cc();
@@ -270,6 +296,10 @@ public final class BmmHeuristics {
         }
         long maxDim = Math.max(s.m(), Math.max(s.n(), s.k()));
         long volume = s.m() * s.n() * s.k();
+        if (s.dtype() != DType.F32 && !s.transA() && !s.transB() && maxDim <= HALF_GEMV_AUTO_MAX_DIM && useGemv(s, info, align)) {
+            return custom(s, info, "m=1 or n=1 with max(m,n,k) <= " + HALF_GEMV_AUTO_MAX_DIM + ": bmm_gemv streams the matrix once "
+                    + "(harness f16 2048 1x64x64: vendor 12.06 us, gemv 10.46; 64x1x64 12.03 / 11.52; 32x1x32 11.74 / 6.02)", align);
+        }
         if (s.dtype() == DType.F32) {
             if (s.transA() || s.transB()) {
                 return vendor(s, "F32 with a transposed operand: the FFMA kernel's transposed reads conflict in shared memory "
@@ -281,7 +311,8 @@ public final class BmmHeuristics {
             }
             if (aligned16 && s.m() == 1 && maxDim <= F32_ROW_TEAM_MAX_DIM && useTeam(s, info)) {
                 return custom(s, info, "F32 with m=1, n, k <= " + F32_ROW_TEAM_MAX_DIM + ", batch " + s.batch()
-                        + " (measured f32 2048 1x64x64: vendor 21.73 us, team 17.89 us, small 28.48 us)", true);
+                        + " (measured f32 2048 1x64x64: vendor 21.73 us, team 17.89 us, small 28.48 us; gemv, which runs where it"
+                        + " takes the tensors, 17.66 in its harness)", true);
             }
             long minDim = Math.min(s.m(), Math.min(s.n(), s.k()));
             if (s.batch() >= F32_LARGE_BATCH_MIN && minDim > 64 && maxDim <= F32_LARGE_BATCH_MAX_DIM) {
@@ -358,6 +389,10 @@ public final class BmmHeuristics {
             String size = s.dtype() == DType.F32 ? (fragF32Small(s) ? "_s8" : "_s16") : "";
             return new Decision(Backend.CUSTOM, "frag_" + kind + size + "_w" + f.matsPerWarp() + "_t" + f.threads(), reason);
         }
+        if (useGemv(s, info, align)) {
+            GemvPlan g = gemvPlan(s);
+            return new Decision(Backend.CUSTOM, "gemv_" + g.kind() + "_t" + g.threads(), reason);
+        }
         if (useFrag32(s)) {
             Frag32Plan f = frag32Plan(s, info);
             return new Decision(Backend.CUSTOM, "frag32_" + kind + "_w" + f.warpsPerMatrix() + "_t" + f.threads(), reason);
@@ -377,6 +412,59 @@ public final class BmmHeuristics {
         }
         Plan p = plan(s, info);
         return new Decision(Backend.CUSTOM, "small_" + kind + "_g" + p.mats() + "_t" + p.threads(), reason);
+    }
+
+    /**
+     * Whether the custom path runs bmm_gemv: m = 1 or n = 1 with {@link #FRAG_MAX_DIM} < max(m,n,k) ≤ {@link
+     * #CUSTOM_MAX_DIM} (bmm_frag keeps the smaller ones), A, B and C on 16 bytes ({@code align} 16), and the matrix
+     * operand's contiguous dimension a multiple of 16 bytes ({@link #gemvPlan}). Any layout, a shared B included. Checked
+     * before bmm_frag32, bmm_wg and the team kernels.
+     */
+    public static boolean useGemv(BmmShape s, DeviceInfo info, int align) {
+        if (align < 16 || (s.m() != 1 && s.n() != 1) || info.cc() < 80 || s.batch() > Integer.MAX_VALUE - CUSTOM_BATCH_MARGIN) {
+            return false;
+        }
+        long maxDim = Math.max(s.m(), Math.max(s.n(), s.k()));
+        if (maxDim <= FRAG_MAX_DIM || maxDim > CUSTOM_MAX_DIM) {
+            return false;
+        }
+        return gemvContiguous(s) % (16 / s.dtype().bytes()) == 0;
+    }
+
+    /** bmm_gemv's matrix operand is stored with k contiguous (dot): A as stored with n = 1 (or m = n = 1), B transposed with m = 1. */
+    static boolean gemvDot(BmmShape s) {
+        return s.n() == 1 ? !s.transA() || s.m() == 1 : s.transB();
+    }
+
+    /** Outputs per matrix of bmm_gemv: m when n = 1, else n. */
+    static long gemvRows(BmmShape s) {
+        return s.n() == 1 ? s.m() : s.n();
+    }
+
+    /** Elements along the matrix operand's contiguous dimension: k (dot) or the outputs per matrix (axpy). */
+    static long gemvContiguous(BmmShape s) {
+        return gemvDot(s) ? s.k() : gemvRows(s);
+    }
+
+    /**
+     * bmm_gemv's plan (see {@link GemvPlan}); {@link #useGemv} must hold. Example: F16 2048 1×64×64 (B as stored, axpy, 8
+     * chunks of 16 bytes per row): {@code axpy_warp}, one warp per matrix, 256 blocks; F16 2048 64×1×64 (A as stored,
+     * dot): {@code dot_lane}, one thread per row, 512 blocks.
+     */
+    public static GemvPlan gemvPlan(BmmShape s) {
+        boolean aIsMatrix = s.n() == 1;
+        boolean dot = gemvDot(s);
+        long rows = gemvRows(s);
+        int perChunk = 16 / s.dtype().bytes();
+        long chunks = gemvContiguous(s) / perChunk;
+        boolean warp = !dot && s.dtype() != DType.F32 && chunks <= 32 && Long.bitCount(chunks) == 1;
+        long matrix = rows * s.k();
+        long matrixStride = aIsMatrix || !s.sharedB() ? matrix : 0;
+        long vectorStride = aIsMatrix && s.sharedB() ? 0 : s.k();
+        long threads = warp ? s.batch() * 32 : s.batch() * (dot ? rows : rows / perChunk);
+        String kind = (dot ? "dot" : "axpy") + (warp ? "_warp" : "_lane");
+        return new GemvPlan(kind, aIsMatrix, (int) rows, warp ? Long.numberOfTrailingZeros(chunks) : 0, matrixStride, vectorStride,
+                GEMV_THREADS, (int) Math.min(ceilDiv(threads, GEMV_THREADS), Integer.MAX_VALUE));
     }
 
     /**

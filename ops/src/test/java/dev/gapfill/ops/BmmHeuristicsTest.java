@@ -41,8 +41,9 @@ class BmmHeuristicsTest {
         assertEquals(Backend.VENDOR, auto(DType.F16, 512, 64, 64, 64));   // 4de5ecd: vendor 8.70, custom 9.50
         assertEquals(Backend.VENDOR, auto(DType.BF16, 512, 64, 64, 64));
         assertEquals(Backend.VENDOR, auto(DType.BF16, 8192, 128, 128, 128));
-        assertEquals(Backend.VENDOR, auto(DType.F16, 2048, 1, 64, 64));
-        assertEquals(Backend.VENDOR, auto(DType.F16, 2048, 64, 1, 64));
+        assertEquals(Backend.VENDOR, auto(DType.F16, 2048, 1, 128, 128));   // bmm_gemv above 64: 27.26 / 27.49 (harness)
+        assertEquals(Backend.VENDOR, auto(DType.F16, 2048, 128, 1, 128));   // 27.23 / 32.61
+        assertEquals(Backend.VENDOR, auto(DType.F32, 2048, 64, 1, 64));      // F32 gemv: 19.46 / 21.34
         assertEquals(Backend.VENDOR, auto(DType.F16, 2048, 32, 128, 64));
         assertEquals(Backend.VENDOR, auto(DType.F32, 2048, 64, 64, 64));
         assertEquals(Backend.VENDOR, auto(DType.F32, 512, 128, 128, 128));
@@ -85,11 +86,61 @@ class BmmHeuristicsTest {
         return BmmHeuristics.decide(s, H100).variant();
     }
 
+    /** bmm_gemv: which shapes, layouts and alignments it takes, its plans, and AUTO's rule for it (harness results-h100-gemv.txt). */
+    @Test void gemvShapesPlansAndAutoRule() {
+        BmmShape rowTimesMatrix = BmmShape.of(DType.F16, 2048, 1, 64, 64);
+        BmmShape matrixTimesColumn = BmmShape.of(DType.F16, 2048, 64, 1, 64);
+        assertEquals(new BmmHeuristics.GemvPlan("axpy_warp", false, 64, 3, 64L * 64, 64, 256, 256), BmmHeuristics.gemvPlan(rowTimesMatrix));
+        assertEquals(new BmmHeuristics.GemvPlan("dot_lane", true, 64, 0, 64L * 64, 64, 256, 512), BmmHeuristics.gemvPlan(matrixTimesColumn));
+        assertEquals(new BmmHeuristics.GemvPlan("axpy_lane", false, 64, 0, 64L * 64, 64, 256, 128),
+                BmmHeuristics.gemvPlan(BmmShape.of(DType.F32, 2048, 1, 64, 64)));                      // F32: in-order lanes only
+        assertEquals("dot_lane", BmmHeuristics.gemvPlan(rowTimesMatrix.withTransposes(false, true)).kind());   // B stored [n, k]
+        assertEquals("axpy_warp", BmmHeuristics.gemvPlan(matrixTimesColumn.withTransposes(true, false)).kind()); // A stored [k, m]
+        assertEquals("axpy_lane", BmmHeuristics.gemvPlan(BmmShape.of(DType.F16, 9, 1, 48, 64)).kind());   // 6 chunks: not a power of two
+        BmmHeuristics.GemvPlan dotProduct = BmmHeuristics.gemvPlan(BmmShape.of(DType.F16, 9, 1, 1, 64).withTransposes(true, false));
+        assertEquals(new BmmHeuristics.GemvPlan("dot_lane", true, 1, 0, 64, 64, 256, 1), dotProduct);   // m = n = 1: a dot product
+        // a shared B is a shared vector (n = 1) or a shared matrix (m = 1)
+        assertEquals(0, BmmHeuristics.gemvPlan(matrixTimesColumn.withSharedB(true)).vectorStride());
+        assertEquals(0, BmmHeuristics.gemvPlan(rowTimesMatrix.withSharedB(true)).matrixStride());
+
+        assertTrue(BmmHeuristics.useGemv(rowTimesMatrix, H100, 16));
+        assertFalse(BmmHeuristics.useGemv(rowTimesMatrix, H100, 8));                                       // 16-byte loads and stores
+        assertFalse(BmmHeuristics.useGemv(BmmShape.of(DType.F16, 2048, 1, 16, 16), H100, 16));             // bmm_frag's range
+        assertTrue(BmmHeuristics.useGemv(BmmShape.of(DType.F16, 2048, 1, 16, 24), H100, 16));
+        assertFalse(BmmHeuristics.useGemv(BmmShape.of(DType.F16, 2048, 1, 60, 64), H100, 16));             // 120-byte rows of B
+        assertTrue(BmmHeuristics.useGemv(BmmShape.of(DType.F16, 2048, 1, 60, 64).withTransposes(false, true), H100, 16)); // rows of k
+        assertFalse(BmmHeuristics.useGemv(BmmShape.of(DType.F16, 2048, 2, 64, 64), H100, 16));
+        assertFalse(BmmHeuristics.useGemv(BmmShape.of(DType.F16, 2048, 1, 64, 136), H100, 16));            // above 128
+        assertFalse(BmmHeuristics.useGemv(BmmShape.of(DType.F16, Integer.MAX_VALUE, 1, 1, 24), H100, 16));  // the batch margin
+
+        assertEquals("gemv_axpy_warp_t256", variant(rowTimesMatrix));
+        assertEquals("gemv_dot_lane_t256", variant(matrixTimesColumn));
+        assertEquals("gemv_dot_lane_t256", variant(BmmShape.of(DType.BF16, 512, 64, 1, 64)));
+        assertEquals("gemv_axpy_warp_t256", variant(BmmShape.of(DType.BF16, 8192, 1, 32, 32)));  // above: bmm_frag32 took it
+        assertEquals(Backend.VENDOR, BmmHeuristics.decide(rowTimesMatrix, H100, 8).backend());         // not on 16 bytes: the vendor
+        assertEquals(Backend.VENDOR, auto(DType.F16, 2048, 64, 1, 64, true, false));                      // transposes: not measured
+        assertEquals("gemv_dot_lane_t256", Bmm.decide(matrixTimesColumn.withSharedB(true), H100, Backend.CUSTOM, 16).variant());
+        assertEquals(Backend.VENDOR, BmmHeuristics.decide(matrixTimesColumn.withSharedB(true), H100).backend());  // folded GEMM
+    }
+
+    private static Backend auto(DType dt, long batch, long m, long n, long k, boolean ta, boolean tb) {
+        return BmmHeuristics.decide(BmmShape.of(dt, batch, m, n, k).withTransposes(ta, tb), H100).backend();
+    }
+
+    @Test void batchesNearTwoToThe31GoVendor() {
+        BmmShape edge = BmmShape.of(DType.F32, Integer.MAX_VALUE - BmmHeuristics.CUSTOM_BATCH_MARGIN, 1, 1, 1);
+        assertEquals(null, BmmHeuristics.customUnsupportedReason(edge, H100));
+        BmmShape over = BmmShape.of(DType.F32, Integer.MAX_VALUE - BmmHeuristics.CUSTOM_BATCH_MARGIN + 1, 1, 1, 1);
+        assertTrue(BmmHeuristics.customUnsupportedReason(over, H100).contains("batch"), BmmHeuristics.customUnsupportedReason(over, H100));
+        assertEquals(Backend.VENDOR, BmmHeuristics.decide(over, H100).backend());
+    }
+
     /** The rows of run 4de5ecd where bmm_team beat bmm_small, in the shipped plan's configuration. */
     @Test void teamWhereMeasuredFaster() {
         assertEquals("team_ffma_w1_g1_s2_dc", variant(BmmShape.of(DType.F32, 2048, 32, 32, 32)));
         assertEquals("team_ffma_w3_g1_s2_dc", variant(BmmShape.of(DType.F32, 8192, 48, 48, 48)));
-        assertEquals("team_ffma_w1_g1_s2_dc", variant(BmmShape.of(DType.F32, 2048, 1, 64, 64)));
+        // rule 4b's m = 1 shape: the team kernel's rule, run by bmm_gemv since it takes the tensors (17.66 against 17.89 µs)
+        assertEquals("gemv_axpy_lane_t256", variant(BmmShape.of(DType.F32, 2048, 1, 64, 64)));
         assertEquals(Backend.CUSTOM, auto(DType.F32, 2048, 1, 64, 64));
     }
 
@@ -265,7 +316,7 @@ class BmmHeuristicsTest {
         assertEquals("team_mma_w8_g1_s2_sc", Bmm.decide(BmmShape.of(DType.BF16, 512, 96, 112, 80), A100, Backend.CUSTOM, true).variant());
         assertEquals("team_mma_w4_g1_s2_sc", forced(BmmShape.of(DType.F16, 2048, 32, 128, 64)));
         assertTrue(forced(BmmShape.of(DType.F16, 512, 64, 64, 64)).startsWith("small_"));         // 48³..96³ at 512: small
-        assertTrue(forced(BmmShape.of(DType.F16, 2048, 1, 64, 64)).startsWith("small_"));         // m·n·k ≤ 32³
+        assertEquals("gemv_axpy_warp_t256", forced(BmmShape.of(DType.F16, 2048, 1, 64, 64)));       // m = 1: bmm_gemv
         assertTrue(forced(BmmShape.of(DType.F16, 2048, 100, 100, 100)).startsWith("wg_"));        // rows 8-byte, not 16-byte multiples, u = 16
         assertTrue(forced(BmmShape.of(DType.F16, 2048, 98, 98, 98)).startsWith("small_"));        // rows 4-byte multiples
         assertTrue(forced(BmmShape.of(DType.F16, 2048, 64, 64, 64).withSharedB(true)).startsWith("small_"));

@@ -87,6 +87,9 @@ class Sm8xLaunchLimitsTest {
         if (v.startsWith("frag32_")) {
             return new Launch(v, 0, BmmHeuristics.frag32Plan(s, info).threads());
         }
+        if (v.startsWith("gemv_")) {
+            return new Launch(v, 0, BmmHeuristics.gemvPlan(s).threads());
+        }
         if (v.startsWith("wg_")) {
             BmmHeuristics.WgPlan p = BmmHeuristics.wgPlan(s, info);
             return new Launch(v, p.smemBytes(), p.threads());

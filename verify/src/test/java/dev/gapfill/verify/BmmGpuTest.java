@@ -166,8 +166,10 @@ class BmmGpuTest {
                 for (Backend be : new Backend[] {Backend.CUSTOM, Backend.AUTO}) {
                     Decision d = check(dt, sh[3], sh[0], sh[1], sh[2], false, false, false, be, be == Backend.AUTO, 0, seed++);
                     BmmShape s = BmmShape.of(dt, sh[3], sh[0], sh[1], sh[2]);
-                    if (d.backend() == Backend.CUSTOM) {
-                        assertEquals(BmmHeuristics.useTeam(s, info), d.variant().startsWith("team_"), s + " " + d);
+                    if (d.backend() == Backend.CUSTOM) {  // bmm_gemv takes m = 1 first where it takes the tensors
+                        boolean gemv = BmmHeuristics.useGemv(s, info, 16);
+                        assertEquals(!gemv && BmmHeuristics.useTeam(s, info), d.variant().startsWith("team_"), s + " " + d);
+                        assertEquals(gemv, d.variant().startsWith("gemv_"), s + " " + d);
                     }
                 }
             }
@@ -185,6 +187,41 @@ class BmmGpuTest {
             Decision rowAuto = check(dt, 2048, 1, 64, 64, false, false, false, Backend.AUTO, false, 1, seed++);
             if (dt == DType.F32) {
                 assertEquals(Backend.VENDOR, rowAuto.backend(), "rule 4b needs the team kernel, which needs alignment: " + rowAuto);
+            }
+        }
+    }
+
+    /**
+     * bmm_gemv (m = 1 or n = 1, {@link BmmHeuristics#useGemv}): both storage forms and all three kernels (dot_lane,
+     * axpy_lane, axpy_warp), every layout with and without a shared B, matrix rows of 1 to 16 chunks of 16 bytes (the
+     * warp kernel's powers of two and others), m = n = 1, a single matrix, partial last blocks and warps, a caller's
+     * output on its own stream every other case; CUSTOM forced, then AUTO on the shapes its rule takes. F32 must equal
+     * the in-order fmaf sum bit for bit ({@link #check}). A one element off its allocation: another kernel runs.
+     */
+    @Test void gemvKernelShapesLayoutsAndBatches() {
+        long seed = 1700;
+        DeviceInfo info = Gpu.device(GPU).info();
+        int[][] shapes = {{1, 64, 64}, {64, 1, 64}, {1, 128, 128}, {128, 1, 128}, {1, 48, 40}, {40, 1, 48}, {1, 24, 64}, {17, 1, 32},
+                          {1, 1, 64}, {1, 8, 128}, {128, 1, 8}, {1, 32, 17}};
+        long[] batches = {1, 9, 131, 2051};
+        java.util.Set<String> kernels = new java.util.TreeSet<>();
+        everyLayout(DTYPES, shapes, batches, seed, false, (s, d) -> {
+            assertEquals(BmmHeuristics.useGemv(s, info, 16), d.variant().startsWith("gemv_"), s + " " + d);
+            if (d.variant().startsWith("gemv_")) {
+                kernels.add(s.dtype() + " " + BmmHeuristics.gemvPlan(s).kind());
+            }
+        });
+        seed += 1000;
+        for (DType dt : DTYPES) {
+            Decision off = check(dt, 131, 64, 1, 64, false, false, false, Backend.CUSTOM, false, 1, seed++);
+            assertTrue(!off.variant().startsWith("gemv_"), "A off 16 bytes: " + off);
+        }
+        assertEquals(java.util.Set.of("BF16 axpy_lane", "BF16 axpy_warp", "BF16 dot_lane", "F16 axpy_lane", "F16 axpy_warp", "F16 dot_lane",
+                "F32 axpy_lane", "F32 dot_lane"), kernels);
+        for (DType dt : new DType[] {DType.F16, DType.BF16}) {
+            for (int[] sh : new int[][] {{1, 64, 64, 2048}, {64, 1, 64, 2048}, {32, 1, 32, 600}, {1, 48, 48, 8193}}) {
+                Decision d = check(dt, sh[3], sh[0], sh[1], sh[2], false, false, false, Backend.AUTO, true, 0, seed++);
+                assertTrue(d.variant().startsWith("gemv_"), dt + " " + java.util.Arrays.toString(sh) + " " + d);
             }
         }
     }
@@ -349,14 +386,21 @@ class BmmGpuTest {
      * its allocation every third; {@code then} gets the shape and the decision taken.
      */
     private static void everyHalfLayout(int[][] shapes, long[] batches, long seed, BiConsumer<BmmShape, Decision> then) {
-        for (DType dt : new DType[] {DType.F16, DType.BF16}) {
+        everyLayout(new DType[] {DType.F16, DType.BF16}, shapes, batches, seed, true, then);
+    }
+
+    /** As {@link #everyHalfLayout} for {@code dtypes}; {@code offsets}: A one element off its allocation every third case. */
+    private static void everyLayout(DType[] dtypes, int[][] shapes, long[] batches, long seed, boolean offsets,
+                                    BiConsumer<BmmShape, Decision> then) {
+        for (DType dt : dtypes) {
             for (int i = 0; i < shapes.length; i++) {
                 int[] sh = shapes[i];
                 for (int t = 0; t < 8; t++) {
                     boolean ta = (t & 1) != 0, tb = (t & 2) != 0, shared = (t & 4) != 0;
                     int b = (int) batches[(i + t) % batches.length];
                     BmmShape s = BmmShape.of(dt, b, sh[0], sh[1], sh[2]).withTransposes(ta, tb).withSharedB(shared);
-                    then.accept(s, check(dt, b, sh[0], sh[1], sh[2], ta, tb, shared, Backend.CUSTOM, t % 2 == 0, t % 3 == 0 ? 1 : 0, seed++));
+                    int offset = offsets && t % 3 == 0 ? 1 : 0;
+                    then.accept(s, check(dt, b, sh[0], sh[1], sh[2], ta, tb, shared, Backend.CUSTOM, t % 2 == 0, offset, seed++));
                 }
             }
         }
