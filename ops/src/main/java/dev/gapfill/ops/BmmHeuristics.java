@@ -89,6 +89,11 @@ public final class BmmHeuristics {
      * 27.49, 128×1×128 27.23 / 32.61).
      */
     public static final int HALF_GEMV_AUTO_MAX_DIM = 64;
+    /**
+     * F16/BF16: AUTO's bmm_gemv rule takes the axpy forms (m = 1, B as stored) from this batch on; at 512 the harness had
+     * a tie (f16 512 1×64×64: cuBLAS 7.07–7.33 µs, gemv 7.26–8.86 over its runs), the dot form a win (7.33 / 6.21).
+     */
+    public static final long HALF_GEMV_AXPY_AUTO_MIN_BATCH = 2048;
     /** Threads per block of bmm_gemv. */
     static final int GEMV_THREADS = 256;
     /** F16/BF16: AUTO's custom bound on max(m,n,k) (rule 3; 2048 48³ loses, 512 48³ wins). */
@@ -296,7 +301,8 @@ public final class BmmHeuristics {
         }
         long maxDim = Math.max(s.m(), Math.max(s.n(), s.k()));
         long volume = s.m() * s.n() * s.k();
-        if (s.dtype() != DType.F32 && !s.transA() && !s.transB() && maxDim <= HALF_GEMV_AUTO_MAX_DIM && useGemv(s, info, align)) {
+        if (s.dtype() != DType.F32 && !s.transA() && !s.transB() && maxDim <= HALF_GEMV_AUTO_MAX_DIM && useGemv(s, info, align)
+                && (gemvDot(s) || s.batch() >= HALF_GEMV_AXPY_AUTO_MIN_BATCH)) {
             return custom(s, info, "m=1 or n=1 with max(m,n,k) <= " + HALF_GEMV_AUTO_MAX_DIM + ": bmm_gemv streams the matrix once "
                     + "(harness f16 2048 1x64x64: vendor 12.06 us, gemv 10.46; 64x1x64 12.03 / 11.52; 32x1x32 11.74 / 6.02)", align);
         }

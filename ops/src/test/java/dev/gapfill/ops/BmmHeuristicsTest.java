@@ -116,6 +116,8 @@ class BmmHeuristicsTest {
         assertEquals("gemv_axpy_warp_t256", variant(rowTimesMatrix));
         assertEquals("gemv_dot_lane_t256", variant(matrixTimesColumn));
         assertEquals("gemv_dot_lane_t256", variant(BmmShape.of(DType.BF16, 512, 64, 1, 64)));
+        assertEquals(Backend.VENDOR, auto(DType.F16, 512, 1, 64, 64));                                   // axpy at 512: a tie
+        assertEquals(Backend.CUSTOM, auto(DType.F16, BmmHeuristics.HALF_GEMV_AXPY_AUTO_MIN_BATCH, 1, 64, 64));
         assertEquals("gemv_axpy_warp_t256", variant(BmmShape.of(DType.BF16, 8192, 1, 32, 32)));  // above: bmm_frag32 took it
         assertEquals(Backend.VENDOR, BmmHeuristics.decide(rowTimesMatrix, H100, 8).backend());         // not on 16 bytes: the vendor
         assertEquals(Backend.VENDOR, auto(DType.F16, 2048, 64, 1, 64, true, false));                      // transposes: not measured
