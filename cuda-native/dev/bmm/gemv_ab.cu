@@ -16,6 +16,49 @@
 #include "bmm_gemv.cu"
 
 
+
+// Experiment (forty-fourth session): the axpy warp kernel's loop in the form first measured (old: a trip count in
+// steps, zero-filling ternaries), against the shipped form (axpy_rows).
+template <typename T, int U, bool kStepsBound>
+__global__ void __launch_bounds__(256) v_axpy_warp_old(const T* __restrict__ M, const T* __restrict__ V, T* __restrict__ Y, int batch, int R,
+                                                       int K, long long m_stride, long long v_stride, int log2c) {
+    constexpr int N = Vec16<T>::N;
+    const long long b = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (b >= batch) return;
+    const int lane = threadIdx.x & 31;
+    const int chunk = lane & ((1 << log2c) - 1);
+    const int slot = lane >> log2c;
+    const int ks_per_step = 32 >> log2c;
+    const int steps = (K + ks_per_step - 1) / ks_per_step;
+    const T* mat = M + b * m_stride + chunk * N;
+    const T* vec = V + b * v_stride;
+    float acc[N];
+#pragma unroll
+    for (int i = 0; i < N; i++) acc[i] = 0.f;
+    for (int s0 = 0; s0 < steps; s0 += U) {
+        Vec16<T> mv[U];
+        float vs[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int kk = (s0 + u) * ks_per_step + slot;
+            const bool in = (!kStepsBound || s0 + u < steps) && kk < K;
+            Vec16<T> z; z.raw = make_uint4(0u, 0u, 0u, 0u);
+            mv[u] = in ? load16_stream(mat + (long long)kk * R) : z;
+            vs[u] = in ? to_float(vec[kk]) : 0.f;
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+#pragma unroll
+            for (int i = 0; i < N; i++) acc[i] = fmaf(to_float(mv[u].v[i]), vs[u], acc[i]);
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        for (int o = 1 << log2c; o < 32; o <<= 1) acc[i] += __shfl_xor_sync(0xffffffffu, acc[i], o);
+    }
+    if (slot == 0) store16(Y + b * R + chunk * N, round16<T>(acc));
+}
+
 #define CB(x) do { cublasStatus_t s_ = (x); if (s_ != CUBLAS_STATUS_SUCCESS) { printf("cuBLAS %d at %d\n", (int)s_, __LINE__); exit(2); } } while (0)
 
 enum Dt { F16, BF16, F32 };
@@ -202,6 +245,34 @@ int main() {
             printf("%-5s %6d %4d %4d %4d floor %6.2f %s_%s:", dt_name(d), batch, m, n, k, fl, p.dot ? "dot" : "axpy", p.warp ? "warp" : "lane");
             for (int w = 0; w < npaths; w++) printf("  %s %.2f", names[w], med(tt[w]));
             printf("  | cublas/gemv %.2fx\n", med(tt[0]) / med(tt[2]));
+            if (p.warp && d == F16) {  // the experiment: the old loop forms, checked then timed with cuBLAS and the shipped kernel
+                int gw = (batch + 7) / 8;
+                const __half* Mp = (const __half*)(p.mIsA ? A : B);
+                const __half* Vp = (const __half*)(p.mIsA ? B : A);
+                std::vector<uint16_t> got(nc), mine(nc);
+                launch(d, p, A, B, C, batch, st); CK(cudaStreamSynchronize(st));
+                CK(cudaMemcpy(mine.data(), C, nc * 2, cudaMemcpyDeviceToHost));
+                const char* vn[] = {"old_steps", "old_kk", "old_steps_u8"};
+                std::vector<std::vector<float>> tv(4);
+                for (int r = 0; r < 27; r++)
+                    for (int w = 0; w < 4; w++) {
+                        l2_flush_read<<<4 * sms, 512, 0, st>>>((const uint4*)flush, (long long)(flush_bytes / 16), sink);
+                        CK(cudaEventRecord(e0, st));
+                        if (w == 0) launch(d, p, A, B, C, batch, st);
+                        else if (w == 1) v_axpy_warp_old<__half, 4, true><<<gw, 256, 0, st>>>(Mp, Vp, (__half*)C, batch, p.R, p.K, p.mStride, p.vStride, p.log2c);
+                        else if (w == 2) v_axpy_warp_old<__half, 4, false><<<gw, 256, 0, st>>>(Mp, Vp, (__half*)C, batch, p.R, p.K, p.mStride, p.vStride, p.log2c);
+                        else v_axpy_warp_old<__half, 8, true><<<gw, 256, 0, st>>>(Mp, Vp, (__half*)C, batch, p.R, p.K, p.mStride, p.vStride, p.log2c);
+                        CK(cudaEventRecord(e1, st)); CK(cudaEventSynchronize(e1));
+                        float ms; CK(cudaEventElapsedTime(&ms, e0, e1));
+                        if (r >= 3) tv[w].push_back(ms * 1000.f);
+                        if (r == 0 && w > 0) {  // same bits as the shipped kernel (same sums in the same order)
+                            CK(cudaMemcpy(got.data(), C, nc * 2, cudaMemcpyDeviceToHost));
+                            if (got != mine) printf("      MISMATCH %s\n", vn[w - 1]);
+                        }
+                    }
+                CK(cudaGetLastError());
+                printf("      warp forms: shipped %.2f  %s %.2f  %s %.2f  %s %.2f\n", med(tv[0]), vn[0], med(tv[1]), vn[1], med(tv[2]), vn[2], med(tv[3]));
+            }
             CK(cudaFree(A)); CK(cudaFree(B)); CK(cudaFree(C)); CK(cudaFree(R2));
         }
     return failed ? 1 : 0;

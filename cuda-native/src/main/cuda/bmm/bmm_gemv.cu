@@ -8,14 +8,16 @@
 //   f16 2048 64x1x64 at 12.9 us custom (bmm_small) and 11.8 us cuBLAS against a 5.7 us floor, 1x64x64 13.1 / 12.5.
 // Floor: batch·(m·k + k·n + m·n)·sizeof(T) / copy bandwidth (the matrix operand dominates).
 // Measured (H100 80GB HBM3, harness cuda-native/dev/bmm/results-h100-gemv.txt, cuBLAS strided batched interleaved, L2
-//   flushed by a read, medians; "read" = a plain read of the matrix operand after the flush): f16 2048 1x64x64
-//   cuBLAS 12.06 / gemv 10.46 / read 9.38 us; 2048 64x1x64 12.03 / 11.52 / 9.47; 2048 1x32x32 11.68 / 6.27; 2048
-//   32x1x32 11.74 / 6.02; 2048 48x1x48 11.84 / 9.12; 512 64x1x64 7.33 / 6.21; 8192 1x64x64 31.33 / 26.82; 8192 64x1x64
-//   31.52 / 29.82 (BF16 within 0.3 us). It loses at 128: 2048 1x128x128 27.26 / 27.49, 128x1x128 27.23 / 32.61, so AUTO
-//   takes it for F16/BF16 up to 64 only (BmmHeuristics.HALF_GEMV_AUTO_MAX_DIM). F32 (in-order sums): 2048 1x64x64
-//   21.79 / 17.66, 64x1x64 19.46 / 21.34 (a loss), 8192 64x1x64 151.42 / 60.29, 512 1x64x64 8.06 / 12.48 (a loss:
-//   512·16 threads under-fill the GPU); AUTO's F32 rules are unchanged (rule 4b's m = 1 shapes now run it, tied with
-//   bmm_team: 17.66 against 17.89). Java sweep: docs/benchmarks/<gpu>/bmm.json, rows (1,64,64) and (64,1,64).
+//   flushed by a read, medians; "read" = a plain read of the matrix operand after the flush): f16 2048 64x1x64 cuBLAS
+//   12.03 / gemv 11.52 / read 9.47 us; 2048 32x1x32 11.74 / 6.02; 2048 48x1x48 11.84 / 9.12; 512 64x1x64 7.33 / 6.21;
+//   8192 64x1x64 31.52 / 29.82 (BF16 within 0.3 us, three later machines within 0.4 us); 128x1x128 27.23 / 32.61 (a
+//   loss). The axpy warp kernel: 2048 1x32x32 11.68 / 6.27-7.1, but 2048 1x64x64 10.46 once and 13.4-13.7 on three later
+//   machines against cuBLAS's 11.8 (results-h100-gemv-forms.txt), 1x128x128 a loss. So AUTO takes the dot form (n = 1)
+//   for F16/BF16 up to 64 (BmmHeuristics.HALF_GEMV_AUTO_MAX_DIM), and the m = 1 shapes its earlier rules already sent to
+//   CUSTOM. F32 (in-order sums): 2048 1x64x64 21.79 / 17.66, 64x1x64 19.46 / 21.34 (a loss), 8192 64x1x64 151.42 /
+//   60.29, 512 1x64x64 8.06 / 12.48 (a loss: 512·16 threads under-fill the GPU); AUTO's F32 rules are unchanged (rule
+//   4b's m = 1 shapes now run it, tied with bmm_team: 17.66 against 17.89). Java sweep: docs/benchmarks/<gpu>/bmm.json,
+//   rows (1,64,64) and (64,1,64).
 // Limits: chosen by BmmHeuristics.useGemv: m = 1 or n = 1 with 16 < max(m, n, k) <= 128; A, B and C on 16 bytes;
 //   the matrix operand's contiguous dimension (k for a "dot" matrix, the output length for an "axpy" one) a multiple
 //   of 16 bytes; batch·R < 2^31 threads (validated: batch·m·n < 2^31). Offsets into the batch are 64-bit.

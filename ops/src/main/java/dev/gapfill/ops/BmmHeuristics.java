@@ -82,18 +82,14 @@ public final class BmmHeuristics {
      */
     public static final int CUSTOM_BATCH_MARGIN = 4096;
     /**
-     * F16/BF16: AUTO runs bmm_gemv (m = 1 or n = 1, neither operand transposed) up to this max(m,n,k). H100 harness
-     * ({@code cuda-native/dev/bmm/results-h100-gemv.txt}, cuBLAS / gemv µs): f16 2048 1×64×64 12.06 / 10.46, 64×1×64
-     * 12.03 / 11.52, 1×32×32 11.68 / 6.27, 32×1×32 11.74 / 6.02, 48×1×48 11.84 / 9.12; 512 64×1×64 7.33 / 6.21; 8192
-     * 1×64×64 31.33 / 26.82, 64×1×64 31.52 / 29.82 (BF16 within 0.3 µs); at 128 cuBLAS keeps it (2048 1×128×128 27.26 /
-     * 27.49, 128×1×128 27.23 / 32.61).
+     * F16/BF16: AUTO runs bmm_gemv's dot form (n = 1, A as stored) up to this max(m,n,k). H100 harness
+     * ({@code cuda-native/dev/bmm/results-h100-gemv.txt}, cuBLAS / gemv µs): f16 2048 64×1×64 12.03 / 11.52, 32×1×32
+     * 11.74 / 6.02, 48×1×48 11.84 / 9.12; 512 64×1×64 7.33 / 6.21; 8192 64×1×64 31.52 / 29.82 (BF16 within 0.3 µs; three
+     * later machines within 0.4 µs); at 128 cuBLAS keeps it (128×1×128 27.23 / 32.61). The axpy form (m = 1, B as stored)
+     * stays with the earlier rules: at 2048 1×64×64 it measured 10.46 µs once and 13.4–13.7 on three later machines against
+     * cuBLAS's 11.8 ({@code results-h100-gemv-forms.txt}).
      */
     public static final int HALF_GEMV_AUTO_MAX_DIM = 64;
-    /**
-     * F16/BF16: AUTO's bmm_gemv rule takes the axpy forms (m = 1, B as stored) from this batch on; at 512 the harness had
-     * a tie (f16 512 1×64×64: cuBLAS 7.07–7.33 µs, gemv 7.26–8.86 over its runs), the dot form a win (7.33 / 6.21).
-     */
-    public static final long HALF_GEMV_AXPY_AUTO_MIN_BATCH = 2048;
     /** Threads per block of bmm_gemv. */
     static final int GEMV_THREADS = 256;
     /** F16/BF16: AUTO's custom bound on max(m,n,k) (rule 3; 2048 48³ loses, 512 48³ wins). */
@@ -301,10 +297,10 @@ public final class BmmHeuristics {
         }
         long maxDim = Math.max(s.m(), Math.max(s.n(), s.k()));
         long volume = s.m() * s.n() * s.k();
-        if (s.dtype() != DType.F32 && !s.transA() && !s.transB() && maxDim <= HALF_GEMV_AUTO_MAX_DIM && useGemv(s, info, align)
-                && (gemvDot(s) || s.batch() >= HALF_GEMV_AXPY_AUTO_MIN_BATCH)) {
-            return custom(s, info, "m=1 or n=1 with max(m,n,k) <= " + HALF_GEMV_AUTO_MAX_DIM + ": bmm_gemv streams the matrix once "
-                    + "(harness f16 2048 1x64x64: vendor 12.06 us, gemv 10.46; 64x1x64 12.03 / 11.52; 32x1x32 11.74 / 6.02)", align);
+        if (s.dtype() != DType.F32 && !s.transA() && !s.transB() && s.n() == 1 && maxDim <= HALF_GEMV_AUTO_MAX_DIM
+                && useGemv(s, info, align)) {
+            return custom(s, info, "n=1 with max(m,n,k) <= " + HALF_GEMV_AUTO_MAX_DIM + ": bmm_gemv streams the matrix once "
+                    + "(harness f16 2048 64x1x64: vendor 12.03 us, gemv 11.52; 32x1x32 11.74 / 6.02; 512 64x1x64 7.33 / 6.21)", align);
         }
         if (s.dtype() == DType.F32) {
             if (s.transA() || s.transB()) {

@@ -113,13 +113,13 @@ class BmmHeuristicsTest {
         assertFalse(BmmHeuristics.useGemv(BmmShape.of(DType.F16, 2048, 1, 64, 136), H100, 16));            // above 128
         assertFalse(BmmHeuristics.useGemv(BmmShape.of(DType.F16, Integer.MAX_VALUE, 1, 1, 24), H100, 16));  // the batch margin
 
-        assertEquals("gemv_axpy_warp_t256", variant(rowTimesMatrix));
+        assertEquals("gemv_axpy_warp_t256", forced(rowTimesMatrix));
         assertEquals("gemv_dot_lane_t256", variant(matrixTimesColumn));
         assertEquals("gemv_dot_lane_t256", variant(BmmShape.of(DType.BF16, 512, 64, 1, 64)));
-        assertEquals(Backend.VENDOR, auto(DType.F16, 512, 1, 64, 64));                                   // axpy at 512: a tie
-        assertEquals(Backend.CUSTOM, auto(DType.F16, BmmHeuristics.HALF_GEMV_AXPY_AUTO_MIN_BATCH, 1, 64, 64));
-        assertEquals("gemv_axpy_warp_t256", variant(BmmShape.of(DType.BF16, 8192, 1, 32, 32)));  // above: bmm_frag32 took it
-        assertEquals(Backend.VENDOR, BmmHeuristics.decide(rowTimesMatrix, H100, 8).backend());         // not on 16 bytes: the vendor
+        assertEquals(Backend.VENDOR, auto(DType.F16, 2048, 1, 64, 64));                                  // the axpy form: cuBLAS
+        assertEquals(Backend.VENDOR, auto(DType.BF16, 8192, 1, 64, 64));
+        assertEquals("gemv_axpy_warp_t256", variant(BmmShape.of(DType.BF16, 8192, 1, 32, 32)));  // rule 3's custom: gemv, not bmm_frag32
+        assertEquals(Backend.VENDOR, BmmHeuristics.decide(matrixTimesColumn, H100, 8).backend());      // not on 16 bytes: the vendor
         assertEquals(Backend.VENDOR, auto(DType.F16, 2048, 64, 1, 64, true, false));                      // transposes: not measured
         assertEquals("gemv_dot_lane_t256", Bmm.decide(matrixTimesColumn.withSharedB(true), H100, Backend.CUSTOM, 16).variant());
         assertEquals(Backend.VENDOR, BmmHeuristics.decide(matrixTimesColumn.withSharedB(true), H100).backend());  // folded GEMM

@@ -195,7 +195,7 @@ class BmmGpuTest {
      * bmm_gemv (m = 1 or n = 1, {@link BmmHeuristics#useGemv}): both storage forms and all three kernels (dot_lane,
      * axpy_lane, axpy_warp), every layout with and without a shared B, matrix rows of 1 to 16 chunks of 16 bytes (the
      * warp kernel's powers of two and others), m = n = 1, a single matrix, partial last blocks and warps, a caller's
-     * output on its own stream every other case; CUSTOM forced, then AUTO on the shapes its rule takes. F32 must equal
+     * output on its own stream every other case; CUSTOM forced, then AUTO on shapes it sends to bmm_gemv. F32 must equal
      * the in-order fmaf sum bit for bit ({@link #check}). A one element off its allocation: another kernel runs.
      */
     @Test void gemvKernelShapesLayoutsAndBatches() {
@@ -219,7 +219,8 @@ class BmmGpuTest {
         assertEquals(java.util.Set.of("BF16 axpy_lane", "BF16 axpy_warp", "BF16 dot_lane", "F16 axpy_lane", "F16 axpy_warp", "F16 dot_lane",
                 "F32 axpy_lane", "F32 dot_lane"), kernels);
         for (DType dt : new DType[] {DType.F16, DType.BF16}) {
-            for (int[] sh : new int[][] {{1, 64, 64, 2048}, {64, 1, 64, 2048}, {32, 1, 32, 600}, {1, 48, 48, 8193}}) {
+            // rule 2b (n = 1) and rule 3's custom shapes with m = 1
+            for (int[] sh : new int[][] {{64, 1, 64, 2048}, {32, 1, 32, 600}, {48, 1, 48, 8193}, {1, 32, 32, 600}, {1, 48, 40, 2051}}) {
                 Decision d = check(dt, sh[3], sh[0], sh[1], sh[2], false, false, false, Backend.AUTO, true, 0, seed++);
                 assertTrue(d.variant().startsWith("gemv_"), dt + " " + java.util.Arrays.toString(sh) + " " + d);
             }
