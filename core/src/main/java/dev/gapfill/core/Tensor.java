@@ -613,7 +613,7 @@ public final class Tensor implements AutoCloseable {
     /** Elements as floats (F32/F16/BF16 widened exactly; I8/I32 converted). */
     public float[] toFloatArray() {
         ByteBuffer b = toRaw();
-        int n = (int) numel();
+        int n = b.remaining() / dtype.bytes();
         float[] out = new float[n];
         for (int i = 0; i < n; i++) {
             out[i] = (float) readElement(b, i);
@@ -652,8 +652,9 @@ public final class Tensor implements AutoCloseable {
         if (dtype != DType.I32) {
             throw new ArgumentException("tensor", "dtype I32 for toIntArray()", dtype.toString());
         }
-        int[] out = new int[(int) numel()];
-        toRaw().asIntBuffer().get(out);
+        ByteBuffer raw = toRaw();  // refuses more than 2^31-1 bytes before anything is sized from the element count
+        int[] out = new int[raw.remaining() / 4];
+        raw.asIntBuffer().get(out);
         return out;
     }
 
@@ -663,8 +664,9 @@ public final class Tensor implements AutoCloseable {
         if (dtype != DType.I8) {
             throw new ArgumentException("tensor", "dtype I8 for toByteArray()", dtype.toString());
         }
-        byte[] out = new byte[(int) numel()];
-        toRaw().get(out);
+        ByteBuffer raw = toRaw();
+        byte[] out = new byte[raw.remaining()];
+        raw.get(out);
         return out;
     }
 
@@ -756,6 +758,11 @@ public final class Tensor implements AutoCloseable {
     public void setDouble(long flat, double v) {
         ByteBuffer h = hostView();
         int o = (int) byteOffsetOf(flat);
+        if (!dtype.isFloating() && !(v == Math.rint(v) && v >= (dtype == DType.I8 ? Byte.MIN_VALUE : Integer.MIN_VALUE)
+                && v <= (dtype == DType.I8 ? Byte.MAX_VALUE : Integer.MAX_VALUE))) {
+            // a cast would truncate a fraction, wrap an I8 out of range, saturate an I32 and turn NaN into 0
+            throw new ArgumentException("value", "a whole number in the range of " + dtype, String.valueOf(v));
+        }
         switch (dtype) {
             case F32: h.putFloat(o, (float) v); break;
             case F16: h.putShort(o, HalfFloats.doubleToHalf(v)); break;

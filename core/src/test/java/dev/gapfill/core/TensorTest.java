@@ -24,6 +24,26 @@ class TensorTest {
         }
     }
 
+    /** Integer elements take whole numbers in range only: a cast would truncate, wrap (I8), saturate (I32) or turn NaN into 0. */
+    @Test void setDoubleRefusesWhatAnIntegerDtypeCannotHold() {
+        try (Tensor b = Tensor.empty(Device.CPU, DType.I8, 2); Tensor i = Tensor.empty(Device.CPU, DType.I32, 2)) {
+            b.setDouble(0, -128);
+            b.setDouble(1, 127);
+            assertArrayEquals(new byte[] {-128, 127}, b.toByteArray());
+            i.setDouble(0, Integer.MIN_VALUE);
+            i.setDouble(1, Integer.MAX_VALUE);
+            assertArrayEquals(new int[] {Integer.MIN_VALUE, Integer.MAX_VALUE}, i.toIntArray());
+            for (double bad : new double[] {128, -129, 2.5, Double.NaN, Double.POSITIVE_INFINITY}) {
+                ArgumentException e = assertThrows(ArgumentException.class, () -> b.setDouble(0, bad), "I8 " + bad);
+                assertTrue(e.getMessage().contains("value"), e.getMessage());
+            }
+            for (double bad : new double[] {2147483648.0, -2147483649.0, 0.5, Double.NaN, Double.NEGATIVE_INFINITY}) {
+                assertThrows(ArgumentException.class, () -> i.setDouble(1, bad), "I32 " + bad);
+            }
+            assertArrayEquals(new int[] {Integer.MIN_VALUE, Integer.MAX_VALUE}, i.toIntArray(), "a refused value writes nothing");
+        }
+    }
+
     @Test void toDoubleArrayWidensEveryDtypeExactlyAndReadsViewsElementByElement() {
         float[] v = {1f, -2.5f, 3.25f, 0.1f, 65504f, -0f, 1e-7f, -3.3e38f};
         for (DType dt : new DType[] {DType.F32, DType.F16, DType.BF16}) {
