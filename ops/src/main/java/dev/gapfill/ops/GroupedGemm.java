@@ -337,7 +337,9 @@ public final class GroupedGemm {
             Checks.noOverlap("out", out, "rowScale", scale);
         }
         long big = 1L << 31;
-        if (x.numel() >= big || tTotal * Math.max(k, n) >= big || k * n >= big || g + 1 >= big) {
+        // each factor below 2^31 first, so that the products below cannot wrap (a gather of 2^32 + 8 rows times a K of
+        // 2^31 - 1 would wrap negative and pass)
+        if (x.numel() >= big || tTotal >= big || k >= big || n >= big || tTotal * Math.max(k, n) >= big || k * n >= big || g + 1 >= big) {
             throw new ArgumentException("x/w", "T_x·K, T_total·K, T_total·N and K·N below 2^31 (32-bit row indexing)",
                     "T_x=" + x.dim(0) + " T_total=" + tTotal + " K=" + k + " N=" + n);
         }
@@ -360,6 +362,9 @@ public final class GroupedGemm {
 
     /** Offsets must be monotonic from 0 to T_total. */
     public static void checkOffsets(int[] off, int tTotal) {
+        if (off == null || off.length == 0) {
+            throw new ArgumentException("offsets", "G + 1 >= 1 offsets", off == null ? "null" : "none");
+        }
         if (off[0] != 0) {
             throw new ArgumentException("offsets", "offsets[0] = 0", "offsets[0] = " + off[0]);
         }

@@ -185,6 +185,8 @@ class GroupedGemmValidationProperties {
         assertEquals("offsets", assertThrows(ArgumentException.class, () -> GroupedGemm.checkOffsets(new int[] {0, 3, 2}, 2)).argument());
         assertEquals("offsets", assertThrows(ArgumentException.class, () -> GroupedGemm.checkOffsets(new int[] {0, 1, 1}, 2)).argument());
         GroupedGemm.checkOffsets(new int[] {0, 0, 2, 2}, 2);
+        assertEquals("offsets", assertThrows(ArgumentException.class, () -> GroupedGemm.checkOffsets(null, 2)).argument());
+        assertEquals("offsets", assertThrows(ArgumentException.class, () -> GroupedGemm.checkOffsets(new int[0], 0)).argument());
     }
 
     @Property(tries = 60)
@@ -420,6 +422,11 @@ class GroupedGemmValidationProperties {
         Tensor gg = big.fake(DType.I32, 1L << 20);
         Options viaGather = Options.builder().gather(gg).build();
         add(c, GG_INT32, gx, gw, big.fake(DType.I32, 2), viaGather, big.fake(DType.F16, 1L << 20, 2048), false);
+        // T_total from a gather of 2^32 + 8 rows with K = 2^31 - 1: T_total·K wraps past 2^63 if multiplied unchecked
+        Tensor wideX = big.fake(DType.F16, 1, (1L << 31) - 1);
+        Tensor wideW = big.fake(DType.F16, 1, (1L << 31) - 1, 1);
+        Options hugeGather = Options.builder().gather(big.fake(DType.I32, (1L << 32) + 8)).build();
+        add(c, GG_INT32, wideX, wideW, big.fake(DType.I32, 2), hugeGather, big.fake(DType.F16, (1L << 32) + 8, 1), false);
         Tensor manyW = big.fake(DType.F16, (1L << 31) - 1, 1, 1);
         add(c, GG_INT32, big.fake(DType.F16, 4, 1), manyW, big.fake(DType.I32, 1L << 31), Options.defaults(), big.fake(DType.F16, 4, 1), false);
         // offsets values: checked wherever they are host-readable (the CPU path and checkOffsets)

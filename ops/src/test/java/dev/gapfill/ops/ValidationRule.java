@@ -276,7 +276,7 @@ enum ValidationRule {
     GG_OUT_SHAPE(GROUPED_GEMM, "out", ARG, ANY, "out not [T_total, N] ([T_total, N/2] with SwiGLU)"),
     GG_OUT_ALIGN(GROUPED_GEMM, "out", ARG, ANY, "device out not 4-byte aligned"),
     GG_OUT_OVERLAP(GROUPED_GEMM, "out", ARG, ANY, "device out overlapping x, w, offsets, gather or rowScale"),
-    GG_INT32(GROUPED_GEMM, "x/w", ARG, ANY, "T_x*K, T_total*max(K, N), K*N or G+1 of 2^31 or more"),
+    GG_INT32(GROUPED_GEMM, "x/w", ARG, ANY, "T_x*K, T_total, T_total*max(K, N), K*N or G+1 of 2^31 or more"),
     GG_GATHER_PASS_INT32(GROUPED_GEMM, "gather", ARG, GPU, "VENDOR with gather: T_total*K + the gather pass's grid stride above 2^31-1"),
     GG_EPILOGUE_PASS_INT32(GROUPED_GEMM, "out", ARG, GPU, "VENDOR with SwiGLU or rowScale: T_total*N' + the epilogue pass's grid stride above 2^31-1"),
     GG_OFFSETS_VALUES(GROUPED_GEMM, "offsets", ARG, ANY, "offsets not monotonic from 0 to T_total (host-readable: CPU path, checkOffsets)"),
