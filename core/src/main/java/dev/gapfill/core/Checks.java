@@ -118,9 +118,9 @@ public final class Checks {
     }
 
     /**
-     * Device tensors: {@code out}'s memory must not overlap {@code in}'s (address ranges {@code [address, address +
-     * span)}). A null {@code in}, or a tensor on the CPU (no device address), is not checked. Run after the
-     * open and device checks.
+     * {@code out}'s memory must not overlap {@code in}'s: device tensors by address ranges {@code [address, address +
+     * span)}, host tensors by their byte ranges in the buffer they share (views of one root tensor; tensors over
+     * different buffers never overlap). A null {@code in} is not checked. Run after the open and device checks.
      */
     public static void noOverlap(String outName, Tensor out, String inName, Tensor in) {
         noOverlap(outName, out, inName, in, false);
@@ -136,13 +136,30 @@ public final class Checks {
     }
 
     private static void noOverlap(String outName, Tensor out, String inName, Tensor in, boolean exactOk) {
-        if (out == null || in == null || !out.device().isCuda() || !in.device().isCuda()) {
+        if (out == null || in == null) {
             return;
         }
-        long o0 = out.address();
-        long o1 = o0 + out.spanBytes();
-        long i0 = in.address();
-        long i1 = i0 + in.spanBytes();
+        long o0;
+        long o1;
+        long i0;
+        long i1;
+        if (out.device().isCuda() && in.device().isCuda()) {
+            o0 = out.address();
+            o1 = o0 + out.spanBytes();
+            i0 = in.address();
+            i1 = i0 + in.spanBytes();
+        } else {
+            // host tensors overlap only as views of one buffer (the CPU reference writes out while it reads its inputs)
+            long[] o = out.hostRangeSharedWith(in);
+            long[] i = in.hostRangeSharedWith(out);
+            if (o == null || i == null) {
+                return;
+            }
+            o0 = o[0];
+            o1 = o[1];
+            i0 = i[0];
+            i1 = i[1];
+        }
         if (o0 < i1 && i0 < o1) {
             if (exactOk && o0 == i0 && out.dtype() == in.dtype() && Arrays.equals(out.shape(), in.shape())
                     && (Arrays.equals(out.strides(), in.strides()) || (out.isContiguous() && in.isContiguous()))) {

@@ -451,6 +451,17 @@ public final class Tensor implements AutoCloseable {
     }
 
     /**
+     * Byte range {@code [start, end)} of this tensor within the host buffer it shares with {@code other}, or null when
+     * the two are not both CPU tensors over one buffer (views of one root tensor). For {@link Checks}' overlap rules.
+     */
+    long[] hostRangeSharedWith(Tensor other) {
+        if (!device.isCpu() || !other.device.isCpu() || storage != other.storage) {
+            return null;
+        }
+        return new long[] {offsetBytes, offsetBytes + spanBytes()};
+    }
+
+    /**
      * The host buffer of a CPU tensor, from element 0 to the end of the tensor's extent ({@link #spanBytes()}; a view
      * cannot write into the rest of its parent through it), little-endian.
      */

@@ -76,11 +76,24 @@ class ChecksTest {
             next.close();
             // an identical tensor overlaps in the strict check
             assertThrows(ArgumentException.class, () -> Checks.noOverlap("out", a, "a", a));
-            // optional inputs and CPU tensors are not checked
+            // optional inputs are not checked
             assertDoesNotThrow(() -> Checks.noOverlap("out", a, "bias", null));
-            try (Tensor cpu = Tensor.empty(Device.CPU, DType.F32, 4)) {
-                assertDoesNotThrow(() -> Checks.noOverlap("out", cpu, "a", cpu));
-            }
+        }
+    }
+
+    /** Host tensors overlap as views of one buffer (the CPU reference writes out while it reads its inputs). */
+    @Test void overlapIsAnErrorOnHostViewsOfOneBuffer() {
+        try (Tensor p = Tensor.empty(Device.CPU, DType.F32, 9); Tensor other = Tensor.empty(Device.CPU, DType.F32, 8)) {
+            Tensor a = p.strided(new long[] {8}, new long[] {1}, 0);
+            Tensor shifted = p.strided(new long[] {8}, new long[] {1}, 1);
+            Tensor head = p.strided(new long[] {4}, new long[] {1}, 0);
+            Tensor tail = p.strided(new long[] {4}, new long[] {1}, 4);
+            assertEquals("out", assertThrows(ArgumentException.class, () -> Checks.noOverlap("out", shifted, "a", a)).argument());
+            assertEquals("out", assertThrows(ArgumentException.class, () -> Checks.noPartialOverlap("out", shifted, "a", a)).argument());
+            assertThrows(ArgumentException.class, () -> Checks.noOverlap("out", p, "a", p));
+            assertDoesNotThrow(() -> Checks.noPartialOverlap("out", a, "a", a));           // exactly the input: in place
+            assertDoesNotThrow(() -> Checks.noOverlap("out", tail, "a", head));             // adjacent views of one buffer
+            assertDoesNotThrow(() -> Checks.noOverlap("out", other, "a", a));               // another buffer
         }
     }
 

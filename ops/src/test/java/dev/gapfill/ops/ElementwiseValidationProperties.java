@@ -16,6 +16,22 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /** Validation and the CPU backend of the elementwise op (runs everywhere). */
 class ElementwiseValidationProperties {
+    /**
+     * On the CPU too, an out one element into its input is refused: the reference writes out[i] before it reads a[i + 1],
+     * so every element would have become a[0]. Exactly the input still runs in place.
+     */
+    @Test void aHostOutPartlyOverlappingAnInputIsRefused() {
+        try (Tensor p = Tensor.of(Device.CPU, DType.F32, new float[] {1, 2, 3, 4, 5, 6, 7, 8, 9}, 9);
+             Tensor b = Tensor.of(Device.CPU, DType.F32, new float[] {1, 1, 1, 1, 1, 1, 1, 1}, 8)) {
+            Tensor a = p.strided(new long[] {8}, new long[] {1}, 0);
+            Tensor out = p.strided(new long[] {8}, new long[] {1}, 1);
+            assertEquals("out", assertThrows(ArgumentException.class, () -> Elementwise.scaleAdd(a, b, 1f, 0f, out, null)).argument());
+            Elementwise.scaleAdd(a, b, 2f, 1f, a, null);  // in place
+            assertEquals(3.0, a.getDouble(0));
+            assertEquals(17.0, a.getDouble(7));
+        }
+    }
+
     @Property(tries = 50)
     void cpuBackendIsTheReference(@ForAll @IntRange(min = 1, max = 500) int n, @ForAll float alpha) {
         float[] x = new float[n];
