@@ -276,7 +276,13 @@ public final class DepthwiseConv3x3 {
         if (x.device().isCpu()) {
             return Decision.reference();
         }
-        return decide(p, options.backend(), x.device());
+        Decision d = decide(p, options.backend(), x.device());
+        if (d.backend() != Backend.CUSTOM) {
+            return d;
+        }
+        // the variant the launch takes for these pointers (launchCustom narrows access widths by the real addresses)
+        return new Decision(Backend.CUSTOM, DepthwiseConv3x3Heuristics.customVariant(p, x.address(), out.address(),
+                residual == null ? 0 : residual.address()), d.reason());
     }
 
     private static Decision decide(Problem p, Backend requested, dev.gapfill.core.Device device) {
@@ -401,6 +407,7 @@ public final class DepthwiseConv3x3 {
         return true;
     }
 
+    /** Keep in step with {@link DepthwiseConv3x3Heuristics#customVariant(Problem, long, long, long)}, which names what runs here. */
     private static void launchCustom(Problem p, Tensor x, Tensor w, Tensor bias, Tensor residual, Tensor out, Stream s) {
         int esz = p.dtype().bytes();
         int ho = p.outH();

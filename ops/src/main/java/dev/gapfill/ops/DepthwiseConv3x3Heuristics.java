@@ -834,6 +834,40 @@ public final class DepthwiseConv3x3Heuristics {
         int cpt = nhwcChannelsPerThread(p);
         return "nhwc_c" + cpt + "w" + nhwcColumnsPerThread(p) + (p.c() % cpt == 0 ? "_vec" : "_scalar") + "_s" + p.stride();
     }
+    /**
+     * {@link #customVariant(Problem)} for tensors at these device addresses ({@code resAddr} 0 without a residual): the
+     * variant {@code DepthwiseConv3x3.launchCustom} runs, which narrows NCHW's access width until x, out and residual
+     * are all aligned to it, takes the plane kernel only with x and out on 16 bytes, and turns the NHWC kernels' 16-byte
+     * (ring) or channel-group (plain) accesses scalar where a pointer is off them. Keep the two in step.
+     */
+    public static String customVariant(Problem p, long xAddr, long outAddr, long resAddr) {
+        int esz = p.dtype().bytes();
+        if (p.layout() == Layout.NCHW) {
+            int vw = nchwVectorWidth(p);
+            while (vw > 1 && !(xAddr % (vw * esz) == 0 && outAddr % (vw * esz) == 0 && resAddr % (vw * esz) == 0)) {
+                vw /= 2;
+            }
+            if (usePlane(p, vw)) {
+                PlaneGrid g = planeGrid(p, xAddr % 16 == 0, outAddr % 16 == 0);
+                if (g != null) {
+                    return "nchw_plane_g" + g.seg() + (g.banded(p) ? "_b" + g.bandRows() : "") + "_s1";
+                }
+            }
+            return "nchw_v" + vw + (useNchwUnroll3(p, vw) ? "u3" : "") + "_s" + p.stride();
+        }
+        if (useRingS2(p) || useRing(p)) {
+            RingConfig cfg = useRingS2(p) ? ringS2Config(p) : ringConfig(p);
+            int cptBytes = cfg.cpt * esz;
+            boolean vec = (useRingS2(p) || p.c() % ringVectorChannels(p) == 0) && xAddr % 16 == 0 && outAddr % cptBytes == 0
+                    && resAddr % cptBytes == 0;
+            return "nhwc_ring" + RING_SLOTS + "_c" + cfg.cpt + "w" + cfg.wc + (vec ? "_vec" : "_scalar") + "_s" + p.stride();
+        }
+        int cpt = nhwcChannelsPerThread(p);
+        int bytes = cpt * esz;
+        boolean vec = p.c() % cpt == 0 && xAddr % bytes == 0 && outAddr % bytes == 0 && resAddr % bytes == 0;
+        return "nhwc_c" + cpt + "w" + nhwcColumnsPerThread(p) + (vec ? "_vec" : "_scalar") + "_s" + p.stride();
+    }
+
     /** The vendor composition for {@code p}, as the VENDOR path runs it. */
     public static String vendorVariant(Problem p) {
         String act;

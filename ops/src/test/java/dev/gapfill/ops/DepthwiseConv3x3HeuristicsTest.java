@@ -477,6 +477,37 @@ class DepthwiseConv3x3HeuristicsTest {
                 DepthwiseConv3x3Heuristics.vendorVariant(new Problem(DType.BF16, Layout.NCHW, 1, 4, 4, 4, 1, Activation.RELU6, false, false)));
     }
 
+    /**
+     * The variant for real pointers names what launchCustom runs: at aligned addresses it is the shape's variant; a
+     * pointer off the access width narrows NCHW's width (and rules out the plane kernel) and turns NHWC's accesses scalar.
+     */
+    @Test void theVariantForPointersNamesWhatTheLaunchRuns() {
+        int[][] shapes = {{1, 8, 28, 28}, {1, 384, 64, 64}, {8, 96, 112, 112}, {2, 64, 7, 7}, {1, 13, 9, 11}, {4, 256, 56, 56}};
+        for (DType dt : new DType[] {DType.F16, DType.BF16, DType.F32}) {
+            for (Layout l : Layout.values()) {
+                for (int[] sh : shapes) {
+                    for (int st : new int[] {1, 2}) {
+                        Problem pr = p(dt, l, sh[0], sh[1], sh[2], sh[3], st);
+                        assertEquals(DepthwiseConv3x3Heuristics.customVariant(pr), DepthwiseConv3x3Heuristics.customVariant(pr, 0, 0, 0), pr.toString());
+                        assertEquals(DepthwiseConv3x3Heuristics.customVariant(pr),
+                                DepthwiseConv3x3Heuristics.customVariant(pr, 1L << 20, 1L << 21, 1L << 22), pr.toString());
+                    }
+                }
+            }
+        }
+        // the review's example: F16 NCHW [1, 8, 28, 28] with x one element into its allocation
+        Problem nchw = p(DType.F16, Layout.NCHW, 1, 8, 28, 28, 1);
+        assertTrue(DepthwiseConv3x3Heuristics.customVariant(nchw).startsWith("nchw_plane_"), DepthwiseConv3x3Heuristics.customVariant(nchw));
+        assertEquals("nchw_v1_s1", DepthwiseConv3x3Heuristics.customVariant(nchw, 2, 0, 0));
+        Problem nhwc = p(DType.F16, Layout.NHWC, 1, 64, 7, 7, 1);
+        assertEquals("nhwc_ring4_c2w4_scalar_s1", DepthwiseConv3x3Heuristics.customVariant(nhwc, 16, 2, 0));   // out off 4 bytes
+        assertEquals("nhwc_ring4_c2w4_scalar_s1", DepthwiseConv3x3Heuristics.customVariant(nhwc, 4, 0, 0));   // x off 16 bytes
+        Problem plain = p(DType.F16, Layout.NHWC, 1, 14, 7, 7, 2);
+        String v = DepthwiseConv3x3Heuristics.customVariant(plain);
+        assertTrue(v.startsWith("nhwc_c") && v.contains("_vec"), v);
+        assertEquals(v.replace("_vec", "_scalar"), DepthwiseConv3x3Heuristics.customVariant(plain, 0, 0, 1));  // residual off its width
+    }
+
     private static Problem q(DType dt, Layout l, int n, int c, int h, int w, int s, Activation act) {
         return new Problem(dt, l, n, c, h, w, s, act, true, false);
     }
