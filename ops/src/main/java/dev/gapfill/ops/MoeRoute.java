@@ -365,6 +365,10 @@ public final class MoeRoute {
         if (info == null) {
             return Decision.reference();
         }
+        if (Backend.resolve(Backend.AUTO) == Backend.VENDOR) {  // what route() does on a device under gapfill.backend=vendor
+            throw new UnsupportedShapeException("backend", "AUTO or CUSTOM (no vendor library implements MoE routing; "
+                    + Backend.PROPERTY + " asks for the vendor)", "VENDOR");
+        }
         long entries = tokens * k;
         if (oneLaunch(tokens, experts, k)) {
             return Decision.lazy(Backend.CUSTOM, "route_block",

@@ -150,6 +150,16 @@ class MoeRouteProperties {
         assertTrue(Integer.bitCount(slots) == 1 && slots <= 16, e + " experts, " + slots + " slots");
     }
 
+    /** Under gapfill.backend=vendor route() refuses device tensors, and the decision says so instead of naming a kernel. */
+    @Test void theDecisionRefusesAVendorOverrideAsTheRunDoes() {
+        DeviceInfo h100 = DeviceInfo.h100ForTests();
+        SystemProperty.with(Backend.PROPERTY, "vendor", () -> {
+            assertEquals("backend", assertThrows(dev.gapfill.core.UnsupportedShapeException.class, () -> MoeRoute.decide(16, 64, 8, h100)).argument());
+            assertEquals(Backend.REFERENCE, MoeRoute.decide(16, 64, 8, null).backend());  // no device: the reference
+        });
+        SystemProperty.with(Backend.PROPERTY, "custom", () -> assertEquals("route_block", MoeRoute.decide(16, 64, 8, h100).variant()));
+    }
+
     @Test void theDecisionNamesTheSortThatRuns() {
         DeviceInfo h100 = DeviceInfo.h100ForTests();
         assertEquals("route_block", MoeRoute.decide(1, 512, 32, h100).variant());
