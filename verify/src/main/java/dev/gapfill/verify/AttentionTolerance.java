@@ -85,7 +85,8 @@ public final class AttentionTolerance {
 
     /**
      * Compares an F32 lse {@code [B, Hq]} (any device) with the reference: within {@link #lseBound} where len > 0,
-     * exactly −inf where len = 0.
+     * exactly −inf where len = 0; where the bound is not finite (an infinite sigma) or the reference is not, only the
+     * reference's bits pass.
      */
     public static Verdict compareLse(Tensor lse, GqaDecodeReference.Exact ref, int headDim) {
         float[] got = lse.device().isCpu() ? hostFloats(lse) : lse.toFloatArray();
@@ -106,7 +107,12 @@ public final class AttentionTolerance {
                 ok = got[i] == Float.NEGATIVE_INFINITY;
             } else {
                 double diff = Math.abs(got[i] - r[i]);
-                ok = Double.isFinite(got[i]) && diff <= lseBound(r[i], len, headDim, ref.sigma()[i]);
+                double bound = lseBound(r[i], len, headDim, ref.sigma()[i]);
+                // an infinite sigma (a score term of -inf: its probability is 0, the lse stays finite) or a non-finite
+                // reference makes the bound infinite: then only the reference's own bits pass, never "within infinity"
+                ok = Double.isFinite(bound) && Double.isFinite(r[i])
+                        ? Double.isFinite(got[i]) && diff <= bound
+                        : Float.floatToRawIntBits(got[i]) == Float.floatToRawIntBits((float) r[i]);
                 if (r[i] != 0 && Double.isFinite(diff)) {
                     maxRel = Math.max(maxRel, diff / Math.abs(r[i]));
                 }

@@ -41,8 +41,18 @@ public final class DepthwiseConv3x3Verification {
         return new Tolerance(Tolerance.Kind.ACCUMULATION, 0, u, acc.accTerm() + extra);
     }
 
-    /** Every element of {@code y} against the reference with {@code tol} (tensors on any device). */
+    /**
+     * Every element of {@code y} against the reference with {@code tol} (tensors on any device).
+     *
+     * @throws dev.gapfill.core.ArgumentException naming {@code residual} when it shares memory with {@code y}: after an
+     *         in-place call the residual holds the result, and a reference built from it would agree with any result
+     *         (pass a copy of the residual taken before the call)
+     */
     public static Verdict check(Tensor y, Tensor x, Tensor w, Tensor bias, Tensor residual, Options o, Tolerance tol, String against) {
+        if (y != null && residual != null && !y.isClosed() && !residual.isClosed() && Verifier.sharesMemory(y, residual)) {
+            throw new dev.gapfill.core.ArgumentException("residual", "the residual as it was before the call (a copy), not y's memory",
+                    "a tensor sharing y's memory");
+        }
         try (Host hx = new Host(x); Host hw = new Host(w); Host hb = new Host(bias); Host hr = new Host(residual)) {
             double[] ref = DepthwiseConv3x3Reference.compute(hx.t, hw.t, hb.t, hr.t, o.stride(), o.layout(), o.activation());
             double[] scale = tol.kind() == Tolerance.Kind.ACCUMULATION

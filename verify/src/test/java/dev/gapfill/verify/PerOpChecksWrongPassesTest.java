@@ -1,0 +1,64 @@
+package dev.gapfill.verify;
+
+import dev.gapfill.core.ArgumentException;
+import dev.gapfill.core.DType;
+import dev.gapfill.core.Device;
+import dev.gapfill.core.Tensor;
+import dev.gapfill.ops.DepthwiseConv3x3;
+import dev.gapfill.ops.reference.GqaDecodeReference;
+import org.junit.jupiter.api.Test;
+
+import java.util.Arrays;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Per-op checks that must not pass a wrong result (CPU tensors; runs everywhere). */
+class PerOpChecksWrongPassesTest {
+    /**
+     * After an in-place depthwise call the residual is the result: a reference built from it agrees with whatever the
+     * kernel wrote (all NaN, or values so large that the convolution rounds away). The check refuses that residual.
+     */
+    @Test void aDepthwiseResidualSharingTheResultsMemoryIsRefused() {
+        float[] xs = new float[2 * 3 * 3];
+        Arrays.fill(xs, 0.5f);
+        float[] ws = new float[2 * 9];
+        Arrays.fill(ws, 0.25f);
+        float[] nan = new float[2 * 3 * 3];
+        Arrays.fill(nan, Float.NaN);
+        DepthwiseConv3x3.Options o = DepthwiseConv3x3.Options.defaults();
+        try (Tensor x = Tensor.of(Device.CPU, DType.F32, xs, 1, 2, 3, 3); Tensor w = Tensor.of(Device.CPU, DType.F32, ws, 2, 3, 3);
+             Tensor y = Tensor.of(Device.CPU, DType.F32, nan, 1, 2, 3, 3)) {
+            ArgumentException e = assertThrows(ArgumentException.class, () -> DepthwiseConv3x3Verification.checkCustom(y, x, w, null, y, o));
+            assertEquals("residual", e.argument());
+            Tensor view = y.strided(y.shape(), Tensor.contiguousStrides(y.shape()), 0);  // another tensor over y's buffer
+            assertEquals("residual", assertThrows(ArgumentException.class,
+                    () -> DepthwiseConv3x3Verification.checkCustom(y, x, w, null, view, o)).argument());
+            try (Tensor copy = Tensor.of(Device.CPU, DType.F32, new float[18], 1, 2, 3, 3)) {  // a residual of its own: compared
+                assertFalse(DepthwiseConv3x3Verification.checkCustom(y, x, w, null, copy, o).pass(), "NaN results fail");
+            }
+        }
+    }
+
+    /**
+     * A score term of −∞ gives its key probability 0, so the lse stays finite while sigma (Σ|q·k|·scale) is infinite:
+     * the bound would be infinite and pass any lse. Only the reference's bits pass there.
+     */
+    @Test void anInfiniteSigmaDoesNotMakeTheLseBoundVacuous() {
+        GqaDecodeReference.Exact ref = new GqaDecodeReference.Exact(new double[64], new double[64], new double[] {1.5},
+                new double[] {Double.POSITIVE_INFINITY}, new int[] {2});
+        try (Tensor wrong = Tensor.of(Device.CPU, DType.F32, new float[] {12345f}, 1, 1);
+             Tensor right = Tensor.of(Device.CPU, DType.F32, new float[] {1.5f}, 1, 1)) {
+            assertFalse(AttentionTolerance.compareLse(wrong, ref, 64).pass());
+            assertTrue(AttentionTolerance.compareLse(right, ref, 64).pass());
+        }
+        // with a finite sigma the bound applies as before
+        GqaDecodeReference.Exact finite = new GqaDecodeReference.Exact(new double[64], new double[64], new double[] {1.5},
+                new double[] {3.0}, new int[] {2});
+        try (Tensor close = Tensor.of(Device.CPU, DType.F32, new float[] {Math.nextUp(1.5f)}, 1, 1)) {
+            assertTrue(AttentionTolerance.compareLse(close, finite, 64).pass());
+        }
+    }
+}
