@@ -1,5 +1,7 @@
 package dev.gapfill.verify;
 
+import dev.gapfill.core.ArgumentException;
+import dev.gapfill.core.Checks;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.ops.MoeRoute;
@@ -25,9 +27,20 @@ public final class MoeRouteVerification {
      * [T, E]) under {@code options}.
      */
     public static Verdict topkWeights(Tensor logits, MoeRoute.Options options, Tensor topkWeights) {
+        if (options == null) {
+            throw new ArgumentException("options", "MoeRoute.Options", "null");
+        }
+        Checks.open("logits", logits);
+        Checks.rank("logits", logits, 2);
+        if (!logits.device().isCpu()) {
+            throw new ArgumentException("logits", "a host tensor (the reference reads it element by element)", logits.device().toString());
+        }
         int t = (int) logits.dim(0);
         int e = (int) logits.dim(1);
         int k = options.topK();
+        if (k < 1 || k > e) {
+            throw new ArgumentException("options.topK", "1 <= k <= E = " + e, String.valueOf(k));
+        }
         double[] exact = MoeRouteReference.weights(logits, k, options.score() == MoeRoute.Score.SIGMOID, options.renormalize(),
                 new int[t * k]);
         double spread = 0;
@@ -58,6 +71,12 @@ public final class MoeRouteVerification {
      * ({@code weights[rowOf[i]] == topkWeights[i]}: the sort copies them). Null when all hold, else the first difference.
      */
     public static String layoutMismatch(MoeRoute.Routing ref, MoeRoute.Routing got) {
+        if (ref == null || got == null) {
+            throw new ArgumentException(ref == null ? "ref" : "got", "a routing", "null");
+        }
+        if (ref == got) {  // a routing compared with itself matches whatever it holds
+            throw new ArgumentException("got", "another routing than ref", "ref itself");
+        }
         String[] names = {"topkIds", "offsets", "gather", "rowOf"};
         Tensor[][] pairs = {{ref.topkIds, got.topkIds}, {ref.offsets, got.offsets}, {ref.gather, got.gather}, {ref.rowOf, got.rowOf}};
         for (int n = 0; n < names.length; n++) {

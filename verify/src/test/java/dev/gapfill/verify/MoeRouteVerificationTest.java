@@ -1,5 +1,6 @@
 package dev.gapfill.verify;
 
+import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
 import dev.gapfill.core.Tensor;
@@ -9,7 +10,9 @@ import org.junit.jupiter.api.Test;
 
 import java.util.Random;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -41,6 +44,19 @@ class MoeRouteVerificationTest {
             assertTrue(MoeRouteVerification.layoutMismatch(ref, got).startsWith("weights[rowOf[7]"));
             got.gather.setRawBits(4, got.gather.getRawBits(4) + 1);
             assertTrue(MoeRouteVerification.layoutMismatch(ref, got).startsWith("gather[4]"));
+            // a routing compared with itself matches whatever it holds: refused
+            assertEquals("got", assertThrows(ArgumentException.class, () -> MoeRouteVerification.layoutMismatch(got, got)).argument());
+        }
+    }
+
+    /** Bad arguments are named before the reference runs (no AIOOBE from k > E, no NPE from null options). */
+    @Test void theWeightCheckNamesBadArguments() {
+        try (Tensor logits = Poison.random(Device.CPU, DType.F32, new Random(13), 5, 4);
+             MoeRoute.Routing r = MoeRoute.route(logits, MoeRoute.Options.topK(2))) {
+            assertEquals("options.topK", assertThrows(ArgumentException.class,
+                    () -> MoeRouteVerification.topkWeights(logits, MoeRoute.Options.topK(8), r.topkWeights)).argument());
+            assertEquals("options", assertThrows(ArgumentException.class,
+                    () -> MoeRouteVerification.topkWeights(logits, null, r.topkWeights)).argument());
         }
     }
 
