@@ -47,11 +47,28 @@ public final class GroupedGemmVerification {
      * Compares {@code out} (any device) with the reference of {@code GroupedGemm.run(x, w, offsets, o, out, ...)};
      * copies every input to the host (synchronises). The path {@code GroupedGemm.decide} names decides whether the
      * result was rounded to the dtype before its epilogue (the grouped-batched call with an epilogue).
+     *
+     * @throws dev.gapfill.core.ArgumentException naming the argument, as the op would, for invalid inputs, an {@code out}
+     *         of another dtype or shape than the op's output, offsets that are not monotonic from 0 to T_total, or gather
+     *         rows outside x
      */
     public static Verdict verify(Tensor x, Tensor w, Tensor offsets, GroupedGemm.Options o, Tensor out) {
+        long[] shape = GroupedGemm.outputShape(x, w, offsets, o);  // the op's own validation, every argument named
+        dev.gapfill.core.Checks.open("out", out);
+        dev.gapfill.core.Checks.dtype("out", out, x.dtype());
+        dev.gapfill.core.Checks.shape("out", out, "T_total, N", shape);
         try (Tensor hx = x.to(Device.CPU); Tensor hw = w.to(Device.CPU)) {
             int[] off = offsets.device().isCpu() ? ints(offsets) : offsets.toIntArray();
+            GroupedGemm.checkOffsets(off, (int) shape[0]);  // the reference indexes rows by them
             int[] gather = o.gather() == null ? null : o.gather().device().isCpu() ? ints(o.gather()) : o.gather().toIntArray();
+            if (gather != null) {
+                for (int r = 0; r < gather.length; r++) {
+                    if (gather[r] < 0 || gather[r] >= x.dim(0)) {
+                        throw new dev.gapfill.core.ArgumentException("gather", "row indices in [0, " + x.dim(0) + ")",
+                                "gather[" + r + "] = " + gather[r]);
+                    }
+                }
+            }
             double[] scale = null;
             if (o.rowScale() != null) {
                 float[] f = o.rowScale().toFloatArray();

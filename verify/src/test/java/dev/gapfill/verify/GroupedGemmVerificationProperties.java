@@ -1,5 +1,6 @@
 package dev.gapfill.verify;
 
+import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
 import dev.gapfill.core.Tensor;
@@ -16,6 +17,7 @@ import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The grouped GEMM verification API on the CPU: the reference backend passes, a perturbed result fails. */
@@ -83,6 +85,22 @@ class GroupedGemmVerificationProperties {
         GroupedGemmReference.Result scaled = new GroupedGemmReference.Result(1, 1, false, new double[1], new double[1], new double[1],
                 new double[] {1.0});
         assertEquals(0x1p-25, scaled.errorScale(tol.accTerm(), DType.F16, true)[0] * tol.accTerm(), 0x1p-25 * 1e-12);
+    }
+
+    /** Bad arguments are named before the reference runs: an out of another shape or dtype, bad offsets or gather rows. */
+    @Test void badArgumentsAreNamedBeforeTheReferenceRuns() {
+        Random rnd = new Random(8);
+        try (Tensor x = rand(rnd, DType.F16, 3, 8); Tensor w = rand(rnd, DType.F16, 2, 8, 16);
+             Tensor off = Tensor.ofInts(Device.CPU, new int[] {0, 1, 3}, 3); Tensor wide = Tensor.ofInts(Device.CPU, new int[] {0, 4, 3}, 3);
+             Tensor y = Tensor.of(Device.CPU, DType.F16, new float[48], 3, 16); Tensor yShort = Tensor.of(Device.CPU, DType.F16, new float[32], 2, 16);
+             Tensor yF32 = Tensor.of(Device.CPU, DType.F32, new float[48], 3, 16); Tensor gi = Tensor.ofInts(Device.CPU, new int[] {0, 3, 1}, 3)) {
+            GroupedGemm.Options o = GroupedGemm.Options.defaults();
+            assertEquals("out", assertThrows(ArgumentException.class, () -> GroupedGemmVerification.verify(x, w, off, o, yShort)).argument());
+            assertEquals("out", assertThrows(ArgumentException.class, () -> GroupedGemmVerification.verify(x, w, off, o, yF32)).argument());
+            assertEquals("offsets", assertThrows(ArgumentException.class, () -> GroupedGemmVerification.verify(x, w, wide, o, y)).argument());
+            GroupedGemm.Options gathered = GroupedGemm.Options.builder().gather(gi).build();  // row 3 of a 3-row x
+            assertEquals("gather", assertThrows(ArgumentException.class, () -> GroupedGemmVerification.verify(x, w, off, gathered, y)).argument());
+        }
     }
 
     private static Tensor rand(Random rnd, DType dt, long... shape) {
