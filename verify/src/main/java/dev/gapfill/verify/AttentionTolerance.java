@@ -94,6 +94,10 @@ public final class AttentionTolerance {
         if (got.length != r.length) {
             throw new ArgumentException("lse", r.length + " values", got.length + " values");
         }
+        if (ref.lens().length == 0 || r.length % ref.lens().length != 0 || ref.sigma().length != r.length) {
+            throw new ArgumentException("ref", "B >= 1 sequences with Hq lse and sigma values each",
+                    ref.lens().length + " lengths, " + r.length + " lse, " + ref.sigma().length + " sigma values");
+        }
         int hq = r.length / ref.lens().length;
         long failures = 0;
         long identical = 0;

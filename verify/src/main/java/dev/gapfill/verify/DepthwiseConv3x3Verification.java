@@ -49,6 +49,16 @@ public final class DepthwiseConv3x3Verification {
      *         (pass a copy of the residual taken before the call)
      */
     public static Verdict check(Tensor y, Tensor x, Tensor w, Tensor bias, Tensor residual, Options o, Tolerance tol, String against) {
+        if (o == null) {
+            throw new dev.gapfill.core.ArgumentException("o", "the call's DepthwiseConv3x3.Options", "null");
+        }
+        dev.gapfill.core.Checks.open("y", y);
+        dev.gapfill.core.Checks.open("x", x);
+        dev.gapfill.core.Checks.open("w", w);
+        dev.gapfill.core.Checks.rank("x", x, 4);
+        if (tol == null) {
+            throw new dev.gapfill.core.ArgumentException("tol", "a Tolerance", "null");
+        }
         if (y != null && residual != null && !y.isClosed() && !residual.isClosed() && Verifier.sharesMemory(y, residual)) {
             throw new dev.gapfill.core.ArgumentException("residual", "the residual as it was before the call (a copy), not y's memory",
                     "a tensor sharing y's memory");
@@ -63,12 +73,12 @@ public final class DepthwiseConv3x3Verification {
 
     /** {@link #check} with the custom policy. */
     public static Verdict checkCustom(Tensor y, Tensor x, Tensor w, Tensor bias, Tensor residual, Options o) {
-        return check(y, x, w, bias, residual, o, custom(o.activation()), "reference");
+        return check(y, x, w, bias, residual, o, o == null ? null : custom(o.activation()), "reference");  // check names a null o
     }
 
     /** {@link #check} with the vendor policy. */
     public static Verdict checkVendor(Tensor y, Tensor x, Tensor w, Tensor bias, Tensor residual, Options o) {
-        return check(y, x, w, bias, residual, o, vendor(y.dtype(), o.activation()), "reference");
+        return check(y, x, w, bias, residual, o, o == null || y == null ? null : vendor(y.dtype(), o.activation()), "reference");
     }
 
     /** A host copy of a device tensor (or the host tensor itself), closed only if it was copied. */

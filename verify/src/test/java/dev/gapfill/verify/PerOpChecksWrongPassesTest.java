@@ -39,6 +39,12 @@ class PerOpChecksWrongPassesTest {
             try (Tensor copy = Tensor.of(Device.CPU, DType.F32, new float[18], 1, 2, 3, 3)) {  // a residual of its own: compared
                 assertFalse(DepthwiseConv3x3Verification.checkCustom(y, x, w, null, copy, o).pass(), "NaN results fail");
             }
+            // arguments named before the reference runs
+            assertEquals("o", assertThrows(ArgumentException.class, () -> DepthwiseConv3x3Verification.checkCustom(y, x, w, null, null, null)).argument());
+            assertEquals("tol", assertThrows(ArgumentException.class,
+                    () -> DepthwiseConv3x3Verification.check(y, x, w, null, null, o, null, "reference")).argument());
+            assertEquals("x", assertThrows(ArgumentException.class,
+                    () -> DepthwiseConv3x3Verification.checkCustom(y, w, w, null, null, o)).argument());  // rank 3
         }
     }
 
@@ -53,6 +59,11 @@ class PerOpChecksWrongPassesTest {
              Tensor right = Tensor.of(Device.CPU, DType.F32, new float[] {1.5f}, 1, 1)) {
             assertFalse(AttentionTolerance.compareLse(wrong, ref, 64).pass());
             assertTrue(AttentionTolerance.compareLse(right, ref, 64).pass());
+        }
+        GqaDecodeReference.Exact noSequences = new GqaDecodeReference.Exact(new double[64], new double[64], new double[] {1.5},
+                new double[] {3.0}, new int[0]);
+        try (Tensor one = Tensor.of(Device.CPU, DType.F32, new float[] {1.5f}, 1, 1)) {
+            assertEquals("ref", assertThrows(ArgumentException.class, () -> AttentionTolerance.compareLse(one, noSequences, 64)).argument());
         }
         // with a finite sigma the bound applies as before
         GqaDecodeReference.Exact finite = new GqaDecodeReference.Exact(new double[64], new double[64], new double[] {1.5},
