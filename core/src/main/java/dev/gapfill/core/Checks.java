@@ -136,38 +136,18 @@ public final class Checks {
     }
 
     private static void noOverlap(String outName, Tensor out, String inName, Tensor in, boolean exactOk) {
-        if (out == null || in == null) {
+        if (out == null || in == null || !out.overlaps(in)) {
             return;
         }
-        long o0;
-        long o1;
-        long i0;
-        long i1;
-        if (out.device().isCuda() && in.device().isCuda()) {
-            o0 = out.address();
-            o1 = o0 + out.spanBytes();
-            i0 = in.address();
-            i1 = i0 + in.spanBytes();
-        } else {
-            // host tensors overlap only as views of one buffer (the CPU reference writes out while it reads its inputs)
-            long[] o = out.hostRangeSharedWith(in);
-            long[] i = in.hostRangeSharedWith(out);
-            if (o == null || i == null) {
-                return;
-            }
-            o0 = o[0];
-            o1 = o[1];
-            i0 = i[0];
-            i1 = i[1];
+        long o0 = out.byteStart();
+        long i0 = in.byteStart();
+        if (exactOk && o0 == i0 && out.dtype() == in.dtype() && Arrays.equals(out.shape(), in.shape())
+                && (Arrays.equals(out.strides(), in.strides()) || (out.isContiguous() && in.isContiguous()))) {
+            return;
         }
-        if (o0 < i1 && i0 < o1) {
-            if (exactOk && o0 == i0 && out.dtype() == in.dtype() && Arrays.equals(out.shape(), in.shape())
-                    && (Arrays.equals(out.strides(), in.strides()) || (out.isContiguous() && in.isContiguous()))) {
-                return;
-            }
-            throw new ArgumentException(outName, "memory disjoint from " + inName + (exactOk ? " (or exactly " + inName + ", in place)" : ""),
-                    String.format(java.util.Locale.ROOT, "[0x%x, 0x%x) overlapping %s [0x%x, 0x%x)", o0, o1, inName, i0, i1));
-        }
+        throw new ArgumentException(outName, "memory disjoint from " + inName + (exactOk ? " (or exactly " + inName + ", in place)" : ""),
+                String.format(java.util.Locale.ROOT, "[0x%x, 0x%x) overlapping %s [0x%x, 0x%x)%s", o0, o0 + out.spanBytes(), inName, i0,
+                        i0 + in.spanBytes(), out.device().isCpu() ? " (offsets in one host buffer)" : ""));
     }
 
     public static void positive(String name, long v) {

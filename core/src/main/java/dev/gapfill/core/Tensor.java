@@ -451,14 +451,24 @@ public final class Tensor implements AutoCloseable {
     }
 
     /**
-     * Byte range {@code [start, end)} of this tensor within the host buffer it shares with {@code other}, or null when
-     * the two are not both CPU tensors over one buffer (views of one root tensor). For {@link Checks}' overlap rules.
+     * Whether this tensor's bytes and {@code other}'s overlap: device tensors by their ranges {@code [address(),
+     * address() + spanBytes())} (one address space), host tensors by their byte ranges in the buffer both view (views
+     * of one root tensor; tensors over different buffers, or on different kinds of device, never overlap).
      */
-    long[] hostRangeSharedWith(Tensor other) {
-        if (!device.isCpu() || !other.device.isCpu() || storage != other.storage) {
-            return null;
+    public boolean overlaps(Tensor other) {
+        ensureOpen("tensor");
+        other.ensureOpen("other");
+        if (device.isCuda() != other.device.isCuda() || (device.isCpu() && storage != other.storage)) {
+            return false;
         }
-        return new long[] {offsetBytes, offsetBytes + spanBytes()};
+        long a0 = byteStart();
+        long b0 = other.byteStart();
+        return a0 < b0 + other.spanBytes() && b0 < a0 + spanBytes();
+    }
+
+    /** Where the tensor's bytes start: its device address, or its offset in the host buffer it views. */
+    long byteStart() {
+        return device.isCuda() ? address() : offsetBytes;
     }
 
     /**

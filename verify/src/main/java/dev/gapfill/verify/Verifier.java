@@ -267,30 +267,11 @@ public final class Verifier {
     }
 
     /**
-     * Whether two open tensors may read the same bytes: the same tensor; two device tensors whose byte ranges
-     * {@code [address(), address() + spanBytes())} overlap (views of one allocation, or borrowed pointers into it; one
-     * address space across devices); or two host tensors over one buffer (views of one root tensor: their offsets in
-     * it are not exposed, so any two such views count, even disjoint ones).
+     * Whether two open tensors may read the same bytes: the same tensor, or byte ranges that overlap ({@link
+     * Tensor#overlaps}: device tensors by address, host views by their offsets in one buffer).
      */
     static boolean sharesMemory(Tensor a, Tensor b) {
-        if (a == b) {
-            return true;
-        }
-        if (a.device().isCuda() && b.device().isCuda()) {
-            long a0 = a.address();
-            long b0 = b.address();
-            return a0 < b0 + b.spanBytes() && b0 < a0 + a.spanBytes();
-        }
-        return a.device().isCpu() && b.device().isCpu() && root(a) == root(b);
-    }
-
-    /** The tensor that owns the memory {@code t} views ({@code t} itself if it is no view). */
-    private static Tensor root(Tensor t) {
-        Tensor r = t;
-        while (r.parent() != null) {
-            r = r.parent();
-        }
-        return r;
+        return a == b || a.overlaps(b);
     }
 
     private static String index(long[] shape, long flat) {

@@ -173,8 +173,12 @@ class VerifierWrongPassesTest {
             assertEquals("expected", argumentOf(() -> Verifier.compare(view, a, Tolerance.ulps(1), "a view")));
             Tensor viewOfView = view.strided(new long[] {4}, new long[] {1}, 0);
             assertEquals("expected", argumentOf(() -> Verifier.compare(viewOfView, view, Tolerance.bitExact(), "a view")));
-            // equal values in memory of its own are compared as ever
+            // equal values in memory of its own are compared as ever, and so are disjoint views of one buffer
             assertTrue(Verifier.compare(a, b, Tolerance.bitExact(), "another result").pass());
+            Tensor head = a.strided(new long[] {2}, new long[] {1}, 0);
+            Tensor tail = a.strided(new long[] {2}, new long[] {1}, 2);
+            assertFalse(Verifier.sharesMemory(head, tail));
+            assertFalse(Verifier.compare(head, tail, Tolerance.bitExact(), "the other half").pass());  // 1, 2 against 3, 4
         }
         // device tensors by byte range (borrowed pointers: refused before any byte is read, so no GPU is needed)
         Device gpu = Device.cuda(0);
