@@ -33,6 +33,18 @@ public enum DType {
     }
 
     /**
+     * Integer dtypes: whether {@code v} is a whole number in the dtype's range, the only values an element holds exactly
+     * (a cast would truncate a fraction, wrap I8, saturate I32 and turn NaN into 0). Float dtypes: true (they round).
+     */
+    public boolean holdsExactly(double v) {
+        switch (this) {
+            case I8: return v >= Byte.MIN_VALUE && v <= Byte.MAX_VALUE && v == Math.rint(v);
+            case I32: return v >= Integer.MIN_VALUE && v <= Integer.MAX_VALUE && v == Math.rint(v);
+            default: return true;
+        }
+    }
+
+    /**
      * Unit roundoff u of the format (half the distance from 1.0 to the next representable value):
      * 2^-24 for F32, 2^-11 for F16, 2^-8 for BF16, 0 for integers (exact).
      */

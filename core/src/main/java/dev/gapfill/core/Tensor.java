@@ -779,9 +779,7 @@ public final class Tensor implements AutoCloseable {
     public void setDouble(long flat, double v) {
         ByteBuffer h = hostView();
         int o = (int) byteOffsetOf(flat);
-        if (!dtype.isFloating() && !(v == Math.rint(v) && v >= (dtype == DType.I8 ? Byte.MIN_VALUE : Integer.MIN_VALUE)
-                && v <= (dtype == DType.I8 ? Byte.MAX_VALUE : Integer.MAX_VALUE))) {
-            // a cast would truncate a fraction, wrap an I8 out of range, saturate an I32 and turn NaN into 0
+        if (!dtype.holdsExactly(v)) {
             throw new ArgumentException("value", "a whole number in the range of " + dtype, String.valueOf(v));
         }
         switch (dtype) {

@@ -3,6 +3,7 @@ package dev.gapfill.core;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class DTypeTest {
@@ -22,5 +23,16 @@ class DTypeTest {
         assertEquals(Double.doubleToRawLongBits(-0.0), Double.doubleToRawLongBits(DType.F16.valueOfBits(0x8000L)));
         assertTrue(Double.isNaN(DType.BF16.valueOfBits(0x7fc1L)));
         assertEquals(Double.NEGATIVE_INFINITY, DType.F16.valueOfBits(0xfc00L));
+    }
+
+    @Test void integerDtypesHoldWholeNumbersInRangeOnly() {
+        assertTrue(DType.I8.holdsExactly(-128) && DType.I8.holdsExactly(127) && DType.I32.holdsExactly(Integer.MIN_VALUE));
+        for (double v : new double[] {128, -129, 0.5, Double.NaN, Double.POSITIVE_INFINITY}) {
+            assertFalse(DType.I8.holdsExactly(v), "I8 " + v);
+        }
+        for (double v : new double[] {2147483648.0, -2147483649.0, -0.5, Double.NaN}) {
+            assertFalse(DType.I32.holdsExactly(v), "I32 " + v);
+        }
+        assertTrue(DType.F16.holdsExactly(0.1) && DType.F32.holdsExactly(Double.NaN), "float dtypes round");
     }
 }

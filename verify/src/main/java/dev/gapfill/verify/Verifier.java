@@ -152,7 +152,7 @@ public final class Verifier {
             double g = got[i];
             // an integer dtype holds whole numbers in its range only: any other reference (NaN, ±inf, a fraction, a
             // value the cast would wrap or saturate) has no encoding, so no result matches it
-            boolean encodable = dt.isFloating() || holdsInteger(dt, r);
+            boolean encodable = dt.holdsExactly(r);
             long ulp;
             boolean same;
             boolean infiniteRef;
@@ -206,13 +206,6 @@ public final class Verifier {
             }
         }
         return t;
-    }
-
-    /** Whether {@code v} is a whole number in the range of the integer dtype {@code dt} (false for NaN and ±inf). */
-    private static boolean holdsInteger(DType dt, double v) {
-        double lo = dt == DType.I8 ? Byte.MIN_VALUE : Integer.MIN_VALUE;
-        double hi = dt == DType.I8 ? Byte.MAX_VALUE : Integer.MAX_VALUE;
-        return v >= lo && v <= hi && v == Math.rint(v);
     }
 
     /**
