@@ -169,9 +169,10 @@ __device__ __forceinline__ void gemv_axpy_warp(const T* __restrict__ M, const T*
 // Entry points: bmm_gemv_<dtype>_<dot|axpy>_lane and, F16/BF16, bmm_gemv_<dtype>_axpy_warp; F32 has the lane kernels
 // only (in-order sums). M: the matrix operand (batch stride m_stride elements, 0 when shared), V: the vector (v_stride,
 // 0 when shared), Y: C, R outputs per matrix. Grids: one thread per output row (dot_lane), per 16 bytes of outputs
-// (axpy_lane) or one warp per matrix (axpy_warp), 256 threads per block. Loads in flight per thread (kUnroll): F16/BF16
-// 4, F32 8 (harness results-h100-gemv.txt: f16 2048 64x1x64 dot_lane 11.52 us with 4, 12.22 with 8; 1x64x64 axpy_warp
-// 10.46 with 4, 13.47 with 8; the 8-deep half kernels hold 74 to 78 registers, three blocks per SM).
+// (axpy_lane) or one warp per matrix (axpy_warp), 256 threads per block. Loads in flight per thread: dot_lane F16/BF16
+// 4 and F32 8 (the macro's U), axpy_warp 4, axpy_lane kDefaultUnroll (8) in every dtype (harness
+// results-h100-gemv.txt: f16 2048 64x1x64 dot_lane 11.52 us with 4, 12.22 with 8; 1x64x64 axpy_warp 10.46 with 4, 13.47
+// with 8; the 8-deep half kernels hold 74 to 78 registers, three blocks per SM).
 #define GAPFILL_GEMV_LANE(T, NAME, U)                                                                                \
     extern "C" __global__ void __launch_bounds__(256) bmm_gemv_##NAME##_dot_lane(                                   \
         const T* M, const T* V, T* Y, int batch, int R, int K, long long m_stride, long long v_stride) {             \

@@ -202,7 +202,7 @@ class BmmGpuTest {
         long seed = 1700;
         DeviceInfo info = Gpu.device(GPU).info();
         int[][] shapes = {{1, 64, 64}, {64, 1, 64}, {1, 128, 128}, {128, 1, 128}, {1, 48, 40}, {40, 1, 48}, {1, 24, 64}, {17, 1, 32},
-                          {1, 1, 64}, {1, 8, 128}, {128, 1, 8}, {1, 32, 17}};
+                          {1, 1, 64}, {1, 8, 128}, {128, 1, 8}, {1, 32, 17}, {1, 16, 64}, {64, 1, 1}};
         long[] batches = {1, 9, 131, 2051};
         java.util.Set<String> kernels = new java.util.TreeSet<>();
         everyLayout(DTYPES, shapes, batches, seed, false, (s, d) -> {
