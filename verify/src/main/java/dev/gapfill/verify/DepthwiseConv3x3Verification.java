@@ -63,12 +63,46 @@ public final class DepthwiseConv3x3Verification {
             throw new dev.gapfill.core.ArgumentException("residual", "the residual as it was before the call (a copy), not y's memory",
                     "a tensor sharing y's memory");
         }
+        checkShapes(y, x, w, bias, residual, o);
         try (Host hx = new Host(x); Host hw = new Host(w); Host hb = new Host(bias); Host hr = new Host(residual)) {
             double[] ref = DepthwiseConv3x3Reference.compute(hx.t, hw.t, hb.t, hr.t, o.stride(), o.layout(), o.activation());
             double[] scale = tol.kind() == Tolerance.Kind.ACCUMULATION
                     ? DepthwiseConv3x3Reference.magnitudes(hx.t, hw.t, hb.t, hr.t, o.stride(), o.layout()) : null;
             return Verifier.compare(y, ref, scale, tol, against);
         }
+    }
+
+    /**
+     * The op's shape and dtype rules (DepthwiseConv3x3's validation, less the device checks: the inputs may be host
+     * copies of a GPU call's), so that a short {@code w} or {@code bias} is named here instead of failing inside the
+     * reference.
+     */
+    private static void checkShapes(Tensor y, Tensor x, Tensor w, Tensor bias, Tensor residual, Options o) {
+        boolean nchw = o.layout() == dev.gapfill.ops.DepthwiseConv3x3.Layout.NCHW;
+        long c = nchw ? x.dim(1) : x.dim(3);
+        String legend = nchw ? "N, C, H', W'" : "N, H', W', C";
+        long[] ys = dev.gapfill.ops.DepthwiseConv3x3.outputShape(x.shape(), o);
+        DType dt = x.dtype();
+        if (w.rank() == 4) {
+            dev.gapfill.core.Checks.shape("w", w, "C, 1, kh, kw", c, 1, 3, 3);
+        } else {
+            dev.gapfill.core.Checks.rank("w", w, 3, 4);
+            dev.gapfill.core.Checks.shape("w", w, "C, kh, kw", c, 3, 3);
+        }
+        dev.gapfill.core.Checks.dtype("w", w, dt);
+        if (bias != null) {
+            dev.gapfill.core.Checks.open("bias", bias);
+            dev.gapfill.core.Checks.rank("bias", bias, 1);
+            dev.gapfill.core.Checks.shape("bias", bias, "C", c);
+            dev.gapfill.core.Checks.dtype("bias", bias, dt);
+        }
+        if (residual != null) {
+            dev.gapfill.core.Checks.open("residual", residual);
+            dev.gapfill.core.Checks.shape("residual", residual, legend, ys);
+            dev.gapfill.core.Checks.dtype("residual", residual, dt);
+        }
+        dev.gapfill.core.Checks.shape("y", y, legend, ys);
+        dev.gapfill.core.Checks.dtype("y", y, dt);
     }
 
     /** {@link #check} with the custom policy. */

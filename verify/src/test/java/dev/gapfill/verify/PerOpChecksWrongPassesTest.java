@@ -45,6 +45,25 @@ class PerOpChecksWrongPassesTest {
                     () -> DepthwiseConv3x3Verification.check(y, x, w, null, null, o, null, "reference")).argument());
             assertEquals("x", assertThrows(ArgumentException.class,
                     () -> DepthwiseConv3x3Verification.checkCustom(y, w, w, null, null, o)).argument());  // rank 3
+            // short or mis-shaped operands are named, not left to fail inside the reference
+            try (Tensor shortW = Tensor.of(Device.CPU, DType.F32, new float[9], 1, 3, 3);
+                 Tensor shortBias = Tensor.of(Device.CPU, DType.F32, new float[1], 1);
+                 Tensor bias = Tensor.of(Device.CPU, DType.F32, new float[] {0.5f, -0.5f}, 2);
+                 Tensor wrongY = Tensor.of(Device.CPU, DType.F32, new float[8], 1, 2, 2, 2);
+                 Tensor f16Bias = Tensor.of(Device.CPU, DType.F16, new float[] {0.5f, -0.5f}, 2);
+                 Tensor shortRes = Tensor.of(Device.CPU, DType.F32, new float[9], 1, 1, 3, 3)) {
+                assertEquals("w", assertThrows(ArgumentException.class,
+                        () -> DepthwiseConv3x3Verification.checkCustom(y, x, shortW, null, null, o)).argument());
+                assertEquals("bias", assertThrows(ArgumentException.class,
+                        () -> DepthwiseConv3x3Verification.checkCustom(y, x, w, shortBias, null, o)).argument());
+                assertEquals("bias", assertThrows(ArgumentException.class,
+                        () -> DepthwiseConv3x3Verification.checkCustom(y, x, w, f16Bias, null, o)).argument());
+                assertEquals("residual", assertThrows(ArgumentException.class,
+                        () -> DepthwiseConv3x3Verification.checkCustom(y, x, w, bias, shortRes, o)).argument());
+                assertEquals("y", assertThrows(ArgumentException.class,
+                        () -> DepthwiseConv3x3Verification.checkCustom(wrongY, x, w, bias, null, o)).argument());
+                assertFalse(DepthwiseConv3x3Verification.checkCustom(y, x, w, bias, null, o).pass(), "NaN results fail");
+            }
         }
     }
 
