@@ -20,7 +20,7 @@ awk '/Compiling entry function/ { cur = ""; if (match($0, /_ZN3wgk8wgmma_i8ILi[0
      cur != "" && /spill stores/ { sp = $0; sub(/.*: */, "", sp) }
      cur != "" && /Used [0-9]+ registers/ { match($0, /Used [0-9]+ registers/); printf "  %-18s %s, %s\n", cur, substr($0, RSTART, RLENGTH), sp; cur = "" }' "$OUT/build.log"
 cuobjdump -sass /tmp/wgmma_ab > "$OUT/sass.txt" 2>/dev/null
-echo "SASS: $(grep -c IGMMA "$OUT/sass.txt") IGMMA, $(grep -c HGMMA "$OUT/sass.txt") HGMMA, $(grep -cE 'STL|LDL' "$OUT/sass.txt") local ld/st (whole binary); $(grep -oE 'IGMMA\.[A-Z0-9.]+' "$OUT/sass.txt" | sort -u | head -4 | tr '\n' ' ')"
+echo "SASS: $(grep -c IGMMA "$OUT/sass.txt") IGMMA, $(grep -c HGMMA "$OUT/sass.txt") HGMMA, $(grep -cE 'STL|LDL' "$OUT/sass.txt") local ld/st (whole binary); $(grep -oE 'IGMMA[A-Za-z0-9._]+' "$OUT/sass.txt" | sort -u | head -4 | tr '\n' ' ')"
 mode=${1:-}
 timeout ${WGMMA_AB_TIMEOUT:-150} /tmp/wgmma_ab $mode | tee "$OUT/wgmma_ab.txt"
 rc=${PIPESTATUS[0]}
