@@ -164,7 +164,7 @@ public final class IssueTargets {
         List<Map<String, Object>> tinyHalf = select(rows, point.and(half).and(r -> shape(r, "n") <= 32));
         out.add(speedupGeomean("n ≤ 32, F16/BF16 (the issue's sweep points, square and (m, n, k)): custom ≥ 2.0× the vendor (geometric mean)",
                 tinyHalf, IssueTargets::vendor, 2.0, line));
-        out.add(speedupAtEveryRow("… never below 1.5×", tinyHalf, 1.5));
+        out.add(speedupAtEveryRow("… never below 1.5×", tinyHalf, 1.5, line));
         out.add(speedupGeomean("n ≤ 32, F32: custom ≥ 1.5× the vendor (geometric mean)",
                 select(rows, point.and(r -> "F32".equals(r.get("dtype")) && shape(r, "n") <= 32)), IssueTargets::vendor, 1.5, line));
         out.add(floorAtEveryRow("48 ≤ n ≤ 128 at batch ≥ 2048, F16/BF16 (the issue's sweep points): floor / custom ≥ 0.8",
@@ -203,7 +203,7 @@ public final class IssueTargets {
             out.add(floorAtEveryRow("M ≤ 16, K·N ≥ 16Mi: floor / custom ≥ 0.8 (the rows' floor column; the file has no copy bandwidth)",
                     s, 0.8, line));
         }
-        out.add(speedupAtEveryRow("… custom ≥ 1.3× the vendor at every point", s, 1.3));
+        out.add(speedupAtEveryRow("… custom ≥ 1.3× the vendor at every point", s, 1.3, line));
         out.add(every("… custom ≥ 2× the F16 cuBLAS peer", select(s, r -> peer(r, "f16_cublas") != null),
                 r -> peer(r, "f16_cublas") / num(r, "custom_us"), 2.0, "×"));
         out.add(speedupGeomean("32 ≤ M ≤ 64: custom ≥ 1.3× the vendor (geometric mean)",
@@ -430,17 +430,33 @@ public final class IssueTargets {
 
     /**
      * Every row's custom speedup over the vendor ≥ {@code need}, and how many rows no kernel could bring there: where the
-     * vendor is already within {@code need}× of the row's floor, {@code need}× its speed would be faster than the floor.
+     * vendor is already within {@code need}× of the row's floor, {@code need}× its speed would be faster than the floor;
+     * with the file's read-after-flush line ({@code line}, may be null), also where it is within {@code need}× of a plain
+     * read of the row's input bytes after the flush (the floor's rows among them).
      */
-    private static Result speedupAtEveryRow(String target, List<Map<String, Object>> rows, double need) {
+    static Result speedupAtEveryRow(String target, List<Map<String, Object>> rows, double need, double[] line) {
         Result res = every(target, rows, IssueTargets::speedup, need, "×");
         int beyondFloor = 0;
+        int beyondRead = 0;
         for (Map<String, Object> r : rows) {
             Double fl = num(r, "floor_us");
-            beyondFloor += fl != null && num(r, "vendor_us") / need < fl ? 1 : 0;
+            double goal = num(r, "vendor_us") / need;
+            beyondFloor += fl != null && goal < fl ? 1 : 0;
+            Double bytes = num(r, "bytes");
+            if (line != null && fl != null && bytes != null && bytes > 0) {
+                beyondRead += goal < Math.max(fl, plainRead(r, line)) ? 1 : 0;
+            }
         }
-        return beyondFloor == 0 ? res : new Result(res.target(), res.measured() + String.format(Locale.ROOT,
-                "; out of any kernel's reach in %d of them (the vendor is within %.2f× of the floor there)", beyondFloor, need), res.met());
+        if (beyondFloor == 0 && beyondRead == 0) {
+            return res;
+        }
+        String text = String.format(Locale.ROOT, "; out of any kernel's reach in %d of them (the vendor is within %.2f× of the floor there)",
+                beyondFloor, need);
+        if (beyondRead > beyondFloor) {
+            text += String.format(Locale.ROOT, "; in %d if none is faster than a plain read of its input bytes after the flush (%.2f µs + bytes / %.0f GB/s)",
+                    beyondRead, line[0], line[1]);
+        }
+        return new Result(res.target(), res.measured() + text, res.met());
     }
 
     /**
