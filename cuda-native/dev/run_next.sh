@@ -67,7 +67,7 @@
 # new GPU case and memcheck over GqaDecodeGpuTest clean, and seven B = 1-4, L = 512 paged pairs 0.4-0.7 us slower
 # (the clamp now sits at the tile's use, not the load). Again: cuda-native/dev/run_next.sh gq (suite, memcheck over
 # GqaDecodeGpuTest, the gqa sweep; ~570 s of the 600), then compare its paged-against-contiguous pairs with
-# docs/benchmark-runs/h100/gqa_decode-cae2d96.json and docs/benchmarks/h100/gqa_decode.json (402b926: 712 of 712).
+# docs/benchmark-runs/h100/gqa_decode-cae2d96.json.xz and docs/benchmarks/h100/gqa_decode.json (402b926: 712 of 712).
 # Thirty-ninth session, second bundle (run at 26a0aad, 417 s, all green; main took it): branch gpu-pending-limit32 (host only: the one launch up to T = 32 where E <= 64,
 # from the aac060f probe; the moe_route sweep gains T = 32): one call, cuda-native/dev/run_next.sh all.
 # Thirty-ninth session, first bundle (run at aac060f, 427 s, all green; main took it): branch gpu-pending-route-pairs = gpu-pending-moe-tests below + route_block selecting 17-32
