@@ -63,7 +63,9 @@ public record Tolerance(Kind kind, long maxUlp, double outU, double accTerm) {
     /**
      * Bound for a reduction of length {@code k} accumulated in fp32 and rounded once to {@code out}.
      *
-     * @param k      reduction length, 0 ≤ k &lt; 2^24 (0 counts as 1); γ_k = k·u/(1 − k·u) bounds nothing once k·u ≥ 1
+     * @param k      reduction length ≥ 0 (0 counts as 1) with growth·γ_k &lt; 1 (γ_k = k·u/(1 − k·u), u = 2^-24: k &lt; 2^23 at
+     *               growth 1, k &lt; 2^24/3 at growth 2). At growth·γ_k ≥ 1 the bound would pass a zeroed result (|ref| ≤
+     *               Σ|terms|), and γ_k bounds nothing at all once k·u ≥ 1
      * @param growth factor ≥ 1 over the classical γ_k bound (1 for FFMA in any order; 2 for tensor cores), finite
      * @throws dev.gapfill.core.ArgumentException (an IllegalArgumentException) naming {@code k} or {@code growth}
      */
@@ -78,6 +80,10 @@ public record Tolerance(Kind kind, long maxUlp, double outU, double accTerm) {
         }
         double kk = Math.max(k, 1);
         double gamma = kk * uAcc / (1 - kk * uAcc);
+        if (!(growth * gamma < 1)) {
+            throw new ArgumentException("k", "a length with growth·γ_k < 1 (at " + growth + "·γ_k >= 1 the bound passes a zeroed result)",
+                    k + " (growth·γ_k = " + growth * gamma + ")");
+        }
         return new Tolerance(Kind.ACCUMULATION, 0, out.unitRoundoff(), growth * gamma);
     }
 
