@@ -2,6 +2,11 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
+# Next session (after the forty-fifth): every sweep but the demo is 64bb3cb's (one H100), the H100 suite is 64bb3cb's
+# (594 tests, 0 failed), the whole record b7efe08's (two H200s, 22 of 24 tool processes clean, the usual two). After
+# 64bb3cb, CPU-tested only: verify's bounds refuse an accumulation factor >= 1 (b18f8c9), the report's per-row reach.
+# Calls: (1, nvidia-h100-x1) rebuild the bundle at HEAD, then DEMO_TIMEOUT=200 scripts/device-run.sh info tests demo
+# (~380 s + the demo); (2, warm) a host A/B of depthwise's enqueue (11.28 us at 64bb3cb against 4.59-9.20 before).
 # Next session (after the forty-second): main's library code is d68937c's, recorded on one H100 (529 tests, 0 failed) and
 # whole on two H200s (529 tests 0 failed, stress 183,520 ops 0 wrong, 22 of 24 tool processes clean, the usual two).
 # Sweeps at d68937c: grouped_gemm, host_overhead, demo, int8_mm, depthwise_conv3x3. Older (same kernels): bmm,
