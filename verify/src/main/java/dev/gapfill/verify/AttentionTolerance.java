@@ -37,8 +37,8 @@ public final class AttentionTolerance {
      *
      * @param probabilitiesRounded true where P is rounded to {@code out} before P·V ({@link #roundsProbabilities})
      * @throws dev.gapfill.core.ArgumentException (an IllegalArgumentException) where {@code maxLen} &lt; 0, {@code headDim}
-     *     &lt; 1 or {@code maxSigma} is not a finite number ≥ 0, and where the accumulation factor 2·γ_k (+ u_out where P
-     *     is rounded; k = maxLen + 2(D+8)·max(1,σ) + 64) reaches 1: there the bound would pass a zeroed result, so no
+     *     &lt; 1 or {@code maxSigma} is not a finite number ≥ 0, and where u_out plus the accumulation factor 2·γ_k (+ u_out
+     *     where P is rounded; k = maxLen + 2(D+8)·max(1,σ) + 64) reaches 1: there the bound would pass a zeroed result, so no
      *     result can be said to pass; it names {@code maxSigma} when the scores' magnitude makes the bound vacuous (σ &gt; 1
      *     and the bound at σ = 1 is not), else {@code maxLen}
      */
@@ -53,21 +53,23 @@ public final class AttentionTolerance {
             throw new ArgumentException("maxSigma", "a finite score magnitude >= 0", String.valueOf(maxSigma));
         }
         double k = lengthK(maxLen, headDim, maxSigma);
-        double rounded = probabilitiesRounded ? out.unitRoundoff() : 0;
+        double outU = out.unitRoundoff();
+        double rounded = probabilitiesRounded ? outU : 0;
         double acc = accumulation(k, rounded);
-        if (!(acc < 1)) {
-            boolean bySigma = maxSigma > 1 && accumulation(lengthK(maxLen, headDim, 1), rounded) < 1;
+        if (!(outU + acc < 1)) {
+            boolean bySigma = maxSigma > 1 && outU + accumulation(lengthK(maxLen, headDim, 1), rounded) < 1;
             throw new ArgumentException(bySigma ? "maxSigma" : "maxLen",
-                    "k = len + 2(D+8)·max(1,sigma) + 64 with 2·γ_k (+ u_out where P is rounded) < 1 (beyond it the attention bound"
-                            + " admits any result no larger than the reference's magnitudes, zero included)",
+                    "k = len + 2(D+8)·max(1,sigma) + 64 with u_out + 2·γ_k (+ u_out where P is rounded) < 1 (beyond it the"
+                            + " attention bound admits any result no larger than the reference's magnitudes, zero included)",
                     "k = " + k + " (maxLen " + maxLen + ", headDim " + headDim + ", maxSigma " + maxSigma + ")");
         }
-        return new Tolerance(Tolerance.Kind.ACCUMULATION, 0, out.unitRoundoff(), acc);
+        return new Tolerance(Tolerance.Kind.ACCUMULATION, 0, outU, acc);
     }
 
     /**
-     * The bound's accumulation factor 2·γ_k + {@code rounded}: infinite where k·u ≥ 1 (γ_k bounds nothing there). At 1 or
-     * more, |ô − o| ≤ factor·Σ p_j|v_j| holds for ô = 0 (|o| ≤ Σ p_j|v_j|), so the bound could not fail a zeroed result.
+     * The bound's accumulation factor 2·γ_k + {@code rounded}: infinite where k·u ≥ 1 (γ_k bounds nothing there). Where
+     * u_out + factor ≥ 1, |ô − o| ≤ u_out·|o| + factor·Σ p_j|v_j| holds for ô = 0 (|o| ≤ Σ p_j|v_j|), so the bound could
+     * not fail a zeroed result.
      */
     private static double accumulation(double k, double rounded) {
         if (k * U32 >= 1) {

@@ -82,6 +82,7 @@ public final class DepthwiseConv3x3Verification {
         long c = nchw ? x.dim(1) : x.dim(3);
         String legend = nchw ? "N, C, H', W'" : "N, H', W', C";
         long[] ys = dev.gapfill.ops.DepthwiseConv3x3.outputShape(x.shape(), o);
+        dev.gapfill.core.Checks.dtype("x", x, java.util.EnumSet.of(DType.F32, DType.F16, DType.BF16));
         DType dt = x.dtype();
         if (w.rank() == 4) {
             dev.gapfill.core.Checks.shape("w", w, "C, 1, kh, kw", c, 1, 3, 3);

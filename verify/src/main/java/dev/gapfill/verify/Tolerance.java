@@ -63,9 +63,10 @@ public record Tolerance(Kind kind, long maxUlp, double outU, double accTerm) {
     /**
      * Bound for a reduction of length {@code k} accumulated in fp32 and rounded once to {@code out}.
      *
-     * @param k      reduction length ≥ 0 (0 counts as 1) with growth·γ_k &lt; 1 (γ_k = k·u/(1 − k·u), u = 2^-24: k &lt; 2^23 at
-     *               growth 1, k &lt; 2^24/3 at growth 2). At growth·γ_k ≥ 1 the bound would pass a zeroed result (|ref| ≤
-     *               Σ|terms|), and γ_k bounds nothing at all once k·u ≥ 1
+     * @param k      reduction length ≥ 0 (0 counts as 1) with u_out + growth·γ_k &lt; 1 (γ_k = k·u/(1 − k·u), u = 2^-24: k
+     *               &lt; 2^23 at growth 1 into F32, k ≤ 5,590,584 at growth 2 into F16). Where u_out + growth·γ_k ≥ 1 the
+     *               bound {@code u_out·|ref| + growth·γ_k·Σ|terms|} would pass a zeroed result (|ref| ≤ Σ|terms|), and
+     *               γ_k bounds nothing at all once k·u ≥ 1
      * @param growth factor ≥ 1 over the classical γ_k bound (1 for FFMA in any order; 2 for tensor cores), finite
      * @throws dev.gapfill.core.ArgumentException (an IllegalArgumentException) naming {@code k} or {@code growth}
      */
@@ -80,11 +81,15 @@ public record Tolerance(Kind kind, long maxUlp, double outU, double accTerm) {
         }
         double kk = Math.max(k, 1);
         double gamma = kk * uAcc / (1 - kk * uAcc);
-        if (!(growth * gamma < 1)) {
-            throw new ArgumentException("k", "a length with growth·γ_k < 1 (at " + growth + "·γ_k >= 1 the bound passes a zeroed result)",
-                    k + " (growth·γ_k = " + growth * gamma + ")");
+        double outU = out.unitRoundoff();
+        if (!(outU + growth * gamma < 1)) {
+            // named after what makes it vacuous: the growth where even one rounding (k = 1) would, else the length
+            boolean byGrowth = !(outU + growth * (uAcc / (1 - uAcc)) < 1);
+            throw new ArgumentException(byGrowth ? "growth" : "k",
+                    "u_out + growth·γ_k < 1 (at 1 or more the bound passes a zeroed result)",
+                    "k " + k + ", growth " + growth + ": u_out + growth·γ_k = " + (outU + growth * gamma));
         }
-        return new Tolerance(Kind.ACCUMULATION, 0, out.unitRoundoff(), growth * gamma);
+        return new Tolerance(Kind.ACCUMULATION, 0, outU, growth * gamma);
     }
 
     @Override public String toString() {

@@ -64,6 +64,27 @@ class PerOpChecksWrongPassesTest {
                         () -> DepthwiseConv3x3Verification.checkCustom(wrongY, x, w, bias, null, o)).argument());
                 assertFalse(DepthwiseConv3x3Verification.checkCustom(y, x, w, bias, null, o).pass(), "NaN results fail");
             }
+            // the op's dtypes only, w's dtype that of x, and the other layout, stride and w's rank-4 form checked alike
+            try (Tensor ix = Tensor.ofInts(Device.CPU, new int[18], 1, 2, 3, 3);
+                 Tensor iw = Tensor.ofInts(Device.CPU, new int[18], 2, 3, 3);
+                 Tensor iy = Tensor.ofInts(Device.CPU, new int[18], 1, 2, 3, 3);
+                 Tensor f16W = Tensor.of(Device.CPU, DType.F16, ws, 2, 3, 3);
+                 Tensor w4 = Tensor.of(Device.CPU, DType.F32, ws, 2, 1, 3, 3);
+                 Tensor nhwcX = Tensor.of(Device.CPU, DType.F32, xs, 1, 3, 3, 2);
+                 Tensor s2Y = Tensor.of(Device.CPU, DType.F32, new float[8], 1, 2, 2, 2)) {
+                assertEquals("x", assertThrows(ArgumentException.class,
+                        () -> DepthwiseConv3x3Verification.checkCustom(iy, ix, iw, null, null, o)).argument());
+                assertEquals("w", assertThrows(ArgumentException.class,
+                        () -> DepthwiseConv3x3Verification.checkCustom(y, x, f16W, null, null, o)).argument());
+                assertFalse(DepthwiseConv3x3Verification.checkCustom(y, x, w4, null, null, o).pass(), "rank-4 w accepted; NaN fails");
+                DepthwiseConv3x3.Options nhwc = DepthwiseConv3x3.Options.builder().layout(DepthwiseConv3x3.Layout.NHWC).build();
+                assertEquals("y", assertThrows(ArgumentException.class,   // y is [1, 2, 3, 3]: NHWC wants [1, 3, 3, 2]
+                        () -> DepthwiseConv3x3Verification.checkCustom(y, nhwcX, w, null, null, nhwc)).argument());
+                DepthwiseConv3x3.Options s2 = DepthwiseConv3x3.Options.builder().stride(2).build();
+                assertEquals("y", assertThrows(ArgumentException.class,   // stride 2 on 3x3: y is [1, 2, 2, 2]
+                        () -> DepthwiseConv3x3Verification.checkCustom(y, x, w, null, null, s2)).argument());
+                assertFalse(DepthwiseConv3x3Verification.checkCustom(s2Y, x, w, null, null, s2).pass(), "shaped right, so compared; zeros fail");
+            }
         }
     }
 

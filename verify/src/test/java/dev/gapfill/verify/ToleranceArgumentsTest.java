@@ -9,8 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The bounds reject arguments that would make them vacuous or meaningless: k·u ≥ 1 (γ_k infinite or negative) or an
- * accumulation factor of 1 or more (the bound would pass a zeroed result), a
+ * The bounds reject arguments that would make them vacuous or meaningless: k·u ≥ 1 (γ_k infinite or negative) or u_out
+ * plus the accumulation factor at 1 or more (the bound would pass a zeroed result), a
  * growth that is not a finite number ≥ 1, a negative length, a score magnitude that is not a finite number ≥ 0.
  */
 class ToleranceArgumentsTest {
@@ -25,10 +25,14 @@ class ToleranceArgumentsTest {
         assertEquals("k", argumentOf(() -> Tolerance.accumulation(DType.F16, (1 << 24) + 1, 2)), "k·u > 1: γ_k negative");
         assertEquals("k", argumentOf(() -> Tolerance.accumulation(DType.F16, Long.MAX_VALUE, 1)));
         assertEquals("k", argumentOf(() -> Tolerance.accumulation(DType.F16, -5, 1)));
-        // k·u < 1 but growth·γ_k ≥ 1: |0 − ref| = |ref| ≤ Σ|terms| ≤ growth·γ_k·Σ|terms|, a zeroed result would pass
+        // k·u < 1 but u_out + growth·γ_k ≥ 1: |0 − ref| = |ref| ≤ u_out·|ref| + growth·γ_k·Σ|terms|, a zeroed result passes
         assertEquals("k", argumentOf(() -> Tolerance.accumulation(DType.F32, 1 << 23, 1)), "k·u = 1/2: γ_k = 1");
-        assertEquals("k", argumentOf(() -> Tolerance.accumulation(DType.F16, (1 << 24) / 3 + 1, 2)), "k·u just over 1/3: 2·γ_k > 1");
+        assertEquals("k", argumentOf(() -> Tolerance.accumulation(DType.F16, 5_590_585, 2)), "2·γ_k + 2^-11 just over 1");
+        assertEquals("k", argumentOf(() -> Tolerance.accumulation(DType.F16, (1 << 24) / 3, 2)), "2·γ_k < 1, but not with u_out");
         assertEquals("k", argumentOf(() -> Tolerance.accumulation(DType.F16, (1 << 24) - 1, 1)));
+        // a growth so large that one rounding is already vacuous is named as the growth
+        assertEquals("growth", argumentOf(() -> Tolerance.accumulation(DType.F32, 0, 0x1p24)));
+        assertEquals("k", argumentOf(() -> Tolerance.accumulation(DType.F16, 2, 0x1p23)));  // fine at k = 1 (0.5 + u_out)
     }
 
     @Test void accumulationRejectsAGrowthThatIsNotAFiniteNumberAtLeastOne() {
@@ -42,9 +46,19 @@ class ToleranceArgumentsTest {
         assertEquals(2 * (4096 * 0x1p-24 / (1 - 4096 * 0x1p-24)), t.accTerm());
         assertEquals(0x1p-11, t.outU());
         Tolerance largest = Tolerance.accumulation(DType.F32, (1 << 23) - 1, 1);
-        assertTrue(largest.accTerm() > 0.99 && largest.accTerm() < 1, largest.toString());
-        Tolerance largestTensorCores = Tolerance.accumulation(DType.F16, (1 << 24) / 3, 2);  // 5,592,405: k·u just under 1/3
-        assertTrue(largestTensorCores.accTerm() > 0.99 && largestTensorCores.accTerm() < 1, largestTensorCores.toString());
+        assertTrue(largest.accTerm() > 0.99 && largest.outU() + largest.accTerm() < 1, largest.toString());
+        Tolerance largestTensorCores = Tolerance.accumulation(DType.F16, 5_590_584, 2);
+        assertTrue(largestTensorCores.accTerm() > 0.99 && largestTensorCores.outU() + largestTensorCores.accTerm() < 1,
+                largestTensorCores.toString());
+        // and even there a zeroed result fails: its error |ref| exceeds (u_out + factor)·|ref| where Σ|terms| = |ref|
+        try (dev.gapfill.core.Tensor zero16 = dev.gapfill.core.Tensor.of(dev.gapfill.core.Device.CPU, DType.F16, new float[2], 2);
+             dev.gapfill.core.Tensor zero32 = dev.gapfill.core.Tensor.of(dev.gapfill.core.Device.CPU, DType.F32, new float[2], 2)) {
+            for (Object[] c : new Object[][] {{zero16, largestTensorCores}, {zero32, largest}}) {
+                Verdict v = Verifier.compare((dev.gapfill.core.Tensor) c[0], new double[] {1.5, -2.0}, new double[] {1.5, 2.0},
+                        (Tolerance) c[1], "reference");
+                assertTrue(!v.pass(), c[1] + ": " + v);
+            }
+        }
         assertEquals(Tolerance.accumulation(DType.F32, 1, 1), Tolerance.accumulation(DType.F32, 0, 1), "k = 0 counts as one rounding");
     }
 
@@ -60,19 +74,17 @@ class ToleranceArgumentsTest {
     }
 
     @Test void attentionBoundThatWouldPassAZeroedResultIsRefused() {
-        // k·u < 1 but 2·γ_k ≥ 1 (k·u ≥ 1/3): |0 − o| = |o| ≤ Σ p|v| ≤ 2γ_k·Σ p|v|, so a zeroed output would pass
-        int len = 6_000_000;  // k = len + 2·136 + 64: k·u = 0.358, 2·γ_k = 1.11
-        assertEquals("maxLen", argumentOf(() -> AttentionTolerance.output(DType.F16, len, 128, 1, false)));
+        // k·u < 1 but u_out + 2·γ_k ≥ 1: |0 − o| = |o| ≤ u_out·|o| + 2γ_k·Σ p|v|, so a zeroed output would pass
+        assertEquals("maxLen", argumentOf(() -> AttentionTolerance.output(DType.F16, 6_000_000, 128, 1, false)));  // 2·γ_k = 1.11
         assertEquals("maxSigma", argumentOf(() -> AttentionTolerance.output(DType.F16, 4096, 128, 25_000, false)));  // 272·σ ≈ 6.8M
-        // just inside: 2·γ_k + u_F16 < 1 still gives a bound, below 1
-        Tolerance inside = AttentionTolerance.output(DType.F16, 5_000_000, 128, 1, true);
-        assertTrue(inside.accTerm() > 0.8 && inside.accTerm() < 1, inside.toString());
-        // P rounded adds u_out: the limit moves with it, so a bound just under 1 without the rounding can reach 1 with it
-        double k = 5_591_000 + 2.0 * 136 + 64;
-        double twoGamma = 2 * (k * 0x1p-24 / (1 - k * 0x1p-24));
-        assertTrue(twoGamma < 1 && twoGamma + DType.F16.unitRoundoff() >= 1, "the case sits between the two limits: " + twoGamma);
-        assertTrue(AttentionTolerance.output(DType.F16, 5_591_000, 128, 1, false).accTerm() < 1);
-        assertEquals("maxLen", argumentOf(() -> AttentionTolerance.output(DType.F16, 5_591_000, 128, 1, true)));
+        // the limits, k = len + 2·136 + 64: u_F16 + 2·γ_k < 1 up to len 5,590,248; with P rounded, u_F16 more, up to 5,588,427
+        Tolerance edge = AttentionTolerance.output(DType.F16, 5_590_248, 128, 1, false);
+        assertTrue(edge.accTerm() > 0.99 && edge.outU() + edge.accTerm() < 1, edge.toString());
+        assertEquals("maxLen", argumentOf(() -> AttentionTolerance.output(DType.F16, 5_590_249, 128, 1, false)));
+        Tolerance roundedEdge = AttentionTolerance.output(DType.F16, 5_588_427, 128, 1, true);
+        assertTrue(roundedEdge.outU() + roundedEdge.accTerm() < 1, roundedEdge.toString());
+        assertEquals("maxLen", argumentOf(() -> AttentionTolerance.output(DType.F16, 5_588_428, 128, 1, true)));
+        assertEquals("maxLen", argumentOf(() -> AttentionTolerance.output(DType.F16, 5_590_248, 128, 1, true)), "the rounding moves the limit");
     }
 
     @Test void attentionBoundOfRealisticProblemsIsUnchanged() {

@@ -442,9 +442,9 @@ public final class IssueTargets {
             Double fl = num(r, "floor_us");
             double goal = num(r, "vendor_us") / need;
             beyondFloor += fl != null && goal < fl ? 1 : 0;
-            Double bytes = num(r, "bytes");
-            if (line != null && fl != null && bytes != null && bytes > 0) {
-                beyondRead += goal < Math.max(fl, plainRead(r, line)) ? 1 : 0;
+            if (line != null && num(r, "bytes") != null) {  // as floorAtEveryRow counts them
+                double read = plainRead(r, line);
+                beyondRead += goal < (fl != null ? Math.max(fl, read) : read) ? 1 : 0;
             }
         }
         if (beyondFloor == 0 && beyondRead == 0) {

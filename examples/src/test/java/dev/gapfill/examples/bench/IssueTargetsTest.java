@@ -178,19 +178,22 @@ class IssueTargetsTest {
     @Test void aPerRowSpeedupTargetAlsoCountsTheRowsWhereItWouldBeatAPlainRead() {
         double[] line = {4.0, 3000.0};  // a plain read after the flush: 4 µs + bytes / 3000 GB/s
         List<Map<String, Object>> rows = new ArrayList<>();
-        // op "op" writes nothing by writtenBytes, so every byte counts as read
-        rows.add(row("F16", shape("batch", 512, "m", 32, "n", 32, "k", 32), 7.2, 5.5, 5.5, 1.0, 3_000_000L, Map.of()));   // 7.2 / 1.5 = 4.8 < 4 + 1 = 5: beyond the read
-        rows.add(row("F16", shape("batch", 2048, "m", 16, "n", 16, "k", 16), 11.7, 4.9, 4.9, 1.0, 3_000_000L, Map.of()));  // 7.8 > 5: reachable, met
-        rows.add(row("F16", shape("batch", 2048, "m", 64, "n", 1, "k", 64), 11.9, 11.5, 11.5, 9.0, 16_000_000L, Map.of())); // 7.9 < 9 floor: beyond both
+        // bmm writes C (512·32·32·2 = 1 MiB) of its 3 MiB: the read of its inputs is 4 + 2 MiB / 3000 GB/s = 4.70 µs,
+        // below 7.2 / 1.5 = 4.8, so reachable (with C counted as read it would be 5.05 µs, beyond)
+        rows.add(opRow("bmm", "F16", shape("batch", 512, "m", 32, "n", 32, "k", 32, "shared_b", false), 7.2, 5.0, 5.0, 1.0, 3L << 20));
+        // a floor (9 µs) above its read (4.0 µs): 12 / 1.5 = 8 is beyond both, the read taken no lower than the floor
+        rows.add(opRow("op", "F16", shape("case", 2), 12.0, 11.0, 11.0, 9.0, 1000L));
+        // an op writing nothing by writtenBytes: read 4 + 3 MB / 3000 GB/s = 5.0 µs > 4.8, beyond the read, not the floor
+        rows.add(opRow("op", "F16", shape("case", 3), 7.2, 4.0, 4.0, 1.0, 3_000_000L));
         IssueTargets.Result r = IssueTargets.speedupAtEveryRow("t", rows, 1.5, line);
         assertFalse(r.met());
-        assertEquals("1 of 3 rows (1.03–2.39×); out of any kernel's reach in 1 of them (the vendor is within 1.50× of the floor there);"
+        assertEquals("1 of 3 rows (1.09–1.80×); out of any kernel's reach in 1 of them (the vendor is within 1.50× of the floor there);"
                 + " in 2 if none is faster than a plain read of its input bytes after the flush (4.00 µs + bytes / 3000 GB/s)", r.measured());
         // without a read line, or when the read adds no row, the text is the floor's alone
-        assertEquals("1 of 3 rows (1.03–2.39×); out of any kernel's reach in 1 of them (the vendor is within 1.50× of the floor there)",
+        assertEquals("1 of 3 rows (1.09–1.80×); out of any kernel's reach in 1 of them (the vendor is within 1.50× of the floor there)",
                 IssueTargets.speedupAtEveryRow("t", rows, 1.5, null).measured());
-        assertEquals("2 of 2 rows (2.39–3.00×)", IssueTargets.speedupAtEveryRow("t",
-                List.of(rows.get(1), row("F16", shape("batch", 8, "m", 2, "n", 2, "k", 2), 30.0, 10.0, 10.0, 1.0, 1000L, Map.of())), 1.5, line).measured());
+        assertEquals("2 of 2 rows (1.80–3.00×)", IssueTargets.speedupAtEveryRow("t",
+                List.of(rows.get(2), opRow("op", "F16", shape("case", 4), 30.0, 10.0, 10.0, 1.0, 1000L)), 1.5, null).measured());
     }
 
     @Test void int8CountsOnlyTheSkinnyLargeRowsAndThePeer() {
