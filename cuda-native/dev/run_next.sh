@@ -6,7 +6,9 @@
 # (594 tests, 0 failed), the whole record b7efe08's (two H200s, 22 of 24 tool processes clean, the usual two). After
 # 64bb3cb, CPU-tested only: verify's bounds refuse an accumulation factor >= 1 (b18f8c9), the report's per-row reach.
 # Calls: (1, nvidia-h100-x1) rebuild the bundle at HEAD, then DEMO_TIMEOUT=200 scripts/device-run.sh info tests demo
-# (~380 s + the demo); (2, warm) a host A/B of depthwise's enqueue (11.28 us at 64bb3cb against 4.59-9.20 before).
+# (~380 s + the demo); (2, warm) a host A/B of depthwise's enqueue (11.28 us at 64bb3cb against 4.59-9.20 before);
+# (3) bash cuda-native/dev/int8_mm/run_bulk_ab.sh: the bulk-copy int8 A/B at M <= 16, compiled only, never run (its
+# own hang guard; worst case ~480 s, so give it a call of its own, OUT=$OUT/bulk to bring the logs back).
 # Next session (after the forty-second): main's library code is d68937c's, recorded on one H100 (529 tests, 0 failed) and
 # whole on two H200s (529 tests 0 failed, stress 183,520 ops 0 wrong, 22 of 24 tool processes clean, the usual two).
 # Sweeps at d68937c: grouped_gemm, host_overhead, demo, int8_mm, depthwise_conv3x3. Older (same kernels): bmm,

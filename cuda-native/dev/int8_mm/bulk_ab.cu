@@ -1,5 +1,5 @@
 // A/B of a Hopper bulk-copy (cp.async.bulk + mbarrier ring) design for the skinny int8 GEMM at M <= 16 (not shipped; a
-// dev experiment, fifty-somethingth session): acc[m, n] = sum_k A[m, k] * W[n, k], A [M, K] int8 tokens, W [N, K] int8
+// dev experiment, forty-fifth session): acc[m, n] = sum_k A[m, k] * W[n, k], A [M, K] int8 tokens, W [N, K] int8
 // weights, both K-contiguous, I32 out. Question: does streaming the weights with bulk asynchronous copies into a
 // shared-memory ring get closer to copy bandwidth than the shipped kernel's per-thread 16-byte loads?
 //
