@@ -8,7 +8,9 @@
 # Calls: (1, nvidia-h100-x1) rebuild the bundle at HEAD, then DEMO_TIMEOUT=200 scripts/device-run.sh info tests demo
 # (~380 s + the demo); (2, warm) a host A/B of depthwise's enqueue (11.28 us at 64bb3cb against 4.59-9.20 before);
 # (3) bash cuda-native/dev/int8_mm/run_bulk_ab.sh: the bulk-copy int8 A/B at M <= 16, compiled only, never run (its
-# own hang guard; worst case ~480 s, so give it a call of its own, OUT=$OUT/bulk to bring the logs back).
+# own hang guard; worst case ~480 s, so give it a call of its own, OUT=$OUT/bulk to bring the logs back);
+# (4) OUT=$OUT/frag bash cuda-native/dev/bmm/run_frag_ab.sh: the bmm frag/frag32 NN variants for the n <= 32 rows
+# (16-byte operand and C moves, other warp plans), compiled only, never run (about a minute, sanitizers included).
 # Next session (after the forty-second): main's library code is d68937c's, recorded on one H100 (529 tests, 0 failed) and
 # whole on two H200s (529 tests 0 failed, stress 183,520 ops 0 wrong, 22 of 24 tool processes clean, the usual two).
 # Sweeps at d68937c: grouped_gemm, host_overhead, demo, int8_mm, depthwise_conv3x3. Older (same kernels): bmm,
