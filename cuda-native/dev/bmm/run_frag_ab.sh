@@ -36,18 +36,19 @@ if command -v cuobjdump >/dev/null; then
 else
   echo "== cuobjdump not found: no SASS counts"
 fi
+# the table first (the point of the run), then the sanitizers, each under its own limit (the whole within a 600 s call)
+echo "== full run"
+timeout -k 10 240 "$bin" 2>&1 | tee "$OUT/frag_ab.txt"; r=${PIPESTATUS[0]}; echo "  rc=$r"; [ $r -ne 0 ] && rc=1
 if command -v compute-sanitizer >/dev/null; then
   for tool in memcheck racecheck; do
     echo "== compute-sanitizer --tool $tool  frag_ab --check-only"
-    timeout 300 compute-sanitizer --tool $tool "$bin" --check-only >"$OUT/frag_ab-$tool.txt" 2>&1; r=$?
+    timeout -k 10 120 compute-sanitizer --tool $tool --error-exitcode 86 "$bin" --check-only >"$OUT/frag_ab-$tool.txt" 2>&1; r=$?
     grep -E "^corr:|check-only|ERROR SUMMARY|RACECHECK SUMMARY|FAIL" "$OUT/frag_ab-$tool.txt" | head -12; echo "  rc=$r"
     [ $r -ne 0 ] && rc=1
   done
 else
   echo "== compute-sanitizer not found: sanitizers skipped"; rc=1
 fi
-echo "== full run"
-timeout 300 "$bin" 2>&1 | tee "$OUT/frag_ab.txt"; r=$?; echo "  rc=$r"; [ $r -ne 0 ] && rc=1
 rm -f "$bin"
 echo "run_frag_ab.sh: rc=$rc"
 exit $rc

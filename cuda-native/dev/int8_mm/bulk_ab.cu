@@ -43,8 +43,8 @@
 // Harness: per shape and M in {1, 4, 8, 16}: checks first (outputs poisoned with 0xff before every launch), then timed
 // (L2 flushed by a read of 4x its size before every launch, paths in rotating order, medians of REPS, default 31):
 // a plain read of the K*N weight bytes, cuBLASLt int8 TN, the shipped skinny kernel at the Java plan, the bulk variants.
-//   ./bulk_ab               checks + timing table (M = 1, 4, 8, 16 x the six (K, N))
-//   ./bulk_ab --check-only  checks only, one shape (K = 2048, N = 5632), every M: for compute-sanitizer
+//   ./bulk_ab               checks + timing table (M = 1, 4, 8, 12, 16 x the six (K, N) and (2048, 5640): an N tail)
+//   ./bulk_ab --check-only  checks only, one shape (K = 2048, N = 5640, an N tail), every M: for compute-sanitizer
 // Build: see run_bulk_ab.sh (nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a ... -lcublasLt).
 #include "../../src/main/cuda/int8_mm/skinny_mma.cu"
 #include "ab_common.cuh"
@@ -442,9 +442,12 @@ int main(int argc, char** argv) {
     cublasLtHandle_t lt; CB(cublasLtCreate(&lt));
     void* ltWs; const size_t ltWsBytes = 32u << 20; CK(cudaMalloc(&ltWs, ltWsBytes));
 
-    std::vector<std::pair<int, int>> shapes = {{4096, 4096}, {4096, 14336}, {14336, 4096}, {8192, 8192}, {8192, 28672}, {2048, 5632}};
-    if (checkOnly) shapes = {{2048, 5632}};
-    const std::vector<int> ms = {1, 4, 8, 16};
+    // N = 5640 (not a multiple of 64 or 128) runs the N-tail paths: clamped or zero-filled weight rows, the n < N store
+    // guard and a partial last tile; M = 12 the zeroed token rows of a 16-row tile (and a token box partly past A in v3)
+    std::vector<std::pair<int, int>> shapes = {{4096, 4096}, {4096, 14336}, {14336, 4096}, {8192, 8192}, {8192, 28672}, {2048, 5632},
+                                               {2048, 5640}};
+    if (checkOnly) shapes = {{2048, 5640}};
+    const std::vector<int> ms = {1, 4, 8, 12, 16};
     size_t maxW = 0; int maxN = 0;
     for (auto& s : shapes) { maxW = std::max(maxW, (size_t)s.first * s.second); maxN = std::max(maxN, s.second); }
     const int MAXM = 16, MAXK = 14336;

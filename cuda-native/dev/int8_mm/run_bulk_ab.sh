@@ -30,17 +30,17 @@ awk '/Function : / { f = ""; if ($0 ~ /_ZN2bk7bulk_i8/) { f = $0; sub(/.*Functio
   "$OUT/sass.txt" | sort
 echo "  SASS whole binary: $(grep -c UBLKCP "$OUT/sass.txt") UBLKCP, $(grep -c UTMALDG "$OUT/sass.txt") UTMALDG, $(grep -c SYNCS "$OUT/sass.txt") SYNCS; kinds: $(grep -oE '(UBLKCP|SYNCS)[A-Za-z0-9._]*' "$OUT/sass.txt" | sort -u | tr '\n' ' ')"
 # a quick plain --check-only first: a hang (mbarrier protocol) shows here in 60 s instead of eating the call
-timeout 60 /tmp/bulk_ab --check-only > "$OUT/check_only.log" 2>&1
+timeout -k 10 60 /tmp/bulk_ab --check-only > "$OUT/check_only.log" 2>&1
 crc=$?
 echo "check-only rc=$crc at $(el) s:"; grep -E "^M=|FAIL|checks:|CTAs/SM" "$OUT/check_only.log" | head -16
 if [ $crc -eq 124 ] || [ $crc -eq 137 ]; then echo "HANG in --check-only (timeout): table and sanitizers skipped"; exit 4; fi
-timeout ${BULK_AB_TIMEOUT:-150} /tmp/bulk_ab | tee "$OUT/bulk_ab.txt"
+timeout -k 10 ${BULK_AB_TIMEOUT:-150} /tmp/bulk_ab | tee "$OUT/bulk_ab.txt"
 rc=${PIPESTATUS[0]}
 echo "run rc=$rc at $(el) s"
 if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then echo "table run timed out: sanitizers skipped"; exit $rc; fi
 san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 for tool in memcheck racecheck; do
-  timeout ${SAN_TIMEOUT:-120} "$san" --tool $tool --print-limit 5 /tmp/bulk_ab --check-only > "$OUT/$tool.log" 2>&1
+  timeout -k 10 ${SAN_TIMEOUT:-120} "$san" --tool $tool --print-limit 5 /tmp/bulk_ab --check-only > "$OUT/$tool.log" 2>&1
   echo "$tool rc=$? at $(el) s:"; grep -E "^M=|FAIL|checks:|ERROR SUMMARY|RACECHECK SUMMARY|hazard|Invalid|Error" "$OUT/$tool.log" | head -12
 done
 exit $rc
