@@ -73,7 +73,10 @@ public final class GroupedGemm {
     // Host scalars for the vendor loop's cuBLAS calls (pointer mode host), allocated once and never written after.
     private static final FloatPointer ONE = Pointers.outliveScopes(new FloatPointer(1f));
     private static final FloatPointer ZERO = Pointers.outliveScopes(new FloatPointer(0f));
-    /** System property: copy offsets (and gather) to the host and validate them before every GPU call (synchronises). */
+    /**
+     * System property: copy offsets (and gather) to the host and validate them before every GPU call (synchronises; not
+     * while the stream is being captured into a CUDA graph, where a synchronising copy would invalidate the capture).
+     */
     public static final String DEBUG_CHECK_OFFSETS = "gapfill.debug.checkOffsets";
 
     private GroupedGemm() {}
@@ -153,12 +156,21 @@ public final class GroupedGemm {
     /** A validated call's dimensions. */
     record Dims(int groups, int tTotal, int xRows, int k, int n, int nOut) {}
 
-    /** Y into a new tensor on the per-thread stream. */
+    /**
+     * Y into a new tensor on the per-thread stream. Every check, those that depend on the path taken included (the vendor
+     * passes' 32-bit indexing, CUSTOM's shape limits, VENDOR under graph capture), runs before the output is allocated.
+     */
     public static Tensor run(Tensor x, Tensor w, Tensor offsets, Options o) {
         Dims d = validate(x, w, offsets, o, null);
+        Stream s = x.device().isCpu() ? null : OpStreams.pick(x.device(), null);
+        Decision dec = s == null ? null : plan(x, w, offsets, o, d, s);
         Tensor out = Tensor.empty(x.device(), x.dtype(), d.tTotal(), d.nOut());
         try {
-            run(x, w, offsets, o, out, null);
+            if (s == null) {
+                GroupedGemmReference.run(x, w, offsets, o, out);
+            } else {
+                launch(x, w, offsets, o, out, s, d, dec);
+            }
         } catch (RuntimeException e) {
             out.close();
             throw e;
@@ -182,6 +194,15 @@ public final class GroupedGemm {
             return;
         }
         Stream s = OpStreams.pick(x.device(), stream);
+        launch(x, w, offsets, o, out, s, d, plan(x, w, offsets, o, d, s));
+    }
+
+    /**
+     * The path a validated GPU call takes on {@code s}, and the checks that depend on it: under graph capture AUTO's
+     * vendor choice becomes the (capturable) custom path and a forced VENDOR is refused; the vendor passes' 32-bit
+     * indexing; CUSTOM's shape limits. Nothing is allocated or launched.
+     */
+    private static Decision plan(Tensor x, Tensor w, Tensor offsets, Options o, Dims d, Stream s) {
         Decision dec = decide(x, w, offsets, o, d);
         if (dec.backend() == Backend.VENDOR && OpStreams.isCapturing(s)) {
             if (Backend.resolve(o.backend()) == Backend.VENDOR) {
@@ -198,11 +219,16 @@ public final class GroupedGemm {
         if (dec.backend() == Backend.VENDOR) {
             checkPassIndexing(o, d, info(x).smCount());  // before the offsets copy and any launch
         }
-        if (Boolean.getBoolean(DEBUG_CHECK_OFFSETS)) {
-            checkOnHost(offsets, o.gather(), d, s);
-        }
         if (dec.backend() == Backend.CUSTOM && dec.variant().equals("unsupported")) {
             throw new UnsupportedShapeException("x/w", "a shape the custom kernel takes: " + dec.reason(), Arrays.toString(w.shape()));
+        }
+        return dec;
+    }
+
+    /** Runs the planned path {@code dec} into {@code out} on {@code s}. */
+    private static void launch(Tensor x, Tensor w, Tensor offsets, Options o, Tensor out, Stream s, Dims d, Decision dec) {
+        if (Boolean.getBoolean(DEBUG_CHECK_OFFSETS) && !OpStreams.isCapturing(s)) {
+            checkOnHost(offsets, o.gather(), d, s);
         }
         OpStreams.record(s, x, w, offsets, o.gather(), o.rowScale(), out);  // before the launches: work already queued orders the frees if a later one fails
         try {

@@ -341,8 +341,13 @@ public final class MoeRoute {
     static final long MAX_ENTRIES = Integer.MAX_VALUE - 1024L;
 
     private static void checkTokens(long t, int k) {
-        if (t * k > MAX_ENTRIES) {
-            throw new ArgumentException("logits", "T·k <= 2^31 - 1025 (32-bit indexing, loop steps included)", t + "·" + k);
+        checkTokens("logits", t, k);
+    }
+
+    /** {@code name}: what carries T (the logits' rows, or decide's {@code tokens}). */
+    private static void checkTokens(String name, long t, int k) {
+        if (t > MAX_ENTRIES / k) {  // T·k > MAX_ENTRIES, without forming T·k (decide's T is any long: the product could wrap)
+            throw new ArgumentException(name, "T·k <= 2^31 - 1025 (32-bit indexing, loop steps included)", t + "·" + k);
         }
     }
 
@@ -361,7 +366,7 @@ public final class MoeRoute {
         if (k < 1 || k > Math.min(experts, MAX_TOP_K)) {
             throw new ArgumentException("k", "1 <= k <= min(E=" + experts + ", " + MAX_TOP_K + ")", String.valueOf(k));
         }
-        checkTokens(tokens, k);
+        checkTokens("tokens", tokens, k);
         if (info == null) {
             return Decision.reference();
         }

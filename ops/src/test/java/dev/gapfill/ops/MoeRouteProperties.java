@@ -190,6 +190,17 @@ class MoeRouteProperties {
         assertEquals(Backend.REFERENCE, MoeRoute.decide(16384, 64, 8, null).backend());
     }
 
+    @Test void decideRefusesTokenCountsWhoseEntriesPassThe32BitLimitEvenWhereTheProductWraps() {
+        DeviceInfo h100 = DeviceInfo.h100ForTests();
+        long limit = MoeRoute.MAX_ENTRIES / 8;  // the largest T with T·8 <= 2^31 - 1025
+        assertEquals("topk_warp+scatter_chunks", MoeRoute.decide(limit, 64, 8, h100).variant());
+        for (long t : new long[] {limit + 1, 1L << 40, 1L << 61, Long.MAX_VALUE}) {  // 2^61 · 8 wraps to 0
+            for (DeviceInfo info : new DeviceInfo[] {h100, null}) {
+                assertEquals("tokens", assertThrows(ArgumentException.class, () -> MoeRoute.decide(t, 64, 8, info)).argument(), t + " " + info);
+            }
+        }
+    }
+
     private static void assertRoutingEquals(MoeRoute.Routing expected, MoeRoute.Routing got) {
         Tensor[] e = all(expected);
         Tensor[] g = all(got);
@@ -274,7 +285,9 @@ class MoeRouteProperties {
         MoeRoute.Options k32 = MoeRoute.Options.topK(32);
         c.add(MR_TOKENS_INT32, "route(logits, options, out, stream)", () -> MoeRoute.route(huge, k32, out, null));
         c.add(MR_TOKENS_INT32, "route(logits, options)", () -> RuleCheck.discard(MoeRoute.route(huge, k32)));
-        c.add(MR_TOKENS_INT32, "decide(tokens, experts, k, info)", () -> MoeRoute.decide(tBig, 32, 32, null));
+        c.add(MR_DECIDE_TOKENS_INT32, "decide(tokens, experts, k, info)", () -> MoeRoute.decide(tBig, 32, 32, null));
+        long wraps = (1L << 61) + rnd.nextInt(8) * 8;  // · 8 wraps past 2^64 to a small product
+        c.add(MR_DECIDE_TOKENS_INT32, "decide(tokens, experts, k, info)", () -> MoeRoute.decide(wraps, 32, 8, DeviceInfo.h100ForTests()));
         c.add(MR_OUT_NULL, "route(logits, options, out, stream)", () -> MoeRoute.route(logits, o, null, null));
         ValidationRule[][] byField = {
             {MR_OFFSETS_CLOSED, MR_OFFSETS_DTYPE, MR_OFFSETS_DEVICE, MR_OFFSETS_CONTIGUOUS, MR_OFFSETS_SHAPE},
@@ -342,7 +355,7 @@ class MoeRouteProperties {
             MR_IDS_CLOSED, MR_IDS_DTYPE, MR_IDS_DEVICE, MR_IDS_CONTIGUOUS, MR_IDS_SHAPE,
             MR_TOPKW_CLOSED, MR_TOPKW_DTYPE, MR_TOPKW_DEVICE, MR_TOPKW_CONTIGUOUS, MR_TOPKW_SHAPE,
             MR_OFFSETS_OVERLAP, MR_GATHER_OVERLAP, MR_WEIGHTS_OVERLAP, MR_ROWOF_OVERLAP, MR_IDS_OVERLAP, MR_TOPKW_OVERLAP,
-            MR_DECIDE_TOKENS, MR_DECIDE_EXPERTS, MR_DECIDE_K, MR_ALLOC_DEVICE, MR_ALLOC_TOKENS, MR_ALLOC_EXPERTS, MR_ALLOC_K})
+            MR_DECIDE_TOKENS, MR_DECIDE_TOKENS_INT32, MR_DECIDE_EXPERTS, MR_DECIDE_K, MR_ALLOC_DEVICE, MR_ALLOC_TOKENS, MR_ALLOC_EXPERTS, MR_ALLOC_K})
     void everyRuleIsEnforcedBeforeAnyWork(@ForAll @IntRange(min = 1, max = 20) int t, @ForAll @IntRange(min = 1, max = 40) int e,
                                           @ForAll @IntRange(min = 1, max = 8) int kk, @ForAll @IntRange(min = 0, max = 2) int dti,
                                           @ForAll boolean sigmoid, @ForAll boolean renorm, @ForAll long seed) {

@@ -433,6 +433,7 @@ enum ValidationRule {
     MR_IDS_OVERLAP(MOE_ROUTE, "out.topkIds", ARG, ANY, "device out.topkIds overlapping logits or an earlier output"),
     MR_TOPKW_OVERLAP(MOE_ROUTE, "out.topkWeights", ARG, ANY, "device out.topkWeights overlapping logits or an earlier output"),
     MR_DECIDE_TOKENS(MOE_ROUTE, "tokens", ARG, ANY, "decide with tokens <= 0"),
+    MR_DECIDE_TOKENS_INT32(MOE_ROUTE, "tokens", ARG, ANY, "decide with tokens*k of 2^31 or more, the product wrapping included"),
     MR_DECIDE_EXPERTS(MOE_ROUTE, "experts", ARG, ANY, "decide with experts <= 0 or > 512"),
     MR_DECIDE_K(MOE_ROUTE, "k", ARG, ANY, "decide with k < 1 or > min(E, 32)"),
     MR_ALLOC_DEVICE(MOE_ROUTE, "device", ARG, ANY, "Routing.allocate on a null device"),
