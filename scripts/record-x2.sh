@@ -29,7 +29,7 @@ for t in regimeBoundaries teamKernelShapesLayoutsAndAlignment teamKernelHalfMidS
     gemvKernelShapesLayoutsAndBatches tf32IsWithinTheTf32Bound sameInputsGiveTheSameBitsTwice decideMatchesTheHeuristicsForTheDevice; do bn="$bn|$bm#$t()"; done
 i8=dev.gapfill.verify.Int8MmGpuTest
 grid="methods:$i8#everyBackendMatchesTheReferenceAndTheVendor(int,int,int)|$i8#newOutputOnThePerThreadStream()"
-grid="$grid|$i8#validationRunsBeforeAnyLaunchOnTheGpu()"
+grid="$grid|$i8#validationRunsBeforeAnyLaunchOnTheGpu()|$i8#vendorRunsOnViewsOn16BytesOnly()"
 property="methods:$i8#randomProblemsMatchTheReferenceOnEveryBackend(dev.gapfill.verify.Int8MmArbitraries\$Problem,long)"
 export SANITIZER_TOOLS="$gpu1 $gpu0"
 export SANITIZER_SHARDS='bm=.*\.BmmGpuTest eb=.*\.BmmGpuTest'\

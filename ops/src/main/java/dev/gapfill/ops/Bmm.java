@@ -119,9 +119,13 @@ public final class Bmm {
     /** {@code op(A)·op(B)} into a new tensor {@code [batch, m, n]}, on the per-thread stream. */
     public static Tensor bmm(Tensor a, Tensor b, Options options) {
         BmmShape s = validate(a, b, null, options);
+        // the decision's own refusals (CUSTOM or REFERENCE forced where they do not apply) before the allocation; the new
+        // output starts on 256 bytes (pool memory), so A's and B's alignment is the call's
+        Decision planned = a.device().isCpu() ? null
+                : decide(s, Gpu.device(a.device()).info(), options.backend(), alignment(a.address(), b.address()));
         Tensor out = Tensor.empty(a.device(), a.dtype(), s.batch(), s.m(), s.n());
         try {
-            run(s, a, b, out, options, null);
+            run(s, a, b, out, options, null, planned);
         } catch (RuntimeException e) {
             out.close();
             throw e;
@@ -231,13 +235,19 @@ public final class Bmm {
     // ------------------------------------------------------------------ execution
 
     private static void run(BmmShape s, Tensor a, Tensor b, Tensor out, Options options, Stream stream) {
+        run(s, a, b, out, options, stream, null);
+    }
+
+    /** {@code planned}: the decision made before {@code out} was allocated (null: decide here), for A's and B's alignment. */
+    private static void run(BmmShape s, Tensor a, Tensor b, Tensor out, Options options, Stream stream, Decision planned) {
         if (a.device().isCpu()) {
             BmmReference.compute(a, b, out, s.transA(), s.transB());
             return;
         }
         Stream st = OpStreams.pick(a.device(), stream);
         CudaDevice dev = st.cudaDevice();
-        Decision d = decide(s, dev.info(), options.backend(), alignment(a.address(), b.address(), out.address()));
+        int align = alignment(a.address(), b.address(), out.address());
+        Decision d = planned != null && align == alignment(a.address(), b.address()) ? planned : decide(s, dev.info(), options.backend(), align);
         OpStreams.record(st, a, b, out);  // before the launches: work already queued orders the frees if a later one fails
         try {
             if (d.backend() == Backend.CUSTOM && d.variant().startsWith("frag_")) {

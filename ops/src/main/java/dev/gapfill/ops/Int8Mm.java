@@ -128,6 +128,9 @@ public final class Int8Mm {
     /** A new [M, N] tensor of {@code o.out()} on the per-thread stream. */
     public static Tensor mm(Tensor a, Tensor w, Options o) {
         Shape s = validate(a, w, o, null);
+        if (!a.device().isCpu()) {
+            planChecks(s, o, Gpu.device(a.device()).info());  // the path's own refusals before the allocation
+        }
         Tensor out = Tensor.empty(a.device(), o.out(), s.m(), s.n());
         try {
             mm(a, w, o, out, null);
@@ -205,7 +208,22 @@ public final class Int8Mm {
         if (a.device().isCpu()) {
             return Decision.reference();
         }
-        return Int8MmHeuristics.decide(s.m(), s.n(), s.k(), o.out(), Gpu.device(a.device()).info(), Backend.resolve(o.backend()));
+        return planChecks(s, o, Gpu.device(a.device()).info());
+    }
+
+    /**
+     * The decision and the refusals that depend on the path, as {@link #plan} makes them, with nothing allocated: the
+     * decision's own (CUSTOM where it does not apply, ...), the custom kernel's plan, and on the vendor path a float
+     * output's dequantization pass within 32-bit indexing.
+     */
+    private static Decision planChecks(Shape s, Options o, dev.gapfill.core.DeviceInfo info) {
+        Decision dec = Int8MmHeuristics.decide(s.m(), s.n(), s.k(), o.out(), info, Backend.resolve(o.backend()));
+        if (dec.backend() == Backend.CUSTOM) {
+            Int8MmHeuristics.skinnyPlan(s.m(), s.n(), s.k(), info);
+        } else if (o.out() != DType.I32) {
+            dequantBlocks(s.m() * s.n(), info.smCount());
+        }
+        return dec;
     }
 
     /**
@@ -374,9 +392,11 @@ public final class Int8Mm {
             Tensor c = this.out == DType.I32 ? out : acc;
             InitcheckAid.beforeVendorWrite(c, stream);
             DevicePointer cp = new DevicePointer(c.address());
+            // the validation admits 16-byte pointers; the cached algorithm assumes 256 (cuBLASLt's default preference)
+            cublasLtMatmulHeuristicResult_t algo = ((w.address() | a.address() | c.address()) & 255) == 0 ? lt.result : algo16(d, lt, shape);
             int rc = cublas.cublasLtMatmul(VendorHandles.cublasLt(d), lt.desc, ONE_I32,
                     new DevicePointer(w.address()), lt.layoutW, new DevicePointer(a.address()), lt.layoutA, ZERO_I32, cp, lt.layoutC, cp,
-                    lt.layoutC, lt.result.algo(), workspace == null ? null : new DevicePointer(workspace.address()),
+                    lt.layoutC, algo.algo(), workspace == null ? null : new DevicePointer(workspace.address()),
                     lt.workspaceBytes, stream.handle());
             if (rc != 0) {  // the message (describe()) is built only on failure
                 VendorHandles.checkBlas(d, rc, "cublasLtMatmul(int8 TN " + describe() + ")");
@@ -524,6 +544,9 @@ public final class Int8Mm {
         final cublasLtMatrixLayoutOpaque_t layoutC;
         final cublasLtMatmulHeuristicResult_t result;
         final long workspaceBytes;
+        // for pointers not all on 256 bytes (the alignment cuBLASLt's heuristic assumes by default, which `result` was
+        // chosen under): an algorithm chosen for 16-byte pointers within workspaceBytes, made on first need; guarded by LT_CACHE
+        cublasLtMatmulHeuristicResult_t result16;
 
         LtAlgo(cublasLtMatmulDescOpaque_t desc, cublasLtMatrixLayoutOpaque_t layoutW, cublasLtMatrixLayoutOpaque_t layoutA,
                cublasLtMatrixLayoutOpaque_t layoutC, cublasLtMatmulHeuristicResult_t result) {
@@ -538,6 +561,9 @@ public final class Int8Mm {
         /** Destroys the descriptors (no plan may use them afterwards). */
         void destroy() {
             destroyLt(desc, layoutW, layoutA, layoutC, result);
+            if (result16 != null) {
+                result16.close();
+            }
         }
     }
 
@@ -617,6 +643,52 @@ public final class Int8Mm {
             } finally {
                 if (!made) {  // a failed call or no algorithm: destroy what was created (the first failure stands)
                     destroyLt(desc, lw, la, lc, result);
+                }
+            }
+        }
+    }
+
+    /**
+     * The algorithm for pointers that are not all on 256 bytes: {@code lt.result} was chosen under cuBLASLt's default
+     * minimum alignments (256 bytes), so an A, W or C view that starts on 16 bytes only (what the validation admits) may
+     * need another. Chosen once per entry with 16-byte minimum alignments and at most the plan's workspace.
+     */
+    private static cublasLtMatmulHeuristicResult_t algo16(CudaDevice d, LtAlgo lt, Shape s) {
+        synchronized (LT_CACHE) {
+            if (lt.result16 != null) {
+                return lt.result16;
+            }
+            cublasLtMatmulHeuristicResult_t result = Pointers.outliveScopes(new cublasLtMatmulHeuristicResult_t(1));
+            boolean made = false;
+            try (PointerPointer<?> pp = new PointerPointer<>(1); IntPointer align = new IntPointer(1); LongPointer maxWs = new LongPointer(1);
+                 IntPointer found = new IntPointer(1)) {
+                VendorHandles.checkBlas(d, cublas.cublasLtMatmulPreferenceCreate(pp), "cublasLtMatmulPreferenceCreate");
+                cublasLtMatmulPreferenceOpaque_t pref = new cublasLtMatmulPreferenceOpaque_t(pp.get(0));
+                try {
+                    maxWs.put(0, lt.workspaceBytes);  // what the plans using lt allocated
+                    VendorHandles.checkBlas(d, cublas.cublasLtMatmulPreferenceSetAttribute(pref, cublas.CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                            maxWs, 8), "MAX_WORKSPACE_BYTES");
+                    align.put(0, 16);
+                    for (int attr : new int[] {cublas.CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, cublas.CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                            cublas.CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, cublas.CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
+                        VendorHandles.checkBlas(d, cublas.cublasLtMatmulPreferenceSetAttribute(pref, attr, align, 4), "MIN_ALIGNMENT_*_BYTES");
+                    }
+                    VendorHandles.checkBlas(d, cublas.cublasLtMatmulAlgoGetHeuristic(VendorHandles.cublasLt(d), lt.desc, lt.layoutW, lt.layoutA,
+                            lt.layoutC, lt.layoutC, pref, 1, result, found),
+                            "cublasLtMatmulAlgoGetHeuristic(int8 TN m=" + s.n() + " n=" + s.m() + " k=" + s.k() + ", 16-byte pointers)");
+                } finally {
+                    cublas.cublasLtMatmulPreferenceDestroy(pref);
+                }
+                if (found.get(0) < 1) {
+                    throw new UnsupportedShapeException("a", "A, W and out on 256 bytes (cuBLASLt has no int8 TN algorithm for 16-byte"
+                            + " pointers within " + lt.workspaceBytes + " bytes of workspace)", "M=" + s.m() + ", N=" + s.n() + ", K=" + s.k());
+                }
+                lt.result16 = result;
+                made = true;
+                return result;
+            } finally {
+                if (!made) {
+                    result.close();
                 }
             }
         }

@@ -176,6 +176,44 @@ class Int8MmGpuTest {
         }
     }
 
+    /**
+     * The validation admits A, W and out on 16 bytes; cuBLASLt's heuristic assumes 256 by default, so the vendor path
+     * picks another algorithm for views off 256 bytes (Int8Mm.algo16). A, W and an I32 out at 16-byte offsets from
+     * pool memory (which starts on 256), bit-exact against the reference, then the aligned tensors again (the cached
+     * algorithm for 256-byte pointers still serves them).
+     */
+    @Test void vendorRunsOnViewsOn16BytesOnly() {
+        Random r = new Random(7);
+        for (int[] mnk : new int[][] {{17, 256, 512}, {48, 1024, 1024}}) {
+            int m = mnk[0], n = mnk[1], k = mnk[2];
+            try (Tensor haFull = randomI8(r, (long) m * k + 16); Tensor hwFull = randomI8(r, (long) n * k + 16);
+                 Tensor aFull = haFull.to(GPU); Tensor wFull = hwFull.to(GPU); Tensor outFull = Tensor.empty(GPU, DType.I32, (long) m * n + 4);
+                 Stream s = Stream.create(GPU)) {
+                Tensor ha = haFull.strided(new long[] {m, k}, new long[] {k, 1}, 16);
+                Tensor hw = hwFull.strided(new long[] {n, k}, new long[] {k, 1}, 16);
+                Tensor a = aFull.strided(new long[] {m, k}, new long[] {k, 1}, 16);
+                Tensor w = wFull.strided(new long[] {n, k}, new long[] {k, 1}, 16);
+                Tensor out = outFull.strided(new long[] {m, n}, new long[] {n, 1}, 4);
+                assertTrue((a.address() & 255) == 16 && (w.address() & 255) == 16 && (out.address() & 255) == 16, "views on 16 bytes only");
+                double[] ref = Int8MmReference.expected(Int8MmReference.accumulate(ha, hw), m, n, null, null, null, DType.I32);
+                Int8Mm.Options o = Int8Mm.Options.int32().withBackend(Backend.VENDOR);
+                for (int run = 0; run < 2; run++) {
+                    Poison.fill(outFull, s);
+                    Int8Mm.mm(a, w, o, out, s);
+                    s.synchronize();
+                    Verdict v = Verifier.compare(out, ref, null, Tolerance.bitExact(), "reference");
+                    assertTrue(v.pass(), m + "x" + n + "x" + k + " views, run " + run + ": " + v);
+                }
+                try (Tensor a0 = ha.to(GPU); Tensor w0 = hw.to(GPU); Tensor out0 = Poison.poisoned(GPU, DType.I32, m, n)) {
+                    Int8Mm.mm(a0, w0, o, out0, s);
+                    s.synchronize();
+                    Verdict v = Verifier.compare(out0, ref, null, Tolerance.bitExact(), "reference");
+                    assertTrue(v.pass(), m + "x" + n + "x" + k + " aligned: " + v);
+                }
+            }
+        }
+    }
+
     @Test void newOutputOnThePerThreadStream() {
         Random r = new Random(5);
         try (Tensor ha = randomI8(r, 3, 64); Tensor hw = randomI8(r, 9, 64); Tensor a = ha.to(GPU); Tensor w = hw.to(GPU);
