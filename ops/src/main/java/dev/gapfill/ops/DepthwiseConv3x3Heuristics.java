@@ -145,9 +145,9 @@ public final class DepthwiseConv3x3Heuristics {
      * has fewer than 1024 threads per SM (the 1×384×64×64 row: strips of 2 rows).
      */
     static int rowsPerStrip(int ho, int target, long threadsPerStrip, int sms) {
-        int strips = (ho + target - 1) / target;
-        int rps = (ho + strips - 1) / strips;
-        while (rps > 2 && threadsPerStrip * ((ho + rps - 1) / rps) < 1024L * sms) {
+        int strips = (int) ((ho + (long) target - 1) / target);  // long: H' may be up to 2^31 - 1
+        int rps = (int) ((ho + (long) strips - 1) / strips);
+        while (rps > 2 && threadsPerStrip * ((ho + (long) rps - 1) / rps) < 1024L * sms) {
             rps = (rps + 1) / 2;
         }
         return rps;
@@ -175,7 +175,7 @@ public final class DepthwiseConv3x3Heuristics {
                 && System.getProperty(NCHW_ROWS_PROPERTY) == null) {
             rps = nchwStrideTwoRows(p.outH(), rps, perStrip, (long) sms * blocksPerSm);
         }
-        long threads = perStrip * ((p.outH() + rps - 1) / rps);
+        long threads = perStrip * ((p.outH() + (long) rps - 1) / rps);
         return new Grid((threads + BLOCK - 1) / BLOCK, rps, 0, threads);
     }
 
@@ -196,8 +196,8 @@ public final class DepthwiseConv3x3Heuristics {
         int best = rps;
         double bestCost = strideTwoCost(ho, rps, perStrip, slots);
         for (int r = rps - 1; r >= 2; r--) {
-            int strips = (ho + r - 1) / r;
-            if ((ho + strips - 1) / strips != r) {
+            int strips = (int) ((ho + (long) r - 1) / r);
+            if ((ho + (long) strips - 1) / strips != r) {
                 continue;  // not a balanced height: the same strip count gives a smaller one
             }
             double cost = strideTwoCost(ho, r, perStrip, slots);
@@ -213,7 +213,7 @@ public final class DepthwiseConv3x3Heuristics {
     static final double STRIDE_TWO_WAVE_MARGIN = 0.05;
 
     private static double strideTwoCost(int ho, int rps, long perStrip, long slots) {
-        long blocks = (perStrip * ((ho + rps - 1) / rps) + BLOCK - 1) / BLOCK;
+        long blocks = (perStrip * ((ho + (long) rps - 1) / rps) + BLOCK - 1) / BLOCK;
         long waves = (blocks + slots - 1) / slots;
         return (double) waves * (2 * rps + 1);
     }
@@ -269,7 +269,7 @@ public final class DepthwiseConv3x3Heuristics {
         int cb = nhwcChunk(groups);
         long perStrip = (long) p.n() * ((groups + cb - 1) / cb) * cb * ((p.outW() + (long) wc - 1) / wc);
         int rps = rowsPerStrip(p.outH(), NHWC_ROWS, perStrip, sms);
-        long threads = perStrip * ((p.outH() + rps - 1) / rps);
+        long threads = perStrip * ((p.outH() + (long) rps - 1) / rps);
         return new Grid((threads + BLOCK - 1) / BLOCK, rps, cb, threads);
     }
 
@@ -539,8 +539,8 @@ public final class DepthwiseConv3x3Heuristics {
         int rps = h;
         long best = -1;
         for (int st = Math.max(1, sMin); st <= sMax; st++) {
-            int r = (h + st - 1) / st;
-            if ((h + r - 1) / r != st || perStrip * st < need) {
+            int r = (int) ((h + (long) st - 1) / st);  // long: H' may be up to 2^31 - 1
+            if ((h + (long) r - 1) / r != st || perStrip * st < need) {
                 continue;  // same rows per strip as a smaller count, or too few blocks
             }
             long cost = (perStrip * st + sms - 1) / sms * (stride * r + 6);
@@ -549,7 +549,7 @@ public final class DepthwiseConv3x3Heuristics {
                 rps = r;
             }
         }
-        int strips = (h + rps - 1) / rps;
+        int strips = (int) ((h + (long) rps - 1) / rps);
         return new RingGrid(cfg, cgs, tws, (int) colTiles, chunks, strips, rps, perStrip * strips, threads, smem, bps);
     }
 
@@ -724,9 +724,9 @@ public final class DepthwiseConv3x3Heuristics {
         if (nseg > 256) {
             return null;
         }
-        int strips = Math.min((h + 7) / 8, 256 / nseg);     // strips of <= 8 rows, balanced
-        int rps = (h + strips - 1) / strips;
-        strips = (h + rps - 1) / rps;
+        int strips = (int) Math.min((h + 7L) / 8, 256 / nseg);     // strips of <= 8 rows, balanced (long: H up to 2^31 - 1)
+        int rps = (int) ((h + (long) strips - 1) / strips);
+        strips = (int) ((h + (long) rps - 1) / rps);
         int perPlane = strips * nseg;
         long planeBytes = (long) h * w * es;
         Integer forcedBand = positiveRowsProperty(PLANE_BAND_ROWS_PROPERTY);
@@ -793,10 +793,10 @@ public final class DepthwiseConv3x3Heuristics {
             return null;
         }
         int bands = (int) ((h + rows - 1) / rows);
-        int br = (h + bands - 1) / bands;                      // balanced: the last band at most bands - 1 rows shorter
+        int br = (int) ((h + (long) bands - 1) / bands);       // balanced: the last band at most bands - 1 rows shorter
         int strips = Math.min(stripsPerBand, br);
-        int rps = (br + strips - 1) / strips;
-        strips = (br + rps - 1) / rps;
+        int rps = (int) ((br + (long) strips - 1) / strips);
+        strips = (int) ((br + (long) rps - 1) / rps);
         int threads = Math.max(64, (strips * nseg + 31) / 32 * 32);
         int smem = (int) ((2L * (br + 2) + (stage ? br : 0)) * rowBytes);
         long chunks = (long) p.n() * p.c() * bands;

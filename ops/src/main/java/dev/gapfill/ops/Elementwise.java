@@ -32,6 +32,9 @@ public final class Elementwise {
     /** {@code alpha·a + beta·b} into a new tensor, on the per-thread stream. */
     public static Tensor scaleAdd(Tensor a, Tensor b, float alpha, float beta) {
         checkInputs(a, b, alpha, beta);  // before allocating the output
+        if (!a.device().isCpu()) {
+            checkedBlocks(a.numel(), a.dtype(), Gpu.device(a.device()).info().smCount());  // the kernel's 32-bit indexing, too
+        }
         Tensor out = Tensor.empty(a.device(), a.dtype(), a.shape());
         try {
             scaleAdd(a, b, alpha, beta, out, null);

@@ -48,7 +48,8 @@ import dev.gapfill.core.Tensor;
  * cuBLAS GEMM with V (paged caches gathered to contiguous first). The vendor path reads K and V up to maxLen for
  * every sequence: rows past len_b must hold finite values (a zero-initialised cache does); their probability is 0.
  * Its mask and probability passes index key positions in 32 bits with a grid of about maxLen threads, so a VENDOR plan
- * takes maxLen up to 1,073,741,568 (refused by name, "maxLen", above it); a CUSTOM plan up to 2^30 = 1,073,741,824
+ * takes maxLen up to 2^30 − 1 = 1,073,741,823 (refused by name, "maxLen", above it; AUTO and {@link #decide} do not
+ * name the vendor there); a CUSTOM plan up to 2^30 = 1,073,741,824
  * ({@link GqaDecodeHeuristics#CUSTOM_MAX_LEN}: its split plan adds a chunk to a key position in 32 bits), so a
  * longer problem is refused before any launch.
  *
@@ -225,7 +226,11 @@ public final class GqaDecode {
 
     /**
      * Validates the shape, picks the backend and split count, and allocates the workspace (stream-ordered on
-     * {@code stream}, null: the per-thread stream). Close the plan to free it.
+     * {@code stream}, null: the per-thread stream), zeroing the split counters there. Close the plan to free it.
+     * A plan's runs share that workspace: run it on the stream it was made on, or order a run on another stream after
+     * the plan's making (synchronize that stream, or make the run's stream wait on an event recorded after it), and
+     * order its runs with each other (one at a time). The plan does not order them itself: a run racing its own setup
+     * can read counters that were never zeroed, and every later run of the plan is then wrong.
      */
     public static GqaDecodePlan plan(Problem problem, Device device, Options options, Stream stream) {
         checkNotNull(problem, device, options);
@@ -262,6 +267,7 @@ public final class GqaDecode {
             throw new ArgumentException("options", "options", "null");
         }
         GqaDecodePlan.validateInputs(p, q.device(), q, cache, lens);  // before the output is allocated
+        decide(p, q.device(), options);  // and the path's own refusals (CUSTOM or VENDOR forced where they do not apply)
         Tensor out = Tensor.empty(q.device(), q.dtype(), q.shape());
         try {
             decode(q, cache, lens, out, null, options, null);

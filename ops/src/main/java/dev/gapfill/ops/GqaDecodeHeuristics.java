@@ -418,8 +418,17 @@ public final class GqaDecodeHeuristics {
         if ((long) p.batch() * p.qHeads() > GRID_YZ || p.batch() > GRID_YZ || p.kvHeads() > GRID_YZ) {
             return "B·Hq <= " + GRID_YZ;
         }
+        if (p.maxLen() > VENDOR_MAX_LEN) {  // the plan's glueColumns refuses it: decide must not name the vendor
+            return "maxLen <= " + VENDOR_MAX_LEN + " (the mask and probability passes' 32-bit grid-stride indexing)";
+        }
         return null;
     }
+
+    /**
+     * The longest maxLen the vendor composition's mask and probability passes index (GqaDecodePlan.glueColumns: maxLen
+     * plus a grid of ceil(maxLen/256)·256 threads within 2^31 − 1): 2^30 − 1.
+     */
+    static final int VENDOR_MAX_LEN = (1 << 30) - 1;
 
     /**
      * The backend for {@code p}. AUTO picks CUSTOM wherever it covers the shape: in the harness it was faster than the

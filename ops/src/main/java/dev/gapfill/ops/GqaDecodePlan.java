@@ -300,7 +300,8 @@ public final class GqaDecodePlan implements AutoCloseable {
 
     /**
      * One decode step: {@code out[b,h] = softmax(scale·q[b,h]·K[b,h/G,:len_b]ᵀ)·V[b,h/G,:len_b]}, {@code lse[b,h]}
-     * (optional) in natural-log units. Enqueued on {@code stream} (null: the per-thread stream).
+     * (optional) in natural-log units. Enqueued on {@code stream} (null: the per-thread stream), which must be ordered
+     * after the plan's making and after the plan's previous run (see {@link GqaDecode#plan(Problem, Device, GqaDecode.Options, Stream)}).
      *
      * @param q     {@code [B, Hq, D]} in the plan's dtype
      * @param cache K and V in the plan's layout (capacity ≥ maxLen), plus the block table for PAGED

@@ -723,4 +723,18 @@ class DepthwiseConv3x3HeuristicsTest {
         assertTrue(applicable > 1000, "the grid exercises the geometry: " + applicable);
         assertTrue(bandedShapes > 100, "the grid exercises the band geometry: " + bandedShapes);
     }
+    @Test void tallInputsGetPositiveGridsWhoseStripsCoverEveryRow() {
+        // H' near 2^31: the strip arithmetic (h + r - 1) / r overflowed int (NCHW rows per strip -7, NHWC ring 0 strips)
+        DeviceInfo info = DeviceInfo.h100ForTests();
+        Problem nchw = p(DType.F16, Layout.NCHW, 1, 1, Integer.MAX_VALUE, 1, 1);
+        DepthwiseConv3x3Heuristics.Grid g = DepthwiseConv3x3Heuristics.nchwGrid(nchw, 1, info.smCount());
+        assertTrue(g.rowsPerStrip() > 0 && g.blocks() > 0 && g.blocks() <= Integer.MAX_VALUE, g.toString());
+        assertTrue((long) g.rowsPerStrip() * ((nchw.outH() + (long) g.rowsPerStrip() - 1) / g.rowsPerStrip()) >= nchw.outH(), g.toString());
+        Problem nhwc = p(DType.F16, Layout.NHWC, 1, 1, (1 << 30) + 1, 1, 1);
+        DepthwiseConv3x3Heuristics.RingGrid r = DepthwiseConv3x3Heuristics.ringGrid(nhwc, info);
+        assertTrue(r.strips() > 0 && r.rowsPerStrip() > 0 && (long) r.strips() * r.rowsPerStrip() >= nhwc.outH(), r.toString());
+        DepthwiseConv3x3Heuristics.Grid h = DepthwiseConv3x3Heuristics.nhwcGrid(nhwc, info.smCount());
+        assertTrue(h.rowsPerStrip() > 0 && h.blocks() > 0, h.toString());
+        assertTrue(DepthwiseConv3x3Heuristics.rowsPerStrip(Integer.MAX_VALUE, 8, 1, 132) >= 2);
+    }
 }

@@ -1,5 +1,6 @@
 package dev.gapfill.ops;
 
+import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.DeviceInfo;
 import dev.gapfill.core.UnsupportedShapeException;
@@ -389,5 +390,18 @@ class GqaDecodeHeuristicsTest {
             assertTrue((long) len + s.chunk() - 1 <= Integer.MAX_VALUE, () -> s + ": the kernel's (len + chunk - 1) fits 32 bits");
             assertTrue((long) (s.splits() - 1) * s.chunk() < len, () -> s + ": no split starts past " + len);
         }
+    }
+    @Test void decideNamesTheVendorOnlyWhereItsPlanTakesMaxLen() {
+        // the vendor plan's mask and probability passes index maxLen + ceil(maxLen/256)·256 in 32 bits: up to 2^30 − 1
+        Problem longest = bhld(1, 1, 1, 128, (1 << 30) - 1);
+        assertEquals(Backend.VENDOR, GqaDecodeHeuristics.decide(longest, H100, Backend.VENDOR).backend());
+        assertEquals((1 << 22), GqaDecodePlan.glueColumns(longest.maxLen()));  // the plan takes it
+        Problem over = bhld(1, 1, 1, 128, 1 << 30);
+        assertThrows(ArgumentException.class, () -> GqaDecodePlan.glueColumns(over.maxLen()));  // the plan refuses it
+        assertTrue(GqaDecodeHeuristics.vendorUnsupported(over, H100).startsWith("maxLen <= 1073741823"),
+                GqaDecodeHeuristics.vendorUnsupported(over, H100));
+        assertEquals("backend", assertThrows(UnsupportedShapeException.class,
+                () -> GqaDecodeHeuristics.decide(over, H100, Backend.VENDOR)).argument());
+        assertEquals(Backend.CUSTOM, GqaDecodeHeuristics.decide(over, H100, Backend.AUTO).backend());  // CUSTOM takes 2^30
     }
 }
