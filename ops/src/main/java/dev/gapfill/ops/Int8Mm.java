@@ -393,7 +393,11 @@ public final class Int8Mm {
             InitcheckAid.beforeVendorWrite(c, stream);
             DevicePointer cp = new DevicePointer(c.address());
             // the validation admits 16-byte pointers; the cached algorithm assumes 256 (cuBLASLt's default preference)
-            cublasLtMatmulHeuristicResult_t algo = ((w.address() | a.address() | c.address()) & 255) == 0 ? lt.result : algo16(d, lt, shape);
+            cublasLtMatmulHeuristicResult_t algo = ((w.address() | a.address() | c.address()) & 255) == 0 ? lt.result : lt.result16;
+            if (algo == null) {
+                throw new UnsupportedShapeException("a", "A, W and out on 256 bytes (cuBLASLt has no int8 TN algorithm for 16-byte"
+                        + " pointers at this shape within the aligned algorithm's workspace)", describe());
+            }
             int rc = cublas.cublasLtMatmul(VendorHandles.cublasLt(d), lt.desc, ONE_I32,
                     new DevicePointer(w.address()), lt.layoutW, new DevicePointer(a.address()), lt.layoutA, ZERO_I32, cp, lt.layoutC, cp,
                     lt.layoutC, algo.algo(), workspace == null ? null : new DevicePointer(workspace.address()),
@@ -543,19 +547,20 @@ public final class Int8Mm {
         final cublasLtMatrixLayoutOpaque_t layoutA;
         final cublasLtMatrixLayoutOpaque_t layoutC;
         final cublasLtMatmulHeuristicResult_t result;
-        final long workspaceBytes;
         // for pointers not all on 256 bytes (the alignment cuBLASLt's heuristic assumes by default, which `result` was
-        // chosen under): an algorithm chosen for 16-byte pointers within workspaceBytes, made on first need; guarded by LT_CACHE
-        cublasLtMatmulHeuristicResult_t result16;
+        // chosen under): an algorithm chosen with 16-byte minimum alignments, or null where cuBLASLt has none
+        final cublasLtMatmulHeuristicResult_t result16;
+        final long workspaceBytes;  // what either algorithm needs (result16 is chosen within result's): plans allocate it
 
         LtAlgo(cublasLtMatmulDescOpaque_t desc, cublasLtMatrixLayoutOpaque_t layoutW, cublasLtMatrixLayoutOpaque_t layoutA,
-               cublasLtMatrixLayoutOpaque_t layoutC, cublasLtMatmulHeuristicResult_t result) {
+               cublasLtMatrixLayoutOpaque_t layoutC, cublasLtMatmulHeuristicResult_t result, cublasLtMatmulHeuristicResult_t result16) {
             this.desc = desc;
             this.layoutW = layoutW;
             this.layoutA = layoutA;
             this.layoutC = layoutC;
             this.result = result;
-            this.workspaceBytes = result.workspaceSize();
+            this.result16 = result16;
+            this.workspaceBytes = Math.max(result.workspaceSize(), result16 == null ? 0 : result16.workspaceSize());
         }
 
         /** Destroys the descriptors (no plan may use them afterwards). */
@@ -604,6 +609,7 @@ public final class Int8Mm {
             cublasLtMatmulDescOpaque_t desc = null;
             cublasLtMatrixLayoutOpaque_t lw = null, la = null, lc = null;
             cublasLtMatmulHeuristicResult_t result = null;
+            cublasLtMatmulHeuristicResult_t result16 = null;
             boolean made = false;
             try (PointerPointer<?> pp = new PointerPointer<>(1); IntPointer op = new IntPointer(1); LongPointer maxWs = new LongPointer(1);
                  IntPointer found = new IntPointer(1)) {
@@ -635,7 +641,8 @@ public final class Int8Mm {
                     throw new UnsupportedShapeException("a", "a shape cuBLASLt's int8 TN kernels support",
                             "no algorithm for M=" + s.m() + ", N=" + s.n() + ", K=" + s.k());
                 }
-                LtAlgo algo = new LtAlgo(desc, lw, la, lc, result);
+                result16 = heuristic16(d, handle, desc, lw, la, lc, s, result.workspaceSize());
+                LtAlgo algo = new LtAlgo(desc, lw, la, lc, result, result16);
                 algo.users = 1;
                 LT_CACHE.put(key, algo);
                 made = true;
@@ -643,53 +650,52 @@ public final class Int8Mm {
             } finally {
                 if (!made) {  // a failed call or no algorithm: destroy what was created (the first failure stands)
                     destroyLt(desc, lw, la, lc, result);
+                    if (result16 != null) {
+                        result16.close();
+                    }
                 }
             }
         }
     }
 
     /**
-     * The algorithm for pointers that are not all on 256 bytes: {@code lt.result} was chosen under cuBLASLt's default
-     * minimum alignments (256 bytes), so an A, W or C view that starts on 16 bytes only (what the validation admits) may
-     * need another. Chosen once per entry with 16-byte minimum alignments and at most the plan's workspace.
+     * The algorithm for pointers that are not all on 256 bytes ({@code result} was chosen under cuBLASLt's default
+     * minimum alignments, 256 bytes; the validation admits A, W and out on 16): chosen with 16-byte minimum alignments
+     * within {@code maxWorkspace}, the aligned algorithm's own workspace, so that no plan allocates more than before (kept
+     * plans count their bytes). Null where cuBLASLt has none there (such a call is then refused, naming a).
      */
-    private static cublasLtMatmulHeuristicResult_t algo16(CudaDevice d, LtAlgo lt, Shape s) {
-        synchronized (LT_CACHE) {
-            if (lt.result16 != null) {
-                return lt.result16;
-            }
-            cublasLtMatmulHeuristicResult_t result = Pointers.outliveScopes(new cublasLtMatmulHeuristicResult_t(1));
-            boolean made = false;
-            try (PointerPointer<?> pp = new PointerPointer<>(1); IntPointer align = new IntPointer(1); LongPointer maxWs = new LongPointer(1);
-                 IntPointer found = new IntPointer(1)) {
-                VendorHandles.checkBlas(d, cublas.cublasLtMatmulPreferenceCreate(pp), "cublasLtMatmulPreferenceCreate");
-                cublasLtMatmulPreferenceOpaque_t pref = new cublasLtMatmulPreferenceOpaque_t(pp.get(0));
-                try {
-                    maxWs.put(0, lt.workspaceBytes);  // what the plans using lt allocated
-                    VendorHandles.checkBlas(d, cublas.cublasLtMatmulPreferenceSetAttribute(pref, cublas.CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                            maxWs, 8), "MAX_WORKSPACE_BYTES");
-                    align.put(0, 16);
-                    for (int attr : new int[] {cublas.CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, cublas.CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                            cublas.CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, cublas.CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
-                        VendorHandles.checkBlas(d, cublas.cublasLtMatmulPreferenceSetAttribute(pref, attr, align, 4), "MIN_ALIGNMENT_*_BYTES");
-                    }
-                    VendorHandles.checkBlas(d, cublas.cublasLtMatmulAlgoGetHeuristic(VendorHandles.cublasLt(d), lt.desc, lt.layoutW, lt.layoutA,
-                            lt.layoutC, lt.layoutC, pref, 1, result, found),
-                            "cublasLtMatmulAlgoGetHeuristic(int8 TN m=" + s.n() + " n=" + s.m() + " k=" + s.k() + ", 16-byte pointers)");
-                } finally {
-                    cublas.cublasLtMatmulPreferenceDestroy(pref);
+    private static cublasLtMatmulHeuristicResult_t heuristic16(CudaDevice d, org.bytedeco.cuda.cublas.cublasLtContext handle,
+            cublasLtMatmulDescOpaque_t desc, cublasLtMatrixLayoutOpaque_t lw, cublasLtMatrixLayoutOpaque_t la, cublasLtMatrixLayoutOpaque_t lc,
+            Shape s, long maxWorkspace) {
+        cublasLtMatmulHeuristicResult_t result = Pointers.outliveScopes(new cublasLtMatmulHeuristicResult_t(1));
+        boolean made = false;
+        try (PointerPointer<?> pp = new PointerPointer<>(1); IntPointer align = new IntPointer(1); LongPointer maxWs = new LongPointer(1);
+             IntPointer found = new IntPointer(1)) {
+            VendorHandles.checkBlas(d, cublas.cublasLtMatmulPreferenceCreate(pp), "cublasLtMatmulPreferenceCreate");
+            cublasLtMatmulPreferenceOpaque_t pref = new cublasLtMatmulPreferenceOpaque_t(pp.get(0));
+            int rc;
+            try {
+                maxWs.put(0, maxWorkspace);
+                VendorHandles.checkBlas(d, cublas.cublasLtMatmulPreferenceSetAttribute(pref, cublas.CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                        maxWs, 8), "MAX_WORKSPACE_BYTES");
+                align.put(0, 16);
+                for (int attr : new int[] {cublas.CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, cublas.CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                        cublas.CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, cublas.CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
+                    VendorHandles.checkBlas(d, cublas.cublasLtMatmulPreferenceSetAttribute(pref, attr, align, 4), "MIN_ALIGNMENT_*_BYTES");
                 }
-                if (found.get(0) < 1) {
-                    throw new UnsupportedShapeException("a", "A, W and out on 256 bytes (cuBLASLt has no int8 TN algorithm for 16-byte"
-                            + " pointers within " + lt.workspaceBytes + " bytes of workspace)", "M=" + s.m() + ", N=" + s.n() + ", K=" + s.k());
-                }
-                lt.result16 = result;
-                made = true;
-                return result;
+                rc = cublas.cublasLtMatmulAlgoGetHeuristic(handle, desc, lw, la, lc, lc, pref, 1, result, found);
             } finally {
-                if (!made) {
-                    result.close();
-                }
+                cublas.cublasLtMatmulPreferenceDestroy(pref);
+            }
+            if (rc == 15 || (rc == 0 && found.get(0) < 1)) {  // CUBLAS_STATUS_NOT_SUPPORTED, or nothing found: none
+                return null;
+            }
+            VendorHandles.checkBlas(d, rc, "cublasLtMatmulAlgoGetHeuristic(int8 TN m=" + s.n() + " n=" + s.m() + " k=" + s.k() + ", 16-byte pointers)");
+            made = true;
+            return result;
+        } finally {
+            if (!made) {
+                result.close();
             }
         }
     }

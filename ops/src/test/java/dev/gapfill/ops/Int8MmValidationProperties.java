@@ -334,6 +334,9 @@ class Int8MmValidationProperties {
             c.add(I8_DEQUANT_INT32, "mm(a, w, options, out, stream)", () -> Int8Mm.mm(ab, wb, deq, ob16, null));
             c.add(I8_DEQUANT_INT32, "plan(a, w, options, stream)", () -> RuleCheck.discard(Int8Mm.plan(ab, wb, deq, null)));
             c.add(I8_DEQUANT_INT32, "mm(a, w, options, out, stream)", () -> Int8Mm.mm(ab, wb, deq.withBackend(Backend.VENDOR), ob16, null));
+            // refused before the 4 GiB output is allocated, and decide refuses what mm refuses
+            c.add(I8_DEQUANT_INT32, "mm(a, w, options)", () -> RuleCheck.discard(Int8Mm.mm(ab, wb, deq)));
+            c.add(I8_DEQUANT_INT32, "decide(a, w, options)", () -> Int8Mm.decide(ab, wb, deq));
         }
         Tensor a2 = f.random(DType.I8, m + 1, k);
         Tensor out2 = f.poisoned(o.out(), m + 1, n);

@@ -186,9 +186,9 @@ class Int8MmGpuTest {
         Random r = new Random(7);
         for (int[] mnk : new int[][] {{17, 256, 512}, {48, 1024, 1024}}) {
             int m = mnk[0], n = mnk[1], k = mnk[2];
-            try (Tensor haFull = randomI8(r, (long) m * k + 16); Tensor hwFull = randomI8(r, (long) n * k + 16);
-                 Tensor aFull = haFull.to(GPU); Tensor wFull = hwFull.to(GPU); Tensor outFull = Tensor.empty(GPU, DType.I32, (long) m * n + 4);
-                 Stream s = Stream.create(GPU)) {
+            try (Stream s = Stream.create(GPU); Tensor haFull = randomI8(r, (long) m * k + 16); Tensor hwFull = randomI8(r, (long) n * k + 16);
+                 Tensor aFull = haFull.to(GPU); Tensor wFull = hwFull.to(GPU);
+                 Tensor outFull = Tensor.empty(GPU, DType.I32, s, (long) m * n + 8)) {  // 4 poisoned slots before out, 4 after
                 Tensor ha = haFull.strided(new long[] {m, k}, new long[] {k, 1}, 16);
                 Tensor hw = hwFull.strided(new long[] {n, k}, new long[] {k, 1}, 16);
                 Tensor a = aFull.strided(new long[] {m, k}, new long[] {k, 1}, 16);
@@ -203,6 +203,12 @@ class Int8MmGpuTest {
                     s.synchronize();
                     Verdict v = Verifier.compare(out, ref, null, Tolerance.bitExact(), "reference");
                     assertTrue(v.pass(), m + "x" + n + "x" + k + " views, run " + run + ": " + v);
+                    int[] all = outFull.toIntArray();
+                    int poison = all[0];  // Poison.fill's I32 value, written to every slot before the call
+                    for (int i : new int[] {1, 2, 3, m * n + 4, m * n + 5, m * n + 6, m * n + 7}) {
+                        assertEquals(poison, all[i], "slot " + i + " outside out written (" + m + "x" + n + "x" + k + ")");
+                    }
+                    assertEquals(-2139062144, poison, "slot 0 outside out written");
                 }
                 try (Tensor a0 = ha.to(GPU); Tensor w0 = hw.to(GPU); Tensor out0 = Poison.poisoned(GPU, DType.I32, m, n)) {
                     Int8Mm.mm(a0, w0, o, out0, s);
