@@ -4,7 +4,11 @@
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
 # Next session (after the forty-fifth): every sweep but the demo is 64bb3cb's (one H100), the H100 suite is 64bb3cb's
 # (594 tests, 0 failed), the whole record b7efe08's (two H200s, 22 of 24 tool processes clean, the usual two). After
-# 64bb3cb, CPU-tested only: verify's bounds refuse an accumulation factor >= 1 (b18f8c9), the report's per-row reach.
+# 64bb3cb, CPU-tested only: verify's bounds refuse a factor at which a zeroed result passes (1e180cc), the report's
+# per-row reach, and the ops review fixes (f31eb98, 48ff1b1, 60bd071, 4118b71: refusals before allocation, int8's
+# 16-byte cuBLASLt algorithm with the new Int8MmGpuTest.vendorRunsOnViewsOn16BytesOnly, gqa's vendor maxLen, depthwise
+# strip arithmetic in long, rule 416 MR_DECIDE_TOKENS_INT32). Then: GqaDecodePlan ordering (an event after setup,
+# waited on by a run on another stream, not under capture) with a GPU test.
 # Calls: (1, nvidia-h100-x1) rebuild the bundle at HEAD, then DEMO_TIMEOUT=200 scripts/device-run.sh info tests demo
 # (~380 s + the demo); (2, warm) a host A/B of depthwise's enqueue (11.28 us at 64bb3cb against 4.59-9.20 before);
 # (3) bash cuda-native/dev/int8_mm/run_bulk_ab.sh: the bulk-copy int8 A/B at M <= 16, compiled only, never run (its
