@@ -24,6 +24,12 @@ public final class Event implements AutoCloseable {
 
     /** Records the event after the work queued on {@code stream} so far. */
     public Event record(Stream stream) {
+        if (stream == null) {
+            throw new ArgumentException("stream", "a stream on " + device.device(), "null");
+        }
+        if (!stream.device().equals(device.device())) {
+            throw new ArgumentException("stream", "a stream on the event's device " + device.device(), "a stream on " + stream.device());
+        }
         device.activate();
         device.check(cudart.cudaEventRecord(handle(), stream.handle()), "cudaEventRecord");
         return this;

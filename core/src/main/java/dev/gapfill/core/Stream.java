@@ -198,6 +198,9 @@ public final class Stream implements AutoCloseable {
 
     /** Makes later work on this stream wait for {@code event}. */
     public void waitFor(Event event) {
+        if (event == null) {
+            throw new ArgumentException("event", "an event", "null");
+        }
         device.activate();
         device.check(cudart.cudaStreamWaitEvent(handle(), event.handle(), 0), "cudaStreamWaitEvent");
     }

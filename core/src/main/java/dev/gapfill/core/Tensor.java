@@ -340,7 +340,21 @@ public final class Tensor implements AutoCloseable {
         if (!dtype.isFloating()) {
             throw new ArgumentException("dtype", "a floating dtype (F32, F16, BF16) for float data", dtype.toString());
         }
+        hostBytes("data", data.length, dtype);  // before anything is allocated
         return filled(empty(device, dtype, shape), t -> t.copyFrom(data));
+    }
+
+    /**
+     * The bytes {@code n} elements of {@code dt} take in one host buffer: at most 2^31-1 (a ByteBuffer's capacity),
+     * else an ArgumentException naming {@code name} (the product in int would wrap).
+     */
+    static int hostBytes(String name, long n, DType dt) {
+        long bytes = n * dt.bytes();
+        if (bytes > Integer.MAX_VALUE) {
+            throw new ArgumentException(name, "at most 2^31-1 bytes to stage through one host buffer",
+                    n + " elements of " + dt + " = " + bytes + " bytes");
+        }
+        return (int) bytes;
     }
 
     /** An I8 tensor holding {@code data}. */
@@ -356,6 +370,7 @@ public final class Tensor implements AutoCloseable {
         checkDeviceAndDtype(device, DType.I32);
         checkShape(shape);
         checkData(data == null ? -1 : data.length, shape);
+        hostBytes("data", data.length, DType.I32);  // before anything is allocated
         return filled(empty(device, DType.I32, shape), t -> t.copyFrom(data));
     }
 
@@ -549,7 +564,7 @@ public final class Tensor implements AutoCloseable {
         ensureOpen("tensor");
         requireFloating("copyFrom(float[])");
         checkLength(data);
-        ByteBuffer b = ByteBuffer.allocateDirect(data.length * dtype.bytes()).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer b = ByteBuffer.allocateDirect(hostBytes("data", data.length, dtype)).order(ByteOrder.LITTLE_ENDIAN);
         for (float f : data) {
             switch (dtype) {
                 case F32: b.putFloat(f); break;
@@ -568,7 +583,7 @@ public final class Tensor implements AutoCloseable {
         }
         ensureOpen("tensor");
         checkLength(data);
-        ByteBuffer b = ByteBuffer.allocateDirect(data.length * 4).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer b = ByteBuffer.allocateDirect(hostBytes("data", data.length, DType.I32)).order(ByteOrder.LITTLE_ENDIAN);
         b.asIntBuffer().put(data);
         copyFromRaw(b);
     }
@@ -600,6 +615,8 @@ public final class Tensor implements AutoCloseable {
             d.check(cudart.cudaMemcpyAsync(new DevicePointer(address()), hp, n, cudart.cudaMemcpyHostToDevice, s.handle()),
                     "cudaMemcpyAsync(H2D, " + n + " bytes)");
             s.synchronize();
+        } finally {  // a tensor never closed must not reach its cleaner while the copy writes its memory
+            java.lang.ref.Reference.reachabilityFence(this);
         }
     }
 
@@ -627,6 +644,8 @@ public final class Tensor implements AutoCloseable {
             d.check(cudart.cudaMemcpyAsync(hp, new DevicePointer(address()), n, cudart.cudaMemcpyDefault, s.handle()),
                     "cudaMemcpyAsync(D2H, " + n + " bytes)");
             s.synchronize();
+        } finally {  // a tensor never closed must not reach its cleaner while the copy reads its memory
+            java.lang.ref.Reference.reachabilityFence(this);
         }
         return out.order(ByteOrder.LITTLE_ENDIAN);
     }
@@ -653,14 +672,15 @@ public final class Tensor implements AutoCloseable {
         if (numel > Integer.MAX_VALUE) {
             throw new ArgumentException("tensor", "at most 2^31-1 elements to copy to a double[]", String.valueOf(numel));
         }
-        double[] out = new double[(int) numel];
         if (!contiguous && device.isCpu()) {
+            double[] out = new double[(int) numel];
             for (int i = 0; i < out.length; i++) {
                 out[i] = getDouble(i);
             }
             return out;
         }
-        ByteBuffer b = device.isCpu() ? hostBuffer() : toRaw();
+        ByteBuffer b = device.isCpu() ? hostBuffer() : toRaw();  // toRaw refuses more than 2^31-1 bytes before out is sized
+        double[] out = new double[(int) numel];
         for (int i = 0; i < out.length; i++) {
             out[i] = readElement(b, i);
         }

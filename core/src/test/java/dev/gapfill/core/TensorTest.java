@@ -167,4 +167,15 @@ class TensorTest {
             assertThrows(ArgumentException.class, () -> Checks.rank("b", t, 2));
         }
     }
+    @Test void hostStagingRefusesMoreThanOneBufferHoldsInsteadOfWrapping() {
+        // 600M floats are 2.4 GB: the int product wrapped negative (allocateDirect's "capacity < 0"), and 1.1G floats
+        // wrapped to a small positive buffer that overflowed partway through the copy
+        assertEquals(2_000_000_000, Tensor.hostBytes("data", 500_000_000L, DType.F32));
+        for (long n : new long[] {600_000_000L, 1_100_000_000L}) {
+            ArgumentException e = assertThrows(ArgumentException.class, () -> Tensor.hostBytes("data", n, DType.F32));
+            assertEquals("data", e.argument());
+        }
+        assertEquals(Integer.MAX_VALUE, Tensor.hostBytes("data", Integer.MAX_VALUE, DType.I8));
+        assertThrows(ArgumentException.class, () -> Tensor.hostBytes("data", 1L << 30, DType.F16));  // 2^31 bytes
+    }
 }
