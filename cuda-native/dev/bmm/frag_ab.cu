@@ -463,33 +463,27 @@ static long corr_suite(cudaStream_t st, std::mt19937& rng, bool withVendor) {
                              {31, 31, 31}, {32, 30, 28}, {17, 17, 17}, {16, 16, 32}, {32, 16, 16}, {5, 32, 3},   {32, 2, 32},
                              {17, 33, 9}};
     long cases = 0, failed = 0, bitsv2 = 0, bitsv4 = 0, nv2 = 0;
+    auto run = [&](Case c) {
+        case_setup(c, rng);
+        CheckResult R = check_case(c, withVendor, st);
+        cases++;
+        failed += R.fails != 0;
+        if (R.has[2]) { nv2++; bitsv2 += R.bitsDiff[2]; bitsv4 += R.bitsDiff[4]; }
+        case_free(c);
+    };
     for (Dt d : {F16, BF16})
         for (auto& s : shapes)
             for (int batch : {37, 131})
                 for (int off : {0, 1}) {
                     if (off && batch == 131) continue;
-                    Case c{d, batch, s[0], s[1], s[2], off};
-                    case_setup(c, rng);
-                    CheckResult R = check_case(c, withVendor, st);
-                    cases++;
-                    failed += R.fails != 0;
-                    if (R.has[2]) { nv2++; bitsv2 += R.bitsDiff[2]; bitsv4 += R.bitsDiff[4]; }
-                    case_free(c);
+                    run(Case{d, batch, s[0], s[1], s[2], off});
                 }
     // the plans' other branches with partial groups and blocks: 4 matrices per warp (frag, v1/v2 at S16) from 32 matrices
     // per SM, two warps per matrix (frag32, v1/v2 at S32) above 8 per SM
     const int big[][4] = {{32 * g_sms + 5, 16, 16, 16}, {32 * g_sms + 5, 9, 15, 7}, {32 * g_sms + 6, 8, 8, 8},
                           {8 * g_sms + 5, 32, 32, 32},  {8 * g_sms + 5, 20, 18, 30}, {8 * g_sms + 7, 17, 32, 9}};
     for (Dt d : {F16, BF16})
-        for (auto& s : big) {
-            Case c{d, s[0], s[1], s[2], s[3], 0};
-            case_setup(c, rng);
-            CheckResult R = check_case(c, withVendor, st);
-            cases++;
-            failed += R.fails != 0;
-            if (R.has[2]) { nv2++; bitsv2 += R.bitsDiff[2]; bitsv4 += R.bitsDiff[4]; }
-            case_free(c);
-        }
+        for (auto& s : big) run(Case{d, s[0], s[1], s[2], s[3], 0});
     printf("corr: %ld cases (shipped, v1-v4%s each), %ld failing; bits differ from shipped: v2 in %ld of %ld cases, v4 in %ld\n", cases,
            withVendor ? ", cuBLAS" : "", failed, bitsv2, nv2, bitsv4);
     return failed;

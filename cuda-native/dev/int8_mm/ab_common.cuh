@@ -1,5 +1,6 @@
-// What the skinny int8 A/B programs share (stage_ab.cu, cluster_ab.cu): cuBLASLt int8 TN as the vendor peer (I32 out),
-// the host check of sampled sums against int64 dot products, and the rotating-order timer (L2 flushed before every launch).
+// What the skinny int8 A/B programs share (stage_ab.cu, cluster_ab.cu, wgmma_ab.cu, bulk_ab.cu): cuBLASLt int8 TN as the
+// vendor peer (I32 out), the host check of sampled sums against int64 dot products, the exact check of every element
+// (host_ref, fetch, compare), and the rotating-order timer (L2 flushed before every launch).
 #pragma once
 #include "stream_read.cuh"  // CK, first: skinny_plan.cuh uses it
 #include "skinny_plan.cuh"
@@ -11,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <thread>
 #include <vector>
 
 #define CB(x) do { cublasStatus_t s_ = (x); if (s_ != CUBLAS_STATUS_SUCCESS) { \
@@ -119,4 +121,53 @@ inline std::vector<float> time_rotating(const std::vector<std::function<void()>>
     std::vector<float> med(paths.size());
     for (size_t i = 0; i < paths.size(); ++i) { std::sort(t[i].begin(), t[i].end()); med[i] = t[i][t[i].size() / 2]; }
     return med;
+}
+
+// int64 host sums of the first mMax token rows against W [n, k] (host copy), all host threads.
+inline void host_ref(const std::vector<int8_t>& hA, const std::vector<int8_t>& hW, int mMax, int n, int k, std::vector<long long>& ref) {
+    ref.assign((size_t)mMax * n, 0);
+    const int nth = std::max(1u, std::min(32u, std::thread::hardware_concurrency()));
+    std::vector<std::thread> th;
+    for (int tI = 0; tI < nth; ++tI)
+        th.emplace_back([&, tI] {
+            for (int nn = tI; nn < n; nn += nth) {
+                const int8_t* wr = hW.data() + (size_t)nn * k;
+                for (int mm = 0; mm < mMax; ++mm) {
+                    const int8_t* ar = hA.data() + (size_t)mm * k;
+                    long long s = 0;
+                    for (int k0 = 0; k0 < k; k0 += 4096) {  // int32 inner sums (|.| <= 2^26), int64 outer
+                        const int k1 = std::min(k, k0 + 4096);
+                        int acc = 0;
+                        for (int kk = k0; kk < k1; ++kk) acc += (int)ar[kk] * (int)wr[kk];
+                        s += acc;
+                    }
+                    ref[(size_t)mm * n + nn] = s;
+                }
+            }
+        });
+    for (auto& x : th) x.join();
+}
+inline std::vector<int> fetch(const int* dev, size_t count, cudaStream_t st) {
+    CK(cudaStreamSynchronize(st)); CK(cudaGetLastError());
+    std::vector<int> h(count);
+    CK(cudaMemcpy(h.data(), dev, count * 4, cudaMemcpyDeviceToHost));
+    return h;
+}
+// Mismatches of got [m, n] against the int64 sums (ref rows of n) and, when lt != nullptr, against cuBLASLt's output.
+inline long compare(const char* what, const std::vector<int>& got, const std::vector<long long>& ref, const std::vector<int>* lt, int m,
+                    int n, int k) {
+    long badRef = 0, badLt = 0;
+    for (int mm = 0; mm < m; ++mm)
+        for (int nn = 0; nn < n; ++nn) {
+            const size_t i = (size_t)mm * n + nn;
+            if ((long long)got[i] != ref[i]) {
+                if (badRef < 3) std::printf("  %s M=%d K=%d N=%d [%d,%d]: %d, int64 sum %lld\n", what, m, k, n, mm, nn, got[i], ref[i]);
+                ++badRef;
+            }
+            if (lt && got[i] != (*lt)[i]) ++badLt;
+        }
+    if (badRef || badLt)
+        std::printf("FAIL %s M=%d K=%d N=%d: %ld mismatches vs int64 host sums, %ld vs cuBLASLt (of %lld)\n", what, m, k, n, badRef, badLt,
+                    (long long)m * n);
+    return badRef + badLt;
 }
