@@ -222,14 +222,12 @@ public final class DepthwiseConv3x3 {
     /** {@code act(conv(x, w) + bias + residual)} into a new tensor on the per-thread stream; bias and residual may be null. */
     public static Tensor apply(Tensor x, Tensor w, Tensor bias, Tensor residual, Options options) {
         Problem p = validate(x, w, bias, residual, null, options);  // everything but the output, before allocating it
-        if (!x.device().isCpu()) {  // and the path's own refusals: CUSTOM where it does not apply, the GELU pass's indexing
-            Decision d = decide(p, options.backend(), x.device());
-            if (d.backend() == Backend.VENDOR && (p.act() == Activation.GELU_ERF || p.act() == Activation.GELU_TANH)) {
-                long[] ys = outputShape(x.shape(), options);
-                DepthwiseConv3x3Cudnn.geluBlocks(ys[0] * ys[1] * ys[2] * ys[3], p.dtype(), Gpu.device(x.device()).info().smCount());
-            }
+        long[] ys = outputShape(x.shape(), options);
+        if (!x.device().isCpu()  // and the path's own refusals: CUSTOM where it does not apply, the composition's limits
+                && decide(p, options.backend(), x.device()).backend() == Backend.VENDOR) {
+            DepthwiseConv3x3Cudnn.checkPasses(p, ys[0] * ys[1] * ys[2] * ys[3], Gpu.device(x.device()).info().smCount());
         }
-        Tensor out = Tensor.empty(x.device(), x.dtype(), outputShape(x.shape(), options));
+        Tensor out = Tensor.empty(x.device(), x.dtype(), ys);
         try {
             apply(x, w, bias, residual, out, options, null);
         } catch (RuntimeException e) {

@@ -108,9 +108,7 @@ final class DepthwiseConv3x3Cudnn {
 
     static void run(Problem p, Tensor x, Tensor w, Tensor bias, Tensor residual, Tensor out, Stream s) {
         CudaDevice d = s.cudaDevice();
-        if (p.act() == Activation.GELU_ERF || p.act() == Activation.GELU_TANH) {
-            geluBlocks(out.numel(), out.dtype(), d.info().smCount());  // the GELU pass's indexing, before any work
-        }
+        checkPasses(p, out.numel(), d.info().smCount());  // before any work
         cudnnContext h = VendorHandles.cudnn(s);
         Plan plan = PLANS.get(key(p, d.ordinal()));
         if (plan == null) {
@@ -252,6 +250,13 @@ final class DepthwiseConv3x3Cudnn {
         int blocks = geluBlocks(y.numel(), y.dtype(), Gpu.device(y.device()).info().smCount());
         GELU.function(s.cudaDevice(), "dwconv3x3_vendor_gelu_" + y.dtype().name().toLowerCase(Locale.ROOT))
                 .launch(s, blocks, 1, 1, 256, 1, 1, 0, KernelArgs.begin().ptr(y).i32(n).i32(act.ordinal()));
+    }
+
+    /** The composition's own limits for {@code p} with {@code yElements} outputs: the GELU pass's 32-bit indexing. */
+    static void checkPasses(Problem p, long yElements, int sms) {
+        if (p.act() == Activation.GELU_ERF || p.act() == Activation.GELU_TANH) {
+            geluBlocks(yElements, p.dtype(), sms);
+        }
     }
 
     /** Blocks of the GELU pass over {@code n} output elements: scale_add's geometry ({@link Elementwise#vectorGridBlocks}, naming "x", whose size bounds y's). */

@@ -550,7 +550,7 @@ public final class Int8Mm {
         // for pointers not all on 256 bytes (the alignment cuBLASLt's heuristic assumes by default, which `result` was
         // chosen under): an algorithm chosen with 16-byte minimum alignments, or null where cuBLASLt has none
         final cublasLtMatmulHeuristicResult_t result16;
-        final long workspaceBytes;  // what either algorithm needs (result16 is chosen within result's): plans allocate it
+        final long workspaceBytes;  // what either algorithm needs: plans allocate it
 
         LtAlgo(cublasLtMatmulDescOpaque_t desc, cublasLtMatrixLayoutOpaque_t layoutW, cublasLtMatrixLayoutOpaque_t layoutA,
                cublasLtMatrixLayoutOpaque_t layoutC, cublasLtMatmulHeuristicResult_t result, cublasLtMatmulHeuristicResult_t result16) {
@@ -560,7 +560,7 @@ public final class Int8Mm {
             this.layoutC = layoutC;
             this.result = result;
             this.result16 = result16;
-            this.workspaceBytes = Math.max(result.workspaceSize(), result16 == null ? 0 : result16.workspaceSize());
+            this.workspaceBytes = result.workspaceSize();  // result16 is chosen within it
         }
 
         /** Destroys the descriptors (no plan may use them afterwards). */
@@ -611,8 +611,7 @@ public final class Int8Mm {
             cublasLtMatmulHeuristicResult_t result = null;
             cublasLtMatmulHeuristicResult_t result16 = null;
             boolean made = false;
-            try (PointerPointer<?> pp = new PointerPointer<>(1); IntPointer op = new IntPointer(1); LongPointer maxWs = new LongPointer(1);
-                 IntPointer found = new IntPointer(1)) {
+            try (PointerPointer<?> pp = new PointerPointer<>(1); IntPointer op = new IntPointer(1); IntPointer found = new IntPointer(1)) {
                 VendorHandles.checkBlas(d, cublas.cublasLtMatmulDescCreate(pp, cublas.CUBLAS_COMPUTE_32I, cudart.CUDA_R_32I), "cublasLtMatmulDescCreate");
                 desc = new cublasLtMatmulDescOpaque_t(pp.get(0));
                 op.put(0, cublas.CUBLAS_OP_T);
@@ -625,18 +624,9 @@ public final class Int8Mm {
                 la = new cublasLtMatrixLayoutOpaque_t(pp.get(0));
                 VendorHandles.checkBlas(d, cublas.cublasLtMatrixLayoutCreate(pp, cudart.CUDA_R_32I, s.n(), s.m(), s.n()), "cublasLtMatrixLayoutCreate(C)");
                 lc = new cublasLtMatrixLayoutOpaque_t(pp.get(0));
-                VendorHandles.checkBlas(d, cublas.cublasLtMatmulPreferenceCreate(pp), "cublasLtMatmulPreferenceCreate");
-                cublasLtMatmulPreferenceOpaque_t pref = new cublasLtMatmulPreferenceOpaque_t(pp.get(0));
                 result = Pointers.outliveScopes(new cublasLtMatmulHeuristicResult_t(1));  // cached across calls
-                try {
-                    maxWs.put(0, LT_MAX_WORKSPACE);
-                    VendorHandles.checkBlas(d, cublas.cublasLtMatmulPreferenceSetAttribute(pref, cublas.CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                            maxWs, 8), "MAX_WORKSPACE_BYTES");
-                    VendorHandles.checkBlas(d, cublas.cublasLtMatmulAlgoGetHeuristic(handle, desc, lw, la, lc, lc, pref, 1, result, found),
-                            "cublasLtMatmulAlgoGetHeuristic(int8 TN m=" + s.n() + " n=" + s.m() + " k=" + s.k() + ")");
-                } finally {
-                    cublas.cublasLtMatmulPreferenceDestroy(pref);
-                }
+                VendorHandles.checkBlas(d, heuristic(d, handle, desc, lw, la, lc, LT_MAX_WORKSPACE, 0, result, found),
+                        "cublasLtMatmulAlgoGetHeuristic(int8 TN m=" + s.n() + " n=" + s.m() + " k=" + s.k() + ")");
                 if (found.get(0) < 1) {
                     throw new UnsupportedShapeException("a", "a shape cuBLASLt's int8 TN kernels support",
                             "no algorithm for M=" + s.m() + ", N=" + s.n() + ", K=" + s.k());
@@ -659,6 +649,36 @@ public final class Int8Mm {
     }
 
     /**
+     * cuBLASLt's first int8 TN algorithm for the descriptors within {@code maxWorkspace} bytes of workspace, into
+     * {@code result} ({@code found}: how many, 0 or 1): {@code minAlign} 0 keeps cuBLASLt's default minimum alignments
+     * (256 bytes), else A, B, C and D are assumed on {@code minAlign} bytes. Returns the heuristic's status; the
+     * preference's own calls throw.
+     */
+    private static int heuristic(CudaDevice d, org.bytedeco.cuda.cublas.cublasLtContext handle, cublasLtMatmulDescOpaque_t desc,
+            cublasLtMatrixLayoutOpaque_t lw, cublasLtMatrixLayoutOpaque_t la, cublasLtMatrixLayoutOpaque_t lc, long maxWorkspace,
+            int minAlign, cublasLtMatmulHeuristicResult_t result, IntPointer found) {
+        try (PointerPointer<?> pp = new PointerPointer<>(1); IntPointer align = new IntPointer(1); LongPointer maxWs = new LongPointer(1)) {
+            VendorHandles.checkBlas(d, cublas.cublasLtMatmulPreferenceCreate(pp), "cublasLtMatmulPreferenceCreate");
+            cublasLtMatmulPreferenceOpaque_t pref = new cublasLtMatmulPreferenceOpaque_t(pp.get(0));
+            try {
+                maxWs.put(0, maxWorkspace);
+                VendorHandles.checkBlas(d, cublas.cublasLtMatmulPreferenceSetAttribute(pref, cublas.CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                        maxWs, 8), "MAX_WORKSPACE_BYTES");
+                if (minAlign > 0) {
+                    align.put(0, minAlign);
+                    for (int attr : new int[] {cublas.CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, cublas.CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                            cublas.CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, cublas.CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
+                        VendorHandles.checkBlas(d, cublas.cublasLtMatmulPreferenceSetAttribute(pref, attr, align, 4), "MIN_ALIGNMENT_*_BYTES");
+                    }
+                }
+                return cublas.cublasLtMatmulAlgoGetHeuristic(handle, desc, lw, la, lc, lc, pref, 1, result, found);
+            } finally {
+                cublas.cublasLtMatmulPreferenceDestroy(pref);
+            }
+        }
+    }
+
+    /**
      * The algorithm for pointers that are not all on 256 bytes ({@code result} was chosen under cuBLASLt's default
      * minimum alignments, 256 bytes; the validation admits A, W and out on 16): chosen with 16-byte minimum alignments
      * within {@code maxWorkspace}, the aligned algorithm's own workspace, so that no plan allocates more than before (kept
@@ -669,24 +689,8 @@ public final class Int8Mm {
             Shape s, long maxWorkspace) {
         cublasLtMatmulHeuristicResult_t result = Pointers.outliveScopes(new cublasLtMatmulHeuristicResult_t(1));
         boolean made = false;
-        try (PointerPointer<?> pp = new PointerPointer<>(1); IntPointer align = new IntPointer(1); LongPointer maxWs = new LongPointer(1);
-             IntPointer found = new IntPointer(1)) {
-            VendorHandles.checkBlas(d, cublas.cublasLtMatmulPreferenceCreate(pp), "cublasLtMatmulPreferenceCreate");
-            cublasLtMatmulPreferenceOpaque_t pref = new cublasLtMatmulPreferenceOpaque_t(pp.get(0));
-            int rc;
-            try {
-                maxWs.put(0, maxWorkspace);
-                VendorHandles.checkBlas(d, cublas.cublasLtMatmulPreferenceSetAttribute(pref, cublas.CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                        maxWs, 8), "MAX_WORKSPACE_BYTES");
-                align.put(0, 16);
-                for (int attr : new int[] {cublas.CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, cublas.CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                        cublas.CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, cublas.CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
-                    VendorHandles.checkBlas(d, cublas.cublasLtMatmulPreferenceSetAttribute(pref, attr, align, 4), "MIN_ALIGNMENT_*_BYTES");
-                }
-                rc = cublas.cublasLtMatmulAlgoGetHeuristic(handle, desc, lw, la, lc, lc, pref, 1, result, found);
-            } finally {
-                cublas.cublasLtMatmulPreferenceDestroy(pref);
-            }
+        try (IntPointer found = new IntPointer(1)) {
+            int rc = heuristic(d, handle, desc, lw, la, lc, maxWorkspace, 16, result, found);
             if (rc == 15 || (rc == 0 && found.get(0) < 1)) {  // CUBLAS_STATUS_NOT_SUPPORTED, or nothing found: none
                 return null;
             }

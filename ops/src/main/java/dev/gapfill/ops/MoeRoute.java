@@ -212,7 +212,7 @@ public final class MoeRoute {
         Checks.dtype("logits", logits, EnumSet.of(DType.F32, DType.F16, DType.BF16));  // before allocating the outputs
         Checks.contiguous("logits", logits);
         validateOptions(options, logits.dim(1));
-        checkTokens(logits.dim(0), options.topK());
+        checkTokens("logits", logits.dim(0), options.topK());
         checkBackend(logits, options);  // before allocating the outputs
         Routing r = Routing.allocate(logits.device(), (int) logits.dim(0), (int) logits.dim(1), options.topK());
         try {
@@ -234,7 +234,7 @@ public final class MoeRoute {
         long e = logits.dim(1);
         validateOptions(options, e);
         int k = options.topK();
-        checkTokens(t, k);
+        checkTokens("logits", t, k);
         if (out == null) {
             throw new ArgumentException("out", "a Routing", "null");
         }
@@ -339,10 +339,6 @@ public final class MoeRoute {
      * past the last entry (route.cu's chunked counts and sort), so the sum must not wrap.
      */
     static final long MAX_ENTRIES = Integer.MAX_VALUE - 1024L;
-
-    private static void checkTokens(long t, int k) {
-        checkTokens("logits", t, k);
-    }
 
     /** {@code name}: what carries T (the logits' rows, or decide's {@code tokens}). */
     private static void checkTokens(String name, long t, int k) {
