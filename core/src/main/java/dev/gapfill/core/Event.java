@@ -3,16 +3,26 @@ package dev.gapfill.core;
 import org.bytedeco.cuda.cudart.CUevent_st;
 import org.bytedeco.cuda.global.cudart;
 
-/** A CUDA event with timing enabled: record on a stream, wait on it, or time between two. */
+/** A CUDA event: record on a stream, wait on it, or (timing events) time between two. */
 public final class Event implements AutoCloseable {
     private final CudaDevice device;
     private final CUevent_st handle = new CUevent_st();
     private boolean closed;
 
+    /** An event with timing enabled. */
     public Event(Device device) {
+        this(device, 0);
+    }
+
+    private Event(Device device, int flags) {
         this.device = Gpu.device(device);
         this.device.activate();
-        this.device.check(cudart.cudaEventCreateWithFlags(handle, 0), "cudaEventCreateWithFlags");
+        this.device.check(cudart.cudaEventCreateWithFlags(handle, flags), "cudaEventCreateWithFlags");
+    }
+
+    /** An event for ordering only (no timestamps: cheaper to record and to wait on); {@link #elapsedMillisSince} refuses it. */
+    public static Event forOrdering(Device device) {
+        return new Event(device, cudart.cudaEventDisableTiming);
     }
 
     CUevent_st handle() {
@@ -37,6 +47,22 @@ public final class Event implements AutoCloseable {
 
     public void synchronize() {
         device.check(cudart.cudaEventSynchronize(handle()), "cudaEventSynchronize");
+    }
+
+    /**
+     * Blocks the calling thread until the event completed, also while this thread captures a CUDA graph in global or
+     * thread-local mode (where a blocking call would invalidate the capture): the wait runs in relaxed capture mode,
+     * and the thread's mode is restored after it. The event must have been recorded outside any capture.
+     */
+    public void synchronizeDuringCapture() {
+        CUevent_st h = handle();  // refuses a closed event before the mode changes
+        device.activate();
+        int[] mode = {cudart.cudaStreamCaptureModeRelaxed};
+        device.check(cudart.cudaThreadExchangeStreamCaptureMode(mode), "cudaThreadExchangeStreamCaptureMode(relaxed)");
+        int rc = cudart.cudaEventSynchronize(h);
+        int restore = cudart.cudaThreadExchangeStreamCaptureMode(mode);  // mode now holds the thread's previous mode
+        device.check(rc, "cudaEventSynchronize");
+        device.check(restore, "cudaThreadExchangeStreamCaptureMode(restore)");
     }
 
     /** Milliseconds between {@code start} and this event, both recorded and complete. */

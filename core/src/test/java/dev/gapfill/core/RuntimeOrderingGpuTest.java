@@ -1,5 +1,6 @@
 package dev.gapfill.core;
 
+import dev.gapfill.core.testing.Busy;
 import dev.gapfill.core.testing.GpuTest;
 import org.bytedeco.cuda.global.cudart;
 import org.junit.jupiter.api.Test;
@@ -18,16 +19,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class RuntimeOrderingGpuTest {
     private final Device gpu = Device.cuda(0);
 
-    /** Keeps {@code s} busy for about a millisecond or more: reads of a buffer several times the L2. */
-    private static void busy(Stream s, Tensor big, Tensor sink, int times) {
-        CudaDevice d = Gpu.device(0);
-        KernelFunction read = KernelModule.of("harness/l2_flush").function(d, "l2_flush_read");
-        for (int i = 0; i < times; i++) {
-            read.launch(s, 2 * d.info().smCount(), 1, 1, 512, 1, 1, 0,
-                    KernelArgs.begin().ptr(big).i64(big.byteSize() / 16).ptr(sink));
-        }
-    }
-
     @Test void copyingInWaitsForWorkOnTheStreamTheTensorWasLastUsedOn() {
         int n = 1 << 20;
         try (Stream s = Stream.create(gpu);
@@ -38,7 +29,7 @@ class RuntimeOrderingGpuTest {
             big.fillBytes(0x5a, s);
             x.fillBytes(0x01, s);
             y.fillBytes(0x00, s);
-            busy(s, big, sink, 20);  // about 3 ms: s is still busy when the host copies into x below
+            Busy.reads(s, big, sink, 20);  // about 3 ms: s is still busy when the host copies into x below
             Gpu.device(0).check(cudart.cudaMemcpyAsync(new DevicePointer(y.address()), new DevicePointer(x.address()),
                     x.byteSize(), cudart.cudaMemcpyDeviceToDevice, s.handle()), "cudaMemcpyAsync(D2D)");
             ByteBuffer twos = ByteBuffer.allocateDirect((int) x.byteSize());
@@ -68,7 +59,7 @@ class RuntimeOrderingGpuTest {
             x.fillBytes(0x01, s1);
             y.fillBytes(0x00, s1);
             s1.synchronize();
-            busy(s1, big, sink, 20);  // about 3 ms: s1 reads x below only after it
+            Busy.reads(s1, big, sink, 20);  // about 3 ms: s1 reads x below only after it
             CudaDevice d = Gpu.device(0);
             d.check(cudart.cudaMemcpyAsync(new DevicePointer(y.address()), new DevicePointer(x.address()), x.byteSize(),
                     cudart.cudaMemcpyDeviceToDevice, s1.handle()), "cudaMemcpyAsync(D2D on s1)");

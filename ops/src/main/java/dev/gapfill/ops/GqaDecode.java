@@ -227,10 +227,10 @@ public final class GqaDecode {
     /**
      * Validates the shape, picks the backend and split count, and allocates the workspace (stream-ordered on
      * {@code stream}, null: the per-thread stream), zeroing the split counters there. Close the plan to free it.
-     * A plan's runs share that workspace: run it on the stream it was made on, or order a run on another stream after
-     * the plan's making (synchronize that stream, or make the run's stream wait on an event recorded after it), and
-     * order its runs with each other (one at a time). The plan does not order them itself: a run racing its own setup
-     * can read counters that were never zeroed, and every later run of the plan is then wrong.
+     * A plan's runs share that workspace. A run on another stream than {@code stream} is ordered after this setup by
+     * the plan (a stream wait on an event recorded after it; while that stream is being captured, a host wait for the
+     * setup in relaxed capture mode). The caller orders the runs with each other (one at a time): a run racing another
+     * run of the same plan on another stream shares its partials and split counters, and both are then wrong.
      */
     public static GqaDecodePlan plan(Problem problem, Device device, Options options, Stream stream) {
         checkNotNull(problem, device, options);

@@ -12,6 +12,7 @@ import dev.gapfill.core.KernelArgs;
 import dev.gapfill.core.KernelFunction;
 import dev.gapfill.core.KernelModule;
 import dev.gapfill.core.Pointers;
+import dev.gapfill.core.Event;
 import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.core.VendorHandles;
@@ -107,6 +108,13 @@ public final class GqaDecodePlan implements AutoCloseable {
     private final KernelFunction gatherFn;
     private final KernelFunction maskFn;
     private final KernelFunction probsFn;
+    /**
+     * Recorded on the making stream after the workspace's allocation and zeroing (null: nothing was queued, the plan
+     * was made under graph capture, or the setup is known complete); a run on another stream waits for it.
+     */
+    private Event setupDone;
+    private final Stream setupStream;
+    private Stream orderedStream;  // the last other stream made to wait for setupDone
     private boolean closed;
 
     GqaDecodePlan(Problem problem, Device device, GqaDecode.Options options, Decision decision, Stream stream) {
@@ -135,9 +143,12 @@ public final class GqaDecodePlan implements AutoCloseable {
         int st = GqaDecodeHeuristics.stages(problem.headDim());
         String stageNote = null;  // why the plan's rings are shorter than the default
         String t = problem.dtype().name().toLowerCase(Locale.ROOT);
+        Event done = null;
+        Stream made = null;
         try {
             if (device.isCuda()) {
                 Stream s = OpStreams.pick(device, stream);
+                made = s;
                 CudaDevice cd = s.cudaDevice();
                 long bhq = (long) problem.batch() * problem.qHeads();
                 if (decision.backend() == Backend.CUSTOM) {
@@ -217,6 +228,11 @@ public final class GqaDecodePlan implements AutoCloseable {
                     o1 = Pointers.outliveScopes(new FloatPointer(1f));
                     z = Pointers.outliveScopes(new FloatPointer(0f));
                 }
+                // a run on another stream must not start before the workspace exists and is zeroed (run() waits)
+                boolean queued = po != null || sc != null;
+                if (queued && !OpStreams.isCapturing(s)) {
+                    done = Event.forOrdering(device).record(s);
+                }
             }
         } catch (RuntimeException e) {
             for (Tensor x : new Tensor[] {po, pl, ct, sc, lp, pr, gk, gv}) {
@@ -231,6 +247,9 @@ public final class GqaDecodePlan implements AutoCloseable {
                 if (x != null) {
                     x.close();
                 }
+            }
+            if (done != null) {
+                done.close();
             }
             throw e;
         }
@@ -261,6 +280,8 @@ public final class GqaDecodePlan implements AutoCloseable {
         this.gatherFn = gf;
         this.maskFn = maf;
         this.probsFn = pf;
+        this.setupDone = done;
+        this.setupStream = made;
     }
 
     public Problem problem() { return p; }
@@ -301,7 +322,7 @@ public final class GqaDecodePlan implements AutoCloseable {
     /**
      * One decode step: {@code out[b,h] = softmax(scale·q[b,h]·K[b,h/G,:len_b]ᵀ)·V[b,h/G,:len_b]}, {@code lse[b,h]}
      * (optional) in natural-log units. Enqueued on {@code stream} (null: the per-thread stream), which must be ordered
-     * after the plan's making and after the plan's previous run (see {@link GqaDecode#plan(Problem, Device, GqaDecode.Options, Stream)}).
+     * after the plan's previous run; the plan orders it after the plan's making (see {@link GqaDecode#plan(Problem, Device, GqaDecode.Options, Stream)}).
      *
      * @param q     {@code [B, Hq, D]} in the plan's dtype
      * @param cache K and V in the plan's layout (capacity ≥ maxLen), plus the block table for PAGED
@@ -321,6 +342,9 @@ public final class GqaDecodePlan implements AutoCloseable {
             return;
         }
         Stream s = OpStreams.pick(device, stream);
+        if (setupDone != null && !s.sameStreamAs(setupStream) && !s.sameStreamAs(orderedStream)) {
+            orderAfterSetup(s);
+        }
         if (p.layout() == KvLayout.PAGED && Boolean.getBoolean(DEBUG_CHECK_BLOCK_TABLE)) {
             checkBlockTableOnHost(cache, lens, s);
         }
@@ -449,6 +473,24 @@ public final class GqaDecodePlan implements AutoCloseable {
     }
 
     /** Debug mode: the pages each sequence reads must exist (synchronises {@code s}). */
+    /**
+     * Orders a run on {@code s}, not the making stream, after the plan's setup: a stream wait on the setup event, or,
+     * while {@code s} is being captured (a wait on an event recorded outside the capture is not allowed there), a host
+     * wait for the setup in relaxed capture mode, after which the setup is known complete for every stream.
+     */
+    private void orderAfterSetup(Stream s) {
+        if (OpStreams.isCapturing(s)) {
+            setupDone.synchronizeDuringCapture();
+            Event e = setupDone;
+            setupDone = null;
+            orderedStream = null;
+            e.close();
+        } else {
+            s.waitFor(setupDone);
+            orderedStream = s;
+        }
+    }
+
     private void checkBlockTableOnHost(KvCache cache, Tensor lens, Stream s) {
         int b = p.batch();
         int mp = p.maxPages();
@@ -623,6 +665,11 @@ public final class GqaDecodePlan implements AutoCloseable {
         }
         for (Pointer x : new Pointer[] {alphaScores, one, zero}) {
             cleanup.close(x);
+        }
+        if (setupDone != null) {
+            Event e = setupDone;
+            setupDone = null;
+            cleanup.run(e::close);
         }
         cleanup.rethrow();
     }

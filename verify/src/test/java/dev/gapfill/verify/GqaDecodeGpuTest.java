@@ -6,6 +6,7 @@ import dev.gapfill.core.Gpu;
 import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.core.UnsupportedShapeException;
+import dev.gapfill.core.testing.Busy;
 import dev.gapfill.core.testing.GpuTest;
 import dev.gapfill.core.testing.Poison;
 import dev.gapfill.core.testing.SystemProperty;
@@ -486,5 +487,79 @@ class GqaDecodeGpuTest {
                 GqaDecodeProblems.close(cache);
             }
         }
+    }
+
+    /**
+     * A plan made on a stream that is still busy runs at once on another stream: the run must wait for the plan's
+     * setup, the allocation of its partials and the zeroing of its split counters. The memory pool hands the plan a
+     * region just freed with 0xff bytes in it, so a run that went first would find counters of -1, never merge, and
+     * leave the poisoned output. Then the same with the run captured (global capture mode) on a third stream: the
+     * plan waits on the host in relaxed mode, the capture stays valid, and the replay is checked.
+     */
+    @Test void aPlanMadeOnABusyStreamRunsOnAnother() {
+        SystemProperty.with(GqaDecodePlan.DEBUG_NO_CLUSTER, "true", () -> {  // the global merge: counters in the workspace
+            int b = 4;
+            int g = 4;
+            int hkv = 2;
+            int d = 128;
+            int cap = 700;
+            int[] l = {cap, 333, 1, 650};
+            Random rnd = new Random(91);
+            try (GqaDecodeProblems.HostCase host = GqaDecodeProblems.random(rnd, DType.F16, hkv * g, hkv, d, cap, l)) {
+                KvCache hostCache = GqaDecodeProblems.relayout(host.k(), host.v(), KvLayout.PAGED, 16, rnd);
+                KvCache cache = GqaDecodeProblems.to(hostCache, GPU);
+                GqaDecodeProblems.close(hostCache);
+                GqaDecodeReference.Exact ex = GqaDecodeReference.exact(host.q(), KvCache.bhld(host.k(), host.v()), l, cap, 1 / Math.sqrt(d));
+                var cuda = Gpu.device(GPU);
+                CUgraph_st graph = new CUgraph_st();
+                CUgraphExec_st exec = new CUgraphExec_st();
+                try (Stream made = Stream.create(GPU); Stream other = Stream.create(GPU); Stream captured = Stream.create(GPU);
+                     Tensor big = Tensor.empty(GPU, DType.I8, made, 512L << 20); Tensor sink = Tensor.empty(GPU, DType.I32, made, 1);
+                     Tensor q = host.q().to(GPU); Tensor lens = Tensor.ofInts(GPU, l, b);
+                     Tensor out = Poison.poisoned(GPU, DType.F16, b, hkv * g, d); Tensor lse = Poison.poisoned(GPU, DType.F32, b, hkv * g)) {
+                    big.fillBytes(0x5a, made);
+                    Stream.perThread(GPU).synchronize();
+                    made.synchronize();
+                    GqaDecode.Problem problem = GqaDecodeProblems.problem(q, cache, cap);
+                    String[] labels = {"run on another stream", "run captured on a third stream"};
+                    for (int round = 0; round < 2; round++) {
+                        try (Tensor poison = Tensor.empty(GPU, DType.I8, made, 16L << 20)) {
+                            poison.fillBytes(0xff, made);  // freed on made below: the plan's allocations reuse it there
+                        }
+                        Busy.reads(made, big, sink, 20);  // ~3 ms: the plan's zeroing below waits behind it
+                        try (GqaDecodePlan plan = GqaDecode.plan(problem, GPU, Options.defaults().withBackend(Backend.CUSTOM), made)) {
+                            assertTrue(plan.splits() > 1 && plan.cluster() == 0, "the plan must hold split counters: " + plan);
+                            Stream runOn = round == 0 ? other : captured;
+                            if (round == 0) {
+                                plan.run(q, cache, lens, out, lse, other);
+                            } else {
+                                cuda.check(cudart.cudaStreamBeginCapture(captured.handle(), cudart.cudaStreamCaptureModeGlobal),
+                                        "cudaStreamBeginCapture");
+                                plan.run(q, cache, lens, out, lse, captured);
+                                cuda.check(cudart.cudaStreamEndCapture(captured.handle(), graph), "cudaStreamEndCapture");
+                                cuda.check(cudart.cudaGraphInstantiate(exec, graph, 0L), "cudaGraphInstantiate");
+                                out.fillBytes(0xff, captured);
+                                lse.fillBytes(0xff, captured);
+                                cuda.check(cudart.cudaGraphLaunch(exec, captured.handle()), "cudaGraphLaunch");
+                            }
+                            runOn.synchronize();
+                            Verdict vo = Verifier.compare(out, ex.out(), ex.absTerms(), AttentionTolerance.output(DType.F16, ex, d,
+                                    AttentionTolerance.roundsProbabilities(Backend.CUSTOM)), "reference");
+                            assertTrue(vo.pass(), labels[round] + " " + plan + ": " + vo);
+                            Verdict vl = AttentionTolerance.compareLse(lse, ex, d);
+                            assertTrue(vl.pass(), labels[round] + " " + plan + ": " + vl);
+                            made.synchronize();
+                        }
+                        out.fillBytes(0xff, other);
+                        lse.fillBytes(0xff, other);
+                        other.synchronize();
+                    }
+                } finally {
+                    cudart.cudaGraphExecDestroy(exec);
+                    cudart.cudaGraphDestroy(graph);
+                    GqaDecodeProblems.close(cache);
+                }
+            }
+        });
     }
 }
