@@ -4,7 +4,10 @@
 // Written without a GPU (a helper session, branch bmm-frag-ab): compiled only (nvcc 13.0, sm_90a and sm_80, ptxas -v: no
 // spills; variants 32-74 registers: s16 mpw1/2/4 39/35/61 (v1) 32/40/60 (kperm), s32 w4/w2/w1 42/50/72 (v1) 44/54/74).
 // The variants' index maps (loads, movmatrix.trans, mma fragments, stores) were checked by a lane-level emulation on
-// integers, frag_ab_emu.py (104 shape/plan configurations exact; two planted map errors caught). Nothing here has run on a GPU.
+// integers, frag_ab_emu.py (104 shape/plan configurations exact; two planted map errors caught). First GPU run: H100 at
+// 11cae10 (results-h100-11cae10-frag-ab.txt: every check passed, v1/v3 bit for bit the shipped kernel, memcheck and
+// racecheck 0 errors; cuBLAS/custom geomean over the 18 n <= 32 rows 2.192x shipped, v1 2.315x, v2 2.300x, v3 2.242x,
+// v4 2.230x). v1 was then shipped (bmm_frag.cu, NN row chunks) and v2/v4 removed; the notes below describe that A/B.
 // Run: OUT=$OUT bash cuda-native/dev/bmm/run_frag_ab.sh   (build, sanitizers over --check-only, then the full run)
 //
 // Where the shipped kernels spend their memory instructions (NN): every operand element reaches a lane through a 32-bit
@@ -56,169 +59,33 @@
 namespace fragab {
 using namespace gapfill;
 
-__device__ __forceinline__ bool aligned_to(const void* p, int bytes) { return (reinterpret_cast<uintptr_t>(p) & (bytes - 1)) == 0; }
-
-// Elements (r, c .. c+E-1) of a row-major rows x cols M, packed in pairs (low first), zero outside. vec: cols % E == 0
-// and M on 2E bytes, so (c a multiple of E) the chunk is wholly in or wholly out and one aligned E·2-byte load.
-template <typename T, int E>
-__device__ __forceinline__ void ld_chunk(uint32_t (&o)[E / 2], const T* __restrict__ M, int rows, int cols, int r, int c, bool vec) {
-#pragma unroll
-    for (int e = 0; e < E / 2; ++e) o[e] = 0u;
-    if (r >= rows || c >= cols) return;
-    const T* p = M + (size_t)r * cols + c;
-    if (vec) {
-        if constexpr (E == 8) {
-            const uint4 v = __ldg(reinterpret_cast<const uint4*>(p));
-            o[0] = v.x; o[1 % (E / 2)] = v.y; o[2 % (E / 2)] = v.z; o[3 % (E / 2)] = v.w;
-        } else {
-            const uint2 v = __ldg(reinterpret_cast<const uint2*>(p));
-            o[0] = v.x; o[1 % (E / 2)] = v.y;
-        }
-    } else {
-#pragma unroll
-        for (int e = 0; e < E / 2; ++e) {
-            const uint32_t lo = c + 2 * e < cols ? bits16(p[2 * e]) : 0u;
-            const uint32_t hi = c + 2 * e + 1 < cols ? bits16(p[2 * e + 1]) : 0u;
-            o[e] = lo | (hi << 16);
-        }
-    }
-}
-
-template <typename T, int E>
-__device__ __forceinline__ void st_chunk(T* __restrict__ M, int rows, int cols, int r, int c, const float (&v)[E], bool vec) {
-    if (r >= rows || c >= cols) return;
-    T* p = M + (size_t)r * cols + c;
-    if (vec) {
-        if constexpr (E == 8) {
-            *reinterpret_cast<uint4*>(p) = make_uint4(pack2<T>(v[0], v[1]), pack2<T>(v[2], v[3 % E]), pack2<T>(v[4 % E], v[5 % E]),
-                                                      pack2<T>(v[6 % E], v[7 % E]));
-        } else {
-            *reinterpret_cast<uint2*>(p) = make_uint2(pack2<T>(v[0], v[1]), pack2<T>(v[2], v[3]));
-        }
-    } else {
-#pragma unroll
-        for (int e = 0; e < E; ++e)
-            if (c + e < cols) p[e] = from_float<T>(v[e]);
-    }
-}
-
-// S: 16 (m, n, k <= 16) or 32. WM x WN warps per matrix (warp tile MT m16 tiles by NW columns), MPW matrices per warp group.
+// Since the A/B at 11cae10 (results-h100-11cae10-frag-ab.txt) the row-chunk body ("v1") is shipped: the shipped NN
+// entries take it where rows_fit holds, the pair loads elsewhere. The variants below run the shipped bodies on other
+// plans: v1 the shipped plan (the same kernel code as the shipped column: a timing repeat), v3 the alternative plan (S32:
+// one warp per matrix; S16: two matrices per warp). The k-permuted variants v2 and v4 of that A/B were removed after it
+// (2.300x and 2.230x cuBLAS against v1's 2.315x and v3's 2.242x); their columns print "-".
 template <typename T, int S, int WM, int WN, bool KPERM, int MPW>
 __global__ void fab_kernel(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int batch, int m, int n, int k) {
-    constexpr int KS = S / 16, MT = S / 16 / WM, NW = S / WN, E = NW / 4, NJ = E / 2;
-    static_assert(MT >= 1 && MT * WM * 16 == S && NW * WN == S && (E == 4 || E == 8), "tiling");
-    const int lane = threadIdx.x & 31;
-    const int g = lane >> 2, t = lane & 3;
-    const long long warp = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
-    const long long b0 = warp / (WM * WN) * MPW;
-    if (b0 >= batch) return;  // warp-uniform
-    const int sub = (int)(warp % (WM * WN));
-    const int m0 = (sub / WN) * 16 * MT, n0 = (sub % WN) * NW;
-    if (m0 >= m || n0 >= n) return;  // warp-uniform
-    const bool va = KPERM ? (k % 4 == 0 && aligned_to(A, 8)) : (k % 2 == 0 && aligned_to(A, 4));
-    const bool vb = n % E == 0 && aligned_to(B, 2 * E);
-    const bool vc = n % E == 0 && aligned_to(C, 2 * E);
-    const long long sa = (long long)m * k, sb = (long long)k * n, sc = (long long)m * n;
-
-    uint32_t ra[MPW][KS][MT][4];  // A fragments (a0: row g, low k half; a1: row g+8; a2/a3: high half)
-    uint32_t rb[MPW][KS][2][NJ];  // B row chunks by (step, half), stored orientation
-#pragma unroll
-    for (int i = 0; i < MPW; ++i) {
-        const long long b = b0 + i;
-        const bool bin = b < batch;  // warp-uniform
-        const T* Ab = A + (bin ? b : b0) * sa;
-        const T* Bb = B + (bin ? b : b0) * sb;
-#pragma unroll
-        for (int s = 0; s < KS; ++s) {
-            const bool kin = bin && s * 16 < k;
-#pragma unroll
-            for (int mt = 0; mt < MT; ++mt) {
-                const int r = m0 + mt * 16 + g;
-                uint32_t* f = ra[i][s][mt];
-                if (!kin || m0 + mt * 16 >= m) {
-                    f[0] = f[1] = f[2] = f[3] = 0u;
-                } else if (!KPERM) {
-                    f[0] = ld_pair(Ab, m, k, r, 16 * s + 2 * t, va);
-                    f[1] = ld_pair(Ab, m, k, r + 8, 16 * s + 2 * t, va);
-                    f[2] = ld_pair(Ab, m, k, r, 16 * s + 8 + 2 * t, va);
-                    f[3] = ld_pair(Ab, m, k, r + 8, 16 * s + 8 + 2 * t, va);
-                } else {
-                    uint32_t c0[2], c1[2];
-                    ld_chunk<T, 4>(c0, Ab, m, k, r, 16 * s + 4 * t, va);
-                    ld_chunk<T, 4>(c1, Ab, m, k, r + 8, 16 * s + 4 * t, va);
-                    f[0] = c0[0]; f[2] = c0[1]; f[1] = c1[0]; f[3] = c1[1];
-                }
-            }
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                // lane (g, t) supplies row v = g of the 8x8 matrices of this (step, half): its k in the slot map
-                const int kr = KPERM ? 16 * s + 4 * (g >> 1) + 2 * h + (g & 1) : 16 * s + 8 * h + g;
-                const bool hin = kin && (KPERM || 16 * s + 8 * h < k);  // warp-uniform
-                if (hin) {
-                    ld_chunk<T, E>(rb[i][s][h], Bb, k, n, kr, n0 + E * t, vb);
-                } else {
-#pragma unroll
-                    for (int j = 0; j < NJ; ++j) rb[i][s][h][j] = 0u;
-                }
-            }
-        }
-    }
-#pragma unroll
-    for (int i = 0; i < MPW; ++i) {
-        const long long b = b0 + i;
-        if (b >= batch) break;  // warp-uniform
-        float acc[MT][NJ][4];
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-            for (int j = 0; j < NJ; ++j)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) acc[mt][j][e] = 0.f;
-#pragma unroll
-        for (int s = 0; s < KS; ++s) {
-            if (s * 16 >= k) break;  // warp-uniform
-            uint32_t bf[NJ][2];
-#pragma unroll
-            for (int j = 0; j < NJ; ++j) {
-                bf[j][0] = trans8x8(rb[i][s][0][j]);
-                bf[j][1] = trans8x8(rb[i][s][1][j]);
-            }
-#pragma unroll
-            for (int mt = 0; mt < MT; ++mt) {
-                if (m0 + mt * 16 >= m) break;  // warp-uniform
-#pragma unroll
-                for (int j = 0; j < NJ; ++j) MmaOp<T>::run(acc[mt][j], ra[i][s][mt], bf[j][0], bf[j][1]);
-            }
-        }
-        T* Cb = C + b * sc;
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt) {
-            const int r = m0 + mt * 16 + g;
-            if (m0 + mt * 16 >= m) break;  // warp-uniform
-            float v0[E], v1[E];
-#pragma unroll
-            for (int j = 0; j < NJ; ++j) {
-                v0[2 * j] = acc[mt][j][0]; v0[2 * j + 1] = acc[mt][j][1];
-                v1[2 * j] = acc[mt][j][2]; v1[2 * j + 1] = acc[mt][j][3];
-            }
-            st_chunk<T, E>(Cb, m, n, r, n0 + E * t, v0, vc);
-            st_chunk<T, E>(Cb, m, n, r + 8, n0 + E * t, v1, vc);
-        }
+    static_assert(!KPERM, "the k-permuted variants were removed after the 11cae10 A/B");
+    if (rows_fit<S / WN>(B, C, n)) {
+        bmm_frag_rows_body<T, S, WM, WN, MPW>(A, B, C, batch, m, n, k, 0);
+    } else if constexpr (S == 16) {
+        bmm_frag_body<T, false, false, MPW>(A, B, C, batch, m, n, k, 0);
+    } else {
+        bmm_frag32_body<T, false, false, WM, WN>(A, B, C, batch, m, n, k, 0);
     }
 }
 
 // Explicit instantiations (so that ptxas -v reports each and cuobjdump lists them): S16 mpw 1/2/4, S32 w4/w2/w1.
-#define FAB_INST(T, KP)                                                                                              \
-    template __global__ void fab_kernel<T, 16, 1, 1, KP, 1>(const T*, const T*, T*, int, int, int, int);            \
-    template __global__ void fab_kernel<T, 16, 1, 1, KP, 2>(const T*, const T*, T*, int, int, int, int);            \
-    template __global__ void fab_kernel<T, 16, 1, 1, KP, 4>(const T*, const T*, T*, int, int, int, int);            \
-    template __global__ void fab_kernel<T, 32, 2, 2, KP, 1>(const T*, const T*, T*, int, int, int, int);            \
-    template __global__ void fab_kernel<T, 32, 2, 1, KP, 1>(const T*, const T*, T*, int, int, int, int);            \
-    template __global__ void fab_kernel<T, 32, 1, 1, KP, 1>(const T*, const T*, T*, int, int, int, int);
-FAB_INST(__half, false)
-FAB_INST(__half, true)
-FAB_INST(__nv_bfloat16, false)
-FAB_INST(__nv_bfloat16, true)
+#define FAB_INST(T)                                                                                                 \
+    template __global__ void fab_kernel<T, 16, 1, 1, false, 1>(const T*, const T*, T*, int, int, int, int);       \
+    template __global__ void fab_kernel<T, 16, 1, 1, false, 2>(const T*, const T*, T*, int, int, int, int);       \
+    template __global__ void fab_kernel<T, 16, 1, 1, false, 4>(const T*, const T*, T*, int, int, int, int);       \
+    template __global__ void fab_kernel<T, 32, 2, 2, false, 1>(const T*, const T*, T*, int, int, int, int);       \
+    template __global__ void fab_kernel<T, 32, 2, 1, false, 1>(const T*, const T*, T*, int, int, int, int);       \
+    template __global__ void fab_kernel<T, 32, 1, 1, false, 1>(const T*, const T*, T*, int, int, int, int);
+FAB_INST(__half)
+FAB_INST(__nv_bfloat16)
 #undef FAB_INST
 }  // namespace fragab
 
@@ -309,12 +176,13 @@ static Launch variant_launch(Dt d, int v, int batch, int m, int n, int k) {
     const int mx = std::max(m, std::max(n, k));
     if (mx > 32) return L;
     const bool kp = v == 2 || v == 4, alt = v >= 3;
+    if (kp) return L;  // removed after the 11cae10 A/B (see namespace fragab)
     const int S = mx <= 16 ? 16 : 32;
     int wm = 1, wn = 1, mpw = 1;
     if (S == 16) mpw = alt ? 2 : (cdiv(batch, g_sms) >= 32 ? 4 : 1);
     else if (!alt) { int w = batch <= 8LL * g_sms ? 4 : 2; wm = 2; wn = w == 4 ? 2 : 1; }
-    if (d == F16) L.vf = kp ? vsel<__half, true>(S, wm, wn, mpw) : vsel<__half, false>(S, wm, wn, mpw);
-    else L.vf = kp ? vsel<__nv_bfloat16, true>(S, wm, wn, mpw) : vsel<__nv_bfloat16, false>(S, wm, wn, mpw);
+    if (d == F16) L.vf = vsel<__half, false>(S, wm, wn, mpw);
+    else L.vf = vsel<__nv_bfloat16, false>(S, wm, wn, mpw);
     L.ok = true; L.threads = 128; L.mats = mpw;
     L.grid = (int)cdiv(cdiv(batch, mpw) * wm * wn, 4);
     char b[96];

@@ -26,7 +26,8 @@
 // row-major A fragment of mma.m16n8k16 directly; where the fragment needs the other major (B stored
 // [k][n], or A stored transposed) movmatrix.trans turns the block around in registers. Blocks past
 // m, n or k are zero registers (warp-uniform), elements past the matrix edge are zero (per lane).
-// C: lane stores (row g [+ 8], columns 2t, 2t + 1) of each 16x8 accumulator as one 32-bit store.
+// C: lane stores (row g [+ 8], columns 2t, 2t + 1) of each 16x8 accumulator as one 32-bit store. NN shapes with
+// n = 12 or 16 and B, C on 8 bytes take row chunks instead (bmm_frag_rows_body below; the same bits, fewer instructions).
 // Odd row lengths or 2-byte-aligned views take element loads and stores in the same code.
 // fp32 accumulation of k <= 16 products in the tensor core, one rounding to the output type.
 #include "gapfill_types.cuh"
@@ -136,8 +137,164 @@ __device__ __forceinline__ void bmm_frag_body(const T* __restrict__ A, const T* 
     }
 }
 
+// ---------------------------------------------------------------- NN row chunks (bmm_frag and bmm_frag32, F16/BF16)
+// The NN entries take this body where B and C allow it (rows_fit below): B and C move in row chunks of E = 4 or 8
+// elements (8- or 16-byte loads and stores) instead of 32-bit pairs, so one warp instruction reads or writes whole
+// contiguous rows. Lane (g, t) loads row k(g) of B, columns n0 + E·t .. + E - 1; register j of that chunk, taken over
+// the warp, is an 8x8 matrix whose rows are 8 k's and whose columns are the n's {n0 + E·(c/2) + 2j + c%2}, and
+// movmatrix.trans makes it the mma B fragment of an n8 tile with those columns. Only output columns are permuted:
+// every output's products sit in the same k slots of the same mma steps as in the pair-load bodies above, so the two
+// give the same bits (checked by the harness, cuda-native/dev/bmm/frag_ab.cu, "v1"), and the accumulators hold, per
+// lane, C[row][n0 + E·t .. + E - 1]: one chunk store per row. A keeps the 32-bit pair loads.
+// Measured (H100 80GB HBM3, harness cuda-native/dev/bmm/results-h100-11cae10-frag-ab.txt, L2 flushed, median of 61, us,
+// pair loads -> row chunks; F16, BF16 within 0.1): 16^3 batch 512 4.48 -> 4.35, 2048 4.96 -> 4.83, 8192 8.74 -> 7.20;
+// 32^3 batch 512 5.31 -> 4.99, 2048 8.19 -> 7.20, 8192 19.33 -> 16.58. At 8^3 the chunks lose (4.16 -> 4.32 at batch 512:
+// half the lanes of a 16-column chunk plan idle), hence n > NW / 2 in rows_fit.
+
+// Elements (r, c .. c + E - 1) of a row-major rows x cols M, packed in pairs (low first); zero outside. The caller
+// guarantees cols % E == 0 and M on 2E bytes (rows_fit), so a chunk is wholly in or wholly out: one aligned load.
+template <typename T, int E>
+__device__ __forceinline__ void ld_row_chunk(uint32_t (&o)[E / 2], const T* __restrict__ M, int rows, int cols, int r, int c) {
+#pragma unroll
+    for (int e = 0; e < E / 2; ++e) o[e] = 0u;
+    if (r >= rows || c >= cols) return;
+    const T* p = M + (size_t)r * cols + c;
+    if constexpr (E == 8) {
+        const uint4 v = __ldg(reinterpret_cast<const uint4*>(p));
+        o[0] = v.x; o[1 % (E / 2)] = v.y; o[2 % (E / 2)] = v.z; o[3 % (E / 2)] = v.w;
+    } else {
+        const uint2 v = __ldg(reinterpret_cast<const uint2*>(p));
+        o[0] = v.x; o[1 % (E / 2)] = v.y;
+    }
+}
+
+template <typename T, int E>
+__device__ __forceinline__ void st_row_chunk(T* __restrict__ M, int rows, int cols, int r, int c, const float (&v)[E]) {
+    if (r >= rows || c >= cols) return;
+    T* p = M + (size_t)r * cols + c;
+    if constexpr (E == 8) {
+        *reinterpret_cast<uint4*>(p) = make_uint4(pack2<T>(v[0], v[1]), pack2<T>(v[2], v[3 % E]), pack2<T>(v[4 % E], v[5 % E]),
+                                                  pack2<T>(v[6 % E], v[7 % E]));
+    } else {
+        *reinterpret_cast<uint2*>(p) = make_uint2(pack2<T>(v[0], v[1]), pack2<T>(v[2], v[3]));
+    }
+}
+
+// Whether a matrix's NW-column warp slices take row chunks of E = NW / 4: n a multiple of E (every chunk wholly in or
+// out, and every row, matrix and batch stride a multiple of 2E bytes), B and C on 2E bytes, and n > NW / 2 (at most one
+// lane in four idle on the columns). Uniform over the grid.
+template <int NW>
+__device__ __forceinline__ bool rows_fit(const void* B, const void* C, int n) {
+    constexpr int E = NW / 4;
+    return n % E == 0 && n > NW / 2 && (reinterpret_cast<uintptr_t>(B) & (2 * E - 1)) == 0
+           && (reinterpret_cast<uintptr_t>(C) & (2 * E - 1)) == 0;
+}
+
+// S: 16 (m, n, k <= 16) or 32. WM x WN warps per matrix (MT m16 tiles by NW columns each); MPW matrices per warp group.
+template <typename T, int S, int WM, int WN, int MPW>
+__device__ __forceinline__ void bmm_frag_rows_body(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int batch, int m,
+                                                   int n, int k, int b_shared) {
+    constexpr int KS = S / 16, MT = S / 16 / WM, NW = S / WN, E = NW / 4, NJ = E / 2;
+    static_assert(MT >= 1 && MT * WM * 16 == S && NW * WN == S && (E == 4 || E == 8), "tiling");
+    const int lane = threadIdx.x & 31;
+    const int g = lane >> 2, t = lane & 3;
+    const long long warp = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    const long long b0 = warp / (WM * WN) * MPW;
+    if (b0 >= batch) return;  // warp-uniform
+    const int sub = (int)(warp % (WM * WN));
+    const int m0 = (sub / WN) * 16 * MT, n0 = (sub % WN) * NW;
+    if (m0 >= m || n0 >= n) return;  // warp-uniform: none of C's elements are this warp's
+    const bool va = k % 2 == 0 && (reinterpret_cast<uintptr_t>(A) & 3) == 0;
+    const long long sa = (long long)m * k, sb = b_shared ? 0LL : (long long)k * n, sc = (long long)m * n;
+
+    uint32_t ra[MPW][KS][MT][4];  // A fragments (a0: row g, low k half; a1: row g + 8; a2, a3: the high k half)
+    uint32_t rb[MPW][KS][2][NJ];  // B row chunks by (k step, k half), stored orientation
+#pragma unroll
+    for (int i = 0; i < MPW; ++i) {
+        const long long b = b0 + i;
+        const bool bin = b < batch;  // warp-uniform
+        const T* Ab = A + (bin ? b : b0) * sa;
+        const T* Bb = B + (bin ? b : b0) * sb;
+#pragma unroll
+        for (int s = 0; s < KS; ++s) {
+            const bool kin = bin && s * 16 < k;
+#pragma unroll
+            for (int mt = 0; mt < MT; ++mt) {
+                const int r = m0 + mt * 16 + g;
+                uint32_t* f = ra[i][s][mt];
+                if (!kin || m0 + mt * 16 >= m) {
+                    f[0] = f[1] = f[2] = f[3] = 0u;
+                } else {
+                    f[0] = ld_pair(Ab, m, k, r, 16 * s + 2 * t, va);
+                    f[1] = ld_pair(Ab, m, k, r + 8, 16 * s + 2 * t, va);
+                    f[2] = ld_pair(Ab, m, k, r, 16 * s + 8 + 2 * t, va);
+                    f[3] = ld_pair(Ab, m, k, r + 8, 16 * s + 8 + 2 * t, va);
+                }
+            }
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                if (kin && 16 * s + 8 * h < k) {  // warp-uniform; lane (g, t) supplies row g of this half's 8x8 matrices
+                    ld_row_chunk<T, E>(rb[i][s][h], Bb, k, n, 16 * s + 8 * h + g, n0 + E * t);
+                } else {
+#pragma unroll
+                    for (int j = 0; j < NJ; ++j) rb[i][s][h][j] = 0u;
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < MPW; ++i) {
+        const long long b = b0 + i;
+        if (b >= batch) break;  // warp-uniform
+        float acc[MT][NJ][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+            for (int j = 0; j < NJ; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) acc[mt][j][e] = 0.f;
+#pragma unroll
+        for (int s = 0; s < KS; ++s) {
+            if (s * 16 >= k) break;  // warp-uniform
+            uint32_t bf[NJ][2];
+#pragma unroll
+            for (int j = 0; j < NJ; ++j) {
+                bf[j][0] = trans8x8(rb[i][s][0][j]);
+                bf[j][1] = trans8x8(rb[i][s][1][j]);
+            }
+#pragma unroll
+            for (int mt = 0; mt < MT; ++mt) {
+                if (m0 + mt * 16 >= m) break;  // warp-uniform
+#pragma unroll
+                for (int j = 0; j < NJ; ++j) MmaOp<T>::run(acc[mt][j], ra[i][s][mt], bf[j][0], bf[j][1]);
+            }
+        }
+        T* Cb = C + b * sc;
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+            if (m0 + mt * 16 >= m) break;  // warp-uniform
+            const int r = m0 + mt * 16 + g;
+            float v0[E], v1[E];
+#pragma unroll
+            for (int j = 0; j < NJ; ++j) {
+                v0[2 * j] = acc[mt][j][0]; v0[2 * j + 1] = acc[mt][j][1];
+                v1[2 * j] = acc[mt][j][2]; v1[2 * j + 1] = acc[mt][j][3];
+            }
+            st_row_chunk<T, E>(Cb, m, n, r, n0 + E * t, v0);
+            st_row_chunk<T, E>(Cb, m, n, r + 8, n0 + E * t, v1);
+        }
+    }
+}
+
 template <typename T, bool TA, bool TB>
 __device__ __forceinline__ void bmm_frag(const T* A, const T* B, T* C, int batch, int m, int n, int k, int mpw, int b_shared) {
+    if constexpr (!TA && !TB) {
+        if (rows_fit<16>(B, C, n)) {
+            if (mpw == 4) bmm_frag_rows_body<T, 16, 1, 1, 4>(A, B, C, batch, m, n, k, b_shared);
+            else bmm_frag_rows_body<T, 16, 1, 1, 1>(A, B, C, batch, m, n, k, b_shared);
+            return;
+        }
+    }
     if (mpw == 4) bmm_frag_body<T, TA, TB, 4>(A, B, C, batch, m, n, k, b_shared);
     else bmm_frag_body<T, TA, TB, 1>(A, B, C, batch, m, n, k, b_shared);
 }
@@ -371,6 +528,12 @@ GAPFILL_BMM_FRAG_F32(16, 2, 4, 2)
 #define GAPFILL_BMM_FRAG32(NAME, T, TA, TB, W, WM, WN)                                                              \
     extern "C" __global__ void NAME##_w##W(const T* A, const T* B, T* C, int batch, int m, int n, int k, int mats, \
                                            int b_shared) {                                                         \
+        if constexpr (!TA && !TB) {                                                                                \
+            if (rows_fit<32 / WN>(B, C, n)) {                                                                      \
+                bmm_frag_rows_body<T, 32, WM, WN, 1>(A, B, C, batch, m, n, k, b_shared);                            \
+                return;                                                                                            \
+            }                                                                                                      \
+        }                                                                                                          \
         bmm_frag32_body<T, TA, TB, WM, WN>(A, B, C, batch, m, n, k, b_shared);                                    \
     }
 #define GAPFILL_BMM_FRAG32_ALL(NAME, T, TA, TB) \

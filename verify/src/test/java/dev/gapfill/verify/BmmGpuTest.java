@@ -410,12 +410,13 @@ class BmmGpuTest {
     /**
      * bmm_frag (F16/BF16, m, n, k ≤ 16, even row lengths): each 8-block present or absent, edges inside a block, every
      * layout, shared B, A one element off its allocation (element loads), and batches that give 1 and 4 matrices per
-     * warp with a partial last warp and block; odd row lengths go to bmm_small.
+     * warp with a partial last warp and block; odd row lengths go to bmm_small. NN with n = 12 or 16 and B, C on 8 bytes
+     * takes the row-chunk body (bmm_frag.cu), the other shapes and layouts the pair loads.
      */
     @Test void fragKernelShapesLayoutsOffsetsAndMatricesPerWarp() {
         long seed = 500;
         DeviceInfo info = Gpu.device(GPU).info();
-        int[][] shapes = {{8, 8, 8}, {16, 16, 16}, {10, 14, 6}, {16, 8, 16}, {2, 16, 2}, {14, 2, 4}};
+        int[][] shapes = {{8, 8, 8}, {16, 16, 16}, {10, 14, 6}, {16, 8, 16}, {2, 16, 2}, {14, 2, 4}, {12, 12, 10}, {6, 12, 16}};
         long[] batches = {5, 131, 32L * info.smCount() + 37, 64L * info.smCount() + 3};
         everyHalfLayout(shapes, batches, seed, (s, d) -> assertTrue(d.variant().startsWith("frag_"), s + " " + d));
         seed += 1000;
@@ -438,7 +439,7 @@ class BmmGpuTest {
         long seed = 900;
         DeviceInfo info = Gpu.device(GPU).info();
         int[][] shapes = {{32, 32, 32}, {24, 32, 18}, {32, 20, 30}, {31, 18, 26}, {18, 26, 32}, {32, 8, 32}, {2, 32, 32},
-                          {20, 12, 24}, {10, 22, 4}};
+                          {20, 12, 24}, {10, 22, 4}, {17, 24, 10}};
         long w4 = (long) BmmHeuristics.FRAG32_W4_MAX_MATS_PER_SM * info.smCount();
         long[] batches = {5, 131, w4, w4 + 1, 2051};
         int[] frag32Runs = {0};
