@@ -27,7 +27,8 @@
 // [k][n], or A stored transposed) movmatrix.trans turns the block around in registers. Blocks past
 // m, n or k are zero registers (warp-uniform), elements past the matrix edge are zero (per lane).
 // C: lane stores (row g [+ 8], columns 2t, 2t + 1) of each 16x8 accumulator as one 32-bit store. NN shapes with
-// n = 12 or 16 and B, C on 8 bytes take row chunks instead (bmm_frag_rows_body below; the same bits, fewer instructions).
+// n = 12 or 16 and B, C on 8 bytes take the _rows entry instead (bmm_frag_rows_body below; the same bits, fewer
+// instructions).
 // Odd row lengths or 2-byte-aligned views take element loads and stores in the same code.
 // fp32 accumulation of k <= 16 products in the tensor core, one rounding to the output type.
 #include "gapfill_types.cuh"
@@ -138,7 +139,9 @@ __device__ __forceinline__ void bmm_frag_body(const T* __restrict__ A, const T* 
 }
 
 // ---------------------------------------------------------------- NN row chunks (bmm_frag and bmm_frag32, F16/BF16)
-// The NN entries take this body where B and C allow it (rows_fit below): B and C move in row chunks of E = 4 or 8
+// Entries bmm_frag_<dtype>_nn_rows and bmm_frag32_<dtype>_nn_rows_w<W> (end of file), which the host launches instead of
+// the NN pair-load entries where B and C allow it (BmmHeuristics.fragRows = rows_fit below; entries of their own, so the
+// pair-load kernels keep their code: one kernel holding both bodies ran 8^3 0.2-0.35 us slower at b428e5f): B and C move in row chunks of E = 4 or 8
 // elements (8- or 16-byte loads and stores) instead of 32-bit pairs, so one warp instruction reads or writes whole
 // contiguous rows. Lane (g, t) loads row k(g) of B, columns n0 + E·t .. + E - 1; register j of that chunk, taken over
 // the warp, is an 8x8 matrix whose rows are 8 k's and whose columns are the n's {n0 + E·(c/2) + 2j + c%2}, and
@@ -182,7 +185,8 @@ __device__ __forceinline__ void st_row_chunk(T* __restrict__ M, int rows, int co
 
 // Whether a matrix's NW-column warp slices take row chunks of E = NW / 4: n a multiple of E (every chunk wholly in or
 // out, and every row, matrix and batch stride a multiple of 2E bytes), B and C on 2E bytes, and n > NW / 2 (at most one
-// lane in four idle on the columns). Uniform over the grid.
+// lane in four idle on the columns). The host's BmmHeuristics.fragRows is the same rule; the _rows entries below rely on
+// it (the harness, cuda-native/dev/bmm/frag_ab.cu, calls this one).
 template <int NW>
 __device__ __forceinline__ bool rows_fit(const void* B, const void* C, int n) {
     constexpr int E = NW / 4;
@@ -288,13 +292,6 @@ __device__ __forceinline__ void bmm_frag_rows_body(const T* __restrict__ A, cons
 
 template <typename T, bool TA, bool TB>
 __device__ __forceinline__ void bmm_frag(const T* A, const T* B, T* C, int batch, int m, int n, int k, int mpw, int b_shared) {
-    if constexpr (!TA && !TB) {
-        if (rows_fit<16>(B, C, n)) {
-            if (mpw == 4) bmm_frag_rows_body<T, 16, 1, 1, 4>(A, B, C, batch, m, n, k, b_shared);
-            else bmm_frag_rows_body<T, 16, 1, 1, 1>(A, B, C, batch, m, n, k, b_shared);
-            return;
-        }
-    }
     if (mpw == 4) bmm_frag_body<T, TA, TB, 4>(A, B, C, batch, m, n, k, b_shared);
     else bmm_frag_body<T, TA, TB, 1>(A, B, C, batch, m, n, k, b_shared);
 }
@@ -528,12 +525,6 @@ GAPFILL_BMM_FRAG_F32(16, 2, 4, 2)
 #define GAPFILL_BMM_FRAG32(NAME, T, TA, TB, W, WM, WN)                                                              \
     extern "C" __global__ void NAME##_w##W(const T* A, const T* B, T* C, int batch, int m, int n, int k, int mats, \
                                            int b_shared) {                                                         \
-        if constexpr (!TA && !TB) {                                                                                \
-            if (rows_fit<32 / WN>(B, C, n)) {                                                                      \
-                bmm_frag_rows_body<T, 32, WM, WN, 1>(A, B, C, batch, m, n, k, b_shared);                            \
-                return;                                                                                            \
-            }                                                                                                      \
-        }                                                                                                          \
         bmm_frag32_body<T, TA, TB, WM, WN>(A, B, C, batch, m, n, k, b_shared);                                    \
     }
 #define GAPFILL_BMM_FRAG32_ALL(NAME, T, TA, TB) \
@@ -548,3 +539,26 @@ GAPFILL_BMM_FRAG32_ALL(bmm_frag32_bf16_nn, __nv_bfloat16, false, false)
 GAPFILL_BMM_FRAG32_ALL(bmm_frag32_bf16_nt, __nv_bfloat16, false, true)
 GAPFILL_BMM_FRAG32_ALL(bmm_frag32_bf16_tn, __nv_bfloat16, true, false)
 GAPFILL_BMM_FRAG32_ALL(bmm_frag32_bf16_tt, __nv_bfloat16, true, true)
+
+// NN row-chunk entries (bmm_frag_rows_body): bmm_frag_<dtype>_nn_rows for m, n, k <= 16 (`mats` 1 or 4, grid as
+// bmm_frag) and bmm_frag32_<dtype>_nn_rows_w<W> for m, n, k <= 32 (W as bmm_frag32). Only where rows_fit holds for the
+// warp slice's width (16 columns: bmm_frag and w4; 32: w2 and w1); the host checks it (BmmHeuristics.fragRows).
+#define GAPFILL_BMM_FRAG_ROWS(NAME, T)                                                                              \
+    extern "C" __global__ void NAME(const T* A, const T* B, T* C, int batch, int m, int n, int k, int mats,        \
+                                    int b_shared) {                                                                \
+        if (mats == 4) bmm_frag_rows_body<T, 16, 1, 1, 4>(A, B, C, batch, m, n, k, b_shared);                       \
+        else bmm_frag_rows_body<T, 16, 1, 1, 1>(A, B, C, batch, m, n, k, b_shared);                                 \
+    }
+GAPFILL_BMM_FRAG_ROWS(bmm_frag_f16_nn_rows, __half)
+GAPFILL_BMM_FRAG_ROWS(bmm_frag_bf16_nn_rows, __nv_bfloat16)
+#define GAPFILL_BMM_FRAG32_ROWS(NAME, T, W, WM, WN)                                                                 \
+    extern "C" __global__ void NAME##_w##W(const T* A, const T* B, T* C, int batch, int m, int n, int k, int mats, \
+                                           int b_shared) {                                                         \
+        bmm_frag_rows_body<T, 32, WM, WN, 1>(A, B, C, batch, m, n, k, b_shared);                                   \
+    }
+#define GAPFILL_BMM_FRAG32_ROWS_ALL(NAME, T) \
+    GAPFILL_BMM_FRAG32_ROWS(NAME, T, 1, 1, 1) \
+    GAPFILL_BMM_FRAG32_ROWS(NAME, T, 2, 2, 1) \
+    GAPFILL_BMM_FRAG32_ROWS(NAME, T, 4, 2, 2)
+GAPFILL_BMM_FRAG32_ROWS_ALL(bmm_frag32_f16_nn_rows, __half)
+GAPFILL_BMM_FRAG32_ROWS_ALL(bmm_frag32_bf16_nn_rows, __nv_bfloat16)

@@ -287,6 +287,8 @@ public final class Bmm {
         String symbol = "bmm_frag_" + s.dtype().name().toLowerCase(Locale.ROOT) + "_" + (s.transA() ? "t" : "n") + (s.transB() ? "t" : "n");
         if (s.dtype() == DType.F32) {  // one entry per variant (bmm_frag.cu): s8 or s16, matrices per warp
             symbol += "_s" + (BmmHeuristics.fragF32Small(s) ? 8 : 16) + "_w" + p.matsPerWarp();
+        } else if (BmmHeuristics.fragRows(s, 16, b.address(), out.address())) {
+            symbol += "_rows";  // B and C in row chunks: the same bits, fewer memory instructions
         }
         FRAG_MODULE.function(st.cudaDevice(), symbol).launch(st, p.grid(), 1, 1, p.threads(), 1, 1, 0,
                 KernelArgs.begin().ptr(a).ptr(b).ptr(out).i32((int) s.batch()).i32((int) s.m()).i32((int) s.n()).i32((int) s.k())
@@ -295,8 +297,9 @@ public final class Bmm {
 
     private static void runFrag32(BmmShape s, Tensor a, Tensor b, Tensor out, Stream st, DeviceInfo info) {
         BmmHeuristics.Frag32Plan p = BmmHeuristics.frag32Plan(s, info);
+        boolean rows = BmmHeuristics.fragRows(s, BmmHeuristics.frag32SliceColumns(p.warpsPerMatrix()), b.address(), out.address());
         String symbol = "bmm_frag32_" + s.dtype().name().toLowerCase(Locale.ROOT) + "_" + (s.transA() ? "t" : "n") + (s.transB() ? "t" : "n")
-                + "_w" + p.warpsPerMatrix();
+                + (rows ? "_rows" : "") + "_w" + p.warpsPerMatrix();
         FRAG_MODULE.function(st.cudaDevice(), symbol).launch(st, p.grid(), 1, 1, p.threads(), 1, 1, 0,
                 KernelArgs.begin().ptr(a).ptr(b).ptr(out).i32((int) s.batch()).i32((int) s.m()).i32((int) s.n()).i32((int) s.k())
                         .i32(1).i32(s.sharedB() ? 1 : 0));

@@ -490,6 +490,30 @@ public final class BmmHeuristics {
     }
 
     /**
+     * Whether a {@code bmm_frag} or {@code bmm_frag32} launch takes its NN row-chunk entry ({@code bmm_frag_<dtype>_nn_rows},
+     * {@code bmm_frag32_<dtype>_nn_rows_w<W>}) for a warp slice of {@code sliceColumns} output columns (16: bmm_frag and
+     * bmm_frag32's four-warp plan; 32: its one- and two-warp plans): F16/BF16, neither operand transposed, n a multiple
+     * of E = sliceColumns / 4 and above half the slice, and B and C on 2E bytes (the kernel moves B and C in E-element
+     * row chunks; {@code rows_fit} in {@code bmm_frag.cu} is the same rule). The same bits as the pair-load entries,
+     * fewer memory instructions: H100 harness ({@code cuda-native/dev/bmm/results-h100-11cae10-frag-ab.txt}), F16 µs,
+     * 16³ batch 8192 8.74 → 7.20, 32³ batch 2048 8.19 → 7.20; at 8³ (n not above half the slice) the chunks lose,
+     * 4.16 → 4.32 at batch 512.
+     */
+    public static boolean fragRows(BmmShape s, int sliceColumns, long bAddress, long cAddress) {
+        if (s.dtype() == DType.F32 || s.transA() || s.transB()) {
+            return false;
+        }
+        int e = sliceColumns / 4;
+        long chunkBytes = 2L * e;
+        return s.n() % e == 0 && s.n() > sliceColumns / 2 && bAddress % chunkBytes == 0 && cAddress % chunkBytes == 0;
+    }
+
+    /** Output columns of one warp's slice in {@code bmm_frag32} with {@code warpsPerMatrix} warps (16 for four, else 32). */
+    public static int frag32SliceColumns(int warpsPerMatrix) {
+        return warpsPerMatrix == 4 ? 16 : 32;
+    }
+
+    /**
      * Whether the custom path runs bmm_frag32: F16/BF16 above {@link #FRAG_MAX_DIM} and up to {@link #FRAG32_MAX_DIM},
      * B per matrix, and the stored rows of even length as for {@link #useFrag} (odd rows would take element loads,
      * which lose to bmm_small at the smaller sizes). Takes any alignment.

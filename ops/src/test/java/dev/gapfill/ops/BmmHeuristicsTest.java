@@ -580,4 +580,27 @@ class BmmHeuristicsTest {
             System.clearProperty(Backend.PROPERTY);
         }
     }
+
+    @Test void fragRowsNeedNnWholeChunksMoreThanHalfASliceAndAlignedBAndC() {
+        BmmShape s16 = BmmShape.of(DType.F16, 2048, 16, 16, 16);
+        assertTrue(BmmHeuristics.fragRows(s16, 16, 0, 256));
+        assertTrue(BmmHeuristics.fragRows(BmmShape.of(DType.BF16, 5, 6, 12, 16), 16, 8, 16));   // n = 12: 3 of 4 lanes
+        assertFalse(BmmHeuristics.fragRows(BmmShape.of(DType.F16, 2048, 8, 8, 8), 16, 0, 0));    // n = 8: half the slice
+        assertFalse(BmmHeuristics.fragRows(BmmShape.of(DType.F16, 2048, 16, 14, 16), 16, 0, 0)); // n = 14: a partial chunk
+        assertFalse(BmmHeuristics.fragRows(s16, 16, 4, 0));                                     // B on 4 bytes
+        assertFalse(BmmHeuristics.fragRows(s16, 16, 0, 2));                                     // C on 2 bytes
+        assertFalse(BmmHeuristics.fragRows(s16.withTransposes(false, true), 16, 0, 0));
+        assertFalse(BmmHeuristics.fragRows(s16.withTransposes(true, false), 16, 0, 0));
+        assertFalse(BmmHeuristics.fragRows(BmmShape.of(DType.F32, 2048, 16, 16, 16), 16, 0, 0));
+        BmmShape s32 = BmmShape.of(DType.F16, 2048, 32, 32, 32);
+        assertTrue(BmmHeuristics.fragRows(s32, 32, 16, 32));
+        assertFalse(BmmHeuristics.fragRows(s32, 32, 8, 0));                                     // 16-byte chunks need B on 16
+        assertTrue(BmmHeuristics.fragRows(BmmShape.of(DType.F16, 2048, 32, 24, 32), 32, 0, 0));  // n = 24: 3 of 4 lanes
+        assertFalse(BmmHeuristics.fragRows(BmmShape.of(DType.F16, 2048, 32, 16, 32), 32, 0, 0)); // n = 16: half of 32
+        assertFalse(BmmHeuristics.fragRows(BmmShape.of(DType.F16, 2048, 32, 20, 32), 32, 0, 0)); // n = 20: not a multiple of 8
+        assertTrue(BmmHeuristics.fragRows(BmmShape.of(DType.F16, 2048, 32, 20, 32), 16, 0, 0));  // four warps: 4-element chunks
+        assertEquals(16, BmmHeuristics.frag32SliceColumns(4));
+        assertEquals(32, BmmHeuristics.frag32SliceColumns(2));
+        assertEquals(32, BmmHeuristics.frag32SliceColumns(1));
+    }
 }

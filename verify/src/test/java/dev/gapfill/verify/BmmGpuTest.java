@@ -411,7 +411,7 @@ class BmmGpuTest {
      * bmm_frag (F16/BF16, m, n, k ≤ 16, even row lengths): each 8-block present or absent, edges inside a block, every
      * layout, shared B, A one element off its allocation (element loads), and batches that give 1 and 4 matrices per
      * warp with a partial last warp and block; odd row lengths go to bmm_small. NN with n = 12 or 16 and B, C on 8 bytes
-     * takes the row-chunk body (bmm_frag.cu), the other shapes and layouts the pair loads.
+     * launches the row-chunk entry (BmmHeuristics.fragRows), the other shapes and layouts the pair loads.
      */
     @Test void fragKernelShapesLayoutsOffsetsAndMatricesPerWarp() {
         long seed = 500;
