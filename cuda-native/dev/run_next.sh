@@ -2,7 +2,14 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
-# Next session (after the forty-fifth): every sweep but the demo is 64bb3cb's (one H100), the H100 suite is 64bb3cb's
+# Next session (after the forty-sixth): HEAD's bmm row-chunk entries (36017ac: bmm_frag_*_nn_rows,
+# bmm_frag32_*_nn_rows_w*, picked by BmmHeuristics.fragRows) have run only the bmm sweep (every row checked); the suite
+# ran at b428e5f (one H100, 602 tests 0 failed), where the same bodies sat inside the NN kernels, and the whole record
+# at 2ecbe9d (two H200s). First call (nvidia-h100-x1): bundle HEAD, then timeout 590 scripts/device-run.sh info tests
+# (~420 s; BmmGpuTest's new NN shapes 12x12x10, 6x12x16, 17x24x10 reach the _rows entries); then the whole record
+# (timeout 595 scripts/record-x2.sh, nvidia-h100-x2) so that racecheck/bn runs the _rows entries. Open question: the
+# 8^3 bmm rows read 0.2-0.4 us slower since 64bb3cb with their kernel unchanged (docs/ops/bmm.md, "Where it stands").
+# Session after the forty-fifth: every sweep but the demo is 64bb3cb's (one H100), the H100 suite is 64bb3cb's
 # (594 tests, 0 failed), the whole record b7efe08's (two H200s, 22 of 24 tool processes clean, the usual two). After
 # 64bb3cb, CPU-tested only: verify's bounds refuse a factor at which a zeroed result passes (1e180cc), the report's
 # per-row reach, and the ops review fixes (f31eb98, 48ff1b1, 60bd071, 4118b71: refusals before allocation, int8's
