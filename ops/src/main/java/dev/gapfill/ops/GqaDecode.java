@@ -229,8 +229,11 @@ public final class GqaDecode {
      * {@code stream}, null: the per-thread stream), zeroing the split counters there. Close the plan to free it.
      * A plan's runs share that workspace. A run on another stream than {@code stream} is ordered after this setup by
      * the plan (a stream wait on an event recorded after it; while that stream is being captured, a host wait for the
-     * setup in relaxed capture mode). The caller orders the runs with each other (one at a time): a run racing another
-     * run of the same plan on another stream shares its partials and split counters, and both are then wrong.
+     * setup in relaxed capture mode). Two cases it does not order: a plan made while {@code stream} is being captured
+     * (its setup is part of that graph), and a graph captured from a run and launched later on another stream (the
+     * graph holds no wait on the setup: launch it on the making stream, or after that stream is synchronized). The
+     * caller orders the runs with each other (one at a time): a run racing another run of the same plan on another
+     * stream shares its partials and split counters, and both are then wrong.
      */
     public static GqaDecodePlan plan(Problem problem, Device device, Options options, Stream stream) {
         checkNotNull(problem, device, options);

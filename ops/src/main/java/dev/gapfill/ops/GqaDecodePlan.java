@@ -231,7 +231,8 @@ public final class GqaDecodePlan implements AutoCloseable {
                 // a run on another stream must not start before the workspace exists and is zeroed (run() waits)
                 boolean queued = po != null || sc != null;
                 if (queued && !OpStreams.isCapturing(s)) {
-                    done = Event.forOrdering(device).record(s);
+                    done = Event.forOrdering(device);
+                    done.record(s);  // a failure here leaves done for the catch below to destroy
                 }
             }
         } catch (RuntimeException e) {
@@ -472,7 +473,6 @@ public final class GqaDecodePlan implements AutoCloseable {
         Checks.noOverlap(name, t, "cache.blockTable", table);
     }
 
-    /** Debug mode: the pages each sequence reads must exist (synchronises {@code s}). */
     /**
      * Orders a run on {@code s}, not the making stream, after the plan's setup: a stream wait on the setup event, or,
      * while {@code s} is being captured (a wait on an event recorded outside the capture is not allowed there), a host
@@ -491,6 +491,7 @@ public final class GqaDecodePlan implements AutoCloseable {
         }
     }
 
+    /** Debug mode: the pages each sequence reads must exist (synchronises {@code s}). */
     private void checkBlockTableOnHost(KvCache cache, Tensor lens, Stream s) {
         int b = p.batch();
         int mp = p.maxPages();

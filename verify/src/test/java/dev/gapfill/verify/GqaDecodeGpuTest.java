@@ -491,9 +491,9 @@ class GqaDecodeGpuTest {
 
     /**
      * A plan made on a stream that is still busy runs at once on another stream: the run must wait for the plan's
-     * setup, the allocation of its partials and the zeroing of its split counters. The memory pool hands the plan a
-     * region just freed with 0xff bytes in it, so a run that went first would find counters of -1, never merge, and
-     * leave the poisoned output. Then the same with the run captured (global capture mode) on a third stream: the
+     * setup, the allocation of its partials and the zeroing of its split counters. The pool is trimmed first, so the
+     * only free memory it can hand the plan is a region just freed with 0xff bytes in it: a run that went first would
+     * find counters of -1, never merge, and leave the poisoned output. Then the same with the run captured (global capture mode) on a third stream: the
      * plan waits on the host in relaxed mode, the capture stays valid, and the replay is checked.
      */
     @Test void aPlanMadeOnABusyStreamRunsOnAnother() {
@@ -523,6 +523,7 @@ class GqaDecodeGpuTest {
                     GqaDecode.Problem problem = GqaDecodeProblems.problem(q, cache, cap);
                     String[] labels = {"run on another stream", "run captured on a third stream"};
                     for (int round = 0; round < 2; round++) {
+                        cuda.trim();  // the pool keeps no free memory but the poisoned region below (the last plan's zeroed counters are gone)
                         try (Tensor poison = Tensor.empty(GPU, DType.I8, made, 16L << 20)) {
                             poison.fillBytes(0xff, made);  // freed on made below: the plan's allocations reuse it there
                         }
