@@ -26,7 +26,8 @@ bn="$bn|$bm#wgRandomShapes(int,int,int,int,boolean,boolean,boolean,boolean,boole
 for t in regimeBoundaries teamKernelShapesLayoutsAndAlignment teamKernelHalfMidSizesEveryWidthAndLayout wgKernelShapesLayoutsAndBatches \
     fragKernelShapesLayoutsOffsetsAndMatricesPerWarp frag32KernelShapesLayoutsOffsetsAndWarpsPerMatrix \
     f32FragKernelShapesOffsetsAndMatricesPerWarp allLayoutsAndSharedBAtOddSizes aboveTheCustomLimitAutoIsVendorAndCustomIsRefused \
-    gemvKernelShapesLayoutsAndBatches tf32IsWithinTheTf32Bound sameInputsGiveTheSameBitsTwice decideMatchesTheHeuristicsForTheDevice; do bn="$bn|$bm#$t()"; done
+    gemvKernelShapesLayoutsAndBatches rowChunkEntriesAndTheirFallbackOnBAndCViews tf32IsWithinTheTf32Bound sameInputsGiveTheSameBitsTwice \
+    decideMatchesTheHeuristicsForTheDevice; do bn="$bn|$bm#$t()"; done
 i8=dev.gapfill.verify.Int8MmGpuTest
 grid="methods:$i8#everyBackendMatchesTheReferenceAndTheVendor(int,int,int)|$i8#newOutputOnThePerThreadStream()"
 grid="$grid|$i8#validationRunsBeforeAnyLaunchOnTheGpu()|$i8#vendorRunsOnViewsOn16BytesOnly()"

@@ -59,11 +59,7 @@ class BmmGpuTest {
              Tensor gaBase = Tensor.empty(GPU, dt, aN + offset); Tensor gb = hb.to(GPU);
              Stream s = Stream.create(GPU)) {
             // A at an element offset: offset > 0 makes its address unaligned for 16-byte loads
-            java.nio.ByteBuffer stage = java.nio.ByteBuffer.allocateDirect((int) ((aN + offset) * dt.bytes()));
-            stage.position(offset * dt.bytes());
-            stage.put(ha.toRaw()).rewind();  // A's bytes after `offset` unused elements (left as zero bytes)
-            gaBase.copyFromRaw(stage);
-            Tensor ga = gaBase.strided(aShape, Tensor.contiguousStrides(aShape), offset);
+            Tensor ga = placeAt(ha, gaBase, offset);
             Decision d = Bmm.decide(ga, gb, o);
             Tensor out;
             if (callerOut) {
@@ -92,6 +88,64 @@ class BmmGpuTest {
             }
             return d;
         }
+    }
+
+    /** A view of {@code base} (on the GPU) holding {@code host}'s elements from element {@code offset} on. */
+    private static Tensor placeAt(Tensor host, Tensor base, int offset) {
+        long[] shape = host.shape();
+        java.nio.ByteBuffer stage = java.nio.ByteBuffer.allocateDirect((int) (base.byteSize()));
+        stage.position(offset * host.dtype().bytes());
+        stage.put(host.toRaw()).rewind();  // the bytes after `offset` unused elements (left as zero bytes)
+        base.copyFromRaw(stage);
+        return base.strided(shape, Tensor.contiguousStrides(shape), offset);
+    }
+
+    /**
+     * The NN row-chunk entries ({@link BmmHeuristics#fragRows}) and their fallback to the pair loads on B and C views at
+     * element offsets 0, 1, 2, 4 and 8 (2 to 16 bytes): chunks of 4 elements need B and C on 8 bytes, chunks of 8 on 16. Shapes and
+     * batches that give bmm_frag one and four matrices per warp and bmm_frag32 four and two warps per matrix; every
+     * element of the output view against the reference, the output's base poisoned around the view.
+     */
+    @Test void rowChunkEntriesAndTheirFallbackOnBAndCViews() {
+        DeviceInfo info = Gpu.device(GPU).info();
+        long w4 = (long) BmmHeuristics.FRAG32_W4_MAX_MATS_PER_SM * info.smCount();
+        int[][] cases = {  // batch, m, n, k
+            {131, 16, 16, 16}, {(int) (64L * info.smCount() + 3), 12, 12, 10}, {(int) w4, 32, 32, 32}, {(int) w4 + 1, 32, 24, 30}};
+        int[][] offsets = {{0, 0}, {1, 0}, {0, 2}, {4, 4}, {8, 8}, {2, 8}, {8, 1}};  // B's and C's, in elements
+        int rows = 0;
+        int pairs = 0;
+        long seed = 1300;
+        for (DType dt : new DType[] {DType.F16, DType.BF16}) {
+            for (int[] c : cases) {
+                for (int[] off : offsets) {
+                    int bOff = off[0];
+                    int cOff = off[1];
+                    int batch = c[0], m = c[1], n = c[2], k = c[3];
+                    Random rnd = new Random(seed++);
+                    try (Tensor ha = Poison.random(Device.CPU, dt, rnd, batch, m, k); Tensor hb = Poison.random(Device.CPU, dt, rnd, batch, k, n);
+                         Tensor ga = ha.to(GPU); Tensor gbBase = Tensor.empty(GPU, dt, (long) batch * k * n + bOff);
+                         Tensor outBase = Poison.poisoned(GPU, dt, (long) batch * m * n + cOff)) {
+                        Tensor gb = placeAt(hb, gbBase, bOff);
+                        Tensor out = outBase.strided(new long[] {batch, m, n}, Tensor.contiguousStrides(new long[] {batch, m, n}), cOff);
+                        Bmm.Options o = Bmm.Options.defaults().backend(Backend.CUSTOM);
+                        Decision d = Bmm.decide(ga, gb, o);
+                        Stream.perThread(GPU).synchronize();
+                        Bmm.bmm(ga, gb, out, o, null);
+                        Stream.perThread(GPU).synchronize();
+                        BmmShape s = BmmShape.of(dt, batch, m, n, k);
+                        int slice = Math.max(m, Math.max(n, k)) <= BmmHeuristics.FRAG_MAX_DIM ? 16
+                                : BmmHeuristics.frag32SliceColumns(BmmHeuristics.frag32Plan(s, info).warpsPerMatrix());
+                        boolean chunks = BmmHeuristics.fragRows(s, slice, gb.address(), out.address());
+                        rows += chunks ? 1 : 0;
+                        pairs += chunks ? 0 : 1;
+                        BmmReference.Result ref = BmmReference.exact(ha, hb, false, false);
+                        Verdict v = Verifier.compare(out, ref.exact(), ref.absSum(), Tolerance.accumulation(dt, k, 2), "reference");
+                        assertTrue(v.pass(), dt + " " + s + " B+" + bOff + " C+" + cOff + " " + d + (chunks ? " (row chunks)" : " (pairs)") + ": " + v);
+                    }
+                }
+            }
+        }
+        assertTrue(rows >= 8 && pairs >= 8, "row-chunk launches " + rows + ", pair-load launches " + pairs);
     }
 
     @Provide
