@@ -141,6 +141,10 @@ class BmmGpuTest {
                         BmmReference.Result ref = BmmReference.exact(ha, hb, false, false);
                         Verdict v = Verifier.compare(out, ref.exact(), ref.absSum(), Tolerance.accumulation(dt, k, 2), "reference");
                         assertTrue(v.pass(), dt + " " + s + " B+" + bOff + " C+" + cOff + " " + d + (chunks ? " (row chunks)" : " (pairs)") + ": " + v);
+                        double[] whole = outBase.toDoubleArray();
+                        for (int e = 0; e < cOff; e++) {  // nothing written before the view
+                            assertTrue(Double.isNaN(whole[e]), s + " C+" + cOff + ": element " + e + " before the view was written: " + whole[e]);
+                        }
                     }
                 }
             }
