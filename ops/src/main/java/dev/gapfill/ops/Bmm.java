@@ -152,6 +152,20 @@ public final class Bmm {
         return decide(s, Gpu.device(a.device()).info(), options.backend(), alignment(a.address(), b.address()));
     }
 
+    /**
+     * The decision {@link #bmm(Tensor, Tensor, Tensor, Options, Stream)} would take into {@code out}, without running
+     * anything: as {@link #decide(Tensor, Tensor, Options)}, with out's alignment counted as well (a caller's view that
+     * starts off 16 bytes keeps some kernels out). {@code out} is validated as that call validates it.
+     */
+    public static Decision decide(Tensor a, Tensor b, Tensor out, Options options) {
+        BmmShape s = validate(a, b, out, options);
+        Checks.open("out", out);
+        if (a.device().isCpu()) {
+            return Decision.reference();
+        }
+        return decide(s, Gpu.device(a.device()).info(), options.backend(), alignment(a.address(), b.address(), out.address()));
+    }
+
     /** The decision for a problem on a device (pure; what {@link #decide(Tensor, Tensor, Options)} uses). */
     public static Decision decide(BmmShape s, DeviceInfo info, Backend requested) {
         return decide(s, info, requested, true);

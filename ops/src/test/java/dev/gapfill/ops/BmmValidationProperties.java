@@ -113,6 +113,12 @@ class BmmValidationProperties {
             assertEquals("a", assertThrows(ArgumentException.class, () -> Bmm.bmm(ints, b)).argument());
             assertEquals("out", assertThrows(ArgumentException.class, () -> Bmm.bmm(a, b, badOut, Bmm.Options.defaults(), null)).argument());
             assertEquals("out", assertThrows(ArgumentException.class, () -> Bmm.bmm(a, b, halfOut, Bmm.Options.defaults(), null)).argument());
+            assertEquals("out", assertThrows(ArgumentException.class, () -> Bmm.decide(a, b, badOut, Bmm.Options.defaults())).argument());
+            assertEquals("out", assertThrows(ArgumentException.class, () -> Bmm.decide(a, b, halfOut, Bmm.Options.defaults())).argument());
+            assertEquals("out", assertThrows(ArgumentException.class, () -> Bmm.decide(a, b, null, Bmm.Options.defaults())).argument());
+            try (Tensor out = Tensor.empty(Device.CPU, DType.F32, 2, 3, 5)) {
+                assertEquals(Backend.REFERENCE, Bmm.decide(a, b, out, Bmm.Options.defaults()).backend());
+            }
             assertEquals("options", assertThrows(ArgumentException.class, () -> Bmm.bmm(a, b, null)).argument());
             // transposing A makes it [batch, k=3, m=4]: k no longer matches b
             assertEquals("b", assertThrows(ArgumentException.class, () -> Bmm.bmm(a, b, Bmm.Options.defaults().transposeA())).argument());

@@ -128,7 +128,7 @@ class BmmGpuTest {
                         Tensor gb = placeAt(hb, gbBase, bOff);
                         Tensor out = outBase.strided(new long[] {batch, m, n}, Tensor.contiguousStrides(new long[] {batch, m, n}), cOff);
                         Bmm.Options o = Bmm.Options.defaults().backend(Backend.CUSTOM);
-                        Decision d = Bmm.decide(ga, gb, o);
+                        Decision d = Bmm.decide(ga, gb, out, o);
                         Stream.perThread(GPU).synchronize();
                         Bmm.bmm(ga, gb, out, o, null);
                         Stream.perThread(GPU).synchronize();
