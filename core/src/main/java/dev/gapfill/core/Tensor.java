@@ -45,6 +45,10 @@ public final class Tensor implements AutoCloseable {
     /** Owner references of every owned tensor whose memory is not freed yet. */
     private static final Set<OwnerRef> OWNED = ConcurrentHashMap.newKeySet();
     private static final ReferenceQueue<Tensor> UNREACHABLE = new ReferenceQueue<>();
+    /** Frees the cleaner thread has taken from {@link #OWNED} and not finished (guarded by itself). */
+    private static final int[] CLEANING = new int[1];
+    /** How long {@link #freeUnreachable()} waits for the cleaner thread's frees in flight. */
+    private static final long CLEANER_WAIT_NANOS = 30_000_000_000L;
 
     static {
         Thread t = new Thread(Tensor::cleanerLoop, "gapfill-tensor-cleaner");
@@ -249,12 +253,30 @@ public final class Tensor implements AutoCloseable {
                 storage.run();
             }
         }
+
+        /** {@link #clean()} on the cleaner thread, counted so that {@link #freeUnreachable()} can wait for it. */
+        void cleanOnCleanerThread() {
+            if (OWNED.remove(this)) {
+                synchronized (CLEANING) {
+                    CLEANING[0]++;
+                }
+                try {
+                    storage.run();
+                } finally {
+                    synchronized (CLEANING) {
+                        if (--CLEANING[0] == 0) {
+                            CLEANING.notifyAll();
+                        }
+                    }
+                }
+            }
+        }
     }
 
     private static void cleanerLoop() {
         while (true) {
             try {
-                ((OwnerRef) UNREACHABLE.remove()).clean();
+                ((OwnerRef) UNREACHABLE.remove()).cleanOnCleanerThread();
             } catch (InterruptedException e) {
                 // daemon: keep serving
             } catch (Throwable t) {
@@ -885,7 +907,9 @@ public final class Tensor implements AutoCloseable {
      * Frees, on the calling thread, every owned tensor that the garbage collector has already found unreachable
      * but the cleaner thread has not processed yet, and returns how many it freed (each is logged as a leak).
      * Call after {@link System#gc()} ({@link Resources#freeUnreachableTensors()} does both) to make the freeing
-     * of forgotten tensors deterministic; device frees are stream-ordered as for {@link #close()}.
+     * of forgotten tensors deterministic; device frees are stream-ordered as for {@link #close()}. Before it returns
+     * it also waits (up to 30 s, then logs) for the frees the cleaner thread had already begun, which this thread no
+     * longer finds among the owned tensors: so that every forgotten tensor found so far is freed when it returns.
      */
     public static int freeUnreachable() {
         int n = 0;
@@ -893,6 +917,22 @@ public final class Tensor implements AutoCloseable {
             if (r.refersTo(null) && OWNED.contains(r)) {
                 r.clean();
                 n++;
+            }
+        }
+        long deadline = System.nanoTime() + CLEANER_WAIT_NANOS;
+        synchronized (CLEANING) {
+            while (CLEANING[0] > 0) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    LOG.warn("freeUnreachable: {} free(s) of the cleaner thread still running after 30 s", CLEANING[0]);
+                    break;
+                }
+                try {
+                    CLEANING.wait(Math.max(1, left / 1_000_000));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();  // the caller's interrupt: stop waiting, keep the flag
+                    break;
+                }
             }
         }
         return n;
