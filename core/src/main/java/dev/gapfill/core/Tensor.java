@@ -248,25 +248,29 @@ public final class Tensor implements AutoCloseable {
             OWNED.add(this);
         }
 
-        void clean() {
+        /** Frees the storage unless another caller took it first; true if this call freed it. */
+        boolean clean() {
             if (OWNED.remove(this)) {
                 storage.run();
+                return true;
             }
+            return false;
         }
 
         /** {@link #clean()} on the cleaner thread, counted so that {@link #freeUnreachable()} can wait for it. */
         void cleanOnCleanerThread() {
-            if (OWNED.remove(this)) {
-                synchronized (CLEANING) {
-                    CLEANING[0]++;
+            synchronized (CLEANING) {  // taken from OWNED and counted at once: freeUnreachable sees one or the other
+                if (!OWNED.remove(this)) {
+                    return;
                 }
-                try {
-                    storage.run();
-                } finally {
-                    synchronized (CLEANING) {
-                        if (--CLEANING[0] == 0) {
-                            CLEANING.notifyAll();
-                        }
+                CLEANING[0]++;
+            }
+            try {
+                storage.run();
+            } finally {
+                synchronized (CLEANING) {
+                    if (--CLEANING[0] == 0) {
+                        CLEANING.notifyAll();
                     }
                 }
             }
@@ -914,8 +918,7 @@ public final class Tensor implements AutoCloseable {
     public static int freeUnreachable() {
         int n = 0;
         for (OwnerRef r : OWNED) {
-            if (r.refersTo(null) && OWNED.contains(r)) {
-                r.clean();
+            if (r.refersTo(null) && r.clean()) {
                 n++;
             }
         }

@@ -107,6 +107,7 @@ class BmmGpuTest {
      * element of the output view against the reference, the output's base poisoned around the view.
      */
     @Test void rowChunkEntriesAndTheirFallbackOnBAndCViews() {
+        int guard = 16;  // poisoned elements after C's view
         DeviceInfo info = Gpu.device(GPU).info();
         long w4 = (long) BmmHeuristics.FRAG32_W4_MAX_MATS_PER_SM * info.smCount();
         int[][] cases = {  // batch, m, n, k
@@ -124,7 +125,7 @@ class BmmGpuTest {
                     Random rnd = new Random(seed++);
                     try (Tensor ha = Poison.random(Device.CPU, dt, rnd, batch, m, k); Tensor hb = Poison.random(Device.CPU, dt, rnd, batch, k, n);
                          Tensor ga = ha.to(GPU); Tensor gbBase = Tensor.empty(GPU, dt, (long) batch * k * n + bOff);
-                         Tensor outBase = Poison.poisoned(GPU, dt, (long) batch * m * n + cOff)) {
+                         Tensor outBase = Poison.poisoned(GPU, dt, (long) batch * m * n + cOff + guard)) {
                         Tensor gb = placeAt(hb, gbBase, bOff);
                         Tensor out = outBase.strided(new long[] {batch, m, n}, Tensor.contiguousStrides(new long[] {batch, m, n}), cOff);
                         Bmm.Options o = Bmm.Options.defaults().backend(Backend.CUSTOM);
@@ -141,9 +142,15 @@ class BmmGpuTest {
                         BmmReference.Result ref = BmmReference.exact(ha, hb, false, false);
                         Verdict v = Verifier.compare(out, ref.exact(), ref.absSum(), Tolerance.accumulation(dt, k, 2), "reference");
                         assertTrue(v.pass(), dt + " " + s + " B+" + bOff + " C+" + cOff + " " + d + (chunks ? " (row chunks)" : " (pairs)") + ": " + v);
-                        double[] whole = outBase.toDoubleArray();
-                        for (int e = 0; e < cOff; e++) {  // nothing written before the view
-                            assertTrue(Double.isNaN(whole[e]), s + " C+" + cOff + ": element " + e + " before the view was written: " + whole[e]);
+                        assertTrue(d.variant().startsWith(Math.max(m, Math.max(n, k)) <= BmmHeuristics.FRAG_MAX_DIM ? "frag_" : "frag32_"),
+                                s + ": " + d);
+                        byte[] raw = new byte[(int) outBase.byteSize()];
+                        outBase.toRaw().get(raw);
+                        long viewEnd = ((long) cOff + (long) batch * m * n) * dt.bytes();
+                        for (int e = 0; e < raw.length; e++) {  // nothing written before or after the view: the poison's bytes
+                            if (e < cOff * dt.bytes() || e >= viewEnd) {
+                                assertEquals((byte) Poison.byteOf(dt), raw[e], s + " C+" + cOff + ": byte " + e + " outside the view was written");
+                            }
                         }
                     }
                 }
