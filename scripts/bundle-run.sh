@@ -3,7 +3,9 @@
 #   steps: tests      the whole test suite (GPU tests included) with JUnit XML reports; TESTS_TIMEOUT seconds per
 #                     module (default 520: verify took 443 s and 461 s on one H100 beside the stress and the four
 #                     tools at 8fc4064 and e86bf38, where 450 s sent its SIGQUIT thread dump 11 s before the end; a
-#                     200 s default stopped it on an idle H100 at fdc42e2)
+#                     200 s default stopped it on an idle H100 at fdc42e2). TESTS_CLASSES: a regex on the full class
+#                     name (default every *Test|Tests|Properties), e.g. '.*verify\.BmmGpuTest' for one class; the
+#                     record then holds only those tests (a module without a match reports none)
 #          sanitizer  the GPU-tagged tests under compute-sanitizer, one process per tool:
 #                     SANITIZER_TOOLS    tools (default "memcheck racecheck initcheck synccheck")
 #                     SANITIZER_SCOPE    test modules (default "core ops verify")
@@ -87,7 +89,7 @@ run_tests() {
         # at its limit the JVM gets SIGQUIT first: every thread's stack goes into the module's log, then it is killed
         GAPFILL_COMMIT=$commit timeout -s QUIT -k 30 "${TESTS_TIMEOUT:-520}" "$java" $jopts -Dgapfill.validationSummary="$out/validation-rules-$m.json" -jar "$launcher" execute \
           --config=junit.jupiter.execution.timeout.default=150s \
-          --class-path "$cp_libs$cp_tests" --scan-class-path "${dir%/}" --include-classname '.*(Test|Tests|Properties)$' \
+          --class-path "$cp_libs$cp_tests" --scan-class-path "${dir%/}" --include-classname "${TESTS_CLASSES:-.*(Test|Tests|Properties)\$}" \
           --reports-dir "$out/reports/$m" --details=testfeed --disable-banner > "$out/tests-$m.log" 2>&1
         trc=$?
         echo "tests[$m]: exit $trc $( { [ $trc -eq 124 ] || [ $trc -eq 137 ]; } && echo '(TIMED OUT: thread dump in tests-'"$m"'.log)')"

@@ -9,6 +9,9 @@
 # (~420 s; BmmGpuTest's new NN shapes 12x12x10, 6x12x16, 17x24x10 reach the _rows entries); then the whole record
 # (timeout 595 scripts/record-x2.sh, nvidia-h100-x2) so that racecheck/bn runs the _rows entries. Open question: the
 # 8^3 bmm rows read 0.2-0.4 us slower since 64bb3cb with their kernel unchanged (docs/ops/bmm.md, "Where it stands").
+# For one class only (e.g. when little device time is left): TESTS_CLASSES='.*verify\.BmmGpuTest' scripts/device-run.sh
+# tests (the run.sh tests step with its per-test feed, so a cut call still shows what ran; at 36017ac a bare launcher
+# call with --details=tree was cut at 150 s and printed nothing).
 # Session after the forty-fifth: every sweep but the demo is 64bb3cb's (one H100), the H100 suite is 64bb3cb's
 # (594 tests, 0 failed), the whole record b7efe08's (two H200s, 22 of 24 tool processes clean, the usual two). After
 # 64bb3cb, CPU-tested only: verify's bounds refuse a factor at which a zeroed result passes (1e180cc), the report's

@@ -109,6 +109,21 @@ class BundleRunScriptTest {
     }
 
     @Test
+    void theTestsStepTakesEveryTestClassOrTheClassesNamed() throws Exception {
+        run(tmp.resolve("all"), Map.of(), "tests");
+        List<String> args = Files.readAllLines(javaLog);
+        int i = args.indexOf("--include-classname");
+        assertTrue(i >= 0 && i + 1 < args.size(), String.join(" ", args));
+        assertEquals(".*(Test|Tests|Properties)$", args.get(i + 1));
+        Files.delete(javaLog);
+        run(tmp.resolve("one"), Map.of("TESTS_CLASSES", ".*verify\\.BmmGpuTest"), "tests");
+        args = Files.readAllLines(javaLog);
+        i = args.indexOf("--include-classname");
+        assertTrue(i >= 0 && i + 1 < args.size(), String.join(" ", args));
+        assertEquals(".*verify\\.BmmGpuTest", args.get(i + 1));
+    }
+
+    @Test
     void shardsAndDeviceOrdersReachTheirOwnToolProcess() throws Exception {
         Path out = tmp.resolve("out1");
         String log = run(out, Map.of(
