@@ -74,7 +74,7 @@ final class ChartCmd implements Callable<Integer> {
             Double t = c != null ? c : a;
             floorFrac.add(t != null && fl != null ? fl / t : 0.0);
         }
-        String title = json.getFileName() + " on " + doc.get("gpu") + " @ " + String.valueOf(doc.get("commit")).substring(0, 8);
+        String title = json.getFileName() + " on " + doc.get("gpu") + " @ " + shortCommit(doc.get("commit"), 8);
         if (rows.size() > MAX_BAR_ROWS) {
             renderDistribution(title, speedup, floorFrac, png);
             return;
@@ -123,5 +123,11 @@ final class ChartCmd implements Callable<Integer> {
             return String.valueOf(((Double) x).longValue());
         }
         return String.valueOf(x);
+    }
+
+    /** The first {@code n} characters of a commit id, or all of it when shorter ("unknown" where none was set). */
+    static String shortCommit(Object commit, int n) {
+        String c = String.valueOf(commit);
+        return c.substring(0, Math.min(n, c.length()));
     }
 }

@@ -137,7 +137,7 @@ final class ReportCmd implements Callable<Integer> {
                 }
             }
             sb.append("## ").append(op).append(" — ").append(doc.get("gpu")).append("\n\n");
-            sb.append(String.format(Locale.ROOT, "%d rows at commit `%s`. ", rows.size(), String.valueOf(doc.get("commit")).substring(0, 12)));
+            sb.append(String.format(Locale.ROOT, "%d rows at commit `%s`. ", rows.size(), ChartCmd.shortCommit(doc.get("commit"), 12)));
             if (Boolean.FALSE.equals(doc.get("complete"))) {
                 sb.append("**Incomplete sweep** (stopped by its time limit; the rows below are those measured). ");
             }

@@ -265,6 +265,7 @@ public final class IssueTargets {
             Map<String, Object> c = contiguous.get(pairKey(r));
             return (num(r, "custom_us") / num(r, "floor_us")) / (num(c, "custom_us") / num(c, "floor_us"));
         }, 1.10));
+        out.add(autoWithin(rows, false));  // the issue's "everywhere: AUTO within 5 % of the faster of the two paths"
     }
 
     // ---------------------------------------------------------------- issue 8
