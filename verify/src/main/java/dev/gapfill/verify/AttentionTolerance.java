@@ -102,8 +102,21 @@ public final class AttentionTolerance {
      * Compares an F32 lse {@code [B, Hq]} (any device) with the reference: within {@link #lseBound} where len > 0,
      * exactly −inf where len = 0; where the bound is not finite (an infinite sigma) or the reference is not, only the
      * reference's bits pass.
+     *
+     * @throws dev.gapfill.core.ArgumentException naming {@code lse} (null, closed, not F32, or not one value per
+     *         reference lse), {@code ref} (null or inconsistent) or {@code headDim} (below 1)
      */
     public static Verdict compareLse(Tensor lse, GqaDecodeReference.Exact ref, int headDim) {
+        dev.gapfill.core.Checks.open("lse", lse);
+        if (lse.dtype() != DType.F32) {
+            throw new ArgumentException("lse", "an F32 tensor", String.valueOf(lse.dtype()));
+        }
+        if (ref == null) {
+            throw new ArgumentException("ref", "the reference of the same problem", "null");
+        }
+        if (headDim < 1) {
+            throw new ArgumentException("headDim", ">= 1", String.valueOf(headDim));
+        }
         float[] got = lse.device().isCpu() ? hostFloats(lse) : lse.toFloatArray();
         double[] r = ref.lse();
         if (got.length != r.length) {
@@ -134,6 +147,8 @@ public final class AttentionTolerance {
                         : Float.floatToRawIntBits(got[i]) == Float.floatToRawIntBits((float) r[i]);
                 if (r[i] != 0 && Double.isFinite(diff)) {
                     maxRel = Math.max(maxRel, diff / Math.abs(r[i]));
+                } else if (!Double.isFinite(diff) && !ok) {
+                    maxRel = Double.POSITIVE_INFINITY;  // a non-finite mismatch, as Verdict reports it elsewhere
                 }
                 long ulp = Verifier.ulpDistance(DType.F32, Float.floatToRawIntBits(got[i]) & 0xffffffffL,
                         Verifier.roundBits(DType.F32, r[i]));

@@ -41,6 +41,9 @@ public final class MoeRouteVerification {
         if (k < 1 || k > e) {
             throw new ArgumentException("options.topK", "1 <= k <= E = " + e, String.valueOf(k));
         }
+        Checks.open("topkWeights", topkWeights);
+        Checks.dtype("topkWeights", topkWeights, DType.F32);
+        Checks.shape("topkWeights", topkWeights, "[T, k]", t, k);
         double[] exact = MoeRouteReference.weights(logits, k, options.score() == MoeRoute.Score.SIGMOID, options.renormalize(),
                 new int[t * k]);
         double spread = 0;

@@ -23,7 +23,9 @@ import dev.gapfill.core.DType;
  * @param accTerm  growth·k·u_acc, multiplied by the per-element scale
  * @throws dev.gapfill.core.ArgumentException (an IllegalArgumentException) naming the component where {@code kind} is
  *         null, {@code maxUlp} is negative, or {@code outU} or {@code accTerm} is not a finite number ≥ 0 (an infinite
- *         one would pass any finite result; a negative or NaN one means nothing)
+ *         one would pass any finite result; a negative or NaN one means nothing), or (ACCUMULATION) where
+ *         {@code outU + accTerm ≥ 1}: the per-element scale is at least |ref|, so such a bound would pass a zeroed
+ *         result (named {@code accTerm}; {@link #accumulation} refuses the same before it builds one)
  */
 public record Tolerance(Kind kind, long maxUlp, double outU, double accTerm) {
     /** The rule a tolerance applies. */
@@ -38,6 +40,10 @@ public record Tolerance(Kind kind, long maxUlp, double outU, double accTerm) {
         }
         requireFiniteNonNegative("outU", outU);
         requireFiniteNonNegative("accTerm", accTerm);
+        if (kind == Kind.ACCUMULATION && outU + accTerm >= 1) {
+            throw new ArgumentException("accTerm", "outU + accTerm < 1 (at 1 or more the bound passes a zeroed result)",
+                    "outU " + outU + " + accTerm " + accTerm);
+        }
     }
 
     private static void requireFiniteNonNegative(String component, double v) {

@@ -11,7 +11,9 @@ package dev.gapfill.verify;
  * @param maxUlp        largest distance in units in the last place (0 for bit-exact; integers: absolute difference)
  * @param maxRelErr     largest |out − ref| / |ref| over elements with ref ≠ 0; +∞ where a NaN or infinite result (or
  *                      reference) is not identical to the rounded reference
- * @param failures      elements outside the tolerance (NaN where the reference is finite counts; so does an unwritten poison value)
+ * @param failures      elements outside the tolerance (NaN where the reference is finite counts; so does an unwritten
+ *                      float poison value, NaN; an integer output's poison, -1 for I8 and I32 from 0xff bytes or
+ *                      -2139062144 for I32 from 0x80, is caught only where the reference differs from it)
  * @param firstFailure  description of the first failing element, or null
  * @param pass          failures == 0
  */

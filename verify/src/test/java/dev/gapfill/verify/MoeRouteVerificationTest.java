@@ -57,6 +57,15 @@ class MoeRouteVerificationTest {
                     () -> MoeRouteVerification.topkWeights(logits, MoeRoute.Options.topK(8), r.topkWeights)).argument());
             assertEquals("options", assertThrows(ArgumentException.class,
                     () -> MoeRouteVerification.topkWeights(logits, null, r.topkWeights)).argument());
+            // the checked tensor itself: null, of another dtype, of another shape
+            assertEquals("topkWeights", assertThrows(ArgumentException.class,
+                    () -> MoeRouteVerification.topkWeights(logits, MoeRoute.Options.topK(2), null)).argument());
+            try (Tensor half = Tensor.empty(Device.CPU, DType.F16, 5, 2); Tensor wide = Tensor.empty(Device.CPU, DType.F32, 5, 3)) {
+                assertEquals("topkWeights", assertThrows(ArgumentException.class,
+                        () -> MoeRouteVerification.topkWeights(logits, MoeRoute.Options.topK(2), half)).argument());
+                assertEquals("topkWeights", assertThrows(ArgumentException.class,
+                        () -> MoeRouteVerification.topkWeights(logits, MoeRoute.Options.topK(2), wide)).argument());
+            }
         }
     }
 

@@ -110,6 +110,20 @@ class PerOpChecksWrongPassesTest {
                 new double[] {3.0}, new int[] {2});
         try (Tensor close = Tensor.of(Device.CPU, DType.F32, new float[] {Math.nextUp(1.5f)}, 1, 1)) {
             assertTrue(AttentionTolerance.compareLse(close, finite, 64).pass());
+            // the arguments are named: a head dimension below 1, a null reference or lse, an lse that is not F32
+            assertEquals("headDim", assertThrows(ArgumentException.class, () -> AttentionTolerance.compareLse(close, finite, 0)).argument());
+            assertEquals("headDim", assertThrows(ArgumentException.class, () -> AttentionTolerance.compareLse(close, finite, -64)).argument());
+            assertEquals("ref", assertThrows(ArgumentException.class, () -> AttentionTolerance.compareLse(close, null, 64)).argument());
+            assertEquals("lse", assertThrows(ArgumentException.class, () -> AttentionTolerance.compareLse(null, finite, 64)).argument());
+        }
+        try (Tensor half = Tensor.of(Device.CPU, DType.F16, new float[] {1.5f}, 1, 1)) {
+            assertEquals("lse", assertThrows(ArgumentException.class, () -> AttentionTolerance.compareLse(half, finite, 64)).argument());
+        }
+        // a non-finite mismatch reports an infinite relative error, as Verdict does elsewhere
+        try (Tensor inf = Tensor.of(Device.CPU, DType.F32, new float[] {Float.POSITIVE_INFINITY}, 1, 1)) {
+            Verdict v = AttentionTolerance.compareLse(inf, finite, 64);
+            assertFalse(v.pass());
+            assertEquals(Double.POSITIVE_INFINITY, v.maxRelErr());
         }
     }
 }

@@ -209,6 +209,11 @@ class VerifierWrongPassesTest {
                     new Tolerance(Tolerance.Kind.ACCUMULATION, 0, 0x1p-24, INF), "ref");
             assertEquals("accTerm", argumentOf(vacuous));
         }
+        // a bound at which a zeroed result passes (the scale is at least |ref|) is refused as accumulation() refuses it
+        assertEquals("accTerm", argumentOf(() -> new Tolerance(Tolerance.Kind.ACCUMULATION, 0, 0.5, 0.6)));
+        assertEquals("accTerm", argumentOf(() -> new Tolerance(Tolerance.Kind.ACCUMULATION, 0, 0, 1)));
+        assertEquals(0.999, new Tolerance(Tolerance.Kind.ACCUMULATION, 0, 0, 0.999).accTerm());
+        assertEquals(0.6, new Tolerance(Tolerance.Kind.ULP, 0, 0.5, 0.6).accTerm());  // not an accumulation bound
         // the factories and the direct forms the ops use still make tolerances
         assertEquals(Tolerance.Kind.BIT_EXACT, Tolerance.bitExact().kind());
         assertEquals(0, Tolerance.ulps(0).maxUlp());
