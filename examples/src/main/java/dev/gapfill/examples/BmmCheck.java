@@ -30,10 +30,10 @@ import java.util.Random;
 public final class BmmCheck implements OpChecks.OpCheck {
     @Override public String op() { return "bmm"; }
 
-    @Override public List<String> run(Device device, Random rnd, int cases, PrintWriter out, Stream stream) {
+    @Override public List<String> run(Device device, Random rnd, int firstCase, int cases, PrintWriter out, Stream stream) {
         List<String> failures = new ArrayList<>();
         DType[] dts = {DType.F16, DType.BF16, DType.F32};
-        for (int c = 0; c < cases; c++) {
+        for (int c = firstCase; c < firstCase + cases; c++) {
             DType dt = dts[c % dts.length];
             int m = size(rnd);
             int n = size(rnd);

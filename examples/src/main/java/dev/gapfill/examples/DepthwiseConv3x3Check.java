@@ -28,11 +28,11 @@ import java.util.Random;
 public final class DepthwiseConv3x3Check implements OpChecks.OpCheck {
     @Override public String op() { return "depthwise_conv3x3"; }
 
-    @Override public List<String> run(Device device, Random rnd, int cases, PrintWriter out, Stream stream) {
+    @Override public List<String> run(Device device, Random rnd, int firstCase, int cases, PrintWriter out, Stream stream) {
         List<String> failures = new ArrayList<>();
         DType[] dts = {DType.F32, DType.F16, DType.BF16};
         int[] odd = {1, 2, 7, 13, 17, 33, 97};
-        for (int c = 0; c < cases; c++) {
+        for (int c = firstCase; c < firstCase + cases; c++) {
             DType dt = dts[c % dts.length];
             Layout layout = Layout.values()[(c / 3) % 2];
             Activation act = Activation.values()[rnd.nextInt(Activation.values().length)];

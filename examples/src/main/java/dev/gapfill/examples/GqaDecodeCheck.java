@@ -31,11 +31,11 @@ import java.util.Random;
 public final class GqaDecodeCheck implements OpChecks.OpCheck {
     @Override public String op() { return "gqa_decode"; }
 
-    @Override public List<String> run(Device device, Random rnd, int cases, PrintWriter out, Stream stream) {
+    @Override public List<String> run(Device device, Random rnd, int firstCase, int cases, PrintWriter out, Stream stream) {
         List<String> failures = new ArrayList<>();
         int[] gs = {1, 2, 4, 7, 8};
         int[] ds = {64, 128, 256};
-        for (int c = 0; c < cases; c++) {
+        for (int c = firstCase; c < firstCase + cases; c++) {
             DType dt = c % 2 == 0 ? DType.F16 : DType.BF16;
             int b = 1 + rnd.nextInt(4);
             int hkv = 1 + rnd.nextInt(2);

@@ -28,10 +28,10 @@ import java.util.Random;
 public final class GroupedGemmCheck implements OpChecks.OpCheck {
     @Override public String op() { return "grouped_gemm"; }
 
-    @Override public List<String> run(Device device, Random rnd, int cases, PrintWriter out, Stream stream) {
+    @Override public List<String> run(Device device, Random rnd, int firstCase, int cases, PrintWriter out, Stream stream) {
         List<String> failures = new ArrayList<>();
         Backend[] backends = {Backend.AUTO, Backend.CUSTOM, Backend.VENDOR};
-        for (int c = 0; c < cases; c++) {
+        for (int c = firstCase; c < firstCase + cases; c++) {
             DType dt = rnd.nextBoolean() ? DType.F16 : DType.BF16;
             WeightLayout layout = rnd.nextBoolean() ? WeightLayout.KN : WeightLayout.NK;
             int groups = 1 + rnd.nextInt(16);

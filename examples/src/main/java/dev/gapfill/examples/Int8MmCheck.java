@@ -24,10 +24,10 @@ import java.util.Random;
 public final class Int8MmCheck implements OpChecks.OpCheck {
     @Override public String op() { return "int8_mm"; }
 
-    @Override public List<String> run(Device device, Random rnd, int cases, PrintWriter out, Stream stream) {
+    @Override public List<String> run(Device device, Random rnd, int firstCase, int cases, PrintWriter out, Stream stream) {
         List<String> failures = new ArrayList<>();
         DType[] outs = {DType.I32, DType.F32, DType.F16, DType.BF16};
-        for (int c = 0; c < cases; c++) {
+        for (int c = firstCase; c < firstCase + cases; c++) {
             int m = 1 + rnd.nextInt(130);
             int n = 1 + rnd.nextInt(300);
             int k = 16 * (1 + rnd.nextInt(64));

@@ -17,9 +17,9 @@ import java.util.Random;
 final class MoeRouteCheck implements OpChecks.OpCheck {
     @Override public String op() { return "moe_route"; }
 
-    @Override public List<String> run(Device device, Random rnd, int cases, PrintWriter out, Stream stream) {
+    @Override public List<String> run(Device device, Random rnd, int firstCase, int cases, PrintWriter out, Stream stream) {
         List<String> failures = new ArrayList<>();
-        for (int c = 0; c < cases; c++) {
+        for (int c = firstCase; c < firstCase + cases; c++) {
             int t = 1 + rnd.nextInt(2000);
             int e = new int[] {8, 60, 64, 128, 160, 256}[rnd.nextInt(6)];
             int k = 1 + rnd.nextInt(Math.min(8, e));

@@ -24,17 +24,24 @@ public final class OpChecks {
     public interface OpCheck {
         String op();
 
-        /** On the per-thread stream. */
+        /** Cases 0 .. cases - 1 on the per-thread stream. */
         default List<String> run(Device device, Random rnd, int cases, PrintWriter out) {
-            return run(device, rnd, cases, out, null);
+            return run(device, rnd, 0, cases, out, null);
+        }
+
+        /** Cases 0 .. cases - 1 on {@code stream} (see the six-argument form). */
+        default List<String> run(Device device, Random rnd, int cases, PrintWriter out, Stream stream) {
+            return run(device, rnd, 0, cases, out, stream);
         }
 
         /**
-         * With the op enqueued on {@code stream} (null: the per-thread stream), which other threads may share: inputs and
-         * poisoned outputs are prepared on this thread's per-thread stream, which is drained before the op; reading an
-         * output back waits for the stream the op ran on.
+         * Cases {@code firstCase} .. {@code firstCase + cases - 1} (a case's index picks its dtype, backend or layout
+         * cyclically, so a caller running one case at a time passes a varying first case to reach them all), with the op
+         * enqueued on {@code stream} (null: the per-thread stream), which other threads may share: inputs and poisoned
+         * outputs are prepared on this thread's per-thread stream, which is drained before the op; reading an output back
+         * waits for the stream the op ran on.
          */
-        List<String> run(Device device, Random rnd, int cases, PrintWriter out, Stream stream);
+        List<String> run(Device device, Random rnd, int firstCase, int cases, PrintWriter out, Stream stream);
     }
 
     /** Orders what this thread prepared on its per-thread stream before an op enqueued on {@code stream}. */
@@ -73,10 +80,10 @@ public final class OpChecks {
     static final class ElementwiseCheck implements OpCheck {
         @Override public String op() { return "elementwise"; }
 
-        @Override public List<String> run(Device device, Random rnd, int cases, PrintWriter out, Stream stream) {
+        @Override public List<String> run(Device device, Random rnd, int firstCase, int cases, PrintWriter out, Stream stream) {
             List<String> failures = new ArrayList<>();
             DType[] dts = {DType.F32, DType.F16, DType.BF16};
-            for (int c = 0; c < cases; c++) {
+            for (int c = firstCase; c < firstCase + cases; c++) {
                 DType dt = dts[c % dts.length];
                 long n = 1 + rnd.nextInt(100_000);
                 float[] x = new float[(int) n];

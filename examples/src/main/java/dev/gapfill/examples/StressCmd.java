@@ -34,6 +34,11 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 @Command(name = "stress", description = "Multi-threaded random-op stress with every result checked; writes a JSON report.")
 final class StressCmd implements java.util.concurrent.Callable<Integer> {
+    /**
+     * First cases are drawn from [0, CASE_CYCLE): a multiple of every check's cycle of dtypes, backends and layouts
+     * (bmm 3 × 3, depthwise 3 × 2, gqa 2 and 3, grouped and int8 their lists), so each combination comes up equally often.
+     */
+    static final int CASE_CYCLE = 360;
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
     @Option(names = "--seconds", description = "duration of each phase (default 60)") int seconds = 60;
     @Option(names = "--threads", description = "threads (default 8)") int threads = 8;
@@ -72,7 +77,8 @@ final class StressCmd implements java.util.concurrent.Callable<Integer> {
             List<OpChecks.OpCheck> checks = OpChecks.all();
             while (System.nanoTime() < deadline) {
                 OpChecks.OpCheck c = checks.get(rnd.nextInt(checks.size()));
-                List<String> f = c.run(gpu, new Random(rnd.nextLong()), 1, new PrintWriter(new StringWriter()));
+                // a random first case: each case index picks the dtype, backend or layout (case 0 alone was one of each)
+                List<String> f = c.run(gpu, new Random(rnd.nextLong()), rnd.nextInt(CASE_CYCLE), 1, new PrintWriter(new StringWriter()), null);
                 ops.incrementAndGet();
                 if (!f.isEmpty()) {
                     wrong.incrementAndGet();
@@ -89,7 +95,7 @@ final class StressCmd implements java.util.concurrent.Callable<Integer> {
                 List<OpChecks.OpCheck> checks = OpChecks.all();
                 while (System.nanoTime() < deadline) {
                     OpChecks.OpCheck c = checks.get(rnd.nextInt(checks.size()));
-                    List<String> f = c.run(gpu, new Random(rnd.nextLong()), 1, new PrintWriter(new StringWriter()), shared);
+                    List<String> f = c.run(gpu, new Random(rnd.nextLong()), rnd.nextInt(CASE_CYCLE), 1, new PrintWriter(new StringWriter()), shared);
                     ops.incrementAndGet();
                     sharedOps.incrementAndGet();
                     if (!f.isEmpty()) {
