@@ -86,12 +86,14 @@ run_tests() {
       # one launcher per module, each bounded, so a hang in one cannot take the others' reports with it
       for dir in "$here"/tests/*/; do
         m=$(basename "$dir")
+        rm -rf "$out/reports/$m"  # no report of an earlier run in this out-dir is counted as this one's
         # at its limit the JVM gets SIGQUIT first: every thread's stack goes into the module's log, then it is killed
         GAPFILL_COMMIT=$commit timeout -s QUIT -k 30 "${TESTS_TIMEOUT:-520}" "$java" $jopts -Dgapfill.validationSummary="$out/validation-rules-$m.json" -jar "$launcher" execute \
           --config=junit.jupiter.execution.timeout.default=150s \
           --class-path "$cp_libs$cp_tests" --scan-class-path "${dir%/}" --include-classname "${TESTS_CLASSES:-.*(Test|Tests|Properties)\$}" \
           --reports-dir "$out/reports/$m" --details=testfeed --disable-banner > "$out/tests-$m.log" 2>&1
         trc=$?
+        mkdir -p "$out/reports/$m" && echo "$trc" > "$out/reports/$m/EXIT"  # the record names a module that did not finish cleanly
         echo "tests[$m]: exit $trc $( { [ $trc -eq 124 ] || [ $trc -eq 137 ]; } && echo '(TIMED OUT: thread dump in tests-'"$m"'.log)')"
         grep -E "tests (successful|failed|skipped|aborted)" "$out/tests-$m.log" | tr -s ' ' | tr '\n' ' '; echo
         grep -E "FAILED|ABORTED" "$out/tests-$m.log" | head -20

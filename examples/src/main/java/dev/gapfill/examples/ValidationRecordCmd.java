@@ -107,6 +107,12 @@ final class ValidationRecordCmd implements Callable<Integer> {
         rec.put("tests", tests);
         rec.put("failed_tests", failures);
         rec.put("suites", files.stream().map(f -> f.getParentFile().getName()).distinct().toList());
+        // run.sh writes each module's launcher exit status into reports/<module>/EXIT: a module that timed out or whose
+        // launcher failed outside a test case (its XML may be missing or partial) must not vanish from the record
+        Map<String, Object> incomplete = incompleteModules(reports);
+        if (!incomplete.isEmpty()) {
+            rec.put("incomplete_modules", incomplete);
+        }
         if (!skippedReasons.isEmpty()) {
             rec.put("skipped_tests", skippedReasons);
         }
@@ -133,6 +139,11 @@ final class ValidationRecordCmd implements Callable<Integer> {
                     one.put("scope", f.getOrDefault("scope", ""));
                     if (f.containsKey("reports")) {
                         Counts c = count(Path.of(f.get("reports")));
+                        if ("ok".equals(one.get("status")) && (one.get("errors") == null || c.run == 0 || c.run - c.failed - c.skipped == 0)) {
+                            // "0 errors" over no test (a shard that matched nothing, every GPU test disabled) or with no
+                            // summary from the tool proves nothing
+                            one.put("status", one.get("errors") == null ? "no-summary" : "no-tests");
+                        }
                         Map<String, Object> t = new LinkedHashMap<>();
                         t.put("run", c.run);
                         t.put("passed", c.run - c.failed - c.skipped);
@@ -168,6 +179,32 @@ final class ValidationRecordCmd implements Callable<Integer> {
         Files.writeString(file, Json.write(rec), StandardCharsets.UTF_8);
         spec.commandLine().getOut().println("validation record: " + file + " — tests " + tests);
         spec.commandLine().getOut().flush();
-        return failed == 0 ? 0 : 1;
+        return failed == 0 && incomplete.isEmpty() && run > 0 ? 0 : 1;
+    }
+
+    /**
+     * Modules under {@code reports} whose EXIT file (run.sh) holds a non-zero status, or that have an EXIT file but no
+     * JUnit XML: module name to its status (or "no reports").
+     */
+    static Map<String, Object> incompleteModules(Path reports) throws Exception {
+        Map<String, Object> out = new LinkedHashMap<>();
+        if (!Files.isDirectory(reports)) {
+            return out;
+        }
+        try (java.util.stream.Stream<Path> dirs = Files.list(reports)) {
+            for (Path m : dirs.filter(Files::isDirectory).sorted().toList()) {
+                Path exit = m.resolve("EXIT");
+                if (!Files.isRegularFile(exit)) {
+                    continue;  // reports from before EXIT files, or a folder run.sh did not write
+                }
+                String status = Files.readString(exit, StandardCharsets.UTF_8).trim();
+                if (!"0".equals(status)) {
+                    out.put(m.getFileName().toString(), status.matches("-?[0-9]+") ? Integer.valueOf(status) : status);
+                } else if (count(m).files.isEmpty()) {
+                    out.put(m.getFileName().toString(), "no reports");
+                }
+            }
+        }
+        return out;
     }
 }

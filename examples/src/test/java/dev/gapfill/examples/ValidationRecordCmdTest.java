@@ -68,6 +68,37 @@ class ValidationRecordCmdTest {
         assertEquals(1L, ((Number) tests.get("skipped")).longValue());
     }
 
+    /**
+     * A module whose launcher exited non-zero (a timeout) or left no report, and a tool process that reported "0
+     * errors" over no test, are named in the record and fail the command; a record without any test fails too.
+     */
+    @Test @SuppressWarnings("unchecked")
+    void unfinishedModulesAndToolRunsWithoutTestsAreNotClean(@TempDir Path tmp) throws Exception {
+        report(tmp.resolve("reports/core"), "A", 3, 0, 0);
+        Files.writeString(tmp.resolve("reports/core/EXIT"), "0\n");
+        report(tmp.resolve("reports/verify"), "B", 5, 0, 0);  // what the module wrote before it was stopped
+        Files.writeString(tmp.resolve("reports/verify/EXIT"), "124\n");
+        Files.createDirectories(tmp.resolve("reports/ops"));
+        Files.writeString(tmp.resolve("reports/ops/EXIT"), "0\n");
+        Files.createDirectories(tmp.resolve("san-empty"));
+        CommandLine cli = new CommandLine(new GapfillCli());
+        cli.setOut(new PrintWriter(new StringWriter()));
+        int rc = cli.execute("validation-record", "--reports", tmp.resolve("reports").toString(), "--out", tmp.resolve("out").toString(),
+                "--sanitizer", "memcheck=errors=0;status=ok;exit=0;seconds=3;scope=core;reports=" + tmp.resolve("san-empty"));
+        assertEquals(1, rc, "an unfinished module fails the record");
+        Map<String, Object> rec = (Map<String, Object>) JsonReader.parse(Files.readString(onlyRecord(tmp.resolve("out"))));
+        Map<String, Object> incomplete = (Map<String, Object>) rec.get("incomplete_modules");
+        assertEquals(124L, ((Number) incomplete.get("verify")).longValue());
+        assertEquals("no reports", incomplete.get("ops"));
+        assertNull(incomplete.get("core"));
+        Map<String, Object> mem = (Map<String, Object>) ((Map<String, Object>) rec.get("sanitizer")).get("memcheck");
+        assertEquals("no-tests", mem.get("status"));
+        // no test at all
+        Path none = tmp.resolve("none");
+        Files.createDirectories(none);
+        assertEquals(1, cli.execute("validation-record", "--reports", none.toString(), "--out", tmp.resolve("out2").toString()));
+    }
+
     /** The one record the command wrote: named after this host's GPU slug (cpu.json without a GPU, h100.json on an H100). */
     private static Path onlyRecord(Path dir) throws java.io.IOException {
         try (java.util.stream.Stream<Path> files = Files.list(dir)) {
