@@ -101,6 +101,7 @@ run_tests() {
       done
       cat "$out"/tests-*.log > "$out/tests.log"
       echo "$commit" > "$out/reports/COMMIT"
+      echo "$dirty" > "$out/reports/DIRTY"
 }
 san_setup() {
       san_tools=${SANITIZER_TOOLS:-memcheck racecheck initcheck synccheck}
@@ -304,7 +305,12 @@ for step in $steps; do
   esac
 done
 if [ -n "${REPORTS_FROM:-}" ]; then
-  if [ "$(cat "$REPORTS_FROM/reports/COMMIT" 2>/dev/null)" = "$commit" ]; then
+  # the same commit and the same dirty flag (a dirty tree's results are another code's; a run without the flag: unknown)
+  if [ "$(cat "$REPORTS_FROM/reports/COMMIT" 2>/dev/null)" = "$commit" ] \
+     && [ "$(cat "$REPORTS_FROM/reports/DIRTY" 2>/dev/null || echo unknown)" = "$dirty" ]; then
+    mkdir -p "$out/reports"  # this run's record then says what it merged, so a later call can take this one over too
+    [ -e "$out/reports/COMMIT" ] || echo "$commit" > "$out/reports/COMMIT"
+    [ -e "$out/reports/DIRTY" ] || echo "$dirty" > "$out/reports/DIRTY"
     for d in "$REPORTS_FROM"/reports/*/; do
       m=$(basename "$d"); [ -e "$out/reports/$m" ] || cp -r "$d" "$out/reports/$m"
     done
@@ -322,7 +328,7 @@ if [ -n "${REPORTS_FROM:-}" ]; then
     fi
     echo "validation record: JUnit reports of $(ls "$REPORTS_FROM/reports" | grep -v COMMIT | tr '\n' ' ')from $REPORTS_FROM (same commit $commit)"
   else
-    echo "REPORTS_FROM=$REPORTS_FROM tested commit '$(cat "$REPORTS_FROM/reports/COMMIT" 2>/dev/null)', not $commit: not merged"
+    echo "REPORTS_FROM=$REPORTS_FROM tested commit '$(cat "$REPORTS_FROM/reports/COMMIT" 2>/dev/null)' dirty '$(cat "$REPORTS_FROM/reports/DIRTY" 2>/dev/null)', not $commit dirty $dirty: not merged"
   fi
 fi
 # every sanitizer result of the record, this run's and those taken over, one a line as passed to validation-record: a

@@ -282,12 +282,34 @@ class BundleRunScriptTest {
 
     /** An earlier call that ran these tools and also tested (a JUnit report and the commit it tested). */
     private Path earlierCall(String tools, String testedCommit) throws Exception {
+        return earlierCall(tools, testedCommit, "false");
+    }
+
+    /** As above, from a bundle whose tree was dirty or not ({@code dirty}: "true" or "false"). */
+    private Path earlierCall(String tools, String testedCommit, String dirty) throws Exception {
         Path first = tmp.resolve("first");
         run(first, Map.of("SANITIZER_TOOLS", tools));
         Files.createDirectories(first.resolve("reports/core"));
         Files.writeString(first.resolve("reports/core/TEST-x.xml"), "<testsuite/>");
         Files.writeString(first.resolve("reports/COMMIT"), testedCommit + "\n");
+        Files.writeString(first.resolve("reports/DIRTY"), dirty + "\n");
         return first;
+    }
+
+    @Test
+    void aDirtyTreesCallIsNotMergedIntoACleanOnesRecordAndAMergedCallCanBeTakenOverAgain() throws Exception {
+        Path dirty = earlierCall("memcheck", COMMIT, "true");
+        Path second = tmp.resolve("second");
+        String log = run(second, Map.of("SANITIZER_TOOLS", "racecheck/a", "SANITIZER_SHARDS", "a=.*", "REPORTS_FROM", dirty.toString()));
+        assertTrue(log.contains("not merged"), log);
+        assertFalse(log.contains("sanitizer memcheck from"), log);
+        // a clean earlier call is merged, and the merged folder names its commit and flag for a third call
+        Files.writeString(dirty.resolve("reports/DIRTY"), "false\n");
+        Path third = tmp.resolve("third");
+        log = run(third, Map.of("SANITIZER_TOOLS", "racecheck/a", "SANITIZER_SHARDS", "a=.*", "REPORTS_FROM", dirty.toString()));
+        assertTrue(log.contains("validation record: sanitizer memcheck from " + dirty), log);
+        assertEquals(COMMIT, Files.readString(third.resolve("reports/COMMIT")).trim());
+        assertEquals("false", Files.readString(third.resolve("reports/DIRTY")).trim());
     }
 
     @Test
