@@ -15,6 +15,12 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class CudaDevice {
     /** Per-thread scratch for {@code cudaGetDevice} (no allocation per call). */
     private static final ThreadLocal<int[]> CURRENT_SCRATCH = ThreadLocal.withInitial(() -> new int[1]);
+    /**
+     * Per thread, bit d set once this thread has called cudaSetDevice(d) (ordinals below 64; higher ones call it every
+     * time): cudaGetDevice answers 0 on a fresh thread without making any context current, and the driver-API launches
+     * and module loads then fail with an invalid context, so a thread's first activation of a device always sets it.
+     */
+    private static final ThreadLocal<long[]> CONTEXT_SET = ThreadLocal.withInitial(() -> new long[1]);
 
     private final int ordinal;
     private volatile DeviceInfo info;
@@ -47,7 +53,8 @@ public final class CudaDevice {
      * It asks the runtime which device is current on every call (a thread-local read inside cudart) rather than
      * remembering what it set last: another library on the same thread (ONNX Runtime's CUDA provider, PyTorch, the
      * caller's own {@code cudaSetDevice}) may have moved it since, and a launch into another device's context fails.
-     * It sets the device only when it differs, and leaves it current afterwards.
+     * It sets the device when it differs, and on a thread's first activation of it (a fresh thread reads device 0 with
+     * no context current), and leaves it current afterwards.
      */
     public void activate() {
         CudaException sticky = stickyCause;
@@ -58,8 +65,11 @@ public final class CudaDevice {
         }
         int[] cur = CURRENT_SCRATCH.get();
         CudaErrors.check(cudart.cudaGetDevice(cur), "cudaGetDevice");
-        if (cur[0] != ordinal) {
-            CudaErrors.check(cudart.cudaSetDevice(ordinal), "cudaSetDevice(" + ordinal + ")");
+        long[] set = CONTEXT_SET.get();
+        long bit = ordinal < 64 ? 1L << ordinal : 0;
+        if (cur[0] != ordinal || (set[0] & bit) == 0) {
+            CudaErrors.check(cudart.cudaSetDevice(ordinal), "cudaSetDevice(" + ordinal + ")");  // makes its primary context current
+            set[0] |= bit;
         }
     }
 

@@ -11,7 +11,7 @@ public final class KernelFunction {
     private final CudaDevice device;
     private final String name;
     private final CUfunc_st handle;
-    private volatile int maxDynamicSmemSet = 48 * 1024;
+    private volatile int maxDynamicSmemSet;  // the driver's current limit for this function (see the constructor)
     private final java.util.concurrent.ConcurrentHashMap<Long, Integer> residentBlocks = new java.util.concurrent.ConcurrentHashMap<>();
     private final java.util.concurrent.ConcurrentHashMap<String, Integer> activeClusters = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -19,6 +19,12 @@ public final class KernelFunction {
         this.device = device;
         this.name = name;
         this.handle = handle;
+        // without an opt-in the limit is 48 KiB minus the function's static shared memory, not 48 KiB: a launch between
+        // the two would fail with a bare invalid-value error, so start from what the driver says
+        int[] v = new int[1];
+        device.checkDriver(cudart.cuFuncGetAttribute(v, cudart.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, handle),
+                "cuFuncGetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, " + name + ")");
+        this.maxDynamicSmemSet = v[0];
     }
 
     public String name() { return name; }
@@ -71,8 +77,8 @@ public final class KernelFunction {
     }
 
     /**
-     * Opts the function into {@code smemBytes} of dynamic shared memory above the 48 KiB default (once per size
-     * increase). One function serves every thread, so the limit only ever rises: two threads asking for 100 and 64 KiB
+     * Opts the function into {@code smemBytes} of dynamic shared memory above its current limit (48 KiB minus its static
+     * shared memory until the first opt-in; once per size increase). One function serves every thread, so the limit only ever rises: two threads asking for 100 and 64 KiB
      * at once must not leave the driver at 64 KiB while the field says 100 (the 100 KiB launches would then fail).
      */
     private void allowDynamicSmem(int smemBytes) {
@@ -89,7 +95,7 @@ public final class KernelFunction {
     }
 
     /**
-     * Launches on {@code stream}. Dynamic shared memory above 48 KiB is opted into once per function.
+     * Launches on {@code stream}. Dynamic shared memory above the function's default limit is opted into once per size.
      * With {@code -Dgapfill.debug.sync=true} each launch is followed by a stream synchronisation so that
      * a fault is reported by the launch that caused it.
      */

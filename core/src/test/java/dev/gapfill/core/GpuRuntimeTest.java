@@ -238,4 +238,35 @@ class GpuRuntimeTest {
             }
         }
     }
+
+    /**
+     * A thread whose first CUDA call is a kernel launch (a plan run from an executor thread, its tensors and stream made
+     * elsewhere): cudaGetDevice answers 0 there without making a context current, so activate() must set the device on
+     * the thread's first use, or cuLaunchKernel fails with an invalid context.
+     */
+    @Test void aFreshThreadWhoseFirstCallIsALaunchRunsIt() throws Exception {
+        Device gpu = Device.cuda(0);
+        try (Stream s = Stream.create(gpu); Tensor big = Tensor.empty(gpu, DType.I8, s, 64L << 20);
+             Tensor sink = Tensor.empty(gpu, DType.I32, s, 1)) {
+            big.fillBytes(0x5a, s);
+            sink.fillBytes(0, s);
+            s.synchronize();
+            KernelFunction read = KernelModule.of("harness/l2_flush").function(Gpu.device(gpu), "l2_flush_read");  // loaded here
+            Throwable[] failure = new Throwable[1];
+            Thread t = new Thread(() -> {
+                try {
+                    read.launch(s, 4, 1, 1, 512, 1, 1, 0, KernelArgs.begin().ptr(big).i64(big.byteSize() / 16).ptr(sink));
+                } catch (Throwable e) {
+                    failure[0] = e;
+                }
+            }, "fresh-launcher");
+            t.start();
+            t.join();
+            if (failure[0] != null) {
+                throw new AssertionError("the fresh thread's launch failed: " + failure[0], failure[0]);
+            }
+            s.synchronize();  // and the launched work completes without an error
+            assertEquals(0, sink.toIntArray()[0], "the read kernel writes its sink only for one hash value in 2^32");
+        }
+    }
 }
