@@ -97,6 +97,7 @@ public final class KernelModule {
         KernelFunction f = onDevice.get(symbol);
         if (f == null) {
             CUmod_st m = module(device);
+            device.activate();  // the lookup and the function's attribute query are driver calls: this thread's context current
             CUfunc_st h = new CUfunc_st();
             device.checkDriver(cudart.cuModuleGetFunction(h, m, symbol), "cuModuleGetFunction(" + name + ":" + symbol + ")");
             f = new KernelFunction(device, name + ":" + symbol, h);
