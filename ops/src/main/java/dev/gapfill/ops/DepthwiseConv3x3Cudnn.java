@@ -1,5 +1,6 @@
 package dev.gapfill.ops;
 
+import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.CudaDevice;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.DevicePointer;
@@ -109,8 +110,15 @@ final class DepthwiseConv3x3Cudnn {
     static void run(Problem p, Tensor x, Tensor w, Tensor bias, Tensor residual, Tensor out, Stream s) {
         CudaDevice d = s.cudaDevice();
         checkPasses(p, out.numel(), d.info().smCount());  // before any work
-        cudnnContext h = VendorHandles.cudnn(s);
         Plan plan = PLANS.get(key(p, d.ordinal()));
+        // the algorithm search and the fused-or-composed timing synchronize: not while s is being captured into a graph
+        // (checked before the thread's cuDNN handle is made: its creation allocates, which a capture does not allow either)
+        boolean capturing = OpStreams.isCapturing(s);
+        if (plan == null && capturing) {
+            throw new ArgumentException("backend", "a cuDNN plan made before the capture (run this shape once outside it) or the"
+                    + " CUSTOM path: the vendor path's first call searches cuDNN's algorithms, which synchronizes", "VENDOR under graph capture");
+        }
+        cudnnContext h = VendorHandles.cudnn(s);
         if (plan == null) {
             synchronized (PLANS) {
                 plan = PLANS.computeIfAbsent(key(p, d.ordinal()), k -> build(p, d, h, x, w, out, residual != null && residual.address() == out.address(), s));
@@ -139,12 +147,17 @@ final class DepthwiseConv3x3Cudnn {
                     // Measured once per plan: on H100 (cuDNN 9.14) the fused call was slower than the composition
                     // in every harness row (e.g. f16 NHWC 32x256x56x56: 1408 µs fused vs ~190 µs composed).
                     boolean aliased = residual != null && residual.address() == out.address();
-                    faster = aliased ? Boolean.FALSE
-                            : measureFusedFaster(p, plan, h, d, xp, wp, yp, bias, fusedBias, residual, out, wsPtr, s);
-                    if (act == Activation.RELU) {
-                        plan.fusedFasterRelu = faster;
+                    if (aliased || capturing) {
+                        // composed for this call only: an aliased residual cannot run fused, and the timing synchronizes;
+                        // a later plain call outside a capture still measures
+                        faster = Boolean.FALSE;
                     } else {
-                        plan.fusedFasterIdentity = faster;
+                        faster = measureFusedFaster(p, plan, h, d, xp, wp, yp, bias, fusedBias, residual, out, wsPtr, s);
+                        if (act == Activation.RELU) {
+                            plan.fusedFasterRelu = faster;
+                        } else {
+                            plan.fusedFasterIdentity = faster;
+                        }
                     }
                 }
                 fusible = faster && !plan.fusedRefused;

@@ -559,4 +559,41 @@ class DepthwiseConv3x3GpuTest {
             assertTrue(v.pass(), b + " " + p + ": " + v);
         }
     }
+
+    /**
+     * The vendor path's first call for a shape searches cuDNN's algorithms and times the fused call, both of which
+     * synchronize: under graph capture it is refused (naming backend) before anything is enqueued, so the capture stays
+     * valid and ends cleanly; once the shape has run outside a capture, the same call is checked against the reference.
+     */
+    @Test void vendorFirstCallUnderCaptureIsRefusedAndTheCaptureStaysValid() {
+        dev.gapfill.core.Resources.release(GPU);  // no cuDNN plan of any shape left from earlier tests
+        Problem p = new Problem(DType.F16, Layout.NHWC, 1, 24, 13, 11, 1, Activation.RELU, true, false);
+        Options o = Options.builder().stride(1).layout(p.layout()).activation(p.act()).backend(Backend.VENDOR).build();
+        Random rnd = new Random(606);
+        var cuda = dev.gapfill.core.Gpu.device(GPU);
+        org.bytedeco.cuda.cudart.CUgraph_st graph = new org.bytedeco.cuda.cudart.CUgraph_st();
+        try (Tensor hx = Poison.random(Device.CPU, p.dtype(), rnd, p.inputShape());
+             Tensor hw = Poison.random(Device.CPU, p.dtype(), rnd, p.c(), 3, 3);
+             Tensor hb = Poison.random(Device.CPU, p.dtype(), rnd, p.c());
+             Tensor gx = hx.to(GPU); Tensor gw = hw.to(GPU); Tensor gb = hb.to(GPU);
+             Tensor y = Poison.poisoned(GPU, p.dtype(), p.outputShape());
+             Stream s = Stream.create(GPU)) {
+            Stream.perThread(GPU).synchronize();
+            cuda.check(org.bytedeco.cuda.global.cudart.cudaStreamBeginCapture(s.handle(),
+                    org.bytedeco.cuda.global.cudart.cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+            dev.gapfill.core.ArgumentException refused;
+            try {
+                refused = org.junit.jupiter.api.Assertions.assertThrows(dev.gapfill.core.ArgumentException.class,
+                        () -> DepthwiseConv3x3.apply(gx, gw, gb, null, y, o, s));
+            } finally {
+                cuda.check(org.bytedeco.cuda.global.cudart.cudaStreamEndCapture(s.handle(), graph), "cudaStreamEndCapture");
+                org.bytedeco.cuda.global.cudart.cudaGraphDestroy(graph);
+            }
+            assertEquals("backend", refused.argument(), refused.getMessage());
+            DepthwiseConv3x3.apply(gx, gw, gb, null, y, o, s);  // outside the capture: the plan is made and the call runs
+            s.synchronize();
+            Verdict v = DepthwiseConv3x3Verification.checkVendor(y, hx, hw, hb, null, o);
+            assertTrue(v.pass(), v.toString());
+        }
+    }
 }
