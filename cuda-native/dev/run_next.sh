@@ -9,6 +9,10 @@
 # (~420 s; BmmGpuTest's new NN shapes 12x12x10, 6x12x16, 17x24x10 reach the _rows entries); then the whole record
 # (timeout 595 scripts/record-x2.sh, nvidia-h100-x2) so that racecheck/bn runs the _rows entries. Open question: the
 # 8^3 bmm rows read 0.2-0.4 us slower since 64bb3cb with their kernel unchanged (docs/ops/bmm.md, "Where it stands").
+# New GPU tests never run (all from CPU-only work after the device time ran out): BmmGpuTest.rowChunkEntriesAndTheir-
+# FallbackOnBAndCViews, GpuRuntimeTest.aFreshThreadWhoseFirstCallIsALaunchRunsIt (a launch from a thread with no CUDA
+# call before it), DepthwiseConv3x3GpuTest.vendorFirstCallUnderCaptureIsRefused-
+# AndTheCaptureStaysValid; the whole record's stress now draws random cases (expect different op mixes and counts).
 # For one class only (e.g. when little device time is left): TESTS_CLASSES='.*verify\.BmmGpuTest' scripts/device-run.sh
 # tests (the run.sh tests step with its per-test feed, so a cut call still shows what ran; at 36017ac a bare launcher
 # call with --details=tree was cut at 150 s and printed nothing).
