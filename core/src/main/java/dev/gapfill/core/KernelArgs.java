@@ -51,13 +51,19 @@ public final class KernelArgs {
         return this;
     }
 
+    /** A 4-byte argument; the slot's other 4 bytes are zeroed (the slots are reused: no earlier launch's bytes remain). */
     public KernelArgs i32(int v) {
-        values.putInt(slot(), v);
+        long off = slot();
+        values.putLong(off, 0L);
+        values.putInt(off, v);
         return this;
     }
 
+    /** A 4-byte float argument; the slot's other 4 bytes are zeroed, as for {@link #i32}. */
     public KernelArgs f32(float v) {
-        values.putFloat(slot(), v);
+        long off = slot();
+        values.putLong(off, 0L);
+        values.putFloat(off, v);
         return this;
     }
 
