@@ -59,9 +59,11 @@ public final class CudaDevice {
     public void activate() {
         CudaException sticky = stickyCause;
         if (sticky != null) {
-            throw new StickyCudaException(sticky.library(), sticky.status(), sticky.statusName(),
+            StickyCudaException again = new StickyCudaException(sticky.library(), sticky.status(), sticky.statusName(),
                     "cuda:" + ordinal + " is unusable since an earlier failure in " + sticky.call(),
                     "restart the process to use this device again");
+            again.initCause(sticky);  // the first failure's stack: where the device was lost
+            throw again;
         }
         int[] cur = CURRENT_SCRATCH.get();
         CudaErrors.check(cudart.cudaGetDevice(cur), "cudaGetDevice");
@@ -98,7 +100,11 @@ public final class CudaDevice {
     /** Records a sticky failure; later calls on this device throw {@link StickyCudaException} at once. */
     public void latch(CudaException e) {
         if (e instanceof StickyCudaException && stickyCause == null) {
-            stickyCause = e;
+            synchronized (this) {  // the first sticky failure stays the cause; a second one racing it does not replace it
+                if (stickyCause == null) {
+                    stickyCause = e;
+                }
+            }
         }
     }
 
