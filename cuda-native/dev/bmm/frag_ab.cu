@@ -64,6 +64,15 @@ using namespace gapfill;
 // plans: v1 the shipped plan (the same kernel code as the shipped column: a timing repeat), v3 the alternative plan (S32:
 // one warp per matrix; S16: two matrices per warp). The k-permuted variants v2 and v4 of that A/B were removed after it
 // (2.300x and 2.230x cuBLAS against v1's 2.315x and v3's 2.242x); their columns print "-".
+// BmmHeuristics.fragRows on the device (the host picks the shipped _rows entries by it): a matrix's NW-column warp slices
+// take row chunks of E = NW / 4 where n is a multiple of E, n > NW / 2 and B and C start on 2E bytes.
+template <int NW>
+__device__ __forceinline__ bool rows_fit(const void* B, const void* C, int n) {
+    constexpr int E = NW / 4;
+    return n % E == 0 && n > NW / 2 && (reinterpret_cast<uintptr_t>(B) & (2 * E - 1)) == 0
+           && (reinterpret_cast<uintptr_t>(C) & (2 * E - 1)) == 0;
+}
+
 template <typename T, int S, int WM, int WN, bool KPERM, int MPW>
 __global__ void fab_kernel(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C, int batch, int m, int n, int k) {
     static_assert(!KPERM, "the k-permuted variants were removed after the 11cae10 A/B");

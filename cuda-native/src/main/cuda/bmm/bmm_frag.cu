@@ -140,7 +140,7 @@ __device__ __forceinline__ void bmm_frag_body(const T* __restrict__ A, const T* 
 
 // ---------------------------------------------------------------- NN row chunks (bmm_frag and bmm_frag32, F16/BF16)
 // Entries bmm_frag_<dtype>_nn_rows and bmm_frag32_<dtype>_nn_rows_w<W> (end of file), which the host launches instead of
-// the NN pair-load entries where B and C allow it (BmmHeuristics.fragRows = rows_fit below; entries of their own, so the
+// the NN pair-load entries where B and C allow it (BmmHeuristics.fragRows; entries of their own, so the
 // pair-load kernels keep their code: one kernel holding both bodies ran 8^3 0.2-0.35 us slower at b428e5f): B and C move in row chunks of E = 4 or 8
 // elements (8- or 16-byte loads and stores) instead of 32-bit pairs, so one warp instruction reads or writes whole
 // contiguous rows. Lane (g, t) loads row k(g) of B, columns n0 + E·t .. + E - 1; register j of that chunk, taken over
@@ -152,10 +152,10 @@ __device__ __forceinline__ void bmm_frag_body(const T* __restrict__ A, const T* 
 // Measured (H100 80GB HBM3, harness cuda-native/dev/bmm/results-h100-11cae10-frag-ab.txt, L2 flushed, median of 61, us,
 // pair loads -> row chunks; F16, BF16 within 0.1): 16^3 batch 512 4.48 -> 4.35, 2048 4.96 -> 4.83, 8192 8.74 -> 7.20;
 // 32^3 batch 512 5.31 -> 4.99, 2048 8.19 -> 7.20, 8192 19.33 -> 16.58. At 8^3 the chunks lose (4.16 -> 4.32 at batch 512:
-// half the lanes of a 16-column chunk plan idle), hence n > NW / 2 in rows_fit.
+// half the lanes of a 16-column chunk plan idle), hence n > NW / 2 in fragRows.
 
 // Elements (r, c .. c + E - 1) of a row-major rows x cols M, packed in pairs (low first); zero outside. The caller
-// guarantees cols % E == 0 and M on 2E bytes (rows_fit), so a chunk is wholly in or wholly out: one aligned load.
+// guarantees cols % E == 0 and M on 2E bytes (BmmHeuristics.fragRows), so a chunk is wholly in or wholly out: one aligned load.
 template <typename T, int E>
 __device__ __forceinline__ void ld_row_chunk(uint32_t (&o)[E / 2], const T* __restrict__ M, int rows, int cols, int r, int c) {
 #pragma unroll
@@ -183,16 +183,6 @@ __device__ __forceinline__ void st_row_chunk(T* __restrict__ M, int rows, int co
     }
 }
 
-// Whether a matrix's NW-column warp slices take row chunks of E = NW / 4: n a multiple of E (every chunk wholly in or
-// out, and every row, matrix and batch stride a multiple of 2E bytes), B and C on 2E bytes, and n > NW / 2 (at most one
-// lane in four idle on the columns). The host's BmmHeuristics.fragRows is the same rule; the _rows entries below rely on
-// it (the harness, cuda-native/dev/bmm/frag_ab.cu, calls this one).
-template <int NW>
-__device__ __forceinline__ bool rows_fit(const void* B, const void* C, int n) {
-    constexpr int E = NW / 4;
-    return n % E == 0 && n > NW / 2 && (reinterpret_cast<uintptr_t>(B) & (2 * E - 1)) == 0
-           && (reinterpret_cast<uintptr_t>(C) & (2 * E - 1)) == 0;
-}
 
 // S: 16 (m, n, k <= 16) or 32. WM x WN warps per matrix (MT m16 tiles by NW columns each); MPW matrices per warp group.
 template <typename T, int S, int WM, int WN, int MPW>
@@ -541,7 +531,7 @@ GAPFILL_BMM_FRAG32_ALL(bmm_frag32_bf16_tn, __nv_bfloat16, true, false)
 GAPFILL_BMM_FRAG32_ALL(bmm_frag32_bf16_tt, __nv_bfloat16, true, true)
 
 // NN row-chunk entries (bmm_frag_rows_body): bmm_frag_<dtype>_nn_rows for m, n, k <= 16 (`mats` 1 or 4, grid as
-// bmm_frag) and bmm_frag32_<dtype>_nn_rows_w<W> for m, n, k <= 32 (W as bmm_frag32). Only where rows_fit holds for the
+// bmm_frag) and bmm_frag32_<dtype>_nn_rows_w<W> for m, n, k <= 32 (W as bmm_frag32). Only where BmmHeuristics.fragRows holds for the
 // warp slice's width (16 columns: bmm_frag and w4; 32: w2 and w1); the host checks it (BmmHeuristics.fragRows).
 #define GAPFILL_BMM_FRAG_ROWS(NAME, T)                                                                              \
     extern "C" __global__ void NAME(const T* A, const T* B, T* C, int batch, int m, int n, int k, int mats,        \

@@ -13,14 +13,19 @@ import java.util.concurrent.atomic.AtomicLong;
  * sticky-error latch. Obtain through {@link Gpu#device(int)}.
  */
 public final class CudaDevice {
-    /** Per-thread scratch for {@code cudaGetDevice} (no allocation per call). */
-    private static final ThreadLocal<int[]> CURRENT_SCRATCH = ThreadLocal.withInitial(() -> new int[1]);
-    /**
-     * Per thread, bit d set once this thread has called cudaSetDevice(d) (ordinals below 64; higher ones call it every
-     * time): cudaGetDevice answers 0 on a fresh thread without making any context current, and the driver-API launches
-     * and module loads then fail with an invalid context, so a thread's first activation of a device always sets it.
-     */
-    private static final ThreadLocal<long[]> CONTEXT_SET = ThreadLocal.withInitial(() -> new long[1]);
+    /** What activate() and free() keep per thread: one lookup per call. */
+    private static final class ThreadState {
+        /** cudaGetDevice's out-parameter (no native allocation per call). */
+        final int[] current = new int[1];
+        /**
+         * Bit d set once this thread has called cudaSetDevice(d) (ordinals below 64; higher ones call it every time):
+         * cudaGetDevice answers 0 on a fresh thread without making any context current, and the driver-API launches and
+         * module loads then fail with an invalid context, so a thread's first activation of a device always sets it.
+         */
+        long contextSet;
+    }
+
+    private static final ThreadLocal<ThreadState> THREAD = ThreadLocal.withInitial(ThreadState::new);
 
     private final int ordinal;
     private volatile DeviceInfo info;
@@ -65,13 +70,12 @@ public final class CudaDevice {
             again.initCause(sticky);  // the first failure's stack: where the device was lost
             throw again;
         }
-        int[] cur = CURRENT_SCRATCH.get();
-        CudaErrors.check(cudart.cudaGetDevice(cur), "cudaGetDevice");
-        long[] set = CONTEXT_SET.get();
+        ThreadState t = THREAD.get();
+        CudaErrors.check(cudart.cudaGetDevice(t.current), "cudaGetDevice");
         long bit = ordinal < 64 ? 1L << ordinal : 0;
-        if (cur[0] != ordinal || (set[0] & bit) == 0) {
+        if (t.current[0] != ordinal || (t.contextSet & bit) == 0) {
             CudaErrors.check(cudart.cudaSetDevice(ordinal), "cudaSetDevice(" + ordinal + ")");  // makes its primary context current
-            set[0] |= bit;
+            t.contextSet |= bit;
         }
     }
 
@@ -178,7 +182,7 @@ public final class CudaDevice {
     void free(long address, long bytes, Stream stream) {
         long size = Math.max(bytes, 1);
         if (stickyCause == null) {  // else the context is gone, and the memory with it
-            int[] cur = CURRENT_SCRATCH.get();
+            int[] cur = THREAD.get().current;
             int step = 0;  // which call failed, so that the message is built only on failure: 0 get, 1 set, 2 free
             int rc = cudart.cudaGetDevice(cur);
             if (rc == 0 && cur[0] != ordinal) {  // as in activate(): another library may have moved the current device

@@ -265,8 +265,7 @@ class GpuRuntimeTest {
             if (failure[0] != null) {
                 throw new AssertionError("the fresh thread's launch failed: " + failure[0], failure[0]);
             }
-            s.synchronize();  // and the launched work completes without an error
-            assertEquals(0, sink.toIntArray()[0], "the read kernel writes its sink only for one hash value in 2^32");
+            s.synchronize();  // and the launched work completes without an error (a fault would throw here)
         }
     }
 }

@@ -494,7 +494,7 @@ public final class BmmHeuristics {
      * {@code bmm_frag32_<dtype>_nn_rows_w<W>}) for a warp slice of {@code sliceColumns} output columns (16: bmm_frag and
      * bmm_frag32's four-warp plan; 32: its one- and two-warp plans): F16/BF16, neither operand transposed, n a multiple
      * of E = sliceColumns / 4 and above half the slice, and B and C on 2E bytes (the kernel moves B and C in E-element
-     * row chunks; {@code rows_fit} in {@code bmm_frag.cu} is the same rule). The same bits as the pair-load entries,
+     * row chunks; the harness {@code cuda-native/dev/bmm/frag_ab.cu} has the same rule as {@code rows_fit}). The same bits as the pair-load entries,
      * fewer memory instructions: H100 harness ({@code cuda-native/dev/bmm/results-h100-11cae10-frag-ab.txt}), F16 µs,
      * 16³ batch 8192 8.74 → 7.20, 32³ batch 2048 8.19 → 7.20; at 8³ (n not above half the slice) the chunks lose,
      * 4.16 → 4.32 at batch 512.
