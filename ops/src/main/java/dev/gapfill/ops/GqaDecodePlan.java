@@ -667,11 +667,8 @@ public final class GqaDecodePlan implements AutoCloseable {
         for (Pointer x : new Pointer[] {alphaScores, one, zero}) {
             cleanup.close(x);
         }
-        if (setupDone != null) {
-            Event e = setupDone;
-            setupDone = null;
-            cleanup.run(e::close);
-        }
+        cleanup.close(setupDone);  // null where none was recorded or the setup is known complete
+        setupDone = null;
         cleanup.rethrow();
     }
 
