@@ -67,28 +67,43 @@ final class ChartCmd implements Callable<Integer> {
             Double c = (Double) r.get("custom_us");
             Double a = (Double) r.get("auto_us");
             Double fl = (Double) r.get("floor_us");
-            StringBuilder sb = new StringBuilder(String.valueOf(++i)).append(' ').append(r.get("dtype"));
-            ((Map<String, Object>) r.get("shape")).forEach((k, x) -> sb.append(' ').append(k).append('=').append(fmt(x)));
-            labels.add(sb.toString());
-            speedup.add(v != null && c != null ? v / c : 0.0);
-            Double t = c != null ? c : a;
-            floorFrac.add(t != null && fl != null ? fl / t : 0.0);
+            labels.add(label(++i, r));
+            // a value the row lacks (no custom path, no floor) is left out of the chart, never drawn as a 0 ratio
+            speedup.add(ratio(v, c));
+            floorFrac.add(ratio(fl, c != null ? c : a));
         }
         String title = json.getFileName() + " on " + doc.get("gpu") + " @ " + shortCommit(doc.get("commit"), 8);
         if (rows.size() > MAX_BAR_ROWS) {
             renderDistribution(title, speedup, floorFrac, png);
             return;
         }
-        CategoryChart chart = new CategoryChartBuilder().width(Math.max(900, 22 * rows.size())).height(560)
+        CategoryChart chart = new CategoryChartBuilder().width(Math.max(1100, 22 * rows.size())).height(640)
                 .title(title)
                 .xAxisTitle("case").yAxisTitle("ratio").build();
-        chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNW);
+        chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideE);  // never over a bar
         chart.getStyler().setXAxisLabelRotation(90);
         chart.getStyler().setOverlapped(false);
         chart.addSeries("speedup custom / vendor", labels, speedup);
         chart.addSeries("floor / custom (fraction of floor)", labels, floorFrac);
         BitmapEncoder.saveBitmap(chart, png.toString().replaceAll("\\.png$", ""), BitmapEncoder.BitmapFormat.PNG);
     }
+
+    /** Row {@code i}'s label: its number, dtype and shape, cut to {@link #MAX_LABEL} characters. */
+    @SuppressWarnings("unchecked")
+    static String label(int i, Map<String, Object> row) {
+        StringBuilder sb = new StringBuilder(String.valueOf(i)).append(' ').append(row.get("dtype"));
+        ((Map<String, Object>) row.get("shape")).forEach((k, x) -> sb.append(' ').append(k).append('=').append(fmt(x)));
+        // long shapes (the demo's rows name a whole layer) are cut, so the labels leave the plot its height
+        return sb.length() > MAX_LABEL ? sb.substring(0, MAX_LABEL - 1) + "\u2026" : sb.toString();
+    }
+
+    /** num / den, or null (not drawn) where the row lacks either. */
+    static Double ratio(Double num, Double den) {
+        return num != null && den != null ? num / den : null;
+    }
+
+    /** Characters of a row's label on the bar chart; the whole shape is in the row's line of {@code <op>.md}. */
+    static final int MAX_LABEL = 44;
 
     /** Rows above which the chart shows distributions instead of one bar pair per row. */
     static final int MAX_BAR_ROWS = 200;
@@ -109,7 +124,10 @@ final class ChartCmd implements Callable<Integer> {
     }
 
     private static void addSorted(XYChart chart, String name, List<Double> values) {
-        double[] y = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+        double[] y = values.stream().filter(java.util.Objects::nonNull).mapToDouble(Double::doubleValue).sorted().toArray();
+        if (y.length == 0) {
+            return;  // no row has this ratio
+        }
         double[] x = new double[y.length];
         for (int i = 0; i < y.length; i++) {
             x[i] = y.length == 1 ? 1 : (double) i / (y.length - 1);
