@@ -5,6 +5,9 @@
 # 580 or newer anyway, decompresses at load). Warnings are errors, and any register spill fails the build, except up to the bytes a
 # .cu file allows itself in a line "// ptxas spill allowance: <bytes> per kernel: <why, with the measurement>"
 # (spill stores and spill loads each at most that many bytes per kernel and architecture).
+# Beside each fatbin, <kernel>.params lists every entry's parameter sizes in bytes, one entry a line ("name 8 8 4"),
+# read from the compute_80 PTX nvcc keeps while it builds the fatbin (no second compile): KernelFunction refuses a launch
+# whose arguments differ from them in count or size.
 # Usage: build-fatbins.sh <src-root> <out-root> <log-dir>
 set -euo pipefail
 src=${1:?source root}; out=${2:?output root}; logs=${3:?log dir}
@@ -27,7 +30,7 @@ for cu in "$src"/*/*.cu; do
   op=$(basename "$(dirname "$cu")"); [ "$op" = common ] && continue
   name=$(basename "$cu" .cu)
   dst="$out/$op/$name.fatbin"
-  if [ -f "$dst" ]; then
+  if [ -f "$dst" ] && [ -f "$out/$op/$name.params" ]; then
     d=$(stat -c %Y "$dst"); s=$(stat -c %Y "$cu")
     if [ "$d" -ge "$s" ] && [ "$d" -ge "${common_stamp%.*}" ]; then continue; fi
   fi
@@ -40,10 +43,26 @@ write_index() {  # the list of bundled modules, read by KernelModule.bundled() a
 compile() {
   cu=$1; op=$(basename "$(dirname "$cu")"); name=$(basename "$cu" .cu)
   mkdir -p "$OUT/$op"; log="$LOGS/$op.$name.log"
+  keep=$(mktemp -d); trap 'rm -rf "$keep"' EXIT
   if ! $NVCC -fatbin -std=c++17 -O3 --Werror all-warnings -Xptxas -v -lineinfo --compress-mode=size \
-        -I "$SRC/common" $ARCHS -o "$OUT/$op/$name.fatbin" "$cu" >"$log" 2>&1; then
+        -I "$SRC/common" $ARCHS --keep --keep-dir "$keep" -o "$OUT/$op/$name.fatbin" "$cu" >"$log" 2>&1; then
     cat "$log" >&2; echo "ERROR: nvcc failed on $cu" >&2; exit 1
   fi
+  ptx=$(ls "$keep"/*.ptx 2>/dev/null | head -1)
+  if [ -z "$ptx" ]; then
+    rm -f "$OUT/$op/$name.fatbin"; echo "ERROR: nvcc kept no PTX for $cu (the parameter list needs one)" >&2; exit 1
+  fi
+  # every ".entry name(" and its ".param .<type> ..." lines: a type's bits / 8 bytes, times an array's length ("[16]")
+  awk '/\.entry[ \t]+[A-Za-z_$]/ { match($0, /\.entry[ \t]+[A-Za-z_$][A-Za-z0-9_$]*/); n = substr($0, RSTART, RLENGTH)
+         sub(/\.entry[ \t]+/, "", n); inent = 1; sz = ""; if ($0 ~ /\)/) { print n; inent = 0 }; next }
+       inent && /\.param/ { if (!match($0, /\.[usbf](8|16|32|64)[ \t]/)) { print "?"; exit 1 }
+         b = substr($0, RSTART + 2, RLENGTH - 3) / 8
+         if (match($0, /\[[0-9]+\]/)) b *= substr($0, RSTART + 1, RLENGTH - 2)
+         sz = sz " " b; next }
+       inent && /\)/ { print n sz; inent = 0 }' "$ptx" > "$OUT/$op/$name.params.tmp" \
+    && ! grep -q '?' "$OUT/$op/$name.params.tmp" && [ -s "$OUT/$op/$name.params.tmp" ] \
+    || { rm -f "$OUT/$op/$name.fatbin" "$OUT/$op/$name.params.tmp"; echo "ERROR: could not read the kernel parameters of $cu" >&2; exit 1; }
+  mv -f "$OUT/$op/$name.params.tmp" "$OUT/$op/$name.params"
   allow=$(sed -nE 's#^// ptxas spill allowance: ([0-9]+) bytes? per kernel:.*#\1#p' "$cu" | head -1)
   allow=${allow:-0}
   if awk -v a="$allow" '/bytes spill stores/ { for (i = 1; i < NF; i++) if ($(i + 1) == "bytes" && $(i + 2) == "spill" && $i + 0 > a) bad = 1 }

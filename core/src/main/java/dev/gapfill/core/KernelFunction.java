@@ -11,11 +11,20 @@ public final class KernelFunction {
     private final CudaDevice device;
     private final String name;
     private final CUfunc_st handle;
+    /** The kernel's parameter sizes in bytes, in order (see the constructor); null if the module lists none. */
+    private final int[] paramSizes;
     private volatile int maxDynamicSmemSet;  // the driver's current limit for this function (see the constructor)
     private final java.util.concurrent.ConcurrentHashMap<Long, Integer> residentBlocks = new java.util.concurrent.ConcurrentHashMap<>();
     private final java.util.concurrent.ConcurrentHashMap<String, Integer> activeClusters = new java.util.concurrent.ConcurrentHashMap<>();
 
-    KernelFunction(CudaDevice device, String name, CUfunc_st handle) {
+    /**
+     * {@code paramSizes}: the kernel's parameter sizes in bytes, in order, as the kernel build read them from the PTX
+     * ({@link KernelModule}); null where the module has none (then launches go unchecked). A launch whose arguments
+     * differ from them in count or size would make the kernel read other bytes than the host wrote (an i32 where the
+     * kernel takes a 64-bit value reads 4 bytes of another slot; a missing argument reads whatever the buffer held):
+     * never a CUDA error, only wrong results or a fault somewhere else, so {@link #launch} refuses it.
+     */
+    KernelFunction(CudaDevice device, String name, CUfunc_st handle, int[] paramSizes) {
         this.device = device;
         this.name = name;
         this.handle = handle;
@@ -25,6 +34,21 @@ public final class KernelFunction {
         device.checkDriver(cudart.cuFuncGetAttribute(v, cudart.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, handle),
                 "cuFuncGetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, " + name + ")");
         this.maxDynamicSmemSet = v[0];
+        this.paramSizes = paramSizes;
+    }
+
+    /** Null if {@code args} match the kernel's parameters in count and size (or the module lists none), else what differs. */
+    String argumentMismatch(KernelArgs args) {
+        int[] p = paramSizes;
+        if (p == null) {
+            return null;
+        }
+        boolean same = p.length == args.count();
+        for (int i = 0; same && i < p.length; i++) {
+            same = p[i] == args.size(i);
+        }
+        return same ? null : name + " takes " + p.length + " parameters of " + java.util.Arrays.toString(p) + " bytes; the launch passed "
+                + args.count() + " of " + args.describeSizes();
     }
 
     public String name() { return name; }
@@ -106,6 +130,10 @@ public final class KernelFunction {
         }
         if (gridX <= 0 || gridY <= 0 || gridZ <= 0 || gridY > 65535 || gridZ > 65535) {
             throw new GapfillException("internal: bad grid " + gridX + "x" + gridY + "x" + gridZ + " for " + name);
+        }
+        String mismatch = argumentMismatch(args);
+        if (mismatch != null) {
+            throw new GapfillException("internal: kernel arguments do not match the kernel: " + mismatch);
         }
         device.activate();
         allowDynamicSmem(smemBytes);

@@ -20,6 +20,8 @@ public final class KernelModule {
 
     private final String name;
     private volatile byte[] image;
+    /** Entry name to parameter sizes in bytes, from {@code <name>.params} (written by the kernel build); empty if absent. */
+    private volatile Map<String, int[]> params;
     private final Map<Integer, CUmod_st> loaded = new ConcurrentHashMap<>();
     // per device ordinal, then per symbol: the lookup on every launch builds no key string
     private final Map<Integer, Map<String, KernelFunction>> functions = new ConcurrentHashMap<>();
@@ -70,6 +72,37 @@ public final class KernelModule {
         return img;
     }
 
+    /**
+     * The parameter sizes of every entry of the module, from the {@code .params} resource the kernel build writes beside
+     * the fatbin (lines "entry 8 8 4"); an empty map where the resource is absent (launches then go unchecked).
+     */
+    Map<String, int[]> parameterSizes() {
+        Map<String, int[]> p = params;
+        if (p == null) {
+            p = new java.util.HashMap<>();
+            try (InputStream in = KernelModule.class.getResourceAsStream(ROOT + name + ".params")) {
+                if (in != null) {
+                    for (String line : new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).split("\n")) {
+                        String[] f = line.trim().split("\\s+");
+                        if (f.length == 0 || f[0].isEmpty()) {
+                            continue;
+                        }
+                        int[] sizes = new int[f.length - 1];
+                        for (int i = 1; i < f.length; i++) {
+                            sizes[i - 1] = Integer.parseInt(f[i]);
+                        }
+                        p.put(f[0], sizes);
+                    }
+                }
+            } catch (IOException | NumberFormatException e) {
+                throw new GapfillException("could not read the kernel parameter list " + ROOT + name + ".params", e);
+            }
+            p = java.util.Collections.unmodifiableMap(p);
+            params = p;
+        }
+        return p;
+    }
+
     private CUmod_st module(CudaDevice device) {
         CUmod_st m = loaded.get(device.ordinal());
         if (m == null) {
@@ -100,7 +133,7 @@ public final class KernelModule {
             device.activate();  // the lookup and the function's attribute query are driver calls: this thread's context current
             CUfunc_st h = new CUfunc_st();
             device.checkDriver(cudart.cuModuleGetFunction(h, m, symbol), "cuModuleGetFunction(" + name + ":" + symbol + ")");
-            f = new KernelFunction(device, name + ":" + symbol, h);
+            f = new KernelFunction(device, name + ":" + symbol, h, parameterSizes().get(symbol));
             KernelFunction prev = onDevice.putIfAbsent(symbol, f);
             if (prev != null) {
                 f = prev;

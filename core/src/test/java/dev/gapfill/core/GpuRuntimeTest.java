@@ -9,6 +9,7 @@ import java.util.Random;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -266,6 +267,33 @@ class GpuRuntimeTest {
                 throw new AssertionError("the fresh thread's launch failed: " + failure[0], failure[0]);
             }
             s.synchronize();  // and the launched work completes without an error (a fault would throw here)
+        }
+    }
+
+    /**
+     * Arguments that differ from the kernel's parameters in count or size (a forgotten argument; an i32 where the
+     * kernel takes 64 bits) are refused before the launch, naming the kernel, and a matching launch then runs.
+     */
+    @Test void argumentsThatDoNotMatchTheKernelAreRefusedBeforeTheLaunch() {
+        try (Stream s = Stream.create(gpu); Tensor big = Tensor.empty(gpu, DType.I8, s, 1L << 20);
+             Tensor sink = Tensor.empty(gpu, DType.I32, s, 1)) {
+            big.fillBytes(0x5a, s);
+            sink.fillBytes(0, s);
+            KernelFunction read = KernelModule.of("harness/l2_flush").function(Gpu.device(gpu), "l2_flush_read");
+            long n16 = big.byteSize() / 16;
+            assertNull(read.argumentMismatch(KernelArgs.begin().ptr(big).i64(n16).ptr(sink)));
+            GapfillException missing = assertThrows(GapfillException.class,
+                    () -> read.launch(s, 4, 1, 1, 512, 1, 1, 0, KernelArgs.begin().ptr(big).i64(n16)));
+            assertTrue(missing.getMessage().contains("l2_flush_read takes 3 parameters of [8, 8, 8] bytes; the launch passed 2 of [8, 8]"),
+                    missing.getMessage());
+            GapfillException narrow = assertThrows(GapfillException.class,
+                    () -> read.launch(s, 4, 1, 1, 512, 1, 1, 0, KernelArgs.begin().ptr(big).i32((int) n16).ptr(sink)));
+            assertTrue(narrow.getMessage().contains("passed 3 of [8, 4, 8]"), narrow.getMessage());
+            assertThrows(GapfillException.class,
+                    () -> read.launch(s, 4, 1, 1, 512, 1, 1, 0, KernelArgs.begin().ptr(big).i64(n16).ptr(sink).i32(0)));
+            read.launch(s, 4, 1, 1, 512, 1, 1, 0, KernelArgs.begin().ptr(big).i64(n16).ptr(sink));
+            s.synchronize();
+            assertNull(Gpu.device(gpu).stickyCause());
         }
     }
 }

@@ -21,4 +21,15 @@ class KernelArgsTest {
         assertEquals(Float.floatToRawIntBits(1.0f) & 0xffffffffL, slotBits(a, 1));
         assertEquals(-1L, slotBits(KernelArgs.begin().i64(-1L), 0));
     }
+
+    @Test void eachArgumentKeepsItsSizeForTheCheckAgainstTheKernel() {
+        KernelArgs a = KernelArgs.begin().ptr(null).i64(7L).i32(3).f32(2f);
+        assertEquals(4, a.count());
+        assertEquals(8, a.size(0));
+        assertEquals(8, a.size(1));
+        assertEquals(4, a.size(2));
+        assertEquals(4, a.size(3));
+        assertEquals("[8, 8, 4, 4]", a.describeSizes());
+        assertEquals("[]", KernelArgs.begin().describeSizes());
+    }
 }
