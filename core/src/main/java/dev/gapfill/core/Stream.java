@@ -209,11 +209,19 @@ public final class Stream implements AutoCloseable {
      * Synchronizes, then destroys an owned stream; a default-stream view is only marked closed (the thread's default
      * stream lives on). Holds the stream's lifecycle lock, so the library's calls from other threads
      * ({@link #freeIfOpen}, {@link #synchronizeIfOpen}) either finish before the stream is destroyed or find it closed.
+     * An owned stream that is being captured into a CUDA graph is not closed: a {@link GapfillException} says to end the
+     * capture first, and the stream and its capture stay as they were.
      */
     @Override public void close() {
         synchronized (life) {
             if (closed) {
                 return;
+            }
+            if (owned && !life.destroyed && device.stickyCause() == null && capturing()) {
+                // synchronizing would invalidate the caller's capture and fail, and the stream would then be marked
+                // destroyed without being destroyed: refuse, leaving the capture valid and the stream open
+                throw new GapfillException("cannot close " + this + " while it is capturing a CUDA graph: end the capture"
+                        + " (cudaStreamEndCapture) first, then close the stream");
             }
             try {
                 if (owned && !life.destroyed && device.stickyCause() == null) {
@@ -227,6 +235,14 @@ public final class Stream implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /** Whether this stream is being captured into a CUDA graph (or holds a capture that was invalidated and not ended). */
+    private boolean capturing() {
+        device.activate();
+        int[] status = new int[1];
+        device.check(cudart.cudaStreamIsCapturing(handle, status), "cudaStreamIsCapturing");
+        return status[0] != cudart.cudaStreamCaptureStatusNone;
     }
 
     /**

@@ -8,6 +8,7 @@ import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -295,5 +296,30 @@ class GpuRuntimeTest {
             s.synchronize();
             assertNull(Gpu.device(gpu).stickyCause());
         }
+    }
+
+    /**
+     * Closing a stream that a caller is capturing into a CUDA graph is refused before any synchronization (which would
+     * invalidate the capture): the stream stays open, the capture ends normally, and the stream then closes.
+     */
+    @Test void closingAStreamThatIsCapturingIsRefusedAndTheCaptureStaysValid() {
+        CudaDevice cd = Gpu.device(gpu);
+        Stream s = Stream.create(gpu);
+        try {
+            cd.activate();
+            cd.check(org.bytedeco.cuda.global.cudart.cudaStreamBeginCapture(s.handle(),
+                    org.bytedeco.cuda.global.cudart.cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+            GapfillException e = assertThrows(GapfillException.class, s::close);
+            assertTrue(e.getMessage().contains("while it is capturing a CUDA graph"), e.getMessage());
+            assertFalse(s.isClosed());
+            org.bytedeco.cuda.cudart.CUgraph_st graph = new org.bytedeco.cuda.cudart.CUgraph_st();
+            assertEquals(0, org.bytedeco.cuda.global.cudart.cudaStreamEndCapture(s.handle(), graph), "the capture stayed valid");
+            assertFalse(graph.isNull());
+            cd.check(org.bytedeco.cuda.global.cudart.cudaGraphDestroy(graph), "cudaGraphDestroy");
+        } finally {
+            s.close();
+        }
+        assertTrue(s.isClosed());
+        assertNull(cd.stickyCause());
     }
 }
