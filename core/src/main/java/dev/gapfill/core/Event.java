@@ -8,6 +8,7 @@ public final class Event implements AutoCloseable {
     private final CudaDevice device;
     private final CUevent_st handle = new CUevent_st();
     private boolean closed;
+    private final boolean timing;
 
     /** An event with timing enabled. */
     public Event(Device device) {
@@ -15,7 +16,11 @@ public final class Event implements AutoCloseable {
     }
 
     private Event(Device device, int flags) {
+        if (device == null) {
+            throw new ArgumentException("device", "a GPU device", "null");
+        }
         this.device = Gpu.device(device);
+        this.timing = (flags & cudart.cudaEventDisableTiming) == 0;
         this.device.activate();
         this.device.check(cudart.cudaEventCreateWithFlags(handle, flags), "cudaEventCreateWithFlags");
     }
@@ -67,6 +72,16 @@ public final class Event implements AutoCloseable {
 
     /** Milliseconds between {@code start} and this event, both recorded and complete. */
     public float elapsedMillisSince(Event start) {
+        if (start == null) {
+            throw new ArgumentException("start", "a timing event recorded before this one", "null");
+        }
+        if (!start.timing || !timing) {
+            throw new ArgumentException(start.timing ? "this event" : "start", "an event with timing (new Event(device))",
+                    "an ordering-only event (Event.forOrdering)");
+        }
+        if (start.device != device) {
+            throw new ArgumentException("start", "an event on " + device.device(), "an event on " + start.device.device());
+        }
         synchronize();
         float[] ms = new float[1];
         device.check(cudart.cudaEventElapsedTime(ms, start.handle(), handle()), "cudaEventElapsedTime");

@@ -404,7 +404,7 @@ public final class Tensor implements AutoCloseable {
     private static Tensor filled(Tensor t, java.util.function.Consumer<Tensor> fill) {
         try {
             fill.accept(t);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {  // also OutOfMemoryError from the direct staging buffer: never left to the cleaner
             t.close();
             throw e;
         }
@@ -478,7 +478,18 @@ public final class Tensor implements AutoCloseable {
     public Tensor parent() { return parent; }
 
     /** True once this tensor, or a tensor whose memory it views (owned or borrowed), was closed. */
-    public boolean isClosed() { return closedFlag || storage.freed.get() || (parent != null && parent.isClosed()); }
+    public boolean isClosed() {
+        if (storage.freed.get()) {
+            return true;
+        }
+        // a loop, not a recursion: a view of a view of ... (a window re-viewed every step) may be thousands deep
+        for (Tensor t = this; t != null; t = t.parent) {
+            if (t.closedFlag) {
+                return true;
+            }
+        }
+        return false;
+    }
 
     private volatile boolean closedFlag;
 
@@ -759,7 +770,7 @@ public final class Tensor implements AutoCloseable {
             Tensor out = Tensor.empty(target, dtype, shape);
             try {
                 out.copyFromRaw(src.toRaw());
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {  // also OutOfMemoryError from the direct staging buffer
                 out.close();
                 throw e;
             }
@@ -771,7 +782,11 @@ public final class Tensor implements AutoCloseable {
         }
     }
 
-    /** Sets every byte of the tensor to {@code value} (0xFF poisons floats with NaN); stream-ordered on {@code stream}. */
+    /**
+     * Sets every byte of the tensor to {@code value} (0xFF poisons floats with NaN); stream-ordered on {@code stream}
+     * only (the per-thread stream where null): unlike the host copies, it does not wait for work on other streams that
+     * still reads or writes the tensor, so order those before it (an event, or the same stream).
+     */
     public void fillBytes(int value, Stream stream) {
         ensureOpen("tensor");
         requireContiguous("fill");

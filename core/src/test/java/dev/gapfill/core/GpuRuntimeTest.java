@@ -322,4 +322,18 @@ class GpuRuntimeTest {
         assertTrue(s.isClosed());
         assertNull(cd.stickyCause());
     }
+
+    /** Timing between events names what is wrong with them (null, ordering-only) before any CUDA call. */
+    @Test void timingRefusesEventsThatCannotBeTimed() {
+        try (Stream s = Stream.create(gpu); Event a = new Event(gpu); Event b = new Event(gpu); Event order = Event.forOrdering(gpu)) {
+            a.record(s);
+            order.record(s);
+            b.record(s);
+            assertEquals("start", assertThrows(ArgumentException.class, () -> b.elapsedMillisSince(null)).argument());
+            assertEquals("start", assertThrows(ArgumentException.class, () -> b.elapsedMillisSince(order)).argument());
+            assertEquals("this event", assertThrows(ArgumentException.class, () -> order.elapsedMillisSince(a)).argument());
+            assertTrue(b.elapsedMillisSince(a) >= 0f);
+        }
+        assertEquals("device", assertThrows(ArgumentException.class, () -> new Event(null)).argument());
+    }
 }

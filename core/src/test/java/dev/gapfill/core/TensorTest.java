@@ -4,6 +4,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -177,5 +178,43 @@ class TensorTest {
         }
         assertEquals(Integer.MAX_VALUE, Tensor.hostBytes("data", Integer.MAX_VALUE, DType.I8));
         assertThrows(ArgumentException.class, () -> Tensor.hostBytes("data", 1L << 30, DType.F16));  // 2^31 bytes
+    }
+
+    /**
+     * A view re-viewed every step (a window moved along a sequence) may be deeper than a thread's stack holds frames:
+     * asking whether it is closed walks its ancestors in a loop (a recursion overflowed 1 MB of stack at about 39,000).
+     * Checked on a thread of 128 KB of stack, with a chain 12,000 deep (every view creation walks the chain once).
+     */
+    @Test void deepChainsOfViewsKnowWhenAnAncestorClosed() throws Exception {
+        Tensor base = Tensor.empty(Device.CPU, DType.F32, 4);
+        Tensor[] chain = new Tensor[12_001];
+        chain[0] = base;
+        for (int i = 1; i < chain.length; i++) {
+            chain[i] = chain[i - 1].reshape(4);
+        }
+        Tensor last = chain[chain.length - 1];
+        boolean[] seen = new boolean[4];
+        Throwable[] failure = new Throwable[1];
+        Thread t = new Thread(null, () -> {
+            try {
+                seen[0] = last.isClosed();
+                chain[6_000].close();
+                seen[1] = last.isClosed();
+                seen[2] = base.isClosed();
+                base.close();
+                seen[3] = last.isClosed();
+            } catch (Throwable e) {
+                failure[0] = e;
+            }
+        }, "small-stack", 128 << 10);
+        t.start();
+        t.join();
+        if (failure[0] != null) {
+            throw new AssertionError("isClosed on a deep chain failed: " + failure[0], failure[0]);
+        }
+        assertFalse(seen[0]);
+        assertTrue(seen[1], "a view of a closed view is closed");
+        assertFalse(seen[2]);
+        assertTrue(seen[3]);
     }
 }
