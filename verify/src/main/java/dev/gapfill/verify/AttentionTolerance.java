@@ -24,8 +24,12 @@ import dev.gapfill.ops.reference.GqaDecodeReference;
  * while the normaliser Σ p_j stays in fp32, which adds u_T·Σ_j p_j|v_j|; the CPU reference does not round P. This is {@link Tolerance#accumulation}'s form with the per-element
  * scale Σ_j p_j|v_j| ({@link GqaDecodeReference.Exact#absTerms()}); the test uses the largest len and σ of the batch.
  *
- * <p>Log-sum-exp. lse = m + log Σ exp(s_j − m): the score error, the relative error of the sum and the final
- * roundings give {@code |lŝe − lse| ≤ 4u·|lse| + 4(D + 8 + len)·u·max(1, σ)}; an empty sequence must give −inf.
+ * <p>Log-sum-exp. lse = m + log Σ exp(s_j − m), m cancelling exactly: each exponent is off by at most the score error
+ * and its rounding, (D+8)u·max(1,σ) as in 1.–2. (per term, not growing with len), the len-term fp32 sum (with the
+ * rescalings and the merge) adds γ_{len+64}, and the final roundings u·|lse| each; with the factor 2 of the output bound
+ * and 2 more for the logarithm's first-order expansion: {@code |lŝe − lse| ≤ 4u·|lse| + 4(D+8)·u·max(1, σ) + 4(len+64)·u}.
+ * Before the forty-seventh session the len term was multiplied by max(1, σ) too, which at len 32768, D = 256, σ = 16 allowed 0.126
+ * instead of 0.0087 (a merge that dropped a tenth of the keys moves the lse by 0.105). An empty sequence must give −inf.
  */
 public final class AttentionTolerance {
     private static final double U32 = 0x1p-24;
@@ -83,8 +87,16 @@ public final class AttentionTolerance {
         return maxLen + 2.0 * (headDim + 8) * Math.max(1.0, maxSigma) + 64;
     }
 
-    /** Whether a backend rounds P to the cache dtype before P·V: VENDOR (cuBLAS GEMM) and CUSTOM (mma.sync) do. */
+    /**
+     * Whether a backend rounds P to the cache dtype before P·V: VENDOR (cuBLAS GEMM) and CUSTOM (mma.sync) do.
+     *
+     * @throws dev.gapfill.core.ArgumentException naming {@code backend} for null or AUTO: pass the backend that ran, a
+     *     plan's {@code decision().backend()} (AUTO runs CUSTOM wherever it covers the shape, so "false" would drop a term)
+     */
     public static boolean roundsProbabilities(dev.gapfill.ops.Backend backend) {
+        if (backend == null || backend == dev.gapfill.ops.Backend.AUTO) {
+            throw new ArgumentException("backend", "the backend that ran (decision().backend())", String.valueOf(backend));
+        }
         return backend == dev.gapfill.ops.Backend.VENDOR || backend == dev.gapfill.ops.Backend.CUSTOM;
     }
 
@@ -95,7 +107,7 @@ public final class AttentionTolerance {
 
     /** Largest allowed |lse − ref| of one (b, h). */
     public static double lseBound(double ref, int len, int headDim, double sigma) {
-        return 4 * U32 * Math.abs(ref) + 4.0 * (headDim + 8 + len) * U32 * Math.max(1.0, sigma);
+        return 4 * U32 * Math.abs(ref) + 4.0 * (headDim + 8) * U32 * Math.max(1.0, sigma) + 4.0 * (len + 64.0) * U32;
     }
 
     /**

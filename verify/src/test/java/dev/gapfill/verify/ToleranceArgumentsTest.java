@@ -5,6 +5,7 @@ import dev.gapfill.core.DType;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -93,5 +94,24 @@ class ToleranceArgumentsTest {
         double k = 32768 + 2.0 * (256 + 8) * 16 + 64;
         assertEquals(2 * (k * 0x1p-24 / (1 - k * 0x1p-24)) + 0x1p-8, t.accTerm());
         assertEquals(0x1p-8, t.outU());
+    }
+
+    @Test void theLseBoundGrowsWithLenAndSigmaApartNotWithTheirProduct() {
+        double u = 0x1p-24;
+        // len 32768, D = 256, σ = 16 (the suites' largest): 4u|lse| + 4·264·16·u + 4·32832·u ≈ 0.0088 at lse 10
+        double b = AttentionTolerance.lseBound(10, 32768, 256, 16);
+        assertEquals(4 * u * 10 + 4.0 * 264 * 16 * u + 4.0 * 32832 * u, b, 1e-15);
+        assertTrue(b < 0.01, "an lse 0.105 too low (a tenth of the keys dropped) must fail: bound " + b);
+        // σ below 1 counts as 1; an empty-ish sequence keeps the fixed terms
+        assertEquals(AttentionTolerance.lseBound(0, 1, 64, 1), AttentionTolerance.lseBound(0, 1, 64, 0.25));
+        assertEquals(4.0 * 72 * u + 4.0 * 65 * u, AttentionTolerance.lseBound(0, 1, 64, 1), 1e-18);
+    }
+
+    @Test void roundingOfProbabilitiesIsAskedOfTheBackendThatRan() {
+        assertEquals("backend", argumentOf(() -> AttentionTolerance.roundsProbabilities(dev.gapfill.ops.Backend.AUTO)));
+        assertEquals("backend", argumentOf(() -> AttentionTolerance.roundsProbabilities(null)));
+        assertTrue(AttentionTolerance.roundsProbabilities(dev.gapfill.ops.Backend.CUSTOM));
+        assertTrue(AttentionTolerance.roundsProbabilities(dev.gapfill.ops.Backend.VENDOR));
+        assertFalse(AttentionTolerance.roundsProbabilities(dev.gapfill.ops.Backend.REFERENCE));
     }
 }
