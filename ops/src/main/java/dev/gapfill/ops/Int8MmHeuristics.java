@@ -189,9 +189,20 @@ public final class Int8MmHeuristics {
      *
      * @param requested AUTO, VENDOR or CUSTOM (after {@link Backend#resolve})
      * @throws UnsupportedShapeException CUSTOM with M &gt; 64 or a GPU older than sm_80
-     * @throws ArgumentException         REFERENCE (the CPU backend is chosen by the tensors' device, not here)
+     * @throws ArgumentException         REFERENCE (the CPU backend is chosen by the tensors' device, not here), m or n below 1,
+     *                                   k not a multiple of 16 in [16, {@link Int8Mm#MAX_K}], a null info
      */
     public static Decision decide(long m, long n, long k, DType out, DeviceInfo info, Backend requested) {
+        // the shape a valid call can have (Int8Mm validates its tensors the same way): the plans divide by k's steps
+        if (m < 1 || n < 1) {
+            throw new ArgumentException(m < 1 ? "m" : "n", ">= 1", String.valueOf(m < 1 ? m : n));
+        }
+        if (k < 16 || k % 16 != 0 || k > Int8Mm.MAX_K) {
+            throw new ArgumentException("k", "a multiple of 16 in [16, " + Int8Mm.MAX_K + "]", String.valueOf(k));
+        }
+        if (info == null) {
+            throw new ArgumentException("info", "the device's description", "null");
+        }
         if (requested == Backend.REFERENCE) {
             throw new ArgumentException("backend", "AUTO, VENDOR or CUSTOM for tensors on a GPU (CPU tensors always run the reference)",
                     "REFERENCE");

@@ -143,6 +143,22 @@ class Int8MmHeuristicsTest {
                 () -> Int8MmHeuristics.decide(1, 64, 64, DType.I32, H100, Backend.REFERENCE)).argument());
     }
 
+    /** The public "what would run" entry refuses shapes no tensors can have, naming them, before its plans divide by k's steps. */
+    @Test void decideByNumbersRefusesShapesNoCallCanHave() {
+        long[][] bad = {{1, 4096, 0}, {1, 4096, 8}, {1, 4096, 24}, {1, 4096, Int8Mm.MAX_K + 16}, {0, 4096, 4096}, {1, 0, 4096}};
+        String[] named = {"k", "k", "k", "k", "m", "n"};
+        for (int i = 0; i < bad.length; i++) {
+            long[] b = bad[i];
+            for (Backend be : new Backend[] {Backend.AUTO, Backend.CUSTOM, Backend.VENDOR}) {
+                assertEquals(named[i], assertThrows(dev.gapfill.core.ArgumentException.class,
+                        () -> Int8MmHeuristics.decide(b[0], b[1], b[2], DType.I32, H100, be)).argument(), java.util.Arrays.toString(b) + " " + be);
+            }
+        }
+        assertEquals("info", assertThrows(dev.gapfill.core.ArgumentException.class,
+                () -> Int8MmHeuristics.decide(1, 64, 64, DType.I32, null, Backend.AUTO)).argument());
+        assertEquals(Backend.CUSTOM, Int8MmHeuristics.decide(1, 64, Int8Mm.MAX_K, DType.I32, H100, Backend.CUSTOM).backend());
+    }
+
     @Property(tries = 200)
     void autoNeverPicksCustomWhereItCannotRun(@ForAll @IntRange(min = 1, max = 300) int m, @ForAll @IntRange(min = 1, max = 40000) int n,
                                               @ForAll @IntRange(min = 1, max = 2000) int k16) {
