@@ -77,6 +77,9 @@ public record Tolerance(Kind kind, long maxUlp, double outU, double accTerm) {
      * @throws dev.gapfill.core.ArgumentException (an IllegalArgumentException) naming {@code k} or {@code growth}
      */
     public static Tolerance accumulation(DType out, long k, double growth) {
+        if (out == null) {
+            throw new ArgumentException("out", "the output dtype", "null");
+        }
         if (!(growth >= 1) || growth == Double.POSITIVE_INFINITY) {  // NaN fails the comparison
             throw new ArgumentException("growth", "a finite factor >= 1", String.valueOf(growth));
         }

@@ -223,6 +223,10 @@ public final class Verifier {
      * (taking |expected| would shrink the bound to nothing where the terms cancel); use
      * {@link #compare(Tensor, double[], double[], Tolerance, String)} with the reference's magnitudes.
      *
+     * <p>This proves agreement, not correctness: equal bits pass, NaN against NaN included, so two outputs that were
+     * both left unwritten in the same poison (0xFF NaNs, or −1 for integers) agree. Compare each result with a
+     * reference too where correctness is the question.
+     *
      * @throws ArgumentException naming {@code actual}, {@code expected} or {@code tol} where one is null or a tensor is
      *         closed, naming {@code tol} for an accumulation rule, {@code expected} where it is {@code actual} itself or
      *         shares its memory ({@link #sharesMemory}) or has another dtype or shape, and {@code actual} for more than
