@@ -47,6 +47,9 @@ public final class AttentionTolerance {
      *     and the bound at σ = 1 is not), else {@code maxLen}
      */
     public static Tolerance output(DType out, int maxLen, int headDim, double maxSigma, boolean probabilitiesRounded) {
+        if (out == null) {
+            throw new ArgumentException("out", "the output dtype", "null");
+        }
         if (maxLen < 0) {
             throw new ArgumentException("maxLen", ">= 0", String.valueOf(maxLen));
         }
@@ -102,6 +105,9 @@ public final class AttentionTolerance {
 
     /** The bound for a whole reference result. */
     public static Tolerance output(DType out, GqaDecodeReference.Exact ref, int headDim, boolean probabilitiesRounded) {
+        if (ref == null) {
+            throw new ArgumentException("ref", "the reference of the problem", "null");
+        }
         return output(out, ref.maxLen(), headDim, ref.maxSigma(), probabilitiesRounded);
     }
 

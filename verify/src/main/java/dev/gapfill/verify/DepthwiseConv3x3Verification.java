@@ -30,11 +30,17 @@ public final class DepthwiseConv3x3Verification {
 
     /** Tolerance of the custom kernels for {@code act}. */
     public static Tolerance custom(Activation act) {
+        if (act == null) {
+            throw new dev.gapfill.core.ArgumentException("act", "an activation (NONE for none)", "null");
+        }
         return act.isExact() ? Tolerance.bitExact() : Tolerance.ulps(1);
     }
 
     /** Tolerance of the cuDNN composition, scaled per element by {@link #magnitudes}. */
     public static Tolerance vendor(DType out, Activation act) {
+        if (act == null) {
+            throw new dev.gapfill.core.ArgumentException("act", "an activation (NONE for none)", "null");
+        }
         Tolerance acc = Tolerance.accumulation(out, 9, 2);
         double u = out.unitRoundoff();
         double extra = 1.2 * 2 * u + (act.isExact() ? 0 : 8 * u);

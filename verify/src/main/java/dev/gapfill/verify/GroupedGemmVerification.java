@@ -20,11 +20,39 @@ public final class GroupedGemmVerification {
     private GroupedGemmVerification() {}
 
     /**
-     * A random grouped GEMM problem: G groups over T_total rows (about a third of the groups empty), K, N, and
-     * the options; {@code seed} drives the data and the routing.
+     * A random grouped GEMM problem: G groups over T_total rows, K, N, and the options; {@link #offsets()} realises its
+     * routing from {@code seed} (about a third of the groups empty), and the caller draws the data from the same seed.
      */
     public record Problem(int groups, int rows, int k, int n, DType dtype, GroupedGemm.WeightLayout layout, boolean swiglu,
-                          boolean gather, boolean rowScale, long seed) {}
+                          boolean gather, boolean rowScale, long seed) {
+        /**
+         * The group offsets, G + 1 of them (offsets[0] = 0, offsets[G] = rows, non-decreasing), drawn from {@code seed}:
+         * where G &gt; 1 each group is empty with probability 1/3 (never all of them), and every row goes to one of the
+         * others at random, so groups of zero, one and many rows all occur. The same seed gives the same offsets.
+         */
+        public int[] offsets() {
+            java.util.Random r = new java.util.Random(seed);
+            int[] live = new int[groups];
+            int nLive = 0;
+            for (int g = 0; g < groups; g++) {
+                if (groups == 1 || r.nextInt(3) != 0) {
+                    live[nLive++] = g;
+                }
+            }
+            if (nLive == 0) {
+                live[nLive++] = r.nextInt(groups);
+            }
+            int[] count = new int[groups];
+            for (int i = 0; i < rows; i++) {
+                count[live[r.nextInt(nLive)]]++;
+            }
+            int[] offsets = new int[groups + 1];
+            for (int g = 0; g < groups; g++) {
+                offsets[g + 1] = offsets[g] + count[g];
+            }
+            return offsets;
+        }
+    }
 
     /**
      * Problems the custom kernel takes (K % 8 == 0, N % 16 == 0), including G = 1, T_total = 1, K and N off the

@@ -26,17 +26,44 @@ class GroupedGemmVerificationProperties {
         return GroupedGemmVerification.problems().filter(p -> (long) p.rows() * p.k() * p.n() <= 400_000);
     }
 
+    /** The routing a problem stands for: G + 1 non-decreasing offsets from 0 to T_total, the same for the same seed. */
+    @Property(tries = 300)
+    void offsetsAreAValidRoutingOfTheRows(@ForAll("small") GroupedGemmVerification.Problem p) {
+        int[] off = p.offsets();
+        assertEquals(p.groups() + 1, off.length);
+        assertEquals(0, off[0]);
+        assertEquals(p.rows(), off[p.groups()]);
+        for (int g = 0; g < p.groups(); g++) {
+            assertTrue(off[g + 1] >= off[g], java.util.Arrays.toString(off));
+        }
+        assertTrue(java.util.Arrays.equals(off, p.offsets()), "deterministic in the seed");
+    }
+
+    /** About a third of the groups are empty where G > 1 (the javadoc's promise), whatever the rows. */
+    @Test void aboutAThirdOfTheGroupsAreEmpty() {
+        long empty = 0;
+        long groups = 0;
+        for (long seed = 0; seed < 2000; seed++) {
+            GroupedGemmVerification.Problem p = new GroupedGemmVerification.Problem(16, 4096, 64, 64, DType.F16,
+                    GroupedGemm.WeightLayout.KN, false, false, false, seed);
+            int[] off = p.offsets();
+            for (int g = 0; g < 16; g++) {
+                groups++;
+                empty += off[g + 1] == off[g] ? 1 : 0;
+            }
+        }
+        double share = (double) empty / groups;
+        assertTrue(share > 0.30 && share < 0.37, "empty share " + share);
+        GroupedGemmVerification.Problem one = new GroupedGemmVerification.Problem(1, 5, 8, 16, DType.F16,
+                GroupedGemm.WeightLayout.KN, false, false, false, 3);
+        assertTrue(java.util.Arrays.equals(new int[] {0, 5}, one.offsets()), "one group holds every row");
+    }
+
     @Property(tries = 15)
     void referenceBackendPassesAndAPerturbedElementFails(@ForAll("small") GroupedGemmVerification.Problem p) {
         Random rnd = new Random(p.seed());
         int xRows = p.gather() ? 1 + rnd.nextInt(p.rows() + 3) : p.rows();
-        int[] off = new int[p.groups() + 1];
-        for (int r = 0; r < p.rows(); r++) {
-            off[1 + rnd.nextInt(Math.max(1, p.groups() - p.groups() / 3))]++;
-        }
-        for (int g = 0; g < p.groups(); g++) {
-            off[g + 1] += off[g];
-        }
+        int[] off = p.offsets();
         int[] gi = new int[p.rows()];
         float[] sc = new float[p.rows()];
         for (int r = 0; r < p.rows(); r++) {

@@ -26,6 +26,11 @@ class ToleranceArgumentsTest {
         assertEquals("k", argumentOf(() -> Tolerance.accumulation(DType.F16, (1 << 24) + 1, 2)), "k·u > 1: γ_k negative");
         assertEquals("k", argumentOf(() -> Tolerance.accumulation(DType.F16, Long.MAX_VALUE, 1)));
         assertEquals("out", argumentOf(() -> Tolerance.accumulation(null, 16, 1)));
+        assertEquals("out", argumentOf(() -> AttentionTolerance.output(null, 16, 64, 1, true)));
+        assertEquals("ref", argumentOf(() -> AttentionTolerance.output(DType.F16, (dev.gapfill.ops.reference.GqaDecodeReference.Exact) null, 64, true)));
+        assertEquals("act", argumentOf(() -> DepthwiseConv3x3Verification.custom(null)));
+        assertEquals("act", argumentOf(() -> DepthwiseConv3x3Verification.vendor(DType.F16, null)));
+        assertEquals("out", argumentOf(() -> DepthwiseConv3x3Verification.vendor(null, dev.gapfill.ops.DepthwiseConv3x3.Activation.NONE)));
         assertEquals("k", argumentOf(() -> Tolerance.accumulation(DType.F16, -5, 1)));
         // k·u < 1 but u_out + growth·γ_k ≥ 1: |0 − ref| = |ref| ≤ u_out·|ref| + growth·γ_k·Σ|terms|, a zeroed result passes
         assertEquals("k", argumentOf(() -> Tolerance.accumulation(DType.F32, 1 << 23, 1)), "k·u = 1/2: γ_k = 1");
