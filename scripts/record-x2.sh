@@ -9,6 +9,10 @@
 # at 4f86968 one faulted with an illegal address) and the examples (cuDNN's engine kernels fault under initcheck), every kernel
 # elsewhere. Writes what scripts/device-run.sh writes.
 # Usage (GPU host, repository root): scripts/record-x2.sh
+#   SUITE_FROM=<results.tgz of "device-run.sh info tests" of this commit, carried in the tree> scripts/record-x2.sh:
+#   the tools and the stress only, the suite's reports taken from that call (on two H100s the suite beside the 24 tool
+#   processes no longer finishes within one call: cut at 595 s at be0282d). Run that tests call on the same two-GPU
+#   host, so MultiGpuTest and the two-GPU rules run too.
 set -u
 gpu1="memcheck/bm synccheck/bm racecheck/bn initcheck/eb racecheck/g racecheck/m racecheck/i0 racecheck/i1 initcheck/d"
 # the examples module's GPU classes (the demo, the stress command, the lessons) under every tool; RECORD_EXAMPLES=0
@@ -57,4 +61,8 @@ export SANITIZER_TIMEOUT=${SANITIZER_TIMEOUT:-480} SANITIZER_TEST_TIMEOUT=${SANI
 export STRESS_SECONDS=${STRESS_SECONDS:-300} TESTS_TIMEOUT=${TESTS_TIMEOUT:-520}
 # scripts/record-x1.sh sources this file for its settings (RECORD_SOURCE_ONLY=1) and splits the processes over two calls
 [ "${RECORD_SOURCE_ONLY:-0}" = 1 ] && return 0
+if [ -n "${SUITE_FROM:-}" ]; then
+  from=$(mktemp -d); tar xzf "$SUITE_FROM" -C "$from" || { echo "record-x2: cannot unpack SUITE_FROM=$SUITE_FROM"; exit 2; }
+  export REPORTS_FROM="$from" CHECKS_TESTS=0
+fi
 exec "$(dirname "$0")/device-run.sh" info checks

@@ -2,6 +2,19 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
+# Next session (after the forty-seventh): the suite ran at 885a506 on one H100 (626 tests, 1 failed: the CPU chart test
+# without java.desktop in the bundle, fixed to skip at a706d31; every GPU test passed), with the bmm, int8, host_overhead
+# and moe_route sweeps of the same code. The tools and the stress last ran at be0282d (two H100s; 22 of 24 clean, stress
+# 101,505 ops 0 wrong), before the kernel-parameter check of every launch (cafec4b), Stream.close under capture
+# (654c0bd), the Tensor/Event refusals (0f48c46) and verify's lse bound (f701906): so first the whole record at HEAD.
+# scripts/record-x2.sh no longer fits one call on two H100s (cut at 595 s at be0282d: the verify module's suite beside
+# the 24 tool processes; it fit on two H200s at 464 s). On two H100s (nvidia-h100-x2), two calls of the same warm
+# machine: (1) timeout 590 scripts/device-run.sh info tests (~400 s, both GPUs visible: MultiGpuTest and the 9 two-GPU
+# rules run); copy its results.tgz into the tree (e.g. .bundle/suite.tgz, and carry it); (2) SUITE_FROM=.bundle/suite.tgz
+# timeout 595 scripts/record-x2.sh (the tools and the stress, ~450 s; the record takes call 1's reports). record-x1.sh's
+# part 1 carries record-x2's GPU-0 load with the suite and will not fit an H100 call either. Then the sweeps still at
+# 64bb3cb (depthwise_conv3x3:345 gqa_decode:230 elementwise in one call; grouped_gemm:380 alone) and the demo
+# (b428e5f), at HEAD.
 # Next session (after the forty-sixth): HEAD's bmm row-chunk entries (36017ac: bmm_frag_*_nn_rows,
 # bmm_frag32_*_nn_rows_w*, picked by BmmHeuristics.fragRows) have run only the bmm sweep (every row checked); the suite
 # ran at b428e5f (one H100, 602 tests 0 failed), where the same bodies sat inside the NN kernels, and the whole record

@@ -333,6 +333,24 @@ class BundleRunScriptTest {
         assertEquals(san, Files.readAllLines(second.resolve("sanitizer-args.txt")));
     }
 
+    /** The checks step without its tests (CHECKS_TESTS=0) runs the tools, and the record takes the suite of an earlier call. */
+    @Test
+    void checksWithoutTestsTakeTheSuiteOfAnEarlierCall() throws Exception {
+        Path first = earlierCall("memcheck", COMMIT);
+        Path second = tmp.resolve("second");
+        String log = run(second, Map.of("SANITIZER_TOOLS", "racecheck/a", "SANITIZER_SHARDS", "a=.*", "STRESS_SECONDS", "0",
+                "CHECKS_TESTS", "0", "REPORTS_FROM", first.toString()), "checks");
+        assertFalse(log.contains("tests["), "no module's tests ran: " + log);
+        assertTrue(log.contains("compute-sanitizer racecheck/a"), log);
+        assertTrue(log.contains("validation record: JUnit reports of core"), log);
+        assertTrue(Files.exists(second.resolve("reports/core/TEST-x.xml")), "the earlier call's reports are in this record");
+        assertTrue(Files.readAllLines(javaLog).contains("validation-record"));
+        // without the flag the checks step runs the suite as before
+        String withTests = run(tmp.resolve("third"), Map.of("SANITIZER_TOOLS", "racecheck/a", "SANITIZER_SHARDS", "a=.*",
+                "STRESS_SECONDS", "0"), "checks");
+        assertTrue(withTests.contains("tests["), withTests);
+    }
+
     @Test
     void aSweepIsToldWhatRanOnTheMachineBeforeIt() throws Exception {
         // a fresh machine: nothing before the first sweep; then the info step and the second sweep see it, in order
