@@ -66,6 +66,15 @@ public final class MoeRouteArbitraries {
          * between experts likely, which the routing breaks towards the lower expert index.
          */
         public Tensor logits(Device device, DType dtype, long seed) {
+            if (dtype == null) {
+                throw new ArgumentException("dtype", "F32, F16 or BF16", "null");
+            }
+            // staged as T·E floats on the host, then as T·E elements of dtype: refused before the float[] is allocated
+            long bytes = (long) tokens * experts * Math.max(Float.BYTES, dtype.bytes());
+            if (bytes > Integer.MAX_VALUE) {
+                throw new ArgumentException("tokens", "tokens·experts·4 <= 2^31-1 bytes of logits to stage on the host",
+                        tokens + "·" + experts + "·4 = " + bytes);
+            }
             Random rnd = new Random(seed);
             float[] v = new float[tokens * experts];
             for (int i = 0; i < v.length; i++) {

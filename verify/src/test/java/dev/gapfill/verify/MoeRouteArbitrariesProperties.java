@@ -79,4 +79,19 @@ class MoeRouteArbitrariesProperties {
             }
         }
     }
+
+    /** Logits too large to stage on the host are refused, naming tokens, before anything is allocated. */
+    @org.junit.jupiter.api.Test void logitsTooLargeToStageAreRefusedFirst() {
+        MoeRouteArbitraries.Problem p = new MoeRouteArbitraries.Problem(1 << 28, 4, 2, MoeRoute.Score.SOFTMAX, true);
+        for (DType dt : new DType[] {DType.F32, DType.F16, DType.BF16}) {
+            assertEquals("tokens", org.junit.jupiter.api.Assertions.assertThrows(dev.gapfill.core.ArgumentException.class,
+                    () -> p.logits(Device.CPU, dt, 1)).argument(), dt.toString());
+        }
+        assertEquals("dtype", org.junit.jupiter.api.Assertions.assertThrows(dev.gapfill.core.ArgumentException.class,
+                () -> p.logits(Device.CPU, null, 1)).argument());
+        MoeRouteArbitraries.Problem fits = new MoeRouteArbitraries.Problem(3, 4, 2, MoeRoute.Score.SOFTMAX, true);
+        try (Tensor t = fits.logits(Device.CPU, DType.F16, 1)) {
+            assertEquals(12, t.numel());
+        }
+    }
 }
