@@ -81,7 +81,7 @@ public final class GqaDecodeCheck implements OpChecks.OpCheck {
                     GqaDecodeProblems.close(hostCache);
                 }
             } catch (RuntimeException e) {
-                failures.add(label + ": " + e);
+                failures.add(OpChecks.error(label, e));
             }
         }
         return failures;

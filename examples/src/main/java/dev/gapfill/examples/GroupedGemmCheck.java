@@ -86,7 +86,7 @@ public final class GroupedGemmCheck implements OpChecks.OpCheck {
                             swiglu ? " swiglu" : "", gather ? " gather" : "", scaled ? " scale" : "", v));
                 }
             } catch (RuntimeException e) {
-                failures.add("grouped_gemm " + backend + " G=" + groups + " T=" + rows + " K=" + k + " N=" + n + ": " + e);
+                failures.add(OpChecks.error("grouped_gemm " + backend + " G=" + groups + " T=" + rows + " K=" + k + " N=" + n, e));
             }
         }
         return failures;

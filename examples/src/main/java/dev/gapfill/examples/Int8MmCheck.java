@@ -73,7 +73,7 @@ public final class Int8MmCheck implements OpChecks.OpCheck {
                             + (withBias ? "+bias" : "") + ": " + v);
                 }
             } catch (RuntimeException e) {
-                failures.add("int8_mm " + be + " M=" + m + " N=" + n + " K=" + k + " " + dt + ": " + e);
+                failures.add(OpChecks.error("int8_mm " + be + " M=" + m + " N=" + n + " K=" + k + " " + dt, e));
             }
         }
         return failures;

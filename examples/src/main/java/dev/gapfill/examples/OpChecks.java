@@ -53,6 +53,19 @@ public final class OpChecks {
 
     private OpChecks() {}
 
+    /** Prefix of a failure that is an exception thrown by a case, not a result that differs from the reference. */
+    static final String ERROR = "error: ";
+
+    /** The failure line of a case that threw {@code e} (the stress counts these as errors, not wrong results). */
+    static String error(String what, RuntimeException e) {
+        return ERROR + what + ": " + e;
+    }
+
+    /** Whether a failure line is an exception ({@link #error}) rather than a wrong result. */
+    static boolean isError(String failure) {
+        return failure.startsWith(ERROR);
+    }
+
     static List<OpCheck> all() {
         List<OpCheck> l = new ArrayList<>();
         l.add(new ElementwiseCheck());

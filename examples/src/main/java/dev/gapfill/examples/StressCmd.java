@@ -27,7 +27,7 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Concurrency stress: N threads, each on its own per-thread stream, issue random ops (every op's
  * {@code gapfill verify} check: random shapes, poisoned outputs, every element against the reference)
- * for the given time; plus N threads sharing one explicit stream. Reports ops, wrong results, errors
+ * for the given time; plus N threads sharing one explicit stream. Reports ops, wrong results (a result that differs from the reference), errors (an op whose case threw)
  * and memory at three points: the baseline before the run, after the run (caches and forgotten tensors
  * still held), and after {@link Resources#release} (unreachable tensors freed, op caches emptied, the
  * ended threads' vendor handles destroyed, device synchronized). The last must equal the baseline.
@@ -81,12 +81,7 @@ final class StressCmd implements java.util.concurrent.Callable<Integer> {
                 // a random first case: each case index picks the dtype, backend or layout (case 0 alone was one of each)
                 List<String> f = c.run(gpu, new Random(rnd.nextLong()), rnd.nextInt(CASE_CYCLE), 1, new PrintWriter(new StringWriter()), null);
                 ops.incrementAndGet();
-                if (!f.isEmpty()) {
-                    wrong.incrementAndGet();
-                    if (firstProblems.size() < 5) {
-                        firstProblems.add(f.get(0));
-                    }
-                }
+                count(f, wrong, errors, firstProblems, "");
             }
         }, errors, firstProblems);
         // Phase 2: threads sharing one explicit stream: every registered op check again, each op enqueued on the shared
@@ -99,12 +94,7 @@ final class StressCmd implements java.util.concurrent.Callable<Integer> {
                     List<String> f = c.run(gpu, new Random(rnd.nextLong()), rnd.nextInt(CASE_CYCLE), 1, new PrintWriter(new StringWriter()), shared);
                     ops.incrementAndGet();
                     sharedOps.incrementAndGet();
-                    if (!f.isEmpty()) {
-                        wrong.incrementAndGet();
-                        if (firstProblems.size() < 5) {
-                            firstProblems.add("shared stream: " + f.get(0));
-                        }
-                    }
+                    count(f, wrong, errors, firstProblems, "shared stream: ");
                 }
             }, errors, firstProblems);
         }
@@ -162,6 +152,24 @@ final class StressCmd implements java.util.concurrent.Callable<Integer> {
         long[] info = dev.memInfo();
         m.put("driver_used_bytes", info[1] - info[0]);
         return m;
+    }
+
+    /**
+     * Counts one op's failures: an op whose case threw ({@link OpChecks#isError}) is an error, one whose result differs
+     * from the reference a wrong result (an op with both counts as wrong: its result was judged and differed).
+     */
+    static void count(List<String> failures, AtomicLong wrong, AtomicLong errors, List<String> problems, String prefix) {
+        if (failures.isEmpty()) {
+            return;
+        }
+        if (failures.stream().allMatch(OpChecks::isError)) {
+            errors.incrementAndGet();
+        } else {
+            wrong.incrementAndGet();
+        }
+        if (problems.size() < 5) {
+            problems.add(prefix + failures.get(0));
+        }
     }
 
     interface Body {

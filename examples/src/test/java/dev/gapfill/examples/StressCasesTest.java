@@ -31,4 +31,21 @@ class StressCasesTest {
             }
         }
     }
+
+    /** An op whose case threw counts as an error, one whose result differed as a wrong result, a clean op as neither. */
+    @Test void exceptionsAreErrorsAndDifferingResultsWrongResults() {
+        java.util.concurrent.atomic.AtomicLong wrong = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicLong errors = new java.util.concurrent.atomic.AtomicLong();
+        List<String> problems = new java.util.ArrayList<>();
+        StressCmd.count(List.of(), wrong, errors, problems, "");
+        StressCmd.count(List.of(OpChecks.error("int8_mm CUSTOM M=1", new IllegalStateException("boom"))), wrong, errors, problems, "");
+        assertEquals(0, wrong.get());
+        assertEquals(1, errors.get());
+        StressCmd.count(List.of("bmm F16 CUSTOM: 3 of 64 elements differ"), wrong, errors, problems, "shared stream: ");
+        assertEquals(1, wrong.get());
+        assertEquals(1, errors.get());
+        assertEquals(List.of("error: int8_mm CUSTOM M=1: java.lang.IllegalStateException: boom",
+                "shared stream: bmm F16 CUSTOM: 3 of 64 elements differ"), problems);
+        assertTrue(OpChecks.isError(problems.get(0)));
+    }
 }
