@@ -123,7 +123,7 @@ final class ReportCmd implements Callable<Integer> {
                 if (t != null && fl != null && fl > 0) {  // no floor (host costs, routing): no fraction
                     fracMin = Math.min(fracMin, fl / t);
                 }
-                if (a != null) {
+                if (a != null && autoTimed(r)) {
                     double best = Math.min(v == null ? Double.POSITIVE_INFINITY : v, c == null ? Double.POSITIVE_INFINITY : c);
                     if (Double.isFinite(best)) {
                         autoRows++;
@@ -234,6 +234,22 @@ final class ReportCmd implements Callable<Integer> {
      * the per-expert loop; its other vendor call, cublasGemmGroupedBatchedEx, is the peer {@code cublas_grouped_batched}:
      * a loss to either is a loss, named against the faster of the two.
      */
+    /**
+     * Whether a row's AUTO was timed as a path of its own: its spread has an "auto" entry, or its median differs from
+     * custom's. The elementwise, moe_route and demo sweeps copy the custom median into auto_us (AUTO there is the one
+     * path), and counting those rows would report an "AUTO within 5 %" that nothing measured.
+     */
+    @SuppressWarnings("unchecked")
+    static boolean autoTimed(Map<String, Object> r) {
+        Object spread = r.get("spread_p10_p90_us");
+        if (spread instanceof Map && ((Map<String, Object>) spread).containsKey("auto")) {
+            return true;
+        }
+        Object a = r.get("auto_us");
+        Object c = r.get("custom_us");
+        return a != null && !a.equals(c);
+    }
+
     static String lossLine(String gpuDir, String op, Map<String, Object> r) {
         Double v = (Double) r.get("vendor_us");
         Double c = (Double) r.get("custom_us");

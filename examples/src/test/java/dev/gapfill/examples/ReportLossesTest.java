@@ -38,4 +38,18 @@ class ReportLossesTest {
         vendorOnly.remove("custom_us");  // a vendor-only row (no custom path at that shape) is no loss
         assertNull(ReportCmd.lossLine("h100", "bmm", vendorOnly));
     }
+
+    /** AUTO counts only where it was timed as a path of its own, never where a sweep copied the custom median into it. */
+    @Test void autoCountsOnlyWhereItWasTimed() {
+        Map<String, Object> copied = new LinkedHashMap<>(Map.of("custom_us", 7.25, "auto_us", 7.25,
+                "spread_p10_p90_us", Map.of("custom", java.util.List.of(7.0, 7.5))));
+        assertEquals(false, ReportCmd.autoTimed(copied));
+        Map<String, Object> timed = new LinkedHashMap<>(Map.of("custom_us", 4.128, "auto_us", 4.128,
+                "spread_p10_p90_us", Map.of("custom", java.util.List.of(4.0, 4.3), "auto", java.util.List.of(4.0, 4.4))));
+        assertTrue(ReportCmd.autoTimed(timed), "the same median by chance, but timed");
+        Map<String, Object> differs = new LinkedHashMap<>(Map.of("custom_us", 7.2, "auto_us", 7.6));
+        assertTrue(ReportCmd.autoTimed(differs), "a median of its own (host_overhead's AUTO rows)");
+        Map<String, Object> none = new LinkedHashMap<>(Map.of("custom_us", 7.2));
+        assertEquals(false, ReportCmd.autoTimed(none));
+    }
 }
