@@ -66,6 +66,8 @@ public final class BenchRunner {
         doc.put("cudnn", info.cudnnString());
         doc.put("commit", commit);
         doc.put("complete", complete);
+        doc.put("reps", ctx.reps());      // a resumed sweep keeps only rows of the same reps, warm-up and quick flag
+        doc.put("warmup", ctx.warmup());
         doc.put("quick", ctx.quick());  // a short subset of the sweep (--quick): the report then judges targets on these rows only
         if (!ctx.dtypeFilter().isEmpty()) {
             doc.put("dtypes", ctx.dtypeFilter());  // only these dtypes' cases (--dtype): judged like a quick sweep

@@ -126,6 +126,30 @@ public final class GapfillCli implements Runnable {
     }
 
     /**
+     * Why an earlier sweep's rows cannot be merged into this run's, or null where they can: another commit or GPU, other
+     * dtypes, or other settings (the quick flag, repetitions or warm-up rounds: merged rows would be judged, and labelled,
+     * as measured by this run's method; a file written before these were recorded counts as other settings).
+     */
+    static String resumeRefusal(Map<String, Object> doc, String commit, String gpu, Object dtypes, boolean quick, int reps, int warmup) {
+        if (!commit.equals(doc.get("commit")) || !gpu.equals(doc.get("gpu"))) {
+            return "is from another commit or GPU";
+        }
+        Object earlierDtypes = doc.getOrDefault("dtypes", List.of());
+        if (!dtypes.equals(earlierDtypes)) {
+            return "has other dtypes (" + earlierDtypes + ")";
+        }
+        Object q = doc.get("quick");
+        Object r = doc.get("reps");
+        Object w = doc.get("warmup");
+        if (!(q instanceof Boolean) || (Boolean) q != quick || !(r instanceof Number) || ((Number) r).intValue() != reps
+                || !(w instanceof Number) || ((Number) w).intValue() != warmup) {
+            return "was measured with other settings (quick " + q + ", reps " + r + ", warmup " + w + "; now quick " + quick
+                    + ", reps " + reps + ", warmup " + warmup + ")";
+        }
+        return null;
+    }
+
+    /**
      * For {@code bench --resume}: loads the rows of an earlier incomplete sweep of this commit into {@code ctx}. Returns false
      * when the suite need not run (its sweep at this commit is complete).
      */
@@ -142,13 +166,9 @@ public final class GapfillCli implements Runnable {
         }
         Map<String, Object> doc = (Map<String, Object>) dev.gapfill.examples.bench.JsonReader.parse(
                 java.nio.file.Files.readString(f, java.nio.charset.StandardCharsets.UTF_8));
-        if (!commit.equals(doc.get("commit")) || !ctx.info().name().equals(doc.get("gpu"))) {
-            o.println("  " + f + " is from another commit or GPU: the sweep starts over");
-            return true;
-        }
-        Object earlierDtypes = doc.getOrDefault("dtypes", List.of());
-        if (!ctx.dtypeFilter().equals(earlierDtypes)) {
-            o.println("  " + f + " has other dtypes (" + earlierDtypes + "): the sweep starts over");
+        String refusal = resumeRefusal(doc, commit, ctx.info().name(), ctx.dtypeFilter(), ctx.quick(), ctx.reps(), ctx.warmup());
+        if (refusal != null) {
+            o.println("  " + f + " " + refusal + ": the sweep starts over");
             return true;
         }
         if (!Boolean.FALSE.equals(doc.get("complete"))) {

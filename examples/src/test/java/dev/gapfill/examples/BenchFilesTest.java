@@ -19,6 +19,7 @@ import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -103,5 +104,20 @@ class BenchFilesTest {
         assertTrue(GapfillCli.resumeFrom(null, suite, new PrintWriter(text, true), out, "unknown"));
         assertTrue(text.toString().contains("commit is unknown"), text.toString());
     }
-}
 
+    /** A sweep resumes only from rows measured the same way: commit, GPU, dtypes, quick flag, repetitions and warm-up. */
+    @Test void resumingNeedsTheSameSettings() {
+        java.util.Map<String, Object> doc = new java.util.HashMap<>(java.util.Map.of("commit", "abc", "gpu", "H100",
+                "dtypes", java.util.List.of(), "quick", false, "reps", 30.0, "warmup", 5.0));
+        java.util.List<String> all = java.util.List.of();
+        assertNull(GapfillCli.resumeRefusal(doc, "abc", "H100", all, false, 30, 5));
+        assertTrue(GapfillCli.resumeRefusal(doc, "abd", "H100", all, false, 30, 5).contains("another commit"));
+        assertTrue(GapfillCli.resumeRefusal(doc, "abc", "H200", all, false, 30, 5).contains("another commit or GPU"));
+        assertTrue(GapfillCli.resumeRefusal(doc, "abc", "H100", java.util.List.of("F32"), false, 30, 5).contains("other dtypes"));
+        assertTrue(GapfillCli.resumeRefusal(doc, "abc", "H100", all, true, 30, 5).contains("other settings"), "a quick sweep resumed as a full one");
+        assertTrue(GapfillCli.resumeRefusal(doc, "abc", "H100", all, false, 5, 5).contains("other settings"));
+        assertTrue(GapfillCli.resumeRefusal(doc, "abc", "H100", all, false, 30, 2).contains("other settings"));
+        doc.remove("reps");  // a file written before the settings were recorded
+        assertTrue(GapfillCli.resumeRefusal(doc, "abc", "H100", all, false, 30, 5).contains("other settings"));
+    }
+}

@@ -151,6 +151,9 @@ public final class BenchContext implements AutoCloseable {
 
     public int reps() { return reps; }
 
+    /** Untimed rounds before the timed ones (--warmup). */
+    public int warmup() { return warmup; }
+
     public void progress(String msg) { progress.accept(msg); }
 
     /**
