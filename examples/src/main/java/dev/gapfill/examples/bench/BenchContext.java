@@ -307,15 +307,13 @@ public final class BenchContext implements AutoCloseable {
 
     /**
      * How many repetitions a case gets in all: {@code reps}, or for a case whose fastest path's median over them is under
-     * {@link #SHORT_CASE_US} µs, {@link #SHORT_CASE_FACTOR}·{@code reps} rounded up to whole periods of {@link #pathAt}'s
-     * order (so that over all of them every path takes every position equally often).
+     * {@link #SHORT_CASE_US} µs, {@link #SHORT_CASE_FACTOR}·{@code reps}; either rounded up to whole periods of
+     * {@link #pathAt}'s order, so that over all of them every path takes every position, and follows every other path,
+     * equally often (30 repetitions of 4 paths were 7.5 periods: some positions and predecessors twice as often as others).
      */
     static int repsFor(double fastestMedianUs, int reps, int paths) {
-        if (!(fastestMedianUs < SHORT_CASE_US)) {
-            return reps;
-        }
         int period = period(paths);
-        int want = reps * SHORT_CASE_FACTOR;
+        int want = fastestMedianUs < SHORT_CASE_US ? reps * SHORT_CASE_FACTOR : reps;
         return (want + period - 1) / period * period;
     }
 

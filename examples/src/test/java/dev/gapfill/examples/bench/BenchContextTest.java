@@ -61,6 +61,10 @@ class BenchContextTest {
         assertEquals(30, BenchContext.repsFor(BenchContext.SHORT_CASE_US, 30, 3), "at the limit: not short");
         assertEquals(30, BenchContext.repsFor(250.0, 30, 3));
         assertEquals(30, BenchContext.repsFor(Double.NaN, 30, 3), "no median: as before");
+        // not short: reps rounded up to whole periods too (4 paths: 30 would be 7.5 periods)
+        assertEquals(32, BenchContext.repsFor(250.0, 30, 4));
+        assertEquals(30, BenchContext.repsFor(250.0, 30, 2));
+        assertEquals(42, BenchContext.repsFor(250.0, 30, 7));  // period 14
         assertEquals(150, BenchContext.repsFor(4.2, 30, 3));   // period 6
         assertEquals(152, BenchContext.repsFor(4.2, 30, 4));   // period 4: 150 rounded up
         assertEquals(154, BenchContext.repsFor(19.9, 30, 7));  // period 14
@@ -70,6 +74,9 @@ class BenchContextTest {
                 int total = BenchContext.repsFor(3.0, reps, p);
                 assertEquals(0, total % period, "p=" + p + " reps=" + reps);
                 assertTrue(total >= reps * BenchContext.SHORT_CASE_FACTOR && total < reps * BenchContext.SHORT_CASE_FACTOR + period);
+                int longCase = BenchContext.repsFor(500.0, reps, p);
+                assertEquals(0, longCase % period, "p=" + p + " reps=" + reps);
+                assertTrue(longCase >= reps && longCase < reps + period);
             }
         }
     }
