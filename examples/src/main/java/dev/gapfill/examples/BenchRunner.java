@@ -91,7 +91,7 @@ public final class BenchRunner {
                 + ctx.reps() + " repetitions, rounded up to whole periods of the order, after the warm-up rounds (the first cases of each suite warm up for at least "
                 + dev.gapfill.examples.bench.BenchContext.COLD_WARMUP_MS + " ms), " + dev.gapfill.examples.bench.BenchContext.SHORT_CASE_FACTOR
                 + "x as many (whole periods of the order) where the fastest path's median over the first ones is under "
-                + dev.gapfill.examples.bench.BenchContext.SHORT_CASE_US + " us (short cases time in two modes ~0.2 us apart); medians over all of them, p10/p90 in spread_p10_p90_us");
+                + dev.gapfill.examples.bench.BenchContext.SHORT_CASE_US + " us (short cases time in two modes ~0.2 us apart); medians over all of them, p10/p90 in spread_p10_p90_us; large random inputs: one random block spread by shifting copies (RandomFill), not repeated as is");
         List<Object> jr = new ArrayList<>();
         for (BenchRow r : rows) {
             jr.add(r.toJson());

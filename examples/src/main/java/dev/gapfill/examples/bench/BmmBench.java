@@ -1,9 +1,7 @@
 package dev.gapfill.examples.bench;
 
-import dev.gapfill.core.CudaDevice;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
-import dev.gapfill.core.DevicePointer;
 import dev.gapfill.core.Gpu;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.ops.Backend;
@@ -15,7 +13,6 @@ import dev.gapfill.ops.reference.BmmReference;
 import dev.gapfill.verify.Tolerance;
 import dev.gapfill.verify.Verdict;
 import dev.gapfill.verify.Verifier;
-import org.bytedeco.cuda.global.cudart;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -217,27 +214,13 @@ public final class BmmBench implements BenchSuite {
     }
 
     /**
-     * A device tensor of {@code numel} uniform values in [-1, 1): a random pool of up to 4 Mi elements
-     * uploaded once, then repeated by doubling device-to-device copies (sizes too large for one host array).
+     * A device tensor of {@code numel} uniform values in [-1, 1): a random pool of up to 4 Mi elements uploaded once, then
+     * spread by {@link RandomFill}'s copies (sizes too large for one host array; matrices a pool apart no longer alike).
      */
     static Tensor randomDevice(BenchContext ctx, DType dt, Random rnd, long numel) {
-        int pool = (int) Math.min(numel, 1L << 22);
-        float[] f = new float[pool];
-        for (int i = 0; i < pool; i++) {
-            f[i] = rnd.nextFloat() * 2 - 1;
-        }
         Tensor out = Tensor.empty(ctx.device(), dt, ctx.stream(), numel);
-        try (Tensor p = Tensor.of(ctx.device(), dt, f, pool)) {
-            CudaDevice cd = Gpu.device(ctx.device());
-            long es = dt.bytes();
-            copy(cd, ctx, out.address(), p.address(), pool * es);
-            long done = pool;
-            while (done < numel) {
-                long n = Math.min(done, numel - done);
-                copy(cd, ctx, out.address() + done * es, out.address(), n * es);
-                done += n;
-            }
-            ctx.stream().synchronize();
+        try {
+            RandomFill.fill(out, rnd, 1f, 1 << 22, ctx.stream());
         } catch (RuntimeException e) {
             out.close();
             throw e;
@@ -245,8 +228,4 @@ public final class BmmBench implements BenchSuite {
         return out;
     }
 
-    private static void copy(CudaDevice cd, BenchContext ctx, long dst, long src, long bytes) {
-        cd.check(cudart.cudaMemcpyAsync(new DevicePointer(dst), new DevicePointer(src), bytes, cudart.cudaMemcpyDeviceToDevice,
-                ctx.stream().handle()), "cudaMemcpyAsync(D2D, bench input)");
-    }
 }

@@ -3,7 +3,6 @@ package dev.gapfill.examples.bench;
 import dev.gapfill.core.CudaDevice;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
-import dev.gapfill.core.DevicePointer;
 import dev.gapfill.core.Gpu;
 import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
@@ -18,7 +17,6 @@ import dev.gapfill.ops.reference.GqaDecodeReference;
 import dev.gapfill.verify.AttentionTolerance;
 import dev.gapfill.verify.Verdict;
 import dev.gapfill.verify.Verifier;
-import org.bytedeco.cuda.global.cudart;
 
 import java.util.ArrayList;
 import java.util.Collections;
@@ -362,27 +360,11 @@ public final class GqaDecodeBench implements BenchSuite {
         }
     }
 
-    /** Fills a device tensor with uniform [−1, 1) values: one random block of ≤ 2^20 elements, then doubling copies. */
+    /** Fills a device tensor with uniform [−1, 1) values: one random block of ≤ 2^20 elements, spread by {@link RandomFill}. */
     static void fillRandom(Tensor t, DType dt, Random rnd, Stream s) {
-        long n = t.numel();
-        int block = (int) Math.min(n, 1 << 20);
-        float[] f = new float[block];
-        for (int i = 0; i < block; i++) {
-            f[i] = rnd.nextFloat() * 2 - 1;
+        if (t.dtype() != dt) {
+            throw new IllegalArgumentException("fill of a " + t.dtype() + " tensor as " + dt);
         }
-        CudaDevice cd = Gpu.device(t.device());
-        long eb = dt.bytes();
-        try (Tensor seed = Tensor.of(t.device(), dt, f, block)) {
-            cd.check(cudart.cudaMemcpyAsync(new DevicePointer(t.address()), new DevicePointer(seed.address()), block * eb,
-                    cudart.cudaMemcpyDeviceToDevice, s.handle()), "cudaMemcpyAsync(fill seed)");
-            long done = block;
-            while (done < n) {
-                long c = Math.min(done, n - done);
-                cd.check(cudart.cudaMemcpyAsync(new DevicePointer(t.address() + done * eb), new DevicePointer(t.address()), c * eb,
-                        cudart.cudaMemcpyDeviceToDevice, s.handle()), "cudaMemcpyAsync(fill doubling)");
-                done += c;
-            }
-            s.synchronize();
-        }
+        RandomFill.fill(t, rnd, 1f, 1 << 20, s);
     }
 }

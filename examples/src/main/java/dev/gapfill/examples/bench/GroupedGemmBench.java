@@ -1,9 +1,7 @@
 package dev.gapfill.examples.bench;
 
-import dev.gapfill.core.CudaDevice;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
-import dev.gapfill.core.DevicePointer;
 import dev.gapfill.core.Gpu;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.ops.Backend;
@@ -17,7 +15,6 @@ import dev.gapfill.verify.GroupedGemmVerification;
 import dev.gapfill.verify.Tolerance;
 import dev.gapfill.verify.Verdict;
 import dev.gapfill.verify.Verifier;
-import org.bytedeco.cuda.global.cudart;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -255,23 +252,17 @@ public final class GroupedGemmBench implements BenchSuite {
         return worst;
     }
 
-    /** A device tensor of {@code count} random values: a 16M-element random block repeated (W can exceed 2^31 elements). */
+    /**
+     * A device tensor of {@code count} random values in ±0.05: a 16M-element random block spread by {@link RandomFill}
+     * (W can exceed 2^31 elements; repeated as is, the experts of K·N a multiple of 2^24 had the same weights).
+     */
     static Tensor randomDevice(BenchContext ctx, DType dt, Random rnd, long count, long... shape) {
-        int block = (int) Math.min(count, 1 << 24);
-        float[] f = new float[block];
-        for (int i = 0; i < block; i++) {
-            f[i] = (rnd.nextFloat() * 2 - 1) * 0.05f;
-        }
         Tensor t = Tensor.empty(ctx.device(), dt, ctx.stream(), shape);
-        try (Tensor src = Tensor.of(ctx.device(), dt, f, block)) {
-            CudaDevice cd = Gpu.device(ctx.device());
-            long eb = dt.bytes();
-            for (long o = 0; o < count; o += block) {
-                long len = Math.min(block, count - o);
-                cd.check(cudart.cudaMemcpyAsync(new DevicePointer(t.address() + o * eb), new DevicePointer(src.address()), len * eb,
-                        cudart.cudaMemcpyDeviceToDevice, ctx.stream().handle()), "cudaMemcpyAsync(D2D, W fill)");
+        try {
+            if (t.numel() != count) {
+                throw new IllegalArgumentException(count + " values for a tensor of " + t.numel());
             }
-            ctx.stream().synchronize();
+            RandomFill.fill(t, rnd, 0.05f, 1 << 24, ctx.stream());
         } catch (RuntimeException ex) {
             t.close();
             throw ex;
