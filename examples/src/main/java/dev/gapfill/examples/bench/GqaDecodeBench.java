@@ -174,8 +174,7 @@ public final class GqaDecodeBench implements BenchSuite {
                  GqaDecodePlan custom = GqaDecode.plan(p, dev, Options.defaults().withBackend(Backend.CUSTOM), s);
                  GqaDecodePlan auto = GqaDecode.plan(p, dev, Options.defaults(), s)) {
                 // the fp64 references of the checked sequences (0 and B - 1), shared by the three paths of a variant and
-                // by both variants where a sequence's checked length is the same (min(len, CHECK_LEN): from L = 2
-                // CHECK_LEN on, always)
+                // by both variants where a sequence's checked length is the same
                 int[] checked = b > 1 ? new int[] {0, b - 1} : new int[] {0};
                 SeqReference[] refs = new SeqReference[checked.length];
                 for (int i = 0; i < refs.length; i++) {
@@ -246,7 +245,22 @@ public final class GqaDecodeBench implements BenchSuite {
     }
 
     /**
-     * Runs {@code plan} once with each sequence of {@code seqs} shortened to min(len, CHECK_LEN) and compares their
+     * The lengths of a checking run: {@code lv} with each sequence of {@code seqs} scaled to len·CHECK_LEN/longest where the
+     * longest length exceeds CHECK_LEN. Scaled, not cut: sequences of different lengths stay different (L/2 and L are
+     * checked at 1024 and 2048, not both at 2048), so the varied-length variant is checked as varied.
+     */
+    static int[] checkedLengths(int[] lv, int[] seqs) {
+        int[] l = lv.clone();
+        int longest = java.util.Arrays.stream(lv).max().orElse(0);
+        for (int sq : seqs) {
+            l[sq] = longest <= CHECK_LEN || l[sq] == 0 ? l[sq] : (int) Math.max(1, (long) l[sq] * CHECK_LEN / longest);
+        }
+        return l;
+    }
+
+    /**
+     * Runs {@code plan} once with each sequence of {@code seqs} scaled to len·CHECK_LEN/longest where the launch's longest
+     * sequence exceeds CHECK_LEN (else as it is), and compares their
      * outputs (all heads) and log-sum-exps with the fp64 reference; out and lse are poisoned first. Returns the first
      * failing verdict, else the passing verdicts combined (elements summed, bit-exact only if all are, the largest ulp
      * distance and relative error).
@@ -254,10 +268,7 @@ public final class GqaDecodeBench implements BenchSuite {
     static Verdict checkSequences(GqaDecodePlan plan, Tensor q, KvCache cache, Tensor lens, Tensor out, Tensor lse, int[] lv,
                                   Stream s, int[] seqs, SeqReference[] refs) {
         Problem p = plan.problem();
-        int[] l = lv.clone();
-        for (int sq : seqs) {
-            l[sq] = Math.min(l[sq], CHECK_LEN);
-        }
+        int[] l = checkedLengths(lv, seqs);
         s.synchronize();  // lens is written on the per-thread stream
         lens.copyFrom(l);
         out.fillBytes(0xff, s);

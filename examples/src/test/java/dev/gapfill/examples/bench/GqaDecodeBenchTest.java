@@ -63,4 +63,19 @@ class GqaDecodeBenchTest {
             }
         }
     }
+
+    /** The checked sequences keep their lengths' ratio when scaled to the check's budget; short launches keep theirs. */
+    @Test void checkedLengthsAreScaledNotCut() {
+        int[] varied = {8192, 12000, 16384};
+        org.junit.jupiter.api.Assertions.assertArrayEquals(new int[] {1024, 12000, 2048},
+                GqaDecodeBench.checkedLengths(varied, new int[] {0, 2}));
+        org.junit.jupiter.api.Assertions.assertArrayEquals(new int[] {2048, 16384, 2048},
+                GqaDecodeBench.checkedLengths(new int[] {16384, 16384, 16384}, new int[] {0, 2}));
+        org.junit.jupiter.api.Assertions.assertArrayEquals(new int[] {512, 1024},
+                GqaDecodeBench.checkedLengths(new int[] {512, 1024}, new int[] {0, 1}), "within the budget: as they are");
+        org.junit.jupiter.api.Assertions.assertArrayEquals(new int[] {1, 2048},
+                GqaDecodeBench.checkedLengths(new int[] {1, 131072}, new int[] {0, 1}), "never below one key");
+        org.junit.jupiter.api.Assertions.assertArrayEquals(new int[] {0, 2048},
+                GqaDecodeBench.checkedLengths(new int[] {0, 131072}, new int[] {0, 1}), "an empty sequence stays empty");
+    }
 }
