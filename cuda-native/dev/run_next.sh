@@ -14,7 +14,9 @@
 # timeout 595 scripts/record-x2.sh (the tools and the stress, ~450 s; the record takes call 1's reports). record-x1.sh's
 # part 1 carries record-x2's GPU-0 load with the suite and will not fit an H100 call either. Then the sweeps still at
 # 64bb3cb (depthwise_conv3x3:345 gqa_decode:230 elementwise in one call; grouped_gemm:380 alone) and the demo
-# (b428e5f), at HEAD.
+# (b428e5f), at HEAD. The next sweeps are the first GPU runs of the harness changes after 885a506 (RandomFill's
+# non-repeating inputs, the gqa check's scaled lengths, repetitions in whole periods, resume settings): expect the same
+# timings and every check to pass; a failing check there is a finding, not noise.
 # Next session (after the forty-sixth): HEAD's bmm row-chunk entries (36017ac: bmm_frag_*_nn_rows,
 # bmm_frag32_*_nn_rows_w*, picked by BmmHeuristics.fragRows) have run only the bmm sweep (every row checked); the suite
 # ran at b428e5f (one H100, 602 tests 0 failed), where the same bodies sat inside the NN kernels, and the whole record
