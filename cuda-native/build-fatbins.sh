@@ -48,20 +48,41 @@ compile() {
         -I "$SRC/common" $ARCHS --keep --keep-dir "$keep" -o "$OUT/$op/$name.fatbin" "$cu" >"$log" 2>&1; then
     cat "$log" >&2; echo "ERROR: nvcc failed on $cu" >&2; exit 1
   fi
-  ptx=$(ls "$keep"/*.ptx 2>/dev/null | head -1)
-  if [ -z "$ptx" ]; then
+  # every ".entry name(" and its ".param .<type> ..." lines: a type's bits / 8 bytes, times an array's length ("[16]");
+  # an entry ends at the ")" (on its own line or on its last parameter's); a new entry or the end of the file inside one,
+  # or a parameter without a type, fails the build. Each architecture's PTX is read, and they must list the same entries.
+  params() {
+    awk 'function out() { print n sz; inent = 0 }
+         /\.entry[ \t]+[A-Za-z_$]/ { if (inent) { print "?"; exit 1 }
+           match($0, /\.entry[ \t]+[A-Za-z_$][A-Za-z0-9_$]*/); n = substr($0, RSTART, RLENGTH)
+           sub(/\.entry[ \t]+/, "", n); inent = 1; sz = ""; if ($0 ~ /\)/) out(); next }
+         inent && /\.param/ { if (!match($0, /\.[usbf](8|16|32|64)[ \t]/)) { print "?"; exit 1 }
+           b = substr($0, RSTART + 2, RLENGTH - 3) / 8
+           if (match($0, /\[[0-9]+\]/)) b *= substr($0, RSTART + 1, RLENGTH - 2)
+           sz = sz " " b; if ($0 ~ /\)/) out(); next }
+         inent && /\)/ { out() }
+         END { if (inent) print "?" }' "$1" | sort
+  }
+  first=""
+  for ptx in "$keep"/*.ptx; do
+    [ -f "$ptx" ] || continue
+    params "$ptx" > "$OUT/$op/$name.params.tmp.$$" || { echo "?" >> "$OUT/$op/$name.params.tmp.$$"; }
+    if grep -q '?' "$OUT/$op/$name.params.tmp.$$" || [ ! -s "$OUT/$op/$name.params.tmp.$$" ]; then
+      rm -f "$OUT/$op/$name.fatbin" "$OUT/$op/$name.params.tmp.$$"
+      echo "ERROR: could not read the kernel parameters of $cu from $(basename "$ptx")" >&2; exit 1
+    fi
+    if [ -z "$first" ]; then
+      first=$ptx; mv -f "$OUT/$op/$name.params.tmp.$$" "$OUT/$op/$name.params.tmp"
+    elif ! cmp -s "$OUT/$op/$name.params.tmp.$$" "$OUT/$op/$name.params.tmp"; then
+      rm -f "$OUT/$op/$name.fatbin" "$OUT/$op/$name.params.tmp" "$OUT/$op/$name.params.tmp.$$"
+      echo "ERROR: $cu's entries or their parameters differ between $(basename "$first") and $(basename "$ptx")" >&2; exit 1
+    else
+      rm -f "$OUT/$op/$name.params.tmp.$$"
+    fi
+  done
+  if [ -z "$first" ]; then
     rm -f "$OUT/$op/$name.fatbin"; echo "ERROR: nvcc kept no PTX for $cu (the parameter list needs one)" >&2; exit 1
   fi
-  # every ".entry name(" and its ".param .<type> ..." lines: a type's bits / 8 bytes, times an array's length ("[16]")
-  awk '/\.entry[ \t]+[A-Za-z_$]/ { match($0, /\.entry[ \t]+[A-Za-z_$][A-Za-z0-9_$]*/); n = substr($0, RSTART, RLENGTH)
-         sub(/\.entry[ \t]+/, "", n); inent = 1; sz = ""; if ($0 ~ /\)/) { print n; inent = 0 }; next }
-       inent && /\.param/ { if (!match($0, /\.[usbf](8|16|32|64)[ \t]/)) { print "?"; exit 1 }
-         b = substr($0, RSTART + 2, RLENGTH - 3) / 8
-         if (match($0, /\[[0-9]+\]/)) b *= substr($0, RSTART + 1, RLENGTH - 2)
-         sz = sz " " b; next }
-       inent && /\)/ { print n sz; inent = 0 }' "$ptx" > "$OUT/$op/$name.params.tmp" \
-    && ! grep -q '?' "$OUT/$op/$name.params.tmp" && [ -s "$OUT/$op/$name.params.tmp" ] \
-    || { rm -f "$OUT/$op/$name.fatbin" "$OUT/$op/$name.params.tmp"; echo "ERROR: could not read the kernel parameters of $cu" >&2; exit 1; }
   mv -f "$OUT/$op/$name.params.tmp" "$OUT/$op/$name.params"
   allow=$(sed -nE 's#^// ptxas spill allowance: ([0-9]+) bytes? per kernel:.*#\1#p' "$cu" | head -1)
   allow=${allow:-0}
