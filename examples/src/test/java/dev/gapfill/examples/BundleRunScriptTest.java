@@ -345,6 +345,14 @@ class BundleRunScriptTest {
         assertTrue(log.contains("validation record: JUnit reports of core"), log);
         assertTrue(Files.exists(second.resolve("reports/core/TEST-x.xml")), "the earlier call's reports are in this record");
         assertTrue(Files.readAllLines(javaLog).contains("validation-record"));
+        // an earlier call of another commit brings no reports: no record, and the call says so (and fails)
+        Path other = tmp.resolve("other");
+        Files.createDirectories(other.resolve("reports/core"));
+        Files.writeString(other.resolve("reports/core/TEST-x.xml"), "<testsuite/>");
+        Files.writeString(other.resolve("reports/COMMIT"), "ffffffffffffffffffffffffffffffffffffffff\n");
+        String none = run(tmp.resolve("fourth"), Map.of("SANITIZER_TOOLS", "racecheck/a", "SANITIZER_SHARDS", "a=.*",
+                "STRESS_SECONDS", "0", "CHECKS_TESTS", "0", "REPORTS_FROM", other.toString()), "checks");
+        assertTrue(none.contains("validation record: none: CHECKS_TESTS=0"), none);
         // without the flag the checks step runs the suite as before
         String withTests = run(tmp.resolve("third"), Map.of("SANITIZER_TOOLS", "racecheck/a", "SANITIZER_SHARDS", "a=.*",
                 "STRESS_SECONDS", "0"), "checks");
