@@ -69,7 +69,7 @@ public final class GapfillCli implements Runnable {
         @Option(names = "--reps", description = "timed repetitions per path (default 30)") int reps = 30;
         @Option(names = "--warmup", description = "untimed rounds (default 5)") int warmup = 5;
         @Option(names = "--resume", description = "continue an incomplete sweep measured at the same commit on this GPU (its file under --out)"
-                + " instead of starting over; a complete one at the same commit is kept and not run again") boolean resume;
+                + " instead of starting over (with the same --quick, --reps and --warmup); a complete one at the same commit, GPU and dtypes is kept and not run again") boolean resume;
         @Option(names = "--commit", description = "git commit the code was built from (default: $GAPFILL_COMMIT)")
         String commit = System.getenv().getOrDefault("GAPFILL_COMMIT", "unknown");
 
@@ -166,14 +166,17 @@ public final class GapfillCli implements Runnable {
         }
         Map<String, Object> doc = (Map<String, Object>) dev.gapfill.examples.bench.JsonReader.parse(
                 java.nio.file.Files.readString(f, java.nio.charset.StandardCharsets.UTF_8));
+        // a complete sweep of this commit, GPU and dtypes is kept whatever its settings (a --quick resume must not overwrite
+        // a full one); an incomplete one is continued only with the settings it was measured with
         String refusal = resumeRefusal(doc, commit, ctx.info().name(), ctx.dtypeFilter(), ctx.quick(), ctx.reps(), ctx.warmup());
+        boolean sameSweep = refusal == null || refusal.startsWith("was measured with other settings");
+        if (sameSweep && !Boolean.FALSE.equals(doc.get("complete"))) {
+            o.println("  " + f + " is complete at this commit: not run again");
+            return false;
+        }
         if (refusal != null) {
             o.println("  " + f + " " + refusal + ": the sweep starts over");
             return true;
-        }
-        if (!Boolean.FALSE.equals(doc.get("complete"))) {
-            o.println("  " + f + " is complete at this commit: not run again");
-            return false;
         }
         if (!s.resumable()) {
             o.println("  " + s.op() + " cannot resume: the sweep starts over");

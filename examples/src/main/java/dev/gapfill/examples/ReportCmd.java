@@ -235,11 +235,6 @@ final class ReportCmd implements Callable<Integer> {
     static final double UNSTEADY_SPREAD = 2.0;
 
     /**
-     * The Losses table's line for a row where custom is slower than a vendor path, or null. grouped_gemm's vendor_us is
-     * the per-expert loop; its other vendor call, cublasGemmGroupedBatchedEx, is the peer {@code cublas_grouped_batched}:
-     * a loss to either is a loss, named against the faster of the two.
-     */
-    /**
      * Whether a row's AUTO was timed as a path of its own: its spread has an "auto" entry, or its median differs from
      * custom's. The elementwise, moe_route and demo sweeps copy the custom median into auto_us (AUTO there is the one
      * path), and counting those rows would report an "AUTO within 5 %" that nothing measured.
@@ -255,6 +250,11 @@ final class ReportCmd implements Callable<Integer> {
         return a != null && !a.equals(c);
     }
 
+    /**
+     * The Losses table's line for a row where custom is slower than a vendor path, or null. grouped_gemm's vendor_us is
+     * the per-expert loop; its other vendor call, cublasGemmGroupedBatchedEx, is the peer {@code cublas_grouped_batched}:
+     * a loss to either is a loss, named against the faster of the two.
+     */
     static String lossLine(String gpuDir, String op, Map<String, Object> r) {
         Double v = (Double) r.get("vendor_us");
         Double c = (Double) r.get("custom_us");

@@ -33,11 +33,12 @@ import java.util.Random;
  * The vendor composition, the custom kernel and AUTO are timed interleaved; floor = the K/V bytes actually read
  * (Σ_b len_b·Hkv·D·2·sizeof) + q and o, over the measured copy bandwidth.
  *
- * <p>Check: before timing, each path runs with the lengths of sequence 0 and of the last sequence set to min(len, 2048)
- * and their outputs (all heads) are compared with the fp64 reference under {@link AttentionTolerance} (the last sequence
+ * <p>Check: before timing, each path runs with the lengths of sequence 0 and of the last sequence scaled to at most 2048
+ * keys ({@link #checkedLengths}: len·2048/longest where the longest exceeds 2048, so different lengths stay different) and
+ * their outputs (all heads) are compared with the fp64 reference under {@link AttentionTolerance} (the last sequence
  * reads K/V at a nonzero batch offset or through its own block-table row); the row records the custom path's verdict
- * (vendor and AUTO failures are reported through progress and also fail the row). Cache values repeat with a period of
- * 2^20 elements (filled by doubling copies of one random block), which does not change the bytes the kernels move.
+ * (vendor and AUTO failures are reported through progress and also fail the row). Cache values come from one random
+ * block of 2^20 elements spread by {@link RandomFill}'s shifting copies, so sequences and heads hold different data.
  */
 public final class GqaDecodeBench implements BenchSuite {
     private static final long ALWAYS_KV_BYTES = 16L << 30;

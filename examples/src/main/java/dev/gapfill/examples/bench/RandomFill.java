@@ -46,8 +46,8 @@ public final class RandomFill {
     }
 
     /**
-     * Fills {@code t} (contiguous, on a GPU) with {@code scale}·uniform[−1, 1) values that are never 0, in {@code t}'s
-     * dtype: a random block of up to {@code maxBlock} elements from {@code rnd}, then the copies of {@link #plan}, ordered
+     * Fills {@code t} (contiguous, on a GPU) with {@code scale}·uniform[−1, 1) values, never 0 before they are rounded to
+     * {@code t}'s dtype (F16 flushes the few below its subnormals to 0 at a small scale): a random block of up to {@code maxBlock} elements from {@code rnd}, then the copies of {@link #plan}, ordered
      * on {@code s}; returns after they completed.
      */
     public static void fill(Tensor t, Random rnd, float scale, int maxBlock, Stream s) {
@@ -62,7 +62,7 @@ public final class RandomFill {
         long eb = dt.bytes();
         CudaDevice cd = Gpu.device(t.device());
         try (Tensor seed = Tensor.of(t.device(), dt, f, block)) {
-            s.synchronize();  // the seed is written on the per-thread stream
+            s.synchronize();  // t's allocation and earlier work on s before the copies (Tensor.of returns with its upload done)
             cd.check(cudart.cudaMemcpyAsync(new DevicePointer(t.address()), new DevicePointer(seed.address()), block * eb,
                     cudart.cudaMemcpyDeviceToDevice, s.handle()), "cudaMemcpyAsync(fill block)");
             for (Copy c : plan(n, block)) {
