@@ -46,6 +46,12 @@ public final class HostOverheadBench implements BenchSuite {
     static final int BATCHES = 31;
     static final int BATCH = 100;
 
+    /** The sweep file's {@code method}: host time, not the CUDA-event timing of the other sweeps. */
+    public static final String METHOD = "host clock (System.nanoTime) per call of the calling thread: " + WARM_CALLS + " untimed calls per path, then "
+            + BATCHES + " batches of " + BATCH + " calls, each timed from its first call to the return of its last, then a synchronisation;"
+            + " the median batch's us per call, p10/p90 in spread_p10_p90_us; the backends one after another (not interleaved);"
+            + " no floor (host costs); results not checked here (each op's own sweep checks the same paths)";
+
     @Override public String op() { return "host_overhead"; }
 
     /** One op at one tiny shape: what to call per backend, and the resources to close afterwards. */
