@@ -217,14 +217,15 @@ public final class Stream implements AutoCloseable {
             if (closed) {
                 return;
             }
-            if (owned && !life.destroyed && device.stickyCause() == null && capturing()) {
+            boolean destroy = owned && !life.destroyed && device.stickyCause() == null;
+            if (destroy && isCapturing()) {
                 // synchronizing would invalidate the caller's capture and fail, and the stream would then be marked
                 // destroyed without being destroyed: refuse, leaving the capture valid and the stream open
                 throw new GapfillException("cannot close " + this + " while it is capturing a CUDA graph: end the capture"
                         + " (cudaStreamEndCapture) first, then close the stream");
             }
             try {
-                if (owned && !life.destroyed && device.stickyCause() == null) {
+                if (destroy) {
                     synchronize();
                     device.check(cudart.cudaStreamDestroy(handle), "cudaStreamDestroy");
                 }
@@ -237,12 +238,18 @@ public final class Stream implements AutoCloseable {
         }
     }
 
-    /** Whether this stream is being captured into a CUDA graph (or holds a capture that was invalidated and not ended). */
-    private boolean capturing() {
-        device.activate();
-        int[] status = new int[1];
-        device.check(cudart.cudaStreamIsCapturing(handle, status), "cudaStreamIsCapturing");
-        return status[0] != cudart.cudaStreamCaptureStatusNone;
+    // the calling thread's out-parameter of cudaStreamIsCapturing (no native allocation per query)
+    private static final ThreadLocal<org.bytedeco.javacpp.IntPointer> CAPTURE_STATUS =
+            ThreadLocal.withInitial(() -> Pointers.outliveScopes(new org.bytedeco.javacpp.IntPointer(1)));
+
+    /**
+     * Whether this stream is being captured into a CUDA graph (work enqueued now becomes graph nodes), or holds a capture
+     * that was invalidated and not ended. Legal during any capture: it never invalidates one.
+     */
+    public boolean isCapturing() {
+        org.bytedeco.javacpp.IntPointer status = CAPTURE_STATUS.get();
+        device.check(cudart.cudaStreamIsCapturing(handle(), status), "cudaStreamIsCapturing");
+        return status.get() != cudart.cudaStreamCaptureStatusNone;
     }
 
     /**

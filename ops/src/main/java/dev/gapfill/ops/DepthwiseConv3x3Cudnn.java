@@ -114,7 +114,7 @@ final class DepthwiseConv3x3Cudnn {
         // the algorithm search and the fused-or-composed timing synchronize: not while s is being captured into a graph
         // (checked before the thread's cuDNN handle is made: its creation allocates, which a capture does not allow either;
         // asked only where a plan is missing or a timing due, so a planned shape's calls pay no query)
-        if (plan == null && OpStreams.isCapturing(s)) {
+        if (plan == null && s.isCapturing()) {
             throw new ArgumentException("backend", "a cuDNN plan made before the capture (run this shape once outside it) or the"
                     + " CUSTOM path: the vendor path's first call searches cuDNN's algorithms, which synchronizes", "VENDOR under graph capture");
         }
@@ -147,7 +147,7 @@ final class DepthwiseConv3x3Cudnn {
                     // Measured once per plan: on H100 (cuDNN 9.14) the fused call was slower than the composition
                     // in every harness row (e.g. f16 NHWC 32x256x56x56: 1408 µs fused vs ~190 µs composed).
                     boolean aliased = residual != null && residual.address() == out.address();
-                    if (aliased || OpStreams.isCapturing(s)) {
+                    if (aliased || s.isCapturing()) {
                         // composed for this call only: an aliased residual cannot run fused, and the timing synchronizes;
                         // a later plain call outside a capture still measures
                         faster = Boolean.FALSE;

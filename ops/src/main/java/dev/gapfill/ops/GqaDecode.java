@@ -310,7 +310,7 @@ public final class GqaDecode {
         // allocations and memsets) and before the kept plans change (a refused call leaves them as they were)
         GqaDecodePlan.validate(p, q.device(), q, cache, lens, out, lse);
         Stream st = q.device().isCpu() ? null : OpStreams.pick(q.device(), stream);
-        if (st == null || OpStreams.isCapturing(st)) {
+        if (st == null || st.isCapturing()) {
             // the CPU reference; or a graph, which owns what its nodes use: a plan made and closed inside the capture
             try (GqaDecodePlan plan = plan(p, q.device(), options, stream)) {
                 plan.run(q, cache, lens, out, lse, stream);

@@ -230,7 +230,7 @@ public final class GqaDecodePlan implements AutoCloseable {
                 }
                 // a run on another stream must not start before the workspace exists and is zeroed (run() waits)
                 boolean queued = po != null || sc != null;
-                if (queued && !OpStreams.isCapturing(s)) {
+                if (queued && !s.isCapturing()) {
                     done = Event.forOrdering(device);
                     done.record(s);  // a failure here leaves done for the catch below to destroy
                 }
@@ -479,7 +479,7 @@ public final class GqaDecodePlan implements AutoCloseable {
      * wait for the setup in relaxed capture mode, after which the setup is known complete for every stream.
      */
     private void orderAfterSetup(Stream s) {
-        if (OpStreams.isCapturing(s)) {
+        if (s.isCapturing()) {
             setupDone.synchronizeDuringCapture();
             Event e = setupDone;
             setupDone = null;

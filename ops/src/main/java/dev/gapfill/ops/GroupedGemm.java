@@ -204,7 +204,7 @@ public final class GroupedGemm {
      */
     private static Decision plan(Tensor x, Tensor w, Tensor offsets, Options o, Dims d, Stream s) {
         Decision dec = decide(x, w, offsets, o, d);
-        if (dec.backend() == Backend.VENDOR && OpStreams.isCapturing(s)) {
+        if (dec.backend() == Backend.VENDOR && s.isCapturing()) {
             if (Backend.resolve(o.backend()) == Backend.VENDOR) {
                 throw new ArgumentException("backend", "CUSTOM or AUTO while the stream is being captured into a CUDA graph "
                         + "(the vendor paths copy offsets to the host)", "VENDOR");
@@ -227,7 +227,7 @@ public final class GroupedGemm {
 
     /** Runs the planned path {@code dec} into {@code out} on {@code s}. */
     private static void launch(Tensor x, Tensor w, Tensor offsets, Options o, Tensor out, Stream s, Dims d, Decision dec) {
-        if (Boolean.getBoolean(DEBUG_CHECK_OFFSETS) && !OpStreams.isCapturing(s)) {
+        if (Boolean.getBoolean(DEBUG_CHECK_OFFSETS) && !s.isCapturing()) {
             checkOnHost(offsets, o.gather(), d, s);
         }
         OpStreams.record(s, x, w, offsets, o.gather(), o.rowScale(), out);  // before the launches: work already queued orders the frees if a later one fails

@@ -160,7 +160,7 @@ public final class Int8Mm {
             return;
         }
         Stream st = OpStreams.pick(a.device(), stream);
-        if (OpStreams.isCapturing(st)) {
+        if (st.isCapturing()) {
             // a graph owns what its nodes use: a plan allocated and freed inside the capture, never the thread's kept one
             try (Plan p = plan(a, w, o, st)) {
                 p.run(a, w, o, out);

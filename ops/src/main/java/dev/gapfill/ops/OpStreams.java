@@ -2,11 +2,8 @@ package dev.gapfill.ops;
 
 import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.Device;
-import dev.gapfill.core.Pointers;
 import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
-import org.bytedeco.cuda.global.cudart;
-import org.bytedeco.javacpp.IntPointer;
 
 /** Stream plumbing shared by the op facades. Internal. */
 public final class OpStreams {
@@ -24,16 +21,6 @@ public final class OpStreams {
             throw new ArgumentException("stream", "a stream on " + device + " (where the tensors are)", "a stream on " + stream.device());
         }
         return stream;
-    }
-
-    // the calling thread's out-parameter of cudaStreamIsCapturing (no native allocation per query)
-    private static final ThreadLocal<IntPointer> CAPTURE_STATUS = ThreadLocal.withInitial(() -> Pointers.outliveScopes(new IntPointer(1)));
-
-    /** Whether {@code stream} is being captured into a CUDA graph (work enqueued now becomes graph nodes). */
-    public static boolean isCapturing(Stream stream) {
-        IntPointer status = CAPTURE_STATUS.get();
-        stream.cudaDevice().check(cudart.cudaStreamIsCapturing(stream.handle(), status), "cudaStreamIsCapturing");
-        return status.get() != cudart.cudaStreamCaptureStatusNone;
     }
 
     /** Records that the tensors are used on {@code stream} (stream-ordered freeing). */

@@ -35,7 +35,7 @@ class LongLivedPointersTest {
     }
 
     @Test void theCaptureStatusOutParameterOutlivesScopes() throws ReflectiveOperationException {
-        ThreadLocal<?> status = (ThreadLocal<?>) field(OpStreams.class, "CAPTURE_STATUS");
-        assertOutlivesScopes((Pointer) status.get(), "OpStreams.CAPTURE_STATUS");
+        ThreadLocal<?> status = (ThreadLocal<?>) field(dev.gapfill.core.Stream.class, "CAPTURE_STATUS");
+        assertOutlivesScopes((Pointer) status.get(), "Stream.CAPTURE_STATUS");
     }
 }
