@@ -69,8 +69,8 @@ public final class MoeRouteArbitraries {
             if (dtype == null) {
                 throw new ArgumentException("dtype", "F32, F16 or BF16", "null");
             }
-            // staged as T·E floats on the host, then as T·E elements of dtype: refused before the float[] is allocated
-            long bytes = (long) tokens * experts * Math.max(Float.BYTES, dtype.bytes());
+            // staged as T·E floats on the host (at least the bytes of any of the three dtypes): refused before the float[]
+            long bytes = (long) tokens * experts * Float.BYTES;
             if (bytes > Integer.MAX_VALUE) {
                 throw new ArgumentException("tokens", "tokens·experts·4 <= 2^31-1 bytes of logits to stage on the host",
                         tokens + "·" + experts + "·4 = " + bytes);
