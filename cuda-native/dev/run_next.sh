@@ -2,7 +2,10 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
-# Next session (after the forty-seventh): the suite ran at 885a506 on one H100 (626 tests, 1 failed: the CPU chart test
+# Next session (after the forty-seventh): HEAD is not GPU-validated: after 885a506, f7c0e87 moved the capture query into
+# Stream.isCapturing (core; the ops call it), verify and the harness changed (CPU-tested); the device time ran out (192 s,
+# no machine could start). First: bundle HEAD, timeout 590 scripts/device-run.sh info tests (one H100), commit the record.
+# The suite ran at 885a506 on one H100 (626 tests, 1 failed: the CPU chart test
 # without java.desktop in the bundle, fixed to skip at a706d31; every GPU test passed), with the bmm, int8, host_overhead
 # and moe_route sweeps of the same code. The tools and the stress last ran at be0282d (two H100s; 22 of 24 clean, stress
 # 101,505 ops 0 wrong), before the kernel-parameter check of every launch (cafec4b), Stream.close under capture
