@@ -2,6 +2,13 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
+# Next session (after the forty-eighth): the whole record of eff73a2 ran on two H200s (two calls: tests, then
+# SUITE_FROM record-x2.sh; 637 tests 0 failed, 22 of 24 tool processes clean, the usual two), and the depthwise, gqa
+# and elementwise sweeps on one H100 at eff73a2 (gqa needed a --resume call: 984 rows in 216 s, so give it 260 s;
+# elementwise takes ~120 s, its 134M-element rows ~25 s each on the host). Still at older commits: the H100 suite
+# (885a506), grouped_gemm (64bb3cb: grouped_gemm:380 alone), demo (b428e5f), bmm/int8/host_overhead/moe_route (885a506).
+# First: bundle HEAD, timeout 590 scripts/device-run.sh info tests on one H100 (docs/validation/h100.json), then the
+# grouped sweep and the demo. Device time: 1800 s; the x2 record took 337 + 460 s on H200s.
 # Next session (after the forty-seventh): HEAD is not GPU-validated: after 885a506, f7c0e87 moved the capture query into
 # Stream.isCapturing (core; the ops call it), verify and the harness changed (CPU-tested); the device time ran out (192 s,
 # no machine could start). First: bundle HEAD, timeout 590 scripts/device-run.sh info tests (one H100), commit the record.
