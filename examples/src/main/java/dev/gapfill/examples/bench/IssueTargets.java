@@ -194,15 +194,11 @@ public final class IssueTargets {
         Predicate<Map<String, Object>> skinny = r -> num(r, "custom_us") != null && shape(r, "m") <= 16
                 && (double) shape(r, "k") * shape(r, "n") >= 16.0 * (1 << 20);
         List<Map<String, Object>> s = select(rows, skinny);
-        if (copyGBps != null && copyGBps > 0) {
-            // the issue's floor is the weight read alone: K·N bytes over the measured copy bandwidth (Int8MmBench's floor
-            // column also counts A and the output, a little larger)
-            out.add(floorAtEveryRow("M ≤ 16, K·N ≥ 16Mi: floor / custom ≥ 0.8 (weight-read floor: K·N bytes / the run's copy bandwidth)",
-                    weightFloorRows(s, copyGBps), 0.8, line));
-        } else {
-            out.add(floorAtEveryRow("M ≤ 16, K·N ≥ 16Mi: floor / custom ≥ 0.8 (the rows' floor column; the file has no copy bandwidth)",
-                    s, 0.8, line));
-        }
+        // the issue's floor is the weight read alone: K·N bytes over the copy bandwidth of the run that measured the row
+        // (Int8MmBench's floor column is A, W and the output over it, so the row's own bandwidth is bytes / floor; a row
+        // kept from an earlier run by --resume keeps its run's bandwidth, not this file's ceilings)
+        out.add(floorAtEveryRow("M ≤ 16, K·N ≥ 16Mi: floor / custom ≥ 0.8 (weight-read floor: K·N bytes / the copy bandwidth of the run that measured the row)",
+                weightFloorRows(s, copyGBps), 0.8, line));
         out.add(speedupAtEveryRow("… custom ≥ 1.3× the vendor at every point", s, 1.3, line));
         out.add(every("… custom ≥ 2× the F16 cuBLAS peer", select(s, r -> peer(r, "f16_cublas") != null),
                 r -> peer(r, "f16_cublas") / num(r, "custom_us"), 2.0, "×"));
@@ -211,13 +207,26 @@ public final class IssueTargets {
         out.add(autoWithin(rows, false));
     }
 
-    /** Copies of int8 rows whose floor and bytes are the weight read alone (K·N bytes at {@code copyGBps}). */
-    private static List<Map<String, Object>> weightFloorRows(List<Map<String, Object>> rows, double copyGBps) {
+    /**
+     * Copies of int8 rows whose floor and bytes are the weight read alone: K·N bytes at the bandwidth of the row's own
+     * floor column (its bytes / its floor, both from the run that measured it), or at {@code copyGBps} for a row without
+     * those columns; a row with neither keeps its floor column.
+     */
+    static List<Map<String, Object>> weightFloorRows(List<Map<String, Object>> rows, Double copyGBps) {
         List<Map<String, Object>> out = new ArrayList<>();
         for (Map<String, Object> r : rows) {
             Map<String, Object> c = new java.util.LinkedHashMap<>(r);
             double kn = (double) shape(r, "k") * shape(r, "n");
-            c.put("floor_us", kn / (copyGBps * 1e3));
+            Double floor = num(r, "floor_us");
+            Double bytes = num(r, "bytes");
+            if (floor != null && floor > 0 && bytes != null && bytes > 0) {
+                c.put("floor_us", floor * kn / bytes);
+            } else if (copyGBps != null && copyGBps > 0) {
+                c.put("floor_us", kn / (copyGBps * 1e3));
+            } else {
+                out.add(c);
+                continue;
+            }
             c.put("bytes", kn);
             c.put("written_bytes", 0.0);  // the bytes above are the weights alone: plainRead subtracts no output from them
             out.add(c);

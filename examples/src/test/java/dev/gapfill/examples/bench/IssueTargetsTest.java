@@ -135,16 +135,27 @@ class IssueTargetsTest {
         assertEquals(4, IssueTargets.issuePointsIn("depthwise_conv3x3", rows));
     }
 
-    @Test void theInt8FloorTargetIsTheWeightReadAtTheRunsCopyBandwidth() {
-        // K·N = 16 Mi bytes at 3000 GB/s: 5.59 µs; the row's floor column (A, W and out: 5.70 µs) would pass 7.0 µs at 81 %
-        List<Map<String, Object>> rows = List.of(row("I8->F16", shape("m", 16, "k", 4096, "n", 4096), 12.0, 7.0, 7.0, 5.70,
-                16_908_288, Map.of()));
-        Map<String, Object> ceilings = Map.of("copy_GBps", 3000.0);
-        IssueTargets.Result weight = IssueTargets.evaluate("int8_mm", rows, ceilings).get(0);
+    @Test void theInt8FloorTargetIsTheWeightReadAtTheCopyBandwidthOfTheRunThatMeasuredTheRow() {
+        // A, W and out: 16,908,288 bytes. Measured at 3000 GB/s its floor column is 5.636 µs and the weight read alone
+        // (K·N = 16 Mi bytes) 5.592 µs: 7.0 µs is 79.9 %, a miss, where the floor column would pass it at 80.5 %.
+        long bytes = 16_908_288;
+        double kn = 4096.0 * 4096;
+        Map<String, Object> here = row("I8->F16", shape("m", 16, "k", 4096, "n", 4096), 12.0, 7.0, 7.0, bytes / 3000e3, bytes, Map.of());
+        IssueTargets.Result weight = IssueTargets.evaluate("int8_mm", List.of(here), Map.of("copy_GBps", 3000.0)).get(0);
         assertFalse(weight.met(), weight.toString());
-        assertTrue(weight.target().contains("K·N bytes / the run's copy bandwidth"), weight.target());
-        assertEquals("0 of 1 rows (80–80 %)", weight.measured());  // 5.59 / 7.0 = 79.9 %
-        assertTrue(IssueTargets.evaluate("int8_mm", rows).get(0).met());  // without the bandwidth: the floor column, 81 %
+        assertTrue(weight.target().contains("K·N bytes / the copy bandwidth of the run that measured the row"), weight.target());
+        assertEquals("0 of 1 rows (80–80 %)", weight.measured());
+        // a row kept by --resume from a run that measured 2000 GB/s keeps that run's bandwidth, whatever this file's
+        // ceilings say: its weight floor is 8.389 µs, not the 5.592 µs of this run's 3000 GB/s
+        Map<String, Object> resumed = row("I8->F16", shape("m", 16, "k", 4096, "n", 4096), 12.0, 10.0, 10.0, bytes / 2000e3, bytes, Map.of());
+        List<Map<String, Object>> w = IssueTargets.weightFloorRows(List.of(resumed), 3000.0);
+        assertEquals(kn / 2000e3, (Double) w.get(0).get("floor_us"), 1e-4);  // the JSON keeps 6 digits of the floor
+        assertTrue(IssueTargets.evaluate("int8_mm", List.of(resumed), Map.of("copy_GBps", 3000.0)).get(0).met());  // 83.9 %
+        // a row without floor or bytes takes the file's copy bandwidth
+        Map<String, Object> bare = new java.util.LinkedHashMap<>(here);
+        bare.remove("floor_us");
+        bare.remove("bytes");
+        assertEquals(kn / 3000e3, (Double) IssueTargets.weightFloorRows(List.of(bare), 3000.0).get(0).get("floor_us"), 1e-9);
     }
 
     @Test void aGeomeanJustShortOfItsTargetIsNotRoundedUpToIt() {
