@@ -28,8 +28,9 @@ import java.util.function.Function;
  * calls on a few microseconds of GPU work each, so this time, not the kernels', can set the pace of an eager caller
  * (a CUDA graph replay removes it).
  *
- * <p>Method: {@value #WARM_CALLS} untimed calls per path, then {@value #BATCHES} batches of {@value #BATCH} calls, each batch
- * timed on the host clock from its first call to the return of its last (nothing waits for the GPU inside a batch,
+ * <p>Method: {@value #WARM_CALLS} untimed calls per path, then {@value #BATCHES} rounds, each of one batch of {@value #BATCH}
+ * calls per backend (interleaved, the first backend rotating from round to round), each batch timed on the host clock
+ * from its first call to the return of its last (nothing waits for the GPU inside a batch,
  * except the vendor grouped GEMM, which copies the offsets to the host: its figure includes that wait), then a
  * synchronisation; the row gives the median batch's µs per call, p10/p90 in the spread. No floor: these are host
  * costs. Results are not checked here (the op's own sweep checks the same calls at the same shapes' paths).
@@ -48,8 +49,10 @@ public final class HostOverheadBench implements BenchSuite {
 
     /** The sweep file's {@code method}: host time, not the CUDA-event timing of the other sweeps. */
     public static final String METHOD = "host clock (System.nanoTime) per call of the calling thread: " + WARM_CALLS + " untimed calls per path, then "
-            + BATCHES + " batches of " + BATCH + " calls, each timed from its first call to the return of its last, then a synchronisation;"
-            + " the median batch's us per call, p10/p90 in spread_p10_p90_us; the backends one after another (not interleaved);"
+            + BATCHES + " rounds of one batch of " + BATCH + " calls per backend, each batch timed from its first call to the return of its last,"
+            + " then a synchronisation;"
+            + " the median batch's us per call, p10/p90 in spread_p10_p90_us; the backends interleaved (each round one batch of every"
+            + " backend, the first one rotating);"
             + " no floor (host costs); results not checked here (each op's own sweep checks the same paths)";
 
     @Override public String op() { return "host_overhead"; }
@@ -191,25 +194,33 @@ public final class HostOverheadBench implements BenchSuite {
         Map<String, Double> peers = new LinkedHashMap<>();
         boolean hasVendor = !ONE_PATH.contains(c.op());
         Backend[] backends = hasVendor ? new Backend[] {Backend.VENDOR, Backend.CUSTOM, Backend.AUTO} : new Backend[] {Backend.CUSTOM};
-        for (Backend b : backends) {
-            Runnable call = c.call().apply(b);
+        Runnable[] calls = new Runnable[backends.length];
+        for (int j = 0; j < backends.length; j++) {
+            calls[j] = c.call().apply(backends[j]);
             for (int i = 0; i < WARM_CALLS; i++) {
-                call.run();
+                calls[j].run();
                 if (i % BATCH == BATCH - 1) {
                     ctx.stream().synchronize();
                 }
             }
             ctx.stream().synchronize();
-            double[] perCall = new double[BATCHES];
-            for (int r = 0; r < BATCHES; r++) {
+        }
+        // interleaved: each round times one batch of every backend, the first one rotating from round to round, so a
+        // change of the host's pace during the row (another process, a clock step, a GC) lands on every backend alike
+        double[][] perCall = new double[backends.length][BATCHES];
+        for (int r = 0; r < BATCHES; r++) {
+            for (int o = 0; o < backends.length; o++) {
+                int j = (r + o) % backends.length;
                 long t0 = System.nanoTime();
                 for (int i = 0; i < BATCH; i++) {
-                    call.run();
+                    calls[j].run();
                 }
-                perCall[r] = (System.nanoTime() - t0) / 1e3 / BATCH;
+                perCall[j][r] = (System.nanoTime() - t0) / 1e3 / BATCH;
                 ctx.stream().synchronize();
             }
-            t.put(b.name().toLowerCase(java.util.Locale.ROOT), Timing.of(perCall));
+        }
+        for (int j = 0; j < backends.length; j++) {
+            t.put(backends[j].name().toLowerCase(java.util.Locale.ROOT), Timing.of(perCall[j]));
         }
         Map<String, double[]> spread = new LinkedHashMap<>();
         t.forEach((name, x) -> spread.put(name, new double[] {x.p10Us(), x.p90Us()}));
