@@ -82,6 +82,9 @@ public final class BenchRunner {
         Map<String, Object> ceil = new LinkedHashMap<>();
         ceil.put("copy_GBps", ctx.ceilings().copyGBps());
         ceil.put("bf16_gemm_TFLOPs", ctx.ceilings().bf16GemmTflops());
+        if (ctx.flushMeasured()) {
+            ceil.put("flush_us", ctx.flushUs());  // one L2 flush's GPU time, what a path's host enqueue must fit in (BenchContext.extraFlushes)
+        }
         if (ctx.readLine() != null) {  // a plain read of S bytes after the flush: intercept + S / bandwidth (BenchContext.ReadLine)
             ceil.put("read_after_flush_us", ctx.readLine().interceptUs());
             ceil.put("read_after_flush_GBps", ctx.readLine().gbps());
@@ -94,7 +97,13 @@ public final class BenchRunner {
                     + ctx.reps() + " repetitions, rounded up to whole periods of the order, after the warm-up rounds (the first cases of each suite warm up for at least "
                     + dev.gapfill.examples.bench.BenchContext.COLD_WARMUP_MS + " ms), " + dev.gapfill.examples.bench.BenchContext.SHORT_CASE_FACTOR
                     + "x as many (whole periods of the order) where the fastest path's median over the first ones is under "
-                    + dev.gapfill.examples.bench.BenchContext.SHORT_CASE_US + " us (short cases time in two modes ~0.2 us apart); medians over all of them, p10/p90 in spread_p10_p90_us; large random inputs: one random block spread by shifting copies (RandomFill), not repeated as is");
+                    + dev.gapfill.examples.bench.BenchContext.SHORT_CASE_US + " us (short cases time in two modes ~0.2 us apart); medians over all of them, p10/p90 in spread_p10_p90_us; large random inputs: one random block spread by shifting copies (RandomFill), not repeated as is;"
+                    + " a path whose host enqueue (median of the warm-up) exceeds " + Math.round(100 * dev.gapfill.examples.bench.BenchContext.HEAD_START_SHARE)
+                    + " % of one flush's GPU time (ceilings.flush_us) gets up to " + dev.gapfill.examples.bench.BenchContext.MAX_EXTRA_FLUSHES
+                    + " extra flushes before its start event, so that its work is queued before the GPU reaches it (cases_with_head_start counts them)");
+            if (ctx.headStartCases() > 0) {
+                doc.put("cases_with_head_start", ctx.headStartCases());
+            }
         }
         List<Object> jr = new ArrayList<>();
         for (BenchRow r : rows) {

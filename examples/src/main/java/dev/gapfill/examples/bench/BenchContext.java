@@ -186,6 +186,7 @@ public final class BenchContext implements AutoCloseable {
     /** The row list a suite fills (starting from the resumed rows): each added row may trigger a checkpoint of the rows so far. */
     public List<BenchRow> rows(String op) {
         timedCasesInSuite = 0;
+        headStartCases = 0;
         List<BenchRow> earlier = resumed.rows(op);
         return new ArrayList<>(earlier) {
             private long last = System.nanoTime();
@@ -210,6 +211,59 @@ public final class BenchContext implements AutoCloseable {
                 }
             }
         };
+    }
+
+    /** Warm-up rounds whose host enqueue times decide a path's head start ({@link #extraFlushes}). */
+    static final int ENQUEUE_SAMPLES = 16;
+    /** A path whose enqueue takes more than this share of one flush's GPU time gets extra flushes before its start event. */
+    public static final double HEAD_START_SHARE = 0.75;
+    /** At most this many extra flushes: a path that waits for the GPU while it enqueues (a device-to-host copy) gains nothing from more. */
+    public static final int MAX_EXTRA_FLUSHES = 4;
+    /** Extra flushes per path of the case being timed (index as in {@link #timeInterleaved}'s names). */
+    private int[] headStart = new int[0];
+    private double flushUs = Double.NaN;
+    /** Cases of the current suite in which some path got extra flushes. */
+    private int headStartCases;
+
+    /** Cases timed in the current suite ({@link #rows(String)}) in which some path got extra flushes ({@link #extraFlushes}). */
+    public int headStartCases() { return headStartCases; }
+
+    /** Whether {@link #flushUs()} has been measured in this run. */
+    public boolean flushMeasured() { return !Double.isNaN(flushUs); }
+
+    /**
+     * Extra flushes to enqueue before a path's flush and start event, so that the host has queued the path's work before
+     * the GPU reaches it. The events time the GPU from the start event on; where the host takes longer to enqueue a path
+     * (a vendor composition of several library calls, on a slow host) than the GPU takes for the flush before it, the GPU
+     * waits between the start event and the path's first kernel and that wait is timed as the path's. 0 where the
+     * enqueue (median of the warm-up) is at most {@link #HEAD_START_SHARE} of a flush, else enough flushes to cover it
+     * with that margin, at most {@link #MAX_EXTRA_FLUSHES}. The flush leaves L2 in the same state however often it runs.
+     */
+    static int extraFlushes(double enqueueUs, double flushUs) {
+        if (!(flushUs > 0) || !(enqueueUs > HEAD_START_SHARE * flushUs)) {
+            return 0;
+        }
+        return (int) Math.min(MAX_EXTRA_FLUSHES, Math.ceil(enqueueUs / (HEAD_START_SHARE * flushUs)) - 1);
+    }
+
+    /** The GPU time of one {@link #flushL2} (median of 9, measured once per run), µs. */
+    public double flushUs() {
+        if (Double.isNaN(flushUs)) {
+            double[] t = new double[9];
+            try (Event a = new Event(device); Event b = new Event(device)) {
+                flushL2();
+                for (int i = 0; i < t.length; i++) {
+                    a.record(stream);
+                    flushL2();
+                    b.record(stream);
+                    t[i] = 1000.0 * b.elapsedMillisSince(a);
+                }
+            }
+            Arrays.sort(t);
+            flushUs = t[t.length / 2];
+            progress(String.format(java.util.Locale.ROOT, "L2 flush: %.1f us of GPU time", flushUs));
+        }
+        return flushUs;
     }
 
     /**
@@ -238,18 +292,41 @@ public final class BenchContext implements AutoCloseable {
         List<String> names = new ArrayList<>(paths.keySet());
         long warmStart = System.nanoTime();
         boolean cold = timedCasesInSuite++ < COLD_CASES;
+        int p = names.size();
+        // each path's host enqueue time in the warm-up rounds (the last ENQUEUE_SAMPLES of them), for its head start below
+        double[][] enqueueUs = new double[p][ENQUEUE_SAMPLES];
+        int rounds = 0;
         for (int w = 0; w < warmup || cold && w < COLD_WARMUP_MAX_ROUNDS
                 && System.nanoTime() - warmStart < COLD_WARMUP_MS * 1_000_000L; w++) {
-            for (String n : names) {
+            for (int i = 0; i < p; i++) {
                 flushL2();
-                paths.get(n).run();
+                long t0 = System.nanoTime();
+                paths.get(names.get(i)).run();
+                enqueueUs[i][w % ENQUEUE_SAMPLES] = (System.nanoTime() - t0) / 1e3;
             }
+            rounds++;
             if (cold) {
                 stream.synchronize();  // so the time bound counts GPU work too, not only the enqueue
             }
         }
         stream.synchronize();
-        int p = names.size();
+        headStart = new int[p];
+        if (rounds > 0) {
+            double flush = flushUs();
+            for (int i = 0; i < p; i++) {
+                double[] seen = Arrays.copyOf(enqueueUs[i], Math.min(rounds, ENQUEUE_SAMPLES));
+                Arrays.sort(seen);
+                headStart[i] = extraFlushes(seen[seen.length / 2], flush);
+                if (headStart[i] > 0 && Arrays.stream(headStart, 0, i).allMatch(x -> x == 0)) {
+                    headStartCases++;
+                }
+                if (headStart[i] > 0) {
+                    progress(String.format(java.util.Locale.ROOT, "  %s enqueues in %.1f us (median of the warm-up), over %.0f %% of the %.1f us flush:"
+                            + " %d extra flush%s before its start event", names.get(i), seen[seen.length / 2], 100 * HEAD_START_SHARE, flush,
+                            headStart[i], headStart[i] == 1 ? "" : "es"));
+                }
+            }
+        }
         double[][] us = new double[p][reps];
         Event[] start = new Event[p];
         Event[] end = new Event[p];
@@ -294,6 +371,9 @@ public final class BenchContext implements AutoCloseable {
         for (int r = from; r < to; r++) {
             for (int slot = 0; slot < p; slot++) {
                 int i = pathAt(r, slot, p);
+                for (int e = 0; e < headStart[i]; e++) {
+                    flushL2();
+                }
                 flushL2();
                 start[i].record(stream);
                 paths.get(names.get(i)).run();
