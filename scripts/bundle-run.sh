@@ -77,6 +77,9 @@ mkdir -p "$out/reports" "$out/validation" "$out/benchmarks"
 export LD_LIBRARY_PATH=${GAPFILL_CUDA_LIBS:+$GAPFILL_CUDA_LIBS:}/usr/local/cuda/lib64:/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 java="$here/jre/bin/java"
 . "$here/BUNDLE_INFO"
+# what the sweeps, the stress and the demo record as their commit: a dirty tree's results are another code's, so its
+# files say so ("<commit>-dirty") and bench --resume, which continues only files of the same commit string, keeps them apart
+code_commit=$commit; [ "${dirty:-}" = true ] && code_commit="$commit-dirty"
 cp_libs=$(ls "$here"/lib/*.jar | grep -v console-standalone | tr '\n' ':')
 cp_tests=$(ls -d "$here"/tests/*/ | sed 's#/$##' | tr '\n' ':')
 launcher=$(ls "$here"/lib/junit-platform-console-standalone-*.jar)
@@ -235,7 +238,7 @@ run_repeat() {
   [ "$bad" -eq 0 ] || rc=1
 }
 run_stress() {
-  GAPFILL_COMMIT=$commit timeout "${STRESS_TIMEOUT:-520}" "$java" $jopts -cp "$cp_libs" dev.gapfill.examples.GapfillCli stress \
+  GAPFILL_COMMIT=$code_commit timeout "${STRESS_TIMEOUT:-520}" "$java" $jopts -cp "$cp_libs" dev.gapfill.examples.GapfillCli stress \
     --seconds "${STRESS_SECONDS:-300}" --out "$out/stress.json" > "$out/stress.log" 2>&1
   echo "stress: exit $?"; grep -E '"(ops|wrong_results|errors|memory_back_to_baseline)"' "$out/stress.log" | tr -s ' ' | tr '\n' ' '; echo
 }
@@ -287,22 +290,25 @@ for step in $steps; do
         cp -r "$BENCH_RESUME_FROM"/. "$out/benchmarks/" && bench_resume="--resume"
       fi
       if [ -n "${BENCH_OPS:-}" ]; then
-        # one process per op, each with its own time limit (op:seconds); a sweep cut off keeps its checkpointed rows
+        # one process per op, each with its own time limit (op:seconds); a sweep cut off keeps its checkpointed rows.
+        # Each op's history also names the ops of this step that ran before it (the machine ran them just before).
+        op_history=$machine_history
         for spec in $BENCH_OPS; do
           op=${spec%%:*}; lim=${spec##*:}; t0=$(date +%s)
-          GAPFILL_COMMIT=$commit timeout "$lim" "$java" $jopts -cp "$cp_libs" dev.gapfill.examples.GapfillCli bench --op "$op" \
+          GAPFILL_MACHINE_HISTORY="$op_history" GAPFILL_COMMIT=$code_commit timeout "$lim" "$java" $jopts -cp "$cp_libs" dev.gapfill.examples.GapfillCli bench --op "$op" \
             --out "$out/benchmarks" $bench_resume ${BENCH_ARGS:-} > "$out/bench-$op.log" 2>&1
           brc=$?
-          rows=$(grep -o '"op"' "$out"/benchmarks/*/"$op".json 2>/dev/null | wc -l)
+          rows=$(grep -o '"regime"' "$out"/benchmarks/*/"$op".json 2>/dev/null | wc -l)  # once a row ("op" is also a key of host_overhead's shapes)
           echo "bench $op: exit $brc$( [ $brc -eq 124 ] && echo ' (time limit: incomplete sweep)'), $(( $(date +%s) - t0 ))s, $rows rows"
           [ $brc -eq 0 ] || rc=1
+          op_history="${op_history:+$op_history;}$(date -u +%Y-%m-%dT%H:%M:%SZ) ${commit:0:12} bench $spec (this step)"
         done
       else
-        GAPFILL_COMMIT=$commit timeout "${BENCH_TIMEOUT:-400}" "$java" $jopts -cp "$cp_libs" dev.gapfill.examples.GapfillCli bench --out "$out/benchmarks" $bench_resume ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log" | grep -vE "^\s*$" | tail -60
+        GAPFILL_COMMIT=$code_commit timeout "${BENCH_TIMEOUT:-400}" "$java" $jopts -cp "$cp_libs" dev.gapfill.examples.GapfillCli bench --out "$out/benchmarks" $bench_resume ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log" | grep -vE "^\s*$" | tail -60
         [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
       fi ;;
     demo)
-      GAPFILL_COMMIT=$commit timeout "${DEMO_TIMEOUT:-300}" "$java" $jopts -cp "$cp_libs" dev.gapfill.examples.GapfillCli demo --out "$out/demo" ${DEMO_ARGS:-} 2>&1 | tee "$out/demo.log" | tail -30
+      GAPFILL_COMMIT=$code_commit timeout "${DEMO_TIMEOUT:-300}" "$java" $jopts -cp "$cp_libs" dev.gapfill.examples.GapfillCli demo --out "$out/demo" ${DEMO_ARGS:-} 2>&1 | tee "$out/demo.log" | tail -30
       [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
     *) echo "unknown step $step"; rc=2 ;;
   esac

@@ -94,10 +94,13 @@ public final class BenchRunner {
             doc.put("method", dev.gapfill.examples.bench.HostOverheadBench.METHOD);
         } else {
             doc.put("method", "CUDA events on one stream; L2 flushed (a read of 4x L2, leaving clean lines) before every repetition; paths interleaved in a balanced order that changes every repetition (Williams design: each path follows every other equally often); "
-                    + ctx.reps() + " repetitions, rounded up to whole periods of the order, after the warm-up rounds (the first cases of each suite warm up for at least "
+                    + (ctx.hasFixedReps() ? ctx.reps() + " repetitions in every case (fixed: not extended for short cases, not rounded to periods of the order), after the warm-up rounds (the first cases of each suite warm up for at least "
+                        + dev.gapfill.examples.bench.BenchContext.COLD_WARMUP_MS + " ms); medians over them,"
+                    : ctx.reps() + " repetitions, rounded up to whole periods of the order, after the warm-up rounds (the first cases of each suite warm up for at least "
                     + dev.gapfill.examples.bench.BenchContext.COLD_WARMUP_MS + " ms), " + dev.gapfill.examples.bench.BenchContext.SHORT_CASE_FACTOR
                     + "x as many (whole periods of the order) where the fastest path's median over the first ones is under "
-                    + dev.gapfill.examples.bench.BenchContext.SHORT_CASE_US + " us (short cases time in two modes ~0.2 us apart); medians over all of them, p10/p90 in spread_p10_p90_us; large random inputs: one random block spread by shifting copies (RandomFill), not repeated as is;"
+                    + dev.gapfill.examples.bench.BenchContext.SHORT_CASE_US + " us (short cases time in two modes ~0.2 us apart); medians over all of them,")
+                    + " p10/p90 in spread_p10_p90_us; large random inputs: one random block spread by shifting copies (RandomFill), not repeated as is;"
                     + " a path whose host enqueue (median of the warm-up) exceeds " + Math.round(100 * dev.gapfill.examples.bench.BenchContext.HEAD_START_SHARE)
                     + " % of one flush's GPU time (ceilings.flush_us) gets up to " + dev.gapfill.examples.bench.BenchContext.MAX_EXTRA_FLUSHES
                     + " extra flushes before its start event, so that its work is queued before the GPU reaches it (cases_with_head_start counts them)");

@@ -146,6 +146,8 @@ final class ChartCmd implements Callable<Integer> {
     /** The first {@code n} characters of a commit id, or all of it when shorter ("unknown" where none was set). */
     static String shortCommit(Object commit, int n) {
         String c = String.valueOf(commit);
-        return c.substring(0, Math.min(n, c.length()));
+        String dirty = c.endsWith("-dirty") ? "-dirty" : "";  // a bundle built from a modified tree (scripts/bundle-run.sh)
+        c = c.substring(0, c.length() - dirty.length());
+        return c.substring(0, Math.min(n, c.length())) + dirty;
     }
 }

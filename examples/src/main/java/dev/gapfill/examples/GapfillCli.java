@@ -56,7 +56,11 @@ public final class GapfillCli implements Runnable {
     }
 
     /** Runs benchmark sweeps. */
-    @Command(name = "bench", description = "Run benchmark sweeps and write docs/benchmarks/<gpu>/<op>.json and .md.")
+    @Command(name = "bench", description = "Run benchmark sweeps and write docs/benchmarks/<gpu>/<op>.json and .md.",
+            exitCodeListHeading = "Exit codes:%n",
+            exitCodeList = {"0:every case measured and checked", "1:an error stopped a sweep", "2:bad arguments (an unknown --op included)",
+                    "3:no usable GPU (the CPU reference check ran instead; nothing was benchmarked)",
+                    "4:a case failed its correctness check (its row is written, marked failed)"})
     static final class Bench implements Callable<Integer> {
         @CommandLine.Spec CommandLine.Model.CommandSpec spec;
         @Option(names = "--op", split = ",", description = "ops to run (default: all): ${COMPLETION-CANDIDATES}")
@@ -73,13 +77,23 @@ public final class GapfillCli implements Runnable {
         @Option(names = "--commit", description = "git commit the code was built from (default: $GAPFILL_COMMIT)")
         String commit = System.getenv().getOrDefault("GAPFILL_COMMIT", "unknown");
 
+        /** Exit code of a run without a usable GPU (nothing benchmarked), and of one whose cases failed their check. */
+        static final int NO_GPU = 3, CHECK_FAILED = 4;
+
         @Override public Integer call() throws Exception {
             PrintWriter o = spec.commandLine().getOut();
+            List<String> known = BenchSuites.all().stream().map(BenchSuite::op).toList();
+            for (String op : ops) {
+                if (!known.contains(op)) {  // a misspelt op ran nothing and exited 0
+                    throw new CommandLine.ParameterException(spec.commandLine(), "--op: no sweep named '" + op + "'; the sweeps: " + known);
+                }
+            }
             if (!Gpu.available()) {
                 o.println("No usable GPU: " + Gpu.status().reason());
-                o.println("Benchmarks need a GPU; running the CPU reference check instead (gapfill verify).");
+                o.println("Benchmarks need a GPU; running the CPU reference check instead (gapfill verify). Nothing was benchmarked.");
                 o.flush();
-                return new VerifyCmd().callWith(o, 1);
+                int verify = new VerifyCmd().callWith(o, 1);
+                return verify != 0 ? verify : NO_GPU;  // a bench step on a host whose GPU did not come up must not pass
             }
             int failed = 0;
             long t0 = System.nanoTime();
@@ -107,6 +121,12 @@ public final class GapfillCli implements Runnable {
                         continue;
                     }
                     List<BenchRow> rows = s.run(ctx);
+                    if (rows.isEmpty() && !dtypes.isEmpty()) {
+                        // --dtype F32 over every op: gqa_decode and grouped_gemm have no F32 case; an empty file marked
+                        // complete would replace a published one when copied back
+                        o.println("no " + s.op() + " case of " + ctx.dtypeFilter() + ": no file written");
+                        continue;
+                    }
                     BenchRunner.writeResults(out, ctx, s, rows, commit);
                     for (BenchRow r : rows) {
                         if (r.check() != null && !r.check().pass()) {
@@ -121,7 +141,7 @@ public final class GapfillCli implements Runnable {
                 o.println(failed + " benchmark cases FAILED their correctness check");
             }
             o.flush();
-            return failed == 0 ? 0 : 2;
+            return failed == 0 ? 0 : CHECK_FAILED;
         }
     }
 

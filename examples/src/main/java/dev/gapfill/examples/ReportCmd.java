@@ -90,7 +90,7 @@ final class ReportCmd implements Callable<Integer> {
         for (Path f : files) {
             Map<String, Object> doc = docs.get(f);
             String c = String.valueOf(doc.get("commit"));
-            byCommit.computeIfAbsent(c.substring(0, Math.min(12, c.length())), k -> new ArrayList<>())
+            byCommit.computeIfAbsent(ChartCmd.shortCommit(c, 12), k -> new ArrayList<>())
                     .add(f.getParent().getFileName() + "/" + f.getFileName());
         }
         if (byCommit.size() > 1) {

@@ -47,6 +47,21 @@ class BenchFilesTest {
     }
 
     @SuppressWarnings("unchecked")
+    @Test void aRowWhoseCheckMetANaNSurvivesItsJsonRoundTrip() {
+        // the check of an output holding NaN has max_rel_err +Inf, written as null: bench --resume read it with an NPE
+        BenchRow r = row("F16", 512, 16, 5.0);
+        BenchRow failed = new BenchRow(r.op(), r.dtype(), r.shape(), r.regime(), r.vendorUs(), r.customUs(), r.autoUs(), r.autoBackend(),
+                r.floorUs(), r.bytes(), r.flops(), r.peers(), r.spread(),
+                new BenchRow.Check("reference", false, Long.MAX_VALUE, Double.POSITIVE_INFINITY, false));
+        String json = Json.write(failed.toJson());
+        assertTrue(json.replace(" ", "").contains("\"max_rel_err\":null"), json);
+        BenchRow back = BenchRow.fromJson((Map<String, Object>) JsonReader.parse(json));
+        assertEquals(Double.POSITIVE_INFINITY, back.check().maxRelErr());
+        assertFalse(back.check().pass());
+        assertEquals(json, Json.write(back.toJson()));
+    }
+
+    @SuppressWarnings("unchecked")
     @Test void resumedRowsAnswerByDtypeAndShapeValues() {
         ResumedRows done = new ResumedRows();
         List<BenchRow> earlier = List.of(row("F16", 512, 16, 5.0), row("BF16", 2048, 32, 6.0));
@@ -80,6 +95,19 @@ class BenchFilesTest {
         String bmm = md.substring(md.indexOf("## bmm"), md.indexOf("## int8_mm"));
         assertTrue(bmm.contains("**Incomplete sweep**"), bmm);
         assertFalse(md.substring(md.indexOf("## int8_mm")).contains("**Incomplete sweep**"), md);
+    }
+
+    @Test void anUnknownOpIsAUsageErrorAndABenchWithoutAGpuDoesNotPass() {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine cli = new CommandLine(new GapfillCli());
+        cli.setOut(new PrintWriter(out));
+        cli.setErr(new PrintWriter(err));
+        assertEquals(2, cli.execute("bench", "--op", "bmm,gqa_decod"), out::toString);  // before: ran nothing, exit 0
+        assertTrue(err.toString().contains("no sweep named 'gqa_decod'"), err::toString);
+        org.junit.jupiter.api.Assumptions.assumeFalse(dev.gapfill.core.Gpu.available(), "a GPU host would run the sweep");
+        assertEquals(3, cli.execute("bench", "--op", "elementwise"), out::toString);  // before: the CPU check's 0
+        assertTrue(out.toString().contains("Nothing was benchmarked"), out::toString);
     }
 
     private static void write(Path f, String commit, boolean complete) throws Exception {

@@ -60,6 +60,7 @@ class BundleRunScriptTest {
                 + "while True: time.sleep(0.1)' \"$@\"; fi\n"
                 + "[ -n \"${FAKE_TESTS:-}\" ] && echo \"[ $FAKE_TESTS tests successful ]\"\n"
                 + "case \" $* \" in *\" bench \"*) printf '%s\\n' \"${GAPFILL_MACHINE_HISTORY-unset}\" >> '" + tmp.resolve("bench-history.log") + "';; esac\n"
+                + "case \" $* \" in *\" bench \"*) printf '%s\\n' \"${GAPFILL_COMMIT-unset}\" >> '" + tmp.resolve("bench-commit.log") + "';; esac\n"
                 // one write per call: the repeat step runs two fake JVMs at once, whose argument lists must not interleave
                 + "args=$(printf '%s\\n' \"$@\"); printf '%s\\n' \"$args\" >> '" + javaLog + "'\n");
         bin = tmp.resolve("bin");
@@ -375,6 +376,24 @@ class BundleRunScriptTest {
         List<String> all = Files.readAllLines(tmp.resolve("machine-history"));
         assertEquals(3, all.size(), all.toString());
         assertTrue(all.get(2).endsWith(" bench --op gqa_decode"), all.get(2));
+    }
+
+    @Test
+    void eachOpOfABenchOpsStepIsToldTheOpsBeforeItAndADirtyTreesSweepsSaySo() throws Exception {
+        run(tmp.resolve("o1"), Map.of("BENCH_OPS", "bmm:30 int8_mm:20 moe_route:10"), "bench");
+        List<String> seen = Files.readAllLines(tmp.resolve("bench-history.log"));
+        assertEquals(3, seen.size(), seen.toString());
+        assertEquals("", seen.get(0), "a freshly started machine has no history");
+        assertTrue(seen.get(1).matches("\\S+Z 0123456789ab bench bmm:30 \\(this step\\)"), seen.get(1));
+        String[] third = seen.get(2).split(";");
+        assertEquals(2, third.length, seen.get(2));
+        assertTrue(third[1].endsWith(" bench int8_mm:20 (this step)"), seen.get(2));
+        assertEquals(List.of(COMMIT, COMMIT, COMMIT), Files.readAllLines(tmp.resolve("bench-commit.log")));
+        // a bundle of a modified tree: its sweeps' commit is marked, so --resume never mixes them with a clean build's
+        Files.writeString(bundle.resolve("BUNDLE_INFO"), "commit=" + COMMIT + "\ndirty=true\n");
+        run(tmp.resolve("o2"), Map.of("BENCH_OPS", "bmm:30"), "bench");
+        List<String> commits = Files.readAllLines(tmp.resolve("bench-commit.log"));
+        assertEquals(COMMIT + "-dirty", commits.get(commits.size() - 1));
     }
 
     @Test

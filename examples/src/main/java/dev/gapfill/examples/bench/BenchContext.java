@@ -144,6 +144,9 @@ public final class BenchContext implements AutoCloseable {
      * Every case gets exactly {@code reps} repetitions, no {@link #SHORT_CASE_FACTOR} extension: for the demo and the
      * lessons, whose text names their count (one repetition per decode step), and for TimingBiasProbe.
      */
+    /** Whether every case gets exactly {@code reps} repetitions ({@link #fixedReps()}). */
+    public boolean hasFixedReps() { return fixedReps; }
+
     public BenchContext fixedReps() {
         this.fixedReps = true;
         return this;

@@ -99,8 +99,13 @@ public record BenchRow(String op, String dtype, Map<String, Object> shape, Strin
         Check check = null;
         Object c = m.get("check");
         if (c instanceof Map<?, ?> cm && !cm.isEmpty()) {
-            check = new Check((String) cm.get("against"), Boolean.TRUE.equals(cm.get("bit_exact")), ((Number) cm.get("max_ulp")).longValue(),
-                    ((Number) cm.get("max_rel_err")).doubleValue(), Boolean.TRUE.equals(cm.get("pass")));
+            // a check that met a NaN or an infinity has max_rel_err +Inf (and may have max_ulp Long.MAX_VALUE), which the JSON
+            // writes as null: read back as those values, not as a NullPointerException that stopped bench --resume
+            Object ulp = cm.get("max_ulp");
+            Object rel = cm.get("max_rel_err");
+            check = new Check((String) cm.get("against"), Boolean.TRUE.equals(cm.get("bit_exact")),
+                    ulp == null ? Long.MAX_VALUE : ((Number) ulp).longValue(),
+                    rel == null ? Double.POSITIVE_INFINITY : ((Number) rel).doubleValue(), Boolean.TRUE.equals(cm.get("pass")));
         }
         return new BenchRow((String) m.get("op"), (String) m.get("dtype"), shape, (String) m.get("regime"), num(m.get("vendor_us")),
                 num(m.get("custom_us")), num(m.get("auto_us")), (String) m.get("auto_backend"), ((Number) m.get("floor_us")).doubleValue(),
