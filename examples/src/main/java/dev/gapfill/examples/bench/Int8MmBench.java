@@ -159,15 +159,21 @@ public final class Int8MmBench implements BenchSuite {
         for (int s = 0; s < 64; s++) {
             int i = r.nextInt(m);
             int j = r.nextInt(n);
-            long sum = 0;
-            for (int q = 0; q < k; q++) {
-                sum += ha[i * k + q] * hw[(int) ((long) j * k + q)];
-            }
+            long sum = exactSum(ha, hw, i, j, k);
             if (sum != got[i * n + j]) {
                 return false;
             }
         }
         return true;
+    }
+
+    /** The exact dot product of row {@code i} of A and row {@code j} of W (both [·, k], int8). */
+    private static long exactSum(byte[] ha, byte[] hw, int i, int j, int k) {
+        long sum = 0;
+        for (int q = 0; q < k; q++) {
+            sum += ha[i * k + q] * hw[(int) ((long) j * k + q)];
+        }
+        return sum;
     }
 
     /** Whether no element is NaN (the float outputs' poison). */
@@ -197,10 +203,7 @@ public final class Int8MmBench implements BenchSuite {
         for (int s = 0; s < 64; s++) {
             int i = r.nextInt(m);
             int j = r.nextInt(n);
-            long sum = 0;
-            for (int q = 0; q < k; q++) {
-                sum += ha[i * k + q] * hw[(int) ((long) j * k + q)];
-            }
+            long sum = exactSum(ha, hw, i, j, k);
             double prod = sum * aScale[i] * wScale[j];
             double b = bias == null ? 0 : bias[j];
             double exact = prod + b;
