@@ -17,10 +17,14 @@ public final class CudaDevice {
     private static final class ThreadState {
         /** cudaGetDevice's out-parameter (no native allocation per call). */
         final int[] current = new int[1];
+        /** cuCtxGetDevice's out-parameter. */
+        final int[] contextDevice = new int[1];
         /**
          * Bit d set once this thread has called cudaSetDevice(d) (ordinals below 64; higher ones call it every time):
          * cudaGetDevice answers 0 on a fresh thread without making any context current, and the driver-API launches and
          * module loads then fail with an invalid context, so a thread's first activation of a device always sets it.
+         * For a virtual thread the bit is the virtual thread's, but the current context is its carrier's (an OS thread
+         * it may have left since), so a set bit is trusted only while a context of the device is current.
          */
         long contextSet;
     }
@@ -59,7 +63,9 @@ public final class CudaDevice {
      * remembering what it set last: another library on the same thread (ONNX Runtime's CUDA provider, PyTorch, the
      * caller's own {@code cudaSetDevice}) may have moved it since, and a launch into another device's context fails.
      * It sets the device when it differs, and on a thread's first activation of it (a fresh thread reads device 0 with
-     * no context current), and leaves it current afterwards.
+     * no context current), and leaves it current afterwards. On a virtual thread it makes the device current on the
+     * carrier thread it runs on now (CUDA's current context belongs to the OS thread); a virtual thread that blocks
+     * between this call and its CUDA calls may resume on another carrier, so activate again after blocking.
      */
     public void activate() {
         CudaException sticky = stickyCause;
@@ -71,12 +77,21 @@ public final class CudaDevice {
             throw again;
         }
         ThreadState t = THREAD.get();
-        CudaErrors.check(cudart.cudaGetDevice(t.current), "cudaGetDevice");
+        check(cudart.cudaGetDevice(t.current), "cudaGetDevice");
         long bit = ordinal < 64 ? 1L << ordinal : 0;
-        if (t.current[0] != ordinal || (t.contextSet & bit) == 0) {
-            CudaErrors.check(cudart.cudaSetDevice(ordinal), "cudaSetDevice(" + ordinal + ")");  // makes its primary context current
+        if (t.current[0] != ordinal || (t.contextSet & bit) == 0 || !contextCurrent(t)) {
+            check(cudart.cudaSetDevice(ordinal), "cudaSetDevice(" + ordinal + ")");  // makes its primary context current
             t.contextSet |= bit;
         }
+    }
+
+    /**
+     * Whether a context of this device is current on the OS thread running the caller: a virtual thread that set the
+     * device on one carrier may now run on another, where no context (cudaGetDevice then answers 0) is current. Any
+     * failure (no context: CUDA_ERROR_INVALID_CONTEXT) answers false, and the caller sets the device.
+     */
+    private boolean contextCurrent(ThreadState t) {
+        return cudart.cuCtxGetDevice(t.contextDevice) == 0 && t.contextDevice[0] == ordinal;
     }
 
     /** Runs a status check and latches sticky errors so that later calls fail fast. */

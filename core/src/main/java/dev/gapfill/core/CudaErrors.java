@@ -20,6 +20,7 @@ public final class CudaErrors {
             719, // launch failure
             721, // tensor memory leak ("any further CUDA work will return the same error")
             226, // contained ("the process must be terminated and relaunched")
+            911, // external device ("any further CUDA work will return the same error")
             999  // unknown
     );
     private static final int OUT_OF_MEMORY = 2;

@@ -120,6 +120,9 @@ public final class Gpu {
 
     /** Runtime state of a CUDA {@link Device}. */
     public static CudaDevice device(Device d) {
+        if (d == null) {
+            throw new ArgumentException("device", "a CUDA device", "null");
+        }
         if (!d.isCuda()) {
             throw new ArgumentException("device", "a CUDA device", d.toString());
         }

@@ -124,7 +124,10 @@ public final class Stream implements AutoCloseable {
      * Safe at any time: an ended thread cannot queue more work. A failure found in an ended thread's work (a fault
      * it left on its stream, possibly on another device than the caller's) does not fail the caller: it is latched on
      * that device as usual (sticky errors make the device fail fast from then on), logged, and the other streams are
-     * still released; the failed stream is destroyed unless its context is gone.
+     * still released. A stream is destroyed only once synchronized: one whose synchronization failed without a sticky
+     * error (another thread captures a graph in global mode) may still have work queued, so it is kept, still usable
+     * by the frees ordered on it, and a later call retries it; after a sticky error it is forgotten, not destroyed (its
+     * context is gone).
      */
     public static int releaseEndedThreads() {
         if (ALL_DEFAULTS.stream().allMatch(td -> td.owner.isAlive())) {
@@ -138,25 +141,33 @@ public final class Stream implements AutoCloseable {
             }
             synchronized (td.life) {
                 // a leased stream (a held plan runs on it) stays until its leases close; a later call releases it
-                if (td.life.leases == 0 && ALL_DEFAULTS.remove(td)) {
-                    td.life.destroyed = true;
-                    if (td.device.stickyCause() == null) {
-                        try {
-                            td.device.activate();
-                            td.device.check(cudart.cudaStreamSynchronize(td.handle), "cudaStreamSynchronize(an ended thread's default stream)");
-                        } catch (CudaException e) {
-                            LOG.warn("the default stream of ended thread '{}' on {} reported an error; releasing it anyway",
-                                    td.owner.getName(), td.device.device(), e);
-                        }
+                if (td.life.leases != 0 || !ALL_DEFAULTS.contains(td)) {
+                    continue;  // leased, or released by a concurrent call
+                }
+                if (td.device.stickyCause() == null) {
+                    try {
+                        td.device.activate();
+                        td.device.check(cudart.cudaStreamSynchronize(td.handle), "cudaStreamSynchronize(an ended thread's default stream)");
+                    } catch (CudaException e) {
                         if (td.device.stickyCause() == null) {
-                            int rc = cudart.cudaStreamDestroy(td.handle);
-                            if (rc != 0) {
-                                LOG.warn("cudaStreamDestroy(an ended thread's default stream) on {}: status {}", td.device.device(), rc);
-                            }
+                            // its work may not be done: destroying it would let the frees ordered on it run early
+                            LOG.warn("the default stream of ended thread '{}' on {} could not be synchronized; kept for a later release",
+                                    td.owner.getName(), td.device.device(), e);
+                            continue;
+                        }
+                        LOG.warn("the default stream of ended thread '{}' on {} reported an error; releasing it",
+                                td.owner.getName(), td.device.device(), e);
+                    }
+                    if (td.device.stickyCause() == null) {
+                        int rc = cudart.cudaStreamDestroy(td.handle);
+                        if (rc != 0) {
+                            LOG.warn("cudaStreamDestroy(an ended thread's default stream) on {}: status {}", td.device.device(), rc);
                         }
                     }
-                    n++;
                 }
+                ALL_DEFAULTS.remove(td);
+                td.life.destroyed = true;
+                n++;
             }
         }
         return n;
@@ -210,31 +221,44 @@ public final class Stream implements AutoCloseable {
      * stream lives on). Holds the stream's lifecycle lock, so the library's calls from other threads
      * ({@link #freeIfOpen}, {@link #synchronizeIfOpen}) either finish before the stream is destroyed or find it closed.
      * An owned stream that is being captured into a CUDA graph is not closed: a {@link GapfillException} says to end the
-     * capture first, and the stream and its capture stay as they were.
+     * capture first, and the stream and its capture stay as they were. An owned stream is marked closed only once its
+     * work is done and it is destroyed, or once its device has a sticky error (the context, its work with it, is gone;
+     * the error is thrown after): where the synchronization or the destruction fails otherwise (another thread captures
+     * a graph in global mode, {@code cudaErrorStreamCaptureImplicit}), the error is thrown and the stream stays open and
+     * usable, so that close() can be called again later; until then the memory of tensors last used on it is freed in
+     * its order, after its work.
      */
     @Override public void close() {
         synchronized (life) {
             if (closed) {
                 return;
             }
-            boolean destroy = owned && !life.destroyed && device.stickyCause() == null;
-            if (destroy && isCapturing()) {
-                // synchronizing would invalidate the caller's capture and fail, and the stream would then be marked
-                // destroyed without being destroyed: refuse, leaving the capture valid and the stream open
-                throw new GapfillException("cannot close " + this + " while it is capturing a CUDA graph: end the capture"
-                        + " (cudaStreamEndCapture) first, then close the stream");
-            }
-            try {
-                if (destroy) {
+            if (owned && !life.destroyed && device.stickyCause() == null) {
+                try {
+                    if (isCapturing()) {
+                        // synchronizing would invalidate the caller's capture and fail: refuse, leaving the capture valid
+                        // and the stream open
+                        throw new GapfillException("cannot close " + this + " while it is capturing a CUDA graph: end the"
+                                + " capture (cudaStreamEndCapture) first, then close the stream");
+                    }
                     synchronize();
                     device.check(cudart.cudaStreamDestroy(handle), "cudaStreamDestroy");
-                }
-            } finally {
-                closed = true;
-                if (owned) {
-                    life.destroyed = true;
+                } catch (RuntimeException e) {
+                    if (device.stickyCause() != null) {
+                        markClosed();  // nothing left to wait for or to destroy
+                    }
+                    throw e;  // otherwise its work may not be done: it stays open for a later close()
                 }
             }
+            markClosed();
+        }
+    }
+
+    /** Marks this object closed, and an owned stream destroyed; under the lifecycle lock. */
+    private void markClosed() {
+        closed = true;
+        if (owned) {
+            life.destroyed = true;
         }
     }
 

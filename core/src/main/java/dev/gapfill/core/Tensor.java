@@ -100,7 +100,9 @@ public final class Tensor implements AutoCloseable {
          * the free is ordered after the work of every stream, not only the last (reads on two streams, then close).
          * A stream seen before costs a scan of at most {@value #MAX_EARLIER} entries and a volatile write (no lock, no
          * allocation: tensors used on alternating streams stay on the fast path). A new stream past
-         * {@value #MAX_EARLIER} has the oldest one synchronized and forgotten.
+         * {@value #MAX_EARLIER} has the oldest one synchronized, then forgotten. Where that synchronization throws,
+         * {@code stream} is recorded all the same (its work is queued already) and the oldest is kept, so that the free
+         * still waits for its work; the failure is thrown after.
          */
         void record(Stream stream) {
             Stream last = lastStream;
@@ -111,7 +113,6 @@ public final class Tensor implements AutoCloseable {
                 lastStream = stream;
                 return;
             }
-            Stream drained = null;
             synchronized (this) {
                 last = lastStream;
                 java.util.ArrayList<Stream> e = new java.util.ArrayList<>(earlier.length + 2);
@@ -126,14 +127,17 @@ public final class Tensor implements AutoCloseable {
                 if (!known(e, stream)) {
                     e.add(stream);
                 }
-                if (e.size() > MAX_EARLIER) {
-                    drained = e.remove(0);
+                try {
+                    if (e.size() > MAX_EARLIER) {
+                        // synchronized before it is forgotten: a stream dropped first and then failing to synchronize
+                        // would leave the free unordered after its work
+                        e.get(0).synchronizeIfOpen();
+                        e.remove(0);
+                    }
+                } finally {
+                    earlier = e.toArray(NO_STREAMS);
+                    lastStream = stream;
                 }
-                earlier = e.toArray(NO_STREAMS);
-                lastStream = stream;
-            }
-            if (drained != null) {
-                drained.synchronizeIfOpen();
             }
         }
 

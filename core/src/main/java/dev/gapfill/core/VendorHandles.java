@@ -286,11 +286,18 @@ public final class VendorHandles {
         }
     }
 
-    /** The exception for a failed cuDNN status: out of memory where the library could not allocate. */
+    /**
+     * The exception for a failed cuDNN status: out of memory where the library could not allocate device memory. cuDNN 9
+     * splits allocation failures: 4004 is device memory, 4003 host memory (CUDNN_STATUS_ALLOC_FAILED is a deprecated
+     * alias of 4003), which freeing tensors does not help.
+     */
     static CudaException dnnError(int status, String name, String where) {
-        if (status == 4003 /* CUDNN_STATUS_ALLOC_FAILED */) {
+        if (status == 4004 /* CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED */) {
             return new DeviceOutOfMemoryException(CudaException.Library.CUDNN, status, name, where, -1,
                     "cuDNN could not allocate device memory");
+        }
+        if (status == 4003 /* CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED */) {
+            return new CudaException(CudaException.Library.CUDNN, status, name, where, "cuDNN could not allocate host memory");
         }
         return new CudaException(CudaException.Library.CUDNN, status, name, where, "");
     }

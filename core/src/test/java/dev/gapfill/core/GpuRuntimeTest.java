@@ -323,6 +323,69 @@ class GpuRuntimeTest {
         assertNull(cd.stickyCause());
     }
 
+    /**
+     * While another thread captures a CUDA graph in global mode, this thread's synchronization of its own stream may be
+     * refused (a capture status, not sticky). close() must then throw and leave the stream open and usable, not mark it
+     * destroyed with its work queued and its native stream leaked; once the capture ended, close() succeeds. Where the
+     * driver allows the synchronization, close() simply succeeds.
+     */
+    @Test void aStreamWhoseCloseIsRefusedByAForeignGlobalCaptureStaysOpen() throws Exception {
+        CudaDevice cd = Gpu.device(gpu);
+        Stream s = Stream.create(gpu);
+        Tensor t = Tensor.empty(gpu, DType.I32, s, 1 << 20);  // allocated before the capture: no allocation during it
+        t.fillBytes(0x01, s);
+        java.util.concurrent.CountDownLatch begun = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+        Throwable[] failure = new Throwable[1];
+        Thread capturer = new Thread(() -> {
+            Stream c = Stream.create(gpu);
+            try {
+                cd.activate();
+                cd.check(org.bytedeco.cuda.global.cudart.cudaStreamBeginCapture(c.handle(),
+                        org.bytedeco.cuda.global.cudart.cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+                begun.countDown();
+                done.await();
+                org.bytedeco.cuda.cudart.CUgraph_st graph = new org.bytedeco.cuda.cudart.CUgraph_st();
+                // the refused call may have invalidated the capture: ending it then fails, and ends it all the same
+                org.bytedeco.cuda.global.cudart.cudaStreamEndCapture(c.handle(), graph);
+                if (!graph.isNull()) {
+                    org.bytedeco.cuda.global.cudart.cudaGraphDestroy(graph);
+                }
+                org.bytedeco.cuda.global.cudart.cudaGetLastError();
+                c.close();
+            } catch (Throwable e) {
+                failure[0] = e;
+                begun.countDown();
+            }
+        }, "global-capturer");
+        capturer.start();
+        begun.await();
+        boolean refused;
+        try {
+            s.close();
+            refused = false;
+        } catch (CudaException e) {
+            refused = true;
+            assertFalse(e instanceof StickyCudaException, e.toString());
+            assertFalse(s.isClosed(), "a close refused without a sticky error leaves the stream open: " + e);
+        } finally {
+            done.countDown();
+            capturer.join();
+        }
+        if (failure[0] != null) {
+            throw new AssertionError("the capturing thread failed: " + failure[0], failure[0]);
+        }
+        org.bytedeco.cuda.global.cudart.cudaGetLastError();  // the refusal's status, not to be seen by a later call
+        if (refused) {
+            t.fillBytes(0x02, s);  // still usable
+            s.close();
+        }
+        assertTrue(s.isClosed());
+        assertEquals(refused ? 0x02020202 : 0x01010101, t.toIntArray()[12345]);
+        t.close();
+        assertNull(cd.stickyCause());
+    }
+
     /** Timing between events names what is wrong with them (null, ordering-only) before any CUDA call. */
     @Test void timingRefusesEventsThatCannotBeTimed() {
         try (Stream s = Stream.create(gpu); Event a = new Event(gpu); Event b = new Event(gpu); Event order = Event.forOrdering(gpu)) {

@@ -25,6 +25,15 @@ class GpuStatusTest {
         }
     }
 
+    /** A null device is refused naming the argument, before any probe (with or without a GPU), like a CPU one. */
+    @Test void aNullOrHostDeviceIsRefusedByName() {
+        for (org.junit.jupiter.api.function.Executable call : new org.junit.jupiter.api.function.Executable[] {
+                () -> Gpu.device((Device) null), () -> Stream.create(null), () -> Stream.perThread(null),
+                () -> Gpu.device(Device.CPU)}) {
+            assertEquals("device", assertThrows(ArgumentException.class, call).argument());
+        }
+    }
+
     @Test void slugsAreStable() {
         assertEquals("h100", DeviceInfo.h100ForTests().slug());
         assertEquals("a100", DeviceInfo.a100ForTests().slug());
