@@ -49,7 +49,13 @@ import java.util.Set;
  * fragments; any alignment; F32 with m, n, k ≤ 16 and neither operand transposed by in-order FFMA), and its
  * {@code bmm_frag32_*} entries for F16/BF16 up to 32 with even row lengths and B per matrix (one to four warps per
  * matrix; {@link BmmHeuristics#useFrag32}), and {@code bmm/bmm_gemv} for m = 1 or n = 1 above 16 with 16-byte aligned
- * tensors (a batched matrix-vector product that streams the matrix once; {@link BmmHeuristics#useGemv}).
+ * tensors (a batched matrix-vector product that streams the matrix once; {@link BmmHeuristics#useGemv}), and on
+ * compute capability 9.0 {@code bmm/bmm_wg} for F16/BF16 with m, n, k ≤ 128, B per matrix, A, B and C on 16 bytes, the
+ * stored row lengths and n multiples of 4 and each operand a multiple of 16 bytes (warpgroup MMA, {@code wgmma}, which
+ * reads both operands from 128-byte-swizzled shared-memory tiles: one matrix per block of two warpgroups at a time, the
+ * next matrix's copy in flight while the current one computes; its only real image is the sm_90a SASS), from
+ * {@link BmmHeuristics#WG_MIN_WARP_TILES} output tiles of 32 × 32 ({@link BmmHeuristics#WG_EIGHT_BYTE_MIN_WARP_TILES}
+ * where the rows are 8-byte but not 16-byte multiples; {@link BmmHeuristics#useWg}).
  * AUTO asks {@link BmmHeuristics}.
  *
  * @throws ArgumentException          on invalid arguments (named), before anything is launched

@@ -93,7 +93,13 @@ public final class GroupedGemm {
     public enum VendorPath {
         /** cublasGemmEx per non-empty group (fp32 C when an epilogue follows). The VENDOR default. */
         LOOP,
-        /** One cublasGemmGroupedBatchedEx call (C in the input dtype; cuBLAS ≥ 12.5). A peer, for comparison. */
+        /**
+         * One cublasGemmGroupedBatchedEx call (C in the input dtype, so the GEMM result is rounded to the dtype before
+         * the epilogue; cuBLAS ≥ 12.5). Runs wherever the vendor backend runs with this option. AUTO also chooses it
+         * without the option ({@link GroupedGemmHeuristics#decide}): on devices other than compute capability 9.0, above
+         * 64 rows per group on more than 16 groups with SwiGLU or K·N ≥ 4M, where each group's GEMM is too small for
+         * the loop (fewer than 300 rows, or under 4 GFLOP).
+         */
         GROUPED_BATCHED
     }
 
@@ -184,7 +190,11 @@ public final class GroupedGemm {
      * @throws ArgumentException         on a closed tensor, wrong rank/shape/dtype/device, non-contiguous or misaligned tensor,
      *                                   out overlapping an input, sizes the vendor passes' 32-bit indexing cannot reach,
      *                                   or VENDOR requested under CUDA-graph capture
-     * @throws UnsupportedShapeException CUSTOM requested for a shape the kernel does not take (K % 8, N % 8, G > 4096, sm &lt; 80)
+     * @throws UnsupportedShapeException CUSTOM requested for a shape the kernel does not take (K % 8; N % 8, or N % 16 with
+     *                                   SwiGLU, so that N_out % 8 = 0; G > 4096; sm &lt; 80; the smallest tile's shared
+     *                                   memory over the device's limit) or with x or w not 16-byte aligned; or, under
+     *                                   CUDA-graph capture, an AUTO call whose vendor choice the custom kernel cannot
+     *                                   replace for those reasons
      */
     public static void run(Tensor x, Tensor w, Tensor offsets, Options o, Tensor out, Stream stream) {
         Dims d = validate(x, w, offsets, o, out);
