@@ -130,8 +130,8 @@ public final class BenchRunner {
         sb.append("| dtype | shape | regime | vendor | custom | auto (choice) | floor | speedup | floor/custom | check |\n");
         sb.append("|---|---|---|---:|---:|---|---:|---:|---:|---|\n");
         for (BenchRow r : rows) {
-            sb.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s (%s) | %.1f | %s | %s | %s |\n", r.dtype(), shapeText(r.shape()),
-                    r.regime(), fmt(r.vendorUs()), fmt(r.customUs()), fmt(r.autoUs()), r.autoBackend(), r.floorUs(),
+            sb.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s (%s) | %s | %s | %s | %s |\n", r.dtype(), shapeText(r.shape()),
+                    r.regime(), fmt(r.vendorUs()), fmt(r.customUs()), fmt(r.autoUs()), r.autoBackend(), r.floorUs() > 0 ? fmt(r.floorUs()) : "–",
                     Double.isNaN(r.speedup()) ? "–" : String.format(Locale.ROOT, "%.2f×", r.speedup()),
                     Double.isNaN(r.fractionOfFloor()) ? "–" : String.format(Locale.ROOT, "%.0f %%", 100 * r.fractionOfFloor()),
                     r.check() == null ? "–" : (r.check().pass() ? "pass" : "FAIL") + (r.check().bitExact() ? ", bit-exact" : "")));

@@ -99,7 +99,8 @@ final class ChartCmd implements Callable<Integer> {
 
     /** num / den, or null (not drawn) where the row lacks either. */
     static Double ratio(Double num, Double den) {
-        return num != null && den != null ? num / den : null;
+        // a floor of 0 is "no floor" (host_overhead's rows: host time has none), not a 0 % fraction
+        return num != null && den != null && num > 0 && den > 0 ? num / den : null;
     }
 
     /** Characters of a row's label on the bar chart; the whole shape is in the row's line of {@code <op>.md}. */

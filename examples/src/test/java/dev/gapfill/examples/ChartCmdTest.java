@@ -17,6 +17,7 @@ class ChartCmdTest {
         assertNull(ChartCmd.ratio(null, 2.0));
         assertNull(ChartCmd.ratio(3.0, null));
         assertEquals(1.5, ChartCmd.ratio(3.0, 2.0));
+        assertNull(ChartCmd.ratio(0.0, 7.6), "a floor of 0 (host_overhead) is no floor, not 0 %");
     }
 
     @Test void longShapesAreCutAndShortOnesKept() {

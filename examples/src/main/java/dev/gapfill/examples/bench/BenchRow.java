@@ -46,7 +46,7 @@ public record BenchRow(String op, String dtype, Map<String, Object> shape, Strin
     /** floor / custom (or floor / auto where no custom). */
     public double fractionOfFloor() {
         Double t = customUs != null ? customUs : autoUs;
-        return t == null ? Double.NaN : floorUs / t;
+        return t == null || !(floorUs > 0) ? Double.NaN : floorUs / t;  // a floor of 0: none (host_overhead's host times)
     }
 
     /** This row as a JSON object in the schema-1 layout. */
