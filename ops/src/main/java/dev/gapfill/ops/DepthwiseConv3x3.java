@@ -159,11 +159,11 @@ public final class DepthwiseConv3x3 {
             }
         }
 
-        /** H' = ceil(H / s). */
-        public int outH() { return (h + stride - 1) / stride; }
+        /** H' = ceil(H / s), written so that H = 2^31 − 1 does not wrap. */
+        public int outH() { return (h - 1) / stride + 1; }
 
-        /** W' = ceil(W / s). */
-        public int outW() { return (w + stride - 1) / stride; }
+        /** W' = ceil(W / s), written so that W = 2^31 − 1 does not wrap. */
+        public int outW() { return (w - 1) / stride + 1; }
 
         public long[] inputShape() { return layout == Layout.NCHW ? new long[] {n, c, h, w} : new long[] {n, h, w, c}; }
 

@@ -78,7 +78,7 @@ public final class DepthwiseConv3x3Heuristics {
         }
         Grid g = p.layout() == Layout.NHWC ? nhwcGrid(p, info.smCount()) : nchwGrid(p, nchwVectorWidth(p), info.smCount());
         // the kernels index threads with 32-bit unsigned arithmetic; keep a signed margin
-        if (g.blocks() * BLOCK > Integer.MAX_VALUE) {
+        if (g.blocks() < 1 || g.blocks() * BLOCK > Integer.MAX_VALUE) {
             return "more than 2^31 threads (" + g.threads() + ") for 32-bit indexing";
         }
         return null;
@@ -265,7 +265,7 @@ public final class DepthwiseConv3x3Heuristics {
     public static Grid nhwcGrid(Problem p, int sms) {
         int cpt = nhwcChannelsPerThread(p);
         int wc = nhwcColumnsPerThread(p);
-        long groups = (p.c() + cpt - 1) / cpt;
+        long groups = (p.c() + (long) cpt - 1) / cpt;  // in long: C = 2^31 − 1 wrapped
         int cb = nhwcChunk(groups);
         long perStrip = (long) p.n() * ((groups + cb - 1) / cb) * cb * ((p.outW() + (long) wc - 1) / wc);
         int rps = rowsPerStrip(p.outH(), NHWC_ROWS, perStrip, sms);
@@ -510,7 +510,7 @@ public final class DepthwiseConv3x3Heuristics {
         int wcol = cfg.wc;
         int h = p.outH();
         int wd = p.outW();
-        int groups = (p.c() + cpt - 1) / cpt;
+        int groups = (int) ((p.c() + (long) cpt - 1) / cpt);  // in long: C = 2^31 − 1 wrapped
         int cgs = Math.min(groups, cfg.maxGroups());
         int chunks = (groups + cgs - 1) / cgs;
         int twsMax = (int) Math.max(1, Math.min(BLOCK / cgs, (wd + (long) wcol - 1) / wcol));

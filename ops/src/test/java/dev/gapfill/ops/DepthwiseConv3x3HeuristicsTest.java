@@ -463,6 +463,33 @@ class DepthwiseConv3x3HeuristicsTest {
         assertTrue(n.threads() > 0 && n.blocks() > 0, n.toString());
     }
 
+    @Test void aDimensionOf2To31MinusOneAtStrideTwoOrAsChannelsDoesNotWrap() {
+        // each admitted (N·C·H·W = 2^31 − 1 elements): (h + 1) / 2 and (C + cpt − 1) / cpt wrapped in int, and the
+        // negative grid passed the launch-limit check, so AUTO chose a launch that failed as "internal: bad grid"
+        int max = Integer.MAX_VALUE;
+        DeviceInfo h100 = DeviceInfo.h100ForTests();
+        Problem wideS2 = p(DType.F16, Layout.NCHW, 1, 1, 1, max, 2);
+        assertEquals(1 << 30, wideS2.outW());
+        assertEquals(1, wideS2.outH());
+        assertEquals(1 << 30, p(DType.F32, Layout.NHWC, 1, 1, max, 1, 2).outH());
+        for (Problem pr : new Problem[] {wideS2, p(DType.F32, Layout.NHWC, 1, 1, 1, max, 2), p(DType.F16, Layout.NHWC, 1, max, 1, 1, 2),
+                p(DType.F32, Layout.NHWC, 1, max, 1, 1, 1), p(DType.F16, Layout.NHWC, 1, max, 1, 1, 1), p(DType.BF16, Layout.NHWC, 1, max, 1, 1, 1)}) {
+            String why = DepthwiseConv3x3Heuristics.customUnsupported(pr, h100);
+            if (why == null) {  // custom: a grid the launch takes
+                Decision d = DepthwiseConv3x3Heuristics.decide(pr, h100);
+                assertEquals(Backend.CUSTOM, d.backend(), pr.toString());
+                if (pr.layout() == Layout.NHWC && !DepthwiseConv3x3Heuristics.useRing(pr)) {
+                    DepthwiseConv3x3Heuristics.Grid g = DepthwiseConv3x3Heuristics.nhwcGrid(pr, h100.smCount());
+                    assertTrue(g.blocks() > 0 && g.threads() > 0, pr + ": " + g);
+                }
+                if (DepthwiseConv3x3Heuristics.useRing(pr)) {
+                    DepthwiseConv3x3Heuristics.RingGrid g = DepthwiseConv3x3Heuristics.ringGrid(pr, h100);
+                    assertTrue(g.blocks() > 0, pr + ": " + g);
+                }
+            }
+        }
+    }
+
     @Test void beyond32BitThreadIndexingGoesToTheVendor() {
         Problem huge = p(DType.F32, Layout.NCHW, 65536, 1024, 64, 64, 1);
         assertNotNull(DepthwiseConv3x3Heuristics.customUnsupported(huge, DeviceInfo.h100ForTests()));
