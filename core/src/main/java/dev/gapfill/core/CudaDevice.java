@@ -17,8 +17,8 @@ public final class CudaDevice {
     private static final class ThreadState {
         /** cudaGetDevice's out-parameter (no native allocation per call). */
         final int[] current = new int[1];
-        /** cuCtxGetDevice's out-parameter. */
-        final int[] contextDevice = new int[1];
+        /** cuCtxGetDevice's out-parameter: native, so the check that runs on every call copies no Java array. */
+        final org.bytedeco.javacpp.IntPointer contextDevice = Pointers.outliveScopes(new org.bytedeco.javacpp.IntPointer(1));
         /**
          * Bit d set once this thread has called cudaSetDevice(d) (ordinals below 64; higher ones call it every time):
          * cudaGetDevice answers 0 on a fresh thread without making any context current, and the driver-API launches and
@@ -91,7 +91,7 @@ public final class CudaDevice {
      * failure (no context: CUDA_ERROR_INVALID_CONTEXT) answers false, and the caller sets the device.
      */
     private boolean contextCurrent(ThreadState t) {
-        return cudart.cuCtxGetDevice(t.contextDevice) == 0 && t.contextDevice[0] == ordinal;
+        return cudart.cuCtxGetDevice(t.contextDevice) == 0 && t.contextDevice.get() == ordinal;
     }
 
     /** Runs a status check and latches sticky errors so that later calls fail fast. */

@@ -31,6 +31,8 @@ public final class Stream implements AutoCloseable {
         final CudaDevice device;
         final CUstream_st handle;
         final Life life = new Life();
+        /** Set (under {@code life}) once a release found this stream unsynchronizable: later retries log at debug level. */
+        boolean syncFailed;
 
         ThreadDefault(Thread owner, CudaDevice device, CUstream_st handle) {
             this.owner = owner;
@@ -147,12 +149,31 @@ public final class Stream implements AutoCloseable {
                 if (td.device.stickyCause() == null) {
                     try {
                         td.device.activate();
+                        org.bytedeco.javacpp.IntPointer status = CAPTURE_STATUS.get();
+                        td.device.check(cudart.cudaStreamIsCapturing(td.handle, status), "cudaStreamIsCapturing(an ended thread's default stream)");
+                        if (status.get() != cudart.cudaStreamCaptureStatusNone) {
+                            // the thread ended inside a capture of its own stream: no other thread can end that capture,
+                            // so the stream can never be synchronized or destroyed; forget it (its native stream leaks)
+                            LOG.warn("the default stream of ended thread '{}' on {} is still capturing a CUDA graph; forgotten without"
+                                    + " being destroyed", td.owner.getName(), td.device.device());
+                            ALL_DEFAULTS.remove(td);
+                            td.life.destroyed = true;
+                            n++;
+                            continue;
+                        }
                         td.device.check(cudart.cudaStreamSynchronize(td.handle), "cudaStreamSynchronize(an ended thread's default stream)");
                     } catch (CudaException e) {
                         if (td.device.stickyCause() == null) {
-                            // its work may not be done: destroying it would let the frees ordered on it run early
-                            LOG.warn("the default stream of ended thread '{}' on {} could not be synchronized; kept for a later release",
-                                    td.owner.getName(), td.device.device(), e);
+                            // its work may not be done: destroying it would let the frees ordered on it run early. Warned
+                            // once per stream: every thread's first perThread call retries it
+                            if (!td.syncFailed) {
+                                td.syncFailed = true;
+                                LOG.warn("the default stream of ended thread '{}' on {} could not be synchronized; kept for a later release",
+                                        td.owner.getName(), td.device.device(), e);
+                            } else {
+                                LOG.debug("the default stream of ended thread '{}' on {} still could not be synchronized: {}",
+                                        td.owner.getName(), td.device.device(), e.toString());
+                            }
                             continue;
                         }
                         LOG.warn("the default stream of ended thread '{}' on {} reported an error; releasing it",
@@ -246,6 +267,8 @@ public final class Stream implements AutoCloseable {
                 } catch (RuntimeException e) {
                     if (device.stickyCause() != null) {
                         markClosed();  // nothing left to wait for or to destroy
+                    } else {
+                        cudart.cudaGetLastError();  // a refused sync's status, not left for the next caller of cudaGetLastError
                     }
                     throw e;  // otherwise its work may not be done: it stays open for a later close()
                 }

@@ -128,7 +128,7 @@ public final class Tensor implements AutoCloseable {
                     e.add(stream);
                 }
                 try {
-                    if (e.size() > MAX_EARLIER) {
+                    while (e.size() > MAX_EARLIER) {  // more than one over after an earlier failure below
                         // synchronized before it is forgotten: a stream dropped first and then failing to synchronize
                         // would leave the free unordered after its work
                         e.get(0).synchronizeIfOpen();

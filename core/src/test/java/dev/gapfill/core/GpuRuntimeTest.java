@@ -338,8 +338,9 @@ class GpuRuntimeTest {
         java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
         Throwable[] failure = new Throwable[1];
         Thread capturer = new Thread(() -> {
-            Stream c = Stream.create(gpu);
+            Stream c = null;
             try {
+                c = Stream.create(gpu);
                 cd.activate();
                 cd.check(org.bytedeco.cuda.global.cudart.cudaStreamBeginCapture(c.handle(),
                         org.bytedeco.cuda.global.cudart.cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
@@ -359,7 +360,8 @@ class GpuRuntimeTest {
             }
         }, "global-capturer");
         capturer.start();
-        begun.await();
+        assertTrue(begun.await(60, java.util.concurrent.TimeUnit.SECONDS), "the capturing thread began its capture");
+        assertNull(failure[0], () -> "the capturing thread failed: " + failure[0]);
         boolean refused;
         try {
             s.close();
