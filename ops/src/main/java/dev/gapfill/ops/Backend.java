@@ -31,11 +31,15 @@ public enum Backend {
         if (p == null || p.isBlank()) {
             return AUTO;
         }
+        Backend b;
         try {
-            Backend b = valueOf(p.trim().toUpperCase(Locale.ROOT));
-            return b == REFERENCE ? AUTO : b;
+            b = valueOf(p.trim().toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
             throw new ArgumentException(PROPERTY, "one of auto, vendor, custom", p);
         }
+        if (b == REFERENCE) {  // was read as AUTO without a word: the reference runs for CPU tensors only
+            throw new ArgumentException(PROPERTY, "one of auto, vendor, custom (the reference runs for CPU tensors, whatever the backend)", p);
+        }
+        return b;
     }
 }

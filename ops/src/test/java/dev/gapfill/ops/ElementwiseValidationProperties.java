@@ -78,6 +78,8 @@ class ElementwiseValidationProperties {
             assertEquals(Backend.CUSTOM, Backend.resolve(Backend.CUSTOM));
             System.setProperty(Backend.PROPERTY, "nonsense");
             assertEquals(Backend.PROPERTY, assertThrows(ArgumentException.class, () -> Backend.resolve(Backend.AUTO)).argument());
+            System.setProperty(Backend.PROPERTY, "reference");  // was taken as AUTO without a word
+            assertEquals(Backend.PROPERTY, assertThrows(ArgumentException.class, () -> Backend.resolve(Backend.AUTO)).argument());
         } finally {
             System.clearProperty(Backend.PROPERTY);
         }
