@@ -205,7 +205,15 @@ public final class MoeRoute {
 
     private MoeRoute() {}
 
-    /** Routes on the per-thread stream into new tensors. */
+    /**
+     * Routes on the per-thread stream into new tensors.
+     *
+     * @throws ArgumentException naming the argument, before any allocation or launch: {@code logits} closed, not 2-D,
+     *         not F32/F16/BF16, not contiguous, or with more than {@value #MAX_EXPERTS} experts; {@code options} null,
+     *         a null score, a null or REFERENCE backend, k outside [1, min(E, {@value #MAX_TOP_K})], or T·k over
+     *         2^31 − 1025
+     * @throws UnsupportedShapeException where VENDOR is requested (no vendor library implements the routing)
+     */
     public static Routing route(Tensor logits, Options options) {
         Checks.open("logits", logits);
         Checks.rank("logits", logits, 2);
@@ -224,7 +232,14 @@ public final class MoeRoute {
         return r;
     }
 
-    /** Routes into caller-supplied outputs on {@code stream} (null: per-thread). Allocates nothing; graph-capturable. */
+    /**
+     * Routes into caller-supplied outputs on {@code stream} (null: per-thread). Allocates nothing; graph-capturable.
+     *
+     * @throws ArgumentException naming the argument, before any launch: as {@link #route(Tensor, Options)}, and
+     *         {@code out} null or its tensors not shaped, typed or placed for these logits and k, or overlapping
+     *         each other or the logits, or {@code stream} closed or on another device
+     * @throws UnsupportedShapeException where VENDOR is requested
+     */
     public static void route(Tensor logits, Options options, Routing out, Stream stream) {
         Checks.open("logits", logits);
         Checks.rank("logits", logits, 2);
