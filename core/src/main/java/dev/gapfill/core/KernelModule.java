@@ -15,7 +15,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * with {@code cuModuleLoadData}; its functions are looked up once and cached.
  */
 public final class KernelModule {
-    private static final String ROOT = "/dev/gapfill/cuda/";
+    /**
+     * Where the kernel build puts the fatbins, .params and INDEX (in gapfill-cuda-native's jar). Read through the class
+     * loader, not {@code KernelModule.class.getResource}: on the module path that searches core's own module only, and
+     * every kernel would be missing.
+     */
+    private static final String ROOT = "dev/gapfill/cuda/";
     private static final Map<String, KernelModule> MODULES = new ConcurrentHashMap<>();
 
     private final String name;
@@ -37,14 +42,27 @@ public final class KernelModule {
 
     /** True if the fatbin resource is present in the jar (it always is in a correct build). */
     public static boolean isBundled(String name) {
-        return KernelModule.class.getResource(ROOT + name + ".fatbin") != null;
+        return resource(ROOT + name + ".fatbin") != null;
+    }
+
+    private static ClassLoader loader() {
+        ClassLoader l = KernelModule.class.getClassLoader();
+        return l != null ? l : ClassLoader.getSystemClassLoader();
+    }
+
+    private static java.net.URL resource(String path) {
+        return loader().getResource(path);
+    }
+
+    private static InputStream stream(String path) {
+        return loader().getResourceAsStream(path);
     }
 
     public String name() { return name; }
 
     /** Names of every module bundled in the jar, from the index the kernel build writes. */
     public static java.util.List<String> bundled() {
-        try (InputStream in = KernelModule.class.getResourceAsStream(ROOT + "INDEX")) {
+        try (InputStream in = stream(ROOT + "INDEX")) {
             if (in == null) {
                 return java.util.List.of();
             }
@@ -58,9 +76,9 @@ public final class KernelModule {
     private byte[] image() {
         byte[] img = image;
         if (img == null) {
-            try (InputStream in = KernelModule.class.getResourceAsStream(ROOT + name + ".fatbin")) {
+            try (InputStream in = stream(ROOT + name + ".fatbin")) {
                 if (in == null) {
-                    throw new GapfillException("kernel image " + ROOT + name + ".fatbin is missing from the classpath: "
+                    throw new GapfillException("kernel image /" + ROOT + name + ".fatbin is missing from the classpath: "
                             + "gapfill-cuda-native must be on the classpath (built with nvcc)");
                 }
                 img = in.readAllBytes();
@@ -80,7 +98,7 @@ public final class KernelModule {
         Map<String, int[]> p = params;
         if (p == null) {
             p = new java.util.HashMap<>();
-            try (InputStream in = KernelModule.class.getResourceAsStream(ROOT + name + ".params")) {
+            try (InputStream in = stream(ROOT + name + ".params")) {
                 if (in != null) {
                     for (String line : new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).split("\n")) {
                         String[] f = line.trim().split("\\s+");
@@ -95,7 +113,7 @@ public final class KernelModule {
                     }
                 }
             } catch (IOException | NumberFormatException e) {
-                throw new GapfillException("could not read the kernel parameter list " + ROOT + name + ".params", e);
+                throw new GapfillException("could not read the kernel parameter list /" + ROOT + name + ".params", e);
             }
             p = java.util.Collections.unmodifiableMap(p);
             params = p;
