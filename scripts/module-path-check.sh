@@ -14,13 +14,13 @@ for m in core cuda-native ops verify; do
   [ "$got" = "${want[$m]}" ] || { echo "module-path: $j describes as '$got', not ${want[$m]}"; exit 1; }
   mp="$mp${mp:+:}$j"
 done
-# the third-party modules core needs to link KernelModule (no native library is loaded)
+# the third-party modules and their linux-x86_64 native jars (JavaCPP loads its own JNI library; no GPU is used)
 deps=$(./mvnw -B -q -pl core dependency:build-classpath -Dmdep.outputFile=/dev/stdout -Dmdep.includeScope=compile 2>/dev/null \
-  | tr ':' '\n' | grep -E '/(slf4j-api|javacpp|cuda)-[0-9][^/]*\.jar$' | grep -v -- '-linux-' | paste -sd: -)
+  | tr ':' '\n' | grep -E '/(slf4j-api|javacpp|cuda)-[0-9][^/]*\.jar$' | paste -sd: -)
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/src/smoke"
 cat > "$work/src/module-info.java" <<'J'
-module smoke { requires dev.gapfill.core; }
+module smoke { requires dev.gapfill.ops; }
 J
 cat > "$work/src/smoke/Main.java" <<'J'
 package smoke;
@@ -32,10 +32,27 @@ public final class Main {
         if (k.size() != Integer.parseInt(a[0]) || !all) {
             throw new AssertionError("expected " + a[0] + " kernel modules on the module path");
         }
+        // ops' caches reach core through ServiceLoader (META-INF/services of an automatic module)
+        java.util.Map<String, Integer> caches = dev.gapfill.core.Resources.cacheSizes(null);
+        System.out.println("op caches: " + caches.keySet());
+        if (caches.size() != Integer.parseInt(a[1])) {
+            throw new AssertionError("expected " + a[1] + " op caches registered on the module path, found " + caches.keySet());
+        }
+        // an op call on the CPU reference (no GPU is needed, none is asked for)
+        try (dev.gapfill.core.Tensor x = dev.gapfill.core.Tensor.of(dev.gapfill.core.Device.CPU, dev.gapfill.core.DType.F32, new float[] {1, 2, 3, 4}, 4);
+             dev.gapfill.core.Tensor y = dev.gapfill.core.Tensor.of(dev.gapfill.core.Device.CPU, dev.gapfill.core.DType.F32, new float[] {1, 1, 1, 1}, 4)) {
+            try (dev.gapfill.core.Tensor z = dev.gapfill.ops.Elementwise.scaleAdd(x, y, 2f, 1f)) {
+                float[] r = z.toFloatArray();
+                if (r[3] != 9f) {
+                    throw new AssertionError("scaleAdd on the CPU gave " + java.util.Arrays.toString(r));
+                }
+            }
+        }
     }
 }
 J
 javac -d "$work/out" --module-path "$mp:$deps" "$work/src/module-info.java" "$work/src/smoke/Main.java"
 n=$(unzip -p "$(jar_of cuda-native)" dev/gapfill/cuda/INDEX | grep -c .)
-java --module-path "$mp:$deps:$work/out" --add-modules ALL-MODULE-PATH -m smoke/smoke.Main "$n"
-echo "module-path: core, cuda, ops and verify named; $n kernel modules found through the module path"
+caches=$(unzip -p "$(jar_of ops)" META-INF/services/dev.gapfill.core.Resources\$Cache | grep -c .)
+java --module-path "$mp:$deps:$work/out" --add-modules ALL-MODULE-PATH -m smoke/smoke.Main "$n" "$caches"
+echo "module-path: core, cuda, ops and verify named; $n kernel modules and $caches op caches found, an op ran on the CPU"
