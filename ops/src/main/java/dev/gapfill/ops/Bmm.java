@@ -10,7 +10,6 @@ import dev.gapfill.core.Gpu;
 import dev.gapfill.core.InitcheckAid;
 import dev.gapfill.core.KernelArgs;
 import dev.gapfill.core.KernelModule;
-import dev.gapfill.core.Pointers;
 import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.core.UnsupportedShapeException;
@@ -19,7 +18,6 @@ import dev.gapfill.ops.reference.BmmReference;
 import org.bytedeco.cuda.cublas.cublasContext;
 import org.bytedeco.cuda.global.cublas;
 import org.bytedeco.cuda.global.cudart;
-import org.bytedeco.javacpp.FloatPointer;
 
 import java.lang.ref.Reference;
 import java.util.EnumSet;
@@ -69,8 +67,6 @@ public final class Bmm {
     private static final KernelModule WG_MODULE = KernelModule.of("bmm/bmm_wg");
     private static final KernelModule GEMV_MODULE = KernelModule.of("bmm/bmm_gemv");
     // Host scalars for cuBLAS (pointer mode host), allocated once and never written after.
-    private static final FloatPointer ONE = Pointers.outliveScopes(new FloatPointer(1f));
-    private static final FloatPointer ZERO = Pointers.outliveScopes(new FloatPointer(0f));
 
     /** Arithmetic of F32 problems. */
     public enum Precision {
@@ -393,15 +389,15 @@ public final class Bmm {
         InitcheckAid.beforeVendorWrite(out, st);
         if (s.sharedB() && !s.transA() && s.batch() * s.m() <= Integer.MAX_VALUE) {
             int rows = (int) (s.batch() * s.m());  // A as one [batch*m, k] row-major matrix
-            int rc = cublas.cublasGemmEx(h, opB, cublas.CUBLAS_OP_N, n, rows, k, ONE, pb, type, ldb, pa, type, k, ZERO, pc, type, n,
+            int rc = cublas.cublasGemmEx(h, opB, cublas.CUBLAS_OP_N, n, rows, k, HostConstants.ONE_F32, pb, type, ldb, pa, type, k, HostConstants.ZERO_F32, pc, type, n,
                     compute, cublas.CUBLAS_GEMM_DEFAULT);
             if (rc != 0) {  // the message is built only on failure: nothing allocated per call on the hot path
                 VendorHandles.checkBlas(dev, rc, "cublasGemmEx(bmm folded " + s + ")");
             }
             return;
         }
-        int rc = cublas.cublasGemmStridedBatchedEx(h, opB, opA, n, m, k, ONE, pb, type, ldb, s.sharedB() ? 0L : (long) k * n, pa, type,
-                lda, (long) m * k, ZERO, pc, type, n, (long) m * n, (int) s.batch(), compute, cublas.CUBLAS_GEMM_DEFAULT);
+        int rc = cublas.cublasGemmStridedBatchedEx(h, opB, opA, n, m, k, HostConstants.ONE_F32, pb, type, ldb, s.sharedB() ? 0L : (long) k * n, pa, type,
+                lda, (long) m * k, HostConstants.ZERO_F32, pc, type, n, (long) m * n, (int) s.batch(), compute, cublas.CUBLAS_GEMM_DEFAULT);
         if (rc != 0) {
             VendorHandles.checkBlas(dev, rc, "cublasGemmStridedBatchedEx(bmm " + s + ")");
         }

@@ -10,7 +10,6 @@ import dev.gapfill.core.Gpu;
 import dev.gapfill.core.InitcheckAid;
 import dev.gapfill.core.KernelArgs;
 import dev.gapfill.core.KernelModule;
-import dev.gapfill.core.Pointers;
 import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.core.VendorHandles;
@@ -24,7 +23,6 @@ import org.bytedeco.cuda.cudnn.cudnnConvolutionStruct;
 import org.bytedeco.cuda.cudnn.cudnnFilterStruct;
 import org.bytedeco.cuda.cudnn.cudnnTensorStruct;
 import org.bytedeco.cuda.global.cudart;
-import org.bytedeco.javacpp.FloatPointer;
 import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.SizeTPointer;
 
@@ -63,8 +61,6 @@ import static org.bytedeco.cuda.global.cudnn.*;
  */
 final class DepthwiseConv3x3Cudnn {
     private static final KernelModule GELU = KernelModule.of("depthwise_conv3x3/vendor_gelu");
-    private static final FloatPointer ONE = Pointers.outliveScopes(new FloatPointer(1f));
-    private static final FloatPointer ZERO = Pointers.outliveScopes(new FloatPointer(0f));
     static final Map<Key, Plan> PLANS = new ConcurrentHashMap<>();
     private static final Map<Activation, cudnnActivationStruct> ACTS = new EnumMap<>(Activation.class);
     private static cudnnActivationStruct identity;
@@ -181,8 +177,8 @@ final class DepthwiseConv3x3Cudnn {
     /** cudnnConvolutionBiasActivationForward with bias {@code b} (never null); false (and the plan remembers) where cuDNN refuses. */
     private static boolean fused(Problem p, Plan plan, cudnnContext h, CudaDevice d, Pointer xp, Pointer wp, Pointer yp, Tensor b,
                                  Tensor residual, Pointer wsPtr, Stream s) {
-        int st = cudnnConvolutionBiasActivationForward(h, ONE, plan.xDesc, xp, plan.wDesc, wp, plan.conv, plan.algo, wsPtr,
-                plan.workspaceBytes, residual != null ? ONE : ZERO, plan.yDesc,
+        int st = cudnnConvolutionBiasActivationForward(h, HostConstants.ONE_F32, plan.xDesc, xp, plan.wDesc, wp, plan.conv, plan.algo, wsPtr,
+                plan.workspaceBytes, residual != null ? HostConstants.ONE_F32 : HostConstants.ZERO_F32, plan.yDesc,
                 residual != null ? new DevicePointer(residual.address()) : yp, plan.biasDesc, new DevicePointer(b.address()),
                 activation(p.act() == Activation.RELU ? Activation.RELU : null), plan.yDesc, yp);
         if (st == CUDNN_STATUS_SUCCESS) {
@@ -226,13 +222,13 @@ final class DepthwiseConv3x3Cudnn {
             d.check(cudart.cudaMemcpyAsync(yp, new DevicePointer(residual.address()), out.byteSize(), cudart.cudaMemcpyDeviceToDevice,
                     s.handle()), "cudaMemcpyAsync(residual -> y)");
         }
-        int rc = cudnnConvolutionForward(h, ONE, plan.xDesc, xp, plan.wDesc, wp, plan.conv, plan.algo, wsPtr,
-                plan.workspaceBytes, addResidual ? ONE : ZERO, plan.yDesc, yp);
+        int rc = cudnnConvolutionForward(h, HostConstants.ONE_F32, plan.xDesc, xp, plan.wDesc, wp, plan.conv, plan.algo, wsPtr,
+                plan.workspaceBytes, addResidual ? HostConstants.ONE_F32 : HostConstants.ZERO_F32, plan.yDesc, yp);
         if (rc != CUDNN_STATUS_SUCCESS) {  // the message (the problem's toString) is built only on failure
             VendorHandles.checkDnn(d, rc, "cudnnConvolutionForward(" + p + ")");
         }
         if (bias != null) {
-            VendorHandles.checkDnn(d, cudnnAddTensor(h, ONE, plan.biasDesc, new DevicePointer(bias.address()), ONE, plan.yDesc, yp),
+            VendorHandles.checkDnn(d, cudnnAddTensor(h, HostConstants.ONE_F32, plan.biasDesc, new DevicePointer(bias.address()), HostConstants.ONE_F32, plan.yDesc, yp),
                     "cudnnAddTensor(bias)");
         }
         switch (act) {
@@ -241,7 +237,7 @@ final class DepthwiseConv3x3Cudnn {
             case RELU:
             case RELU6:
             case SILU:
-                int ra = cudnnActivationForward(h, activation(act), ONE, plan.yDesc, yp, ZERO, plan.yDesc, yp);
+                int ra = cudnnActivationForward(h, activation(act), HostConstants.ONE_F32, plan.yDesc, yp, HostConstants.ZERO_F32, plan.yDesc, yp);
                 if (ra != CUDNN_STATUS_SUCCESS) {
                     VendorHandles.checkDnn(d, ra, "cudnnActivationForward(" + act + ")");
                 }

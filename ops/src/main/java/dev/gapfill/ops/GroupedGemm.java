@@ -10,7 +10,6 @@ import dev.gapfill.core.Gpu;
 import dev.gapfill.core.InitcheckAid;
 import dev.gapfill.core.KernelArgs;
 import dev.gapfill.core.KernelModule;
-import dev.gapfill.core.Pointers;
 import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.core.UnsupportedShapeException;
@@ -71,8 +70,6 @@ public final class GroupedGemm {
     private static final KernelModule KERNELS = KernelModule.of("grouped_gemm/grouped_gemm");
     private static final KernelModule PASSES = KernelModule.of("grouped_gemm/vendor_passes");
     // Host scalars for the vendor loop's cuBLAS calls (pointer mode host), allocated once and never written after.
-    private static final FloatPointer ONE = Pointers.outliveScopes(new FloatPointer(1f));
-    private static final FloatPointer ZERO = Pointers.outliveScopes(new FloatPointer(0f));
     /**
      * System property: copy offsets (and gather) to the host and validate them before every GPU call (synchronises; not
      * while the stream is being captured into a CUDA graph, where a synchronising copy would invalidate the capture).
@@ -521,9 +518,9 @@ public final class GroupedGemm {
                     if (rows == 0) {
                         continue;
                     }
-                    int rc = cublas.cublasGemmEx(h, transA, cublas.CUBLAS_OP_N, d.n(), rows, d.k(), ONE,
+                    int rc = cublas.cublasGemmEx(h, transA, cublas.CUBLAS_OP_N, d.n(), rows, d.k(), HostConstants.ONE_F32,
                             new DevicePointer(w.address() + g * wStride), dtype, lda,
-                            new DevicePointer(a.address() + (long) off[g] * d.k() * eb), dtype, d.k(), ZERO,
+                            new DevicePointer(a.address() + (long) off[g] * d.k() * eb), dtype, d.k(), HostConstants.ZERO_F32,
                             new DevicePointer(c.address() + (long) off[g] * d.n() * cBytes), ctype, d.n(),
                             cublas.CUBLAS_COMPUTE_32F, cublas.CUBLAS_GEMM_DEFAULT);
                     if (rc != 0) {  // the message is built only on failure

@@ -78,8 +78,6 @@ public final class Int8Mm {
     static final Map<String, LtAlgo> LT_CACHE = new ConcurrentHashMap<>();  // released by OpCaches
     // cuBLASLt's alpha and beta (int32 scale type, pointer mode host): read at the call, never written, so shared by
     // every thread instead of two native allocations per call
-    private static final IntPointer ONE_I32 = Pointers.outliveScopes(new IntPointer(new int[] {1}));
-    private static final IntPointer ZERO_I32 = Pointers.outliveScopes(new IntPointer(new int[] {0}));
 
     private Int8Mm() {}
 
@@ -398,8 +396,8 @@ public final class Int8Mm {
                 throw new UnsupportedShapeException("a", "A, W and out on 256 bytes (cuBLASLt has no int8 TN algorithm for 16-byte"
                         + " pointers at this shape within the aligned algorithm's workspace)", describe());
             }
-            int rc = cublas.cublasLtMatmul(VendorHandles.cublasLt(d), lt.desc, ONE_I32,
-                    new DevicePointer(w.address()), lt.layoutW, new DevicePointer(a.address()), lt.layoutA, ZERO_I32, cp, lt.layoutC, cp,
+            int rc = cublas.cublasLtMatmul(VendorHandles.cublasLt(d), lt.desc, HostConstants.ONE_I32,
+                    new DevicePointer(w.address()), lt.layoutW, new DevicePointer(a.address()), lt.layoutA, HostConstants.ZERO_I32, cp, lt.layoutC, cp,
                     lt.layoutC, algo.algo(), workspace == null ? null : new DevicePointer(workspace.address()),
                     lt.workspaceBytes, stream.handle());
             if (rc != 0) {  // the message (describe()) is built only on failure
