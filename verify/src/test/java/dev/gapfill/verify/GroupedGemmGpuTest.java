@@ -198,6 +198,36 @@ class GroupedGemmGpuTest {
     }
 
     /**
+     * The regime the op is for, fine-grained mixture of experts: 256 experts with 64 routed rows (top-8 of 8 tokens), and
+     * the custom kernel's group limit, 4096, with most groups empty, on every backend and both vendor formulations. The
+     * random property above stops at 9 groups and the boundary cases at 64.
+     */
+    @Test void manyGroupsAsInFineGrainedMoe() {
+        Random rnd = new Random(47);
+        Object[][] cases = {
+            // groups, rows, K, N, swiglu, oneGroup
+            {256, 64, 128, 64, true, false},
+            {256, 512, 64, 32, false, false},
+            {GroupedGemmHeuristics.MAX_CUSTOM_GROUPS, 100, 16, 16, false, false},
+            {GroupedGemmHeuristics.MAX_CUSTOM_GROUPS, 1, 32, 32, true, false},
+        };
+        for (Object[] c : cases) {
+            for (WeightLayout l : WeightLayout.values()) {
+                DType dt = l == WeightLayout.KN ? DType.BF16 : DType.F16;
+                try (Problem p = new Problem(rnd, (int) c[0], (int) c[1], (int) c[2], (int) c[3], dt, l, (boolean) c[4], true, true,
+                        (boolean) c[5])) {
+                    for (Backend b : new Backend[] {Backend.CUSTOM, Backend.VENDOR, Backend.AUTO}) {
+                        Verdict v = p.runAndCheck(b, VendorPath.LOOP, null);
+                        assertTrue(v.pass(), b + " " + p + ": " + v);
+                    }
+                    Verdict v = p.runAndCheck(Backend.VENDOR, VendorPath.GROUPED_BATCHED, null);
+                    assertTrue(v.pass(), "grouped-batched " + p + ": " + v);
+                }
+            }
+        }
+    }
+
+    /**
      * Every tile the device has (the sm_90 wgmma tiles only on compute capability 9.0), forced through
      * {@link GroupedGemmHeuristics#DEBUG_VARIANT}, on the boundary shapes and on problems with one to three row blocks
      * per group in both layouts and dtypes, with and without SwiGLU: each element against the fp64 reference. The
