@@ -169,6 +169,16 @@ class GroupedGemmGpuTest {
         }
     }
 
+    /** CUSTOM, VENDOR (the per-group loop) and AUTO, then the grouped-batched vendor call, each against the reference. */
+    private static void everyBackendMatchesTheReference(Problem p) {
+        for (Backend b : new Backend[] {Backend.CUSTOM, Backend.VENDOR, Backend.AUTO}) {
+            Verdict v = p.runAndCheck(b, VendorPath.LOOP, null);
+            assertTrue(v.pass(), b + " " + p + ": " + v);
+        }
+        Verdict v = p.runAndCheck(Backend.VENDOR, VendorPath.GROUPED_BATCHED, null);
+        assertTrue(v.pass(), "grouped-batched " + p + ": " + v);
+    }
+
     @Test void boundaryShapesOnEveryBackend() {
         Random rnd = new Random(11);
         Object[][] cases = {
@@ -185,12 +195,7 @@ class GroupedGemmGpuTest {
                 for (WeightLayout l : WeightLayout.values()) {
                     try (Problem p = new Problem(rnd, (int) c[0], (int) c[1], (int) c[2], (int) c[3], dt, l, (boolean) c[4], true, true,
                             (boolean) c[5])) {
-                        for (Backend b : new Backend[] {Backend.CUSTOM, Backend.VENDOR, Backend.AUTO}) {
-                            Verdict v = p.runAndCheck(b, VendorPath.LOOP, null);
-                            assertTrue(v.pass(), b + " " + p + ": " + v);
-                        }
-                        Verdict v = p.runAndCheck(Backend.VENDOR, VendorPath.GROUPED_BATCHED, null);
-                        assertTrue(v.pass(), "grouped-batched " + p + ": " + v);
+                        everyBackendMatchesTheReference(p);
                     }
                 }
             }
@@ -216,12 +221,7 @@ class GroupedGemmGpuTest {
                 DType dt = l == WeightLayout.KN ? DType.BF16 : DType.F16;
                 try (Problem p = new Problem(rnd, (int) c[0], (int) c[1], (int) c[2], (int) c[3], dt, l, (boolean) c[4], true, true,
                         (boolean) c[5])) {
-                    for (Backend b : new Backend[] {Backend.CUSTOM, Backend.VENDOR, Backend.AUTO}) {
-                        Verdict v = p.runAndCheck(b, VendorPath.LOOP, null);
-                        assertTrue(v.pass(), b + " " + p + ": " + v);
-                    }
-                    Verdict v = p.runAndCheck(Backend.VENDOR, VendorPath.GROUPED_BATCHED, null);
-                    assertTrue(v.pass(), "grouped-batched " + p + ": " + v);
+                    everyBackendMatchesTheReference(p);
                 }
             }
         }
