@@ -7,9 +7,13 @@
 # and elementwise sweeps on one H100 at eff73a2 (gqa needed a --resume call: 984 rows in 216 s, so give it 260 s;
 # elementwise takes ~120 s, its 134M-element rows ~25 s each on the host). Still at older commits: the H100 suite
 # (885a506), grouped_gemm (64bb3cb: grouped_gemm:380 alone), demo (b428e5f), bmm/int8/host_overhead/moe_route (885a506).
-# After eff73a2, CPU-tested only: core's stream-release fixes (c6e5f8e: Stream.close/releaseEndedThreads/Storage.record keep
-# an unsynchronized stream; new GPU test GpuRuntimeTest.aStreamWhoseCloseIsRefusedByAForeignGlobalCaptureStaysOpen),
-# activate()'s cuCtxGetDevice check, cuDNN 4004; harness: int8 float checks, head-start flushes, host_overhead interleaved.
+# After eff73a2, CPU-tested only: core's stream-release fixes (c6e5f8e, dbbe7fb: Stream.close/releaseEndedThreads/
+# Storage.record keep an unsynchronized stream; new GPU test GpuRuntimeTest.aStreamWhoseCloseIsRefusedByAForeignGlobal-
+# CaptureStaysOpen), activate()'s cuCtxGetDevice check (host_overhead's device_activate row will show its cost), cuDNN
+# 4004, the alpha/beta constants moved to HostConstants (7de7412: every vendor path's first call), KernelModule reading
+# through the class loader (b8291b3), depthwise's 2^31 - 1 arithmetic (b6844eb), the new GPU test
+# GroupedGemmGpuTest.manyGroupsAsInFineGrainedMoe (256 and 4096 groups); harness: int8 float checks against exact scaled
+# sums, head-start flushes (up to 32: expect lower vendor-loop and demo vendor times), host_overhead interleaved.
 # First: bundle HEAD, timeout 590 scripts/device-run.sh info tests on one H100 (docs/validation/h100.json), then the
 # grouped sweep, host_overhead and int8 (first runs of the harness changes) and the demo. Device time: 1800 s; the x2 record took 337 + 460 s on H200s.
 # Next session (after the forty-seventh): HEAD is not GPU-validated: after 885a506, f7c0e87 moved the capture query into
