@@ -59,7 +59,11 @@ public final class DecodeStep implements AutoCloseable {
                 throw new ArgumentException("capacity", "a multiple of pageSize=" + pageSize, String.valueOf(capacity));
             }
             if (capacity < STEPS + capacity / 4 + 1) {
-                throw new ArgumentException("capacity", "at least " + (4 * (STEPS + 1) / 3 + 1) + " so that " + STEPS
+                int least = STEPS + 1;
+                while (least < STEPS + least / 4 + 1) {
+                    least++;  // the smallest capacity the condition admits (86 for 64 steps)
+                }
+                throw new ArgumentException("capacity", "at least " + least + " so that " + STEPS
                         + " growing lengths fit", String.valueOf(capacity));
             }
         }
@@ -179,9 +183,10 @@ public final class DecodeStep implements AutoCloseable {
      * and {@code lse}), with both outputs poisoned before every step; checks that every step wrote every element, and
      * compares steps 0, 31 and 63 element by element with the fp64 reference under {@link AttentionTolerance}.
      *
-     * @param vendorBound the vendor composition's bound (it rounds the probabilities to the cache dtype before P·V)
+     * @param roundsP     the bound of a path that rounds the probabilities to the cache dtype before P·V (both GPU paths,
+     *                    {@code AttentionTolerance.roundsProbabilities}; the CPU reference does not)
      */
-    public LayerCheck verify(String path, Runnable step, Tensor out, Tensor lse, Stream stream, double scale, boolean vendorBound) {
+    public LayerCheck verify(String path, Runnable step, Tensor out, Tensor lse, Stream stream, double scale, boolean roundsP) {
         List<LayerCheck.Stage> stages = new ArrayList<>();
         long unwritten = 0;
         String first = null;
@@ -203,7 +208,7 @@ public final class DecodeStep implements AutoCloseable {
                 next++;
                 GqaDecodeReference.Exact ex = reference(s, scale);
                 Verdict vo = Verifier.compare(out, ex.out(), ex.absTerms(),
-                        AttentionTolerance.output(config.dtype(), ex, config.headDim(), vendorBound), "reference");
+                        AttentionTolerance.output(config.dtype(), ex, config.headDim(), roundsP), "reference");
                 stages.add(new LayerCheck.Stage("out@" + s, vo));
                 stages.add(new LayerCheck.Stage("lse@" + s, AttentionTolerance.compareLse(lse, ex, config.headDim())));
             }

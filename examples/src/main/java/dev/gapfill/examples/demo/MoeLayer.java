@@ -137,13 +137,34 @@ public final class MoeLayer {
         public Buffers(Config c, int tokens, Composition composition, Device device) {
             this.composition = composition;
             long rows = (long) tokens * c.topK();
-            this.routing = MoeRoute.Routing.allocate(device, tokens, c.experts(), c.topK());
-            this.h = Tensor.empty(device, c.dtype(), rows, c.inter());
-            this.y = Tensor.empty(device, c.dtype(), rows, c.hidden());
-            this.out = Tensor.empty(device, c.dtype(), tokens, c.hidden());
-            if (device.isCuda()) {
-                Stream.perThread(device).synchronize();  // allocated in order on this thread's stream; used on the caller's
+            MoeRoute.Routing r = null;
+            Tensor hh = null;
+            Tensor yy = null;
+            Tensor oo = null;
+            try {  // what was made is closed when a later allocation fails (the caller never gets the object to close)
+                r = MoeRoute.Routing.allocate(device, tokens, c.experts(), c.topK());
+                hh = Tensor.empty(device, c.dtype(), rows, c.inter());
+                yy = Tensor.empty(device, c.dtype(), rows, c.hidden());
+                oo = Tensor.empty(device, c.dtype(), tokens, c.hidden());
+                if (device.isCuda()) {
+                    Stream.perThread(device).synchronize();  // allocated in order on this thread's stream; used on the caller's
+                }
+            } catch (RuntimeException e) {
+                for (AutoCloseable a : new AutoCloseable[] {oo, yy, hh, r}) {
+                    if (a != null) {
+                        try {
+                            a.close();
+                        } catch (Exception suppressed) {
+                            e.addSuppressed(suppressed);
+                        }
+                    }
+                }
+                throw e;
             }
+            this.routing = r;
+            this.h = hh;
+            this.y = yy;
+            this.out = oo;
         }
 
         /** Fills every output with 0xFF bytes (NaN, −1) on {@code stream}, so anything left unwritten shows. */

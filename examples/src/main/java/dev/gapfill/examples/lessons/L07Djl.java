@@ -133,13 +133,16 @@ public final class L07Djl {
             float[] bv = randomFloats(rnd, 64 * 24 * 16);
             Verdict verdict;
             boolean intact;
+            // the steps of bmm(a, b, dev) below, written out so that the NDArray handed back is compared with the tensor it
+            // came from (against a copy of itself, a changed byte would go unseen)
             try (NDArray a = manager.create(av, new Shape(64, 16, 24)); NDArray b = manager.create(bv, new Shape(64, 24, 16));
-                 NDArray c = bmm(a, b, dev);
+                 Tensor ta = DjlInterop.toTensor(a, dev); Tensor tb = DjlInterop.toTensor(b, dev); Tensor tc = Bmm.bmm(ta, tb);
+                 NDArray c = DjlInterop.toNDArray(tc, manager);
                  Tensor hostA = DjlInterop.toTensor(a, Device.CPU); Tensor hostB = DjlInterop.toTensor(b, Device.CPU);
                  Tensor hostC = DjlInterop.toTensor(c, Device.CPU)) {
                 BmmReference.Result ref = BmmReference.exact(hostA, hostB, false, false);
                 verdict = Verifier.compare(hostC, ref.exact(), ref.absSum(), Tolerance.accumulation(DType.F32, 24, 1), "fp64 reference");
-                intact = c.getShape().equals(new Shape(64, 16, 16)) && c.getDataType() == DataType.FLOAT32 && DjlInterop.sameContents(c, hostC);
+                intact = c.getShape().equals(new Shape(64, 16, 16)) && c.getDataType() == DataType.FLOAT32 && DjlInterop.sameContents(c, tc);
                 out.println("  bmm on NDArrays " + a.getShape() + " x " + b.getShape() + " -> " + c.getShape() + ": " + verdict);
             }
 
