@@ -5,7 +5,7 @@
 # resources through its own class, found no kernel on the module path. Run after `mvnw install` (reads the target jars).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-jar_of() { ls "$1"/target/gapfill-"$1"-*.jar | grep -v -- '-tests.jar$' | head -1; }
+jar_of() { ls "$PWD/$1"/target/gapfill-"$1"-*.jar | grep -vE -- '-(tests|sources|javadoc)\.jar$' | head -1; }
 declare -A want=([core]=dev.gapfill.core [cuda-native]=dev.gapfill.cuda [ops]=dev.gapfill.ops [verify]=dev.gapfill.verify)
 mp=""
 for m in core cuda-native ops verify; do
@@ -15,8 +15,12 @@ for m in core cuda-native ops verify; do
   mp="$mp${mp:+:}$j"
 done
 # the third-party modules and their linux-x86_64 native jars (JavaCPP loads its own JNI library; no GPU is used)
-deps=$(./mvnw -B -q -pl core dependency:build-classpath -Dmdep.outputFile=/dev/stdout -Dmdep.includeScope=compile 2>/dev/null \
-  | tr ':' '\n' | grep -E '/(slf4j-api|javacpp|cuda)-[0-9][^/]*\.jar$' | paste -sd: -)
+cpfile=$(mktemp)
+./mvnw -B -q -pl core dependency:build-classpath -Dmdep.outputFile="$cpfile" -Dmdep.includeScope=compile > "$cpfile.log" 2>&1 \
+  || { cat "$cpfile.log"; echo "module-path: could not list core's dependencies"; exit 1; }
+deps=$(tr ':' '\n' < "$cpfile" | grep -E '/(slf4j-api|javacpp|cuda)-[0-9][^/]*\.jar$' | paste -sd: -)
+rm -f "$cpfile" "$cpfile.log"
+[ -n "$deps" ] || { echo "module-path: no slf4j-api, javacpp or cuda jar among core's dependencies"; exit 1; }
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/src/smoke"
 cat > "$work/src/module-info.java" <<'J'
@@ -52,7 +56,8 @@ public final class Main {
 }
 J
 javac -d "$work/out" --module-path "$mp:$deps" "$work/src/module-info.java" "$work/src/smoke/Main.java"
-n=$(unzip -p "$(jar_of cuda-native)" dev/gapfill/cuda/INDEX | grep -c .)
-caches=$(unzip -p "$(jar_of ops)" META-INF/services/dev.gapfill.core.Resources\$Cache | grep -c .)
+entry() { (cd "$work" && rm -rf x && mkdir x && cd x && jar xf "$1" "$2" && cat "$2"); }  # the JDK's jar, no unzip needed
+n=$(entry "$(jar_of cuda-native)" dev/gapfill/cuda/INDEX | grep -c .)
+caches=$(entry "$(jar_of ops)" 'META-INF/services/dev.gapfill.core.Resources$Cache' | grep -c .)
 java --module-path "$mp:$deps:$work/out" --add-modules ALL-MODULE-PATH -m smoke/smoke.Main "$n" "$caches"
 echo "module-path: core, cuda, ops and verify named; $n kernel modules and $caches op caches found, an op ran on the CPU"

@@ -5,7 +5,10 @@
 # fail there with ExceptionInInitializerError before reaching the reference. Run after `mvnw install`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-deps=$(./mvnw -B -q -pl examples dependency:build-classpath -Dmdep.outputFile=/dev/stdout -Dmdep.includeScope=runtime 2>/dev/null \
-  | tr ':' '\n' | grep -v -- '-linux-x86_64' | grep -v onnxruntime | paste -sd: -)
+cpfile=$(mktemp)
+./mvnw -B -q -pl examples dependency:build-classpath -Dmdep.outputFile="$cpfile" -Dmdep.includeScope=runtime > "$cpfile.log" 2>&1 \
+  || { cat "$cpfile.log"; echo "no-natives: could not list the examples' dependencies"; exit 1; }
+deps=$(tr ':' '\n' < "$cpfile" | grep -v -- '-linux-x86_64' | grep -v onnxruntime | paste -sd: -)
+rm -f "$cpfile" "$cpfile.log"
 java -cp "examples/target/classes:$deps" dev.gapfill.examples.GapfillCli verify --cases 2 2>&1 | grep -v 'WARN dev.gapfill.core.Gpu'
 echo "no-natives: every op ran on the CPU reference without JavaCPP's native jars"

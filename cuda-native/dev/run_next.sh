@@ -13,7 +13,8 @@
 # 4004, the alpha/beta constants moved to HostConstants (7de7412: every vendor path's first call), KernelModule reading
 # through the class loader (b8291b3), depthwise's 2^31 - 1 arithmetic (b6844eb), the new GPU test
 # GroupedGemmGpuTest.manyGroupsAsInFineGrainedMoe (256 and 4096 groups); harness: int8 float checks against exact scaled
-# sums, head-start flushes (up to 32: expect lower vendor-loop and demo vendor times), host_overhead interleaved.
+# sums, head-start flushes (up to 32, none for a path that waits for the GPU, e.g. grouped's vendor paths; the log names
+# each path given one), host_overhead interleaved.
 # First: bundle HEAD, timeout 590 scripts/device-run.sh info tests on one H100 (docs/validation/h100.json), then the
 # grouped sweep, host_overhead and int8 (first runs of the harness changes) and the demo. Device time: 1800 s; the x2 record took 337 + 460 s on H200s.
 # Next session (after the forty-seventh): HEAD is not GPU-validated: after 885a506, f7c0e87 moved the capture query into

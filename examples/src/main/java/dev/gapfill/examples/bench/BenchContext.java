@@ -140,13 +140,13 @@ public final class BenchContext implements AutoCloseable {
     /** The dtype filter, sorted by name; empty when the sweeps are whole. */
     public java.util.List<String> dtypeFilter() { return dtypes.stream().map(DType::name).sorted().toList(); }
 
+    /** Whether every case gets exactly {@code reps} repetitions ({@link #fixedReps()}). */
+    public boolean hasFixedReps() { return fixedReps; }
+
     /**
      * Every case gets exactly {@code reps} repetitions, no {@link #SHORT_CASE_FACTOR} extension: for the demo and the
      * lessons, whose text names their count (one repetition per decode step), and for TimingBiasProbe.
      */
-    /** Whether every case gets exactly {@code reps} repetitions ({@link #fixedReps()}). */
-    public boolean hasFixedReps() { return fixedReps; }
-
     public BenchContext fixedReps() {
         this.fixedReps = true;
         return this;
@@ -221,10 +221,10 @@ public final class BenchContext implements AutoCloseable {
     /** A path whose enqueue takes more than this share of one flush's GPU time gets extra flushes before its start event. */
     public static final double HEAD_START_SHARE = 0.75;
     /**
-     * At most this many extra flushes (~2.3 ms of GPU time on the H100): enough for the longest compositions timed (the
-     * grouped sweep's per-expert loop, ~1.3 ms of enqueue at E = 256; the demo's vendor MoE layer), while a path that
-     * waits for the GPU as it enqueues (a device-to-host copy) wastes at most that per repetition. A path enqueuing for
-     * longer is still partly timed at the host's pace.
+     * At most this many extra flushes (~2.3 ms of GPU time on the H100), for the longest composition that only enqueues
+     * (the demo's vendor decode step, gqa's paged composition on a slow host). A path that waits for the GPU while it
+     * enqueues gets none ({@link #waitsForTheGpu}): the per-expert loop and the grouped-batched call copy the offsets to
+     * the host first, so what they enqueue after that copy is timed at the host's pace whatever runs before.
      */
     public static final int MAX_EXTRA_FLUSHES = 32;
     /** Extra flushes per path of the case being timed (index as in {@link #timeInterleaved}'s names). */
@@ -254,13 +254,28 @@ public final class BenchContext implements AutoCloseable {
         return (int) Math.min(MAX_EXTRA_FLUSHES, Math.ceil(enqueueUs / (HEAD_START_SHARE * flushUs)) - 1);
     }
 
+    /**
+     * Whether a path waits for the GPU while it enqueues: behind a flush its enqueue takes at least half a flush longer
+     * than on an idle GPU (a path that only enqueues takes the same time either way).
+     */
+    static boolean waitsForTheGpu(double idleUs, double behindFlushUs, double flushUs) {
+        return flushUs > 0 && behindFlushUs - idleUs > 0.5 * flushUs;
+    }
+
+    /** The median of the first {@code n} values of {@code v}. */
+    private static double median(double[] v, int n) {
+        double[] c = Arrays.copyOf(v, n);
+        Arrays.sort(c);
+        return c[n / 2];
+    }
+
     /** The GPU time of one {@link #flushL2} (median of 9, measured once per run), µs. */
     public double flushUs() {
         if (Double.isNaN(flushUs)) {
             double[] t = new double[9];
             try (Event a = new Event(device); Event b = new Event(device)) {
-                flushL2();
                 for (int i = 0; i < t.length; i++) {
+                    flushL2();  // the start event behind a flush, so the time between them is the second flush's alone
                     a.record(stream);
                     flushL2();
                     b.record(stream);
@@ -301,38 +316,43 @@ public final class BenchContext implements AutoCloseable {
         long warmStart = System.nanoTime();
         boolean cold = timedCasesInSuite++ < COLD_CASES;
         int p = names.size();
-        // each path's host enqueue time in the warm-up rounds (the last ENQUEUE_SAMPLES of them), for its head start below
-        double[][] enqueueUs = new double[p][ENQUEUE_SAMPLES];
+        double flush = flushUs();
+        // Each path's host enqueue time in the warm-up rounds (the last ENQUEUE_SAMPLES of them), for its head start
+        // below, taken twice: on an idle GPU with an empty queue (the host's own time), and right behind a flush. A path
+        // that waits for the GPU as it enqueues (a device-to-host copy of the offsets) takes about a flush longer behind
+        // one; it cannot be given a head start (it would wait for the extra flushes too), so it gets none.
+        double[][] idleUs = new double[p][ENQUEUE_SAMPLES];
+        double[][] behindUs = new double[p][ENQUEUE_SAMPLES];
         int rounds = 0;
         for (int w = 0; w < warmup || cold && w < COLD_WARMUP_MAX_ROUNDS
                 && System.nanoTime() - warmStart < COLD_WARMUP_MS * 1_000_000L; w++) {
             for (int i = 0; i < p; i++) {
-                flushL2();
+                Runnable path = paths.get(names.get(i));
+                stream.synchronize();
                 long t0 = System.nanoTime();
-                paths.get(names.get(i)).run();
-                enqueueUs[i][w % ENQUEUE_SAMPLES] = (System.nanoTime() - t0) / 1e3;
+                path.run();
+                idleUs[i][w % ENQUEUE_SAMPLES] = (System.nanoTime() - t0) / 1e3;
+                flushL2();
+                long t1 = System.nanoTime();
+                path.run();
+                behindUs[i][w % ENQUEUE_SAMPLES] = (System.nanoTime() - t1) / 1e3;
             }
             rounds++;
-            if (cold) {
-                stream.synchronize();  // so the time bound counts GPU work too, not only the enqueue
-            }
         }
         stream.synchronize();
         headStart = new int[p];
-        if (rounds > 0) {
-            double flush = flushUs();
-            for (int i = 0; i < p; i++) {
-                double[] seen = Arrays.copyOf(enqueueUs[i], Math.min(rounds, ENQUEUE_SAMPLES));
-                Arrays.sort(seen);
-                headStart[i] = extraFlushes(seen[seen.length / 2], flush);
-                if (headStart[i] > 0 && Arrays.stream(headStart, 0, i).allMatch(x -> x == 0)) {
-                    headStartCases++;
-                }
-                if (headStart[i] > 0) {
-                    progress(String.format(java.util.Locale.ROOT, "  %s enqueues in %.1f us (median of the warm-up), over %.0f %% of the %.1f us flush:"
-                            + " %d extra flush%s before its start event", names.get(i), seen[seen.length / 2], 100 * HEAD_START_SHARE, flush,
-                            headStart[i], headStart[i] == 1 ? "" : "es"));
-                }
+        for (int i = 0; i < p && rounds > 0; i++) {
+            double idle = median(idleUs[i], Math.min(rounds, ENQUEUE_SAMPLES));
+            double behind = median(behindUs[i], Math.min(rounds, ENQUEUE_SAMPLES));
+            boolean waits = waitsForTheGpu(idle, behind, flush);
+            headStart[i] = waits ? 0 : extraFlushes(idle, flush);
+            if (headStart[i] > 0 && Arrays.stream(headStart, 0, i).allMatch(x -> x == 0)) {
+                headStartCases++;
+            }
+            if (headStart[i] > 0 || waits && idle > HEAD_START_SHARE * flush) {
+                progress(String.format(java.util.Locale.ROOT, "  %s enqueues in %.1f us (%.1f behind a %.1f us flush): %s", names.get(i), idle,
+                        behind, flush, waits ? "it waits for the GPU, no head start (its time after the wait is the host's)"
+                                : headStart[i] + " extra flush" + (headStart[i] == 1 ? "" : "es") + " before its start event"));
             }
         }
         double[][] us = new double[p][reps];

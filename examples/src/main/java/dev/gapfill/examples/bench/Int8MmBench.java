@@ -188,8 +188,9 @@ public final class Int8MmBench implements BenchSuite {
 
     /**
      * A float output against exact int64 sums scaled in fp64 on 64 sampled elements: |got − exact| within
-     * (2u + 8·2^-24)·(|sum·aScale·wScale| + |bias|), u the unit roundoff of {@code out} (the kernels scale in fp32, then
-     * round once to {@code out}); an exact value beyond {@code out}'s range must come out as the infinity of its sign (either
+     * (2u + 8·2^-24)·(|sum·aScale·wScale| + |bias|) plus half the smallest subnormal of {@code out}, u its unit roundoff
+     * (the kernels scale in fp64 and round once to {@code out}; the bound would hold for scaling in fp32 too). A scale
+     * of one element applies to every row (aScale) or column (wScale); an exact value beyond {@code out}'s range must come out as the infinity of its sign (either
      * is taken within that bound of the overflow threshold).
      * A wrong row, column or scale is off by far more.
      */
@@ -197,6 +198,7 @@ public final class Int8MmBench implements BenchSuite {
                                        int m, int n, int k) {
         double u = out == DType.F16 ? 0x1p-11 : out == DType.BF16 ? 0x1p-8 : 0x1p-24;
         double rel = 2 * u + 8 * 0x1p-24;
+        double abs = out == DType.F16 ? 0x1p-25 : out == DType.BF16 ? 0x1p-134 : 0x1p-150;  // subnormal results round absolutely
         // where rounding to out overflows: its largest finite value plus half an ulp of it
         double overflow = out == DType.F16 ? 65520.0 : out == DType.BF16 ? 0x1.ffp127 : 0x1.ffffffp127;
         Random r = new Random(m * 31L + n);
@@ -204,11 +206,11 @@ public final class Int8MmBench implements BenchSuite {
             int i = r.nextInt(m);
             int j = r.nextInt(n);
             long sum = exactSum(ha, hw, i, j, k);
-            double prod = sum * aScale[i] * wScale[j];
+            double prod = sum * aScale[aScale.length == 1 ? 0 : i] * wScale[wScale.length == 1 ? 0 : j];
             double b = bias == null ? 0 : bias[j];
             double exact = prod + b;
             double g = got[i * n + j];
-            double tol = rel * (Math.abs(prod) + Math.abs(b));
+            double tol = rel * (Math.abs(prod) + Math.abs(b)) + abs;
             boolean ok = Double.isInfinite(g)
                     ? g == Math.copySign(Double.POSITIVE_INFINITY, exact) && Math.abs(exact) + tol >= overflow
                     : Math.abs(g - exact) <= tol && Math.abs(exact) - tol < overflow;

@@ -108,4 +108,12 @@ class BenchContextTest {
             assertTrue(k == 0 || e > k * 0.75 * flush, e + " us with " + k + ": one fewer would do");
         }
     }
+
+    @Test void aPathThatWaitsForTheGpuIsToldFromOneThatOnlyEnqueues() {
+        double flush = 71.0;
+        assertFalse(BenchContext.waitsForTheGpu(41.3, 43.0, flush), "gqa's vendor composition: the same time behind a flush");
+        assertTrue(BenchContext.waitsForTheGpu(60.0, 60.0 + 68.0, flush), "the per-expert loop: its offsets copy waits out the flush");
+        assertFalse(BenchContext.waitsForTheGpu(60.0, 60.0 + 0.5 * flush, flush), "at half a flush: not taken for a wait");
+        assertFalse(BenchContext.waitsForTheGpu(60.0, 200.0, Double.NaN), "no flush time: no verdict");
+    }
 }

@@ -22,7 +22,8 @@ class Int8MmBenchTest {
                 for (int q = 0; q < K; q++) {
                     sum += a[i * K + q] * w[j * K + q];
                 }
-                float f = (float) sum * (float) as[i] * (float) ws[j] + (bias == null ? 0f : (float) bias[j]);
+                float f = (float) sum * (float) as[as.length == 1 ? 0 : i] * (float) ws[ws.length == 1 ? 0 : j]
+                        + (bias == null ? 0f : (float) bias[j]);
                 o[i * N + j] = out == DType.F16 ? HalfFloats.halfToFloat(HalfFloats.floatToHalf(f))
                         : out == DType.BF16 ? HalfFloats.bf16ToFloat(HalfFloats.floatToBf16(f)) : f;
             }
@@ -67,6 +68,15 @@ class Int8MmBenchTest {
             poisoned[M * N - 1] = Double.NaN;
             assertFalse(Int8MmBench.noNaN(poisoned), "NaN poison left in the output");
         }
+        // scalar scales (one element for every row or column), and a result in F16's subnormal range
+        double[] one = {as[0]};
+        double[] oneW = {ws[0]};
+        for (DType out : new DType[] {DType.F16, DType.BF16, DType.F32}) {
+            assertTrue(Int8MmBench.sampledDequantMatch(computed(out, a, w, one, oneW, bias), out, a, w, one, oneW, bias, M, N, K), out + " scalar");
+        }
+        double[] tiny = {1e-9};
+        assertTrue(Int8MmBench.sampledDequantMatch(computed(DType.F16, a, w, tiny, oneW, null), DType.F16, a, w, tiny, oneW, null, M, N, K),
+                "F16 results below its normal range, rounded absolutely");
         // beyond F16's range: the infinity of the exact value's sign, not a finite number
         double[] bigA = new double[M];
         double[] big = new double[N];
