@@ -56,13 +56,37 @@ public final class GroupedGemmVerification {
 
     /**
      * Problems the custom kernel takes (K % 8 == 0, N % 16 == 0), including G = 1, T_total = 1, K and N off the
-     * 64-wide tiles; rows up to 300, K up to 256, N up to 256.
+     * 64-wide tiles; up to 16 groups, rows up to 300, K up to 256, N up to 256.
      */
     public static Arbitrary<Problem> problems() {
-        Arbitrary<Integer> groups = Arbitraries.integers().between(1, 16);
-        Arbitrary<Integer> rows = Arbitraries.integers().between(1, 300);
-        Arbitrary<Integer> k = Arbitraries.integers().between(1, 32).map(v -> 8 * v);
-        Arbitrary<Integer> n = Arbitraries.integers().between(1, 16).map(v -> 16 * v);
+        return problems(16, 300, 256, 256);
+    }
+
+    /**
+     * As {@link #problems()}, within these bounds: G in [1, maxGroups] (fine-grained mixtures of experts run 64 to 256,
+     * the custom kernel takes up to {@value dev.gapfill.ops.GroupedGemmHeuristics#MAX_CUSTOM_GROUPS}), T_total in
+     * [1, maxRows], K a multiple of 8 up to maxK, N a multiple of 16 up to maxN.
+     *
+     * @throws dev.gapfill.core.ArgumentException naming the bound that no problem the custom kernel takes can meet
+     */
+    public static Arbitrary<Problem> problems(int maxGroups, int maxRows, int maxK, int maxN) {
+        if (maxGroups < 1 || maxGroups > dev.gapfill.ops.GroupedGemmHeuristics.MAX_CUSTOM_GROUPS) {
+            throw new dev.gapfill.core.ArgumentException("maxGroups", "1 to " + dev.gapfill.ops.GroupedGemmHeuristics.MAX_CUSTOM_GROUPS,
+                    String.valueOf(maxGroups));
+        }
+        if (maxRows < 1) {
+            throw new dev.gapfill.core.ArgumentException("maxRows", "at least 1", String.valueOf(maxRows));
+        }
+        if (maxK < 8) {
+            throw new dev.gapfill.core.ArgumentException("maxK", "at least 8 (K is a multiple of 8)", String.valueOf(maxK));
+        }
+        if (maxN < 16) {
+            throw new dev.gapfill.core.ArgumentException("maxN", "at least 16 (N is a multiple of 16)", String.valueOf(maxN));
+        }
+        Arbitrary<Integer> groups = Arbitraries.integers().between(1, maxGroups);
+        Arbitrary<Integer> rows = Arbitraries.integers().between(1, maxRows);
+        Arbitrary<Integer> k = Arbitraries.integers().between(1, maxK / 8).map(v -> 8 * v);
+        Arbitrary<Integer> n = Arbitraries.integers().between(1, maxN / 16).map(v -> 16 * v);
         Arbitrary<DType> dt = Arbitraries.of(DType.F16, DType.BF16);
         Arbitrary<GroupedGemm.WeightLayout> layout = Arbitraries.of(GroupedGemm.WeightLayout.class);
         Arbitrary<Boolean> flag = Arbitraries.of(true, false);

@@ -39,6 +39,26 @@ class GroupedGemmVerificationProperties {
         assertTrue(java.util.Arrays.equals(off, p.offsets()), "deterministic in the seed");
     }
 
+    @Provide Arbitrary<GroupedGemmVerification.Problem> fineGrained() {
+        return GroupedGemmVerification.problems(256, 64, 128, 64);
+    }
+
+    /** The bounded form stays within its bounds and gives a valid routing at up to 256 experts. */
+    @Property(tries = 200)
+    void boundedProblemsStayWithinTheirBounds(@ForAll("fineGrained") GroupedGemmVerification.Problem p) {
+        assertTrue(p.groups() >= 1 && p.groups() <= 256 && p.rows() >= 1 && p.rows() <= 64, p.toString());
+        assertTrue(p.k() % 8 == 0 && p.k() <= 128 && p.n() % 16 == 0 && p.n() <= 64, p.toString());
+        offsetsAreAValidRoutingOfTheRows(p);
+    }
+
+    @Test void boundsNoProblemCanMeetAreNamed() {
+        assertEquals("maxGroups", assertThrows(ArgumentException.class, () -> GroupedGemmVerification.problems(0, 8, 8, 16)).argument());
+        assertEquals("maxGroups", assertThrows(ArgumentException.class, () -> GroupedGemmVerification.problems(4097, 8, 8, 16)).argument());
+        assertEquals("maxRows", assertThrows(ArgumentException.class, () -> GroupedGemmVerification.problems(4, 0, 8, 16)).argument());
+        assertEquals("maxK", assertThrows(ArgumentException.class, () -> GroupedGemmVerification.problems(4, 8, 7, 16)).argument());
+        assertEquals("maxN", assertThrows(ArgumentException.class, () -> GroupedGemmVerification.problems(4, 8, 8, 15)).argument());
+    }
+
     /** About a third of the groups are empty where G > 1 (the javadoc's promise), whatever the rows. */
     @Test void aboutAThirdOfTheGroupsAreEmpty() {
         long empty = 0;
