@@ -405,11 +405,30 @@ public final class GqaDecodeProblems {
 
     /** Small problems every backend supports: B ≤ 4, G ∈ {1, 2, 4, 7, 8, 12}, D ∈ {64, 128, 256}, maxLen ≤ 300. */
     public static Arbitrary<GqaDecode.Problem> smallProblems() {
-        Arbitrary<Integer> batch = Arbitraries.integers().between(1, 4);
-        Arbitrary<Integer> kv = Arbitraries.integers().between(1, 2);
+        return problems(4, 2, 300);
+    }
+
+    /**
+     * As {@link #smallProblems()}, within these bounds: B in [1, maxBatch], Hkv in [1, maxKvHeads], maxLen in
+     * [1, maxLen] (a decode cache of a real model: thousands of keys; the reference's cost grows with B·Hq·maxLen·D).
+     *
+     * @throws ArgumentException naming a bound below 1
+     */
+    public static Arbitrary<GqaDecode.Problem> problems(int maxBatch, int maxKvHeads, int maxLen) {
+        if (maxBatch < 1) {
+            throw new ArgumentException("maxBatch", "at least 1", String.valueOf(maxBatch));
+        }
+        if (maxKvHeads < 1) {
+            throw new ArgumentException("maxKvHeads", "at least 1", String.valueOf(maxKvHeads));
+        }
+        if (maxLen < 1) {
+            throw new ArgumentException("maxLen", "at least 1", String.valueOf(maxLen));
+        }
+        Arbitrary<Integer> batch = Arbitraries.integers().between(1, maxBatch);
+        Arbitrary<Integer> kv = Arbitraries.integers().between(1, maxKvHeads);
         Arbitrary<Integer> g = Arbitraries.of(1, 2, 4, 7, 8, 12);
         Arbitrary<Integer> d = Arbitraries.of(64, 128, 256);
-        Arbitrary<Integer> len = Arbitraries.integers().between(1, 300);
+        Arbitrary<Integer> len = Arbitraries.integers().between(1, maxLen);
         Arbitrary<KvLayout> layout = Arbitraries.of(KvLayout.class);
         Arbitrary<Integer> page = Arbitraries.of(1, 16, 64);
         Arbitrary<DType> dt = Arbitraries.of(DType.F16, DType.BF16);

@@ -73,4 +73,22 @@ class GqaDecodeProblemsProperties {
     }
 
     @Provide Arbitrary<GqaDecode.Problem> problems() { return GqaDecodeProblems.smallProblems(); }
+
+    @Provide Arbitrary<GqaDecode.Problem> longer() { return GqaDecodeProblems.problems(2, 8, 4096); }
+
+    /** The bounded form stays within its bounds and gives problems the op accepts (its own constructor checks them). */
+    @Property(tries = 100)
+    void boundedProblemsStayWithinTheirBounds(@ForAll("longer") GqaDecode.Problem p) {
+        assertTrue(p.batch() >= 1 && p.batch() <= 2 && p.kvHeads() >= 1 && p.kvHeads() <= 8 && p.maxLen() >= 1 && p.maxLen() <= 4096, p.toString());
+        assertTrue(p.qHeads() % p.kvHeads() == 0 && (p.headDim() == 64 || p.headDim() == 128 || p.headDim() == 256), p.toString());
+    }
+
+    @org.junit.jupiter.api.Test void boundsBelowOneAreNamed() {
+        org.junit.jupiter.api.Assertions.assertEquals("maxBatch", org.junit.jupiter.api.Assertions.assertThrows(
+                dev.gapfill.core.ArgumentException.class, () -> GqaDecodeProblems.problems(0, 1, 1)).argument());
+        org.junit.jupiter.api.Assertions.assertEquals("maxKvHeads", org.junit.jupiter.api.Assertions.assertThrows(
+                dev.gapfill.core.ArgumentException.class, () -> GqaDecodeProblems.problems(1, 0, 1)).argument());
+        org.junit.jupiter.api.Assertions.assertEquals("maxLen", org.junit.jupiter.api.Assertions.assertThrows(
+                dev.gapfill.core.ArgumentException.class, () -> GqaDecodeProblems.problems(1, 1, 0)).argument());
+    }
 }
