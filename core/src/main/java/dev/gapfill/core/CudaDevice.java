@@ -17,19 +17,47 @@ public final class CudaDevice {
     private static final class ThreadState {
         /** cudaGetDevice's out-parameter (no native allocation per call). */
         final int[] current = new int[1];
-        /** cuCtxGetDevice's out-parameter: native, so the check that runs on every call copies no Java array. */
-        final org.bytedeco.javacpp.IntPointer contextDevice = Pointers.outliveScopes(new org.bytedeco.javacpp.IntPointer(1));
+        /**
+         * A virtual thread (Java 21+): only then can the OS thread under it change between calls, so only then does
+         * activate() ask the driver which context is current ({@link #contextCurrent}); a platform thread skips that call.
+         */
+        final boolean virtual = isVirtual(Thread.currentThread());
+        /** cuCtxGetDevice's out-parameter, for virtual threads. */
+        final org.bytedeco.javacpp.IntPointer contextDevice = virtual ? Pointers.outliveScopes(new org.bytedeco.javacpp.IntPointer(1)) : null;
         /**
          * Bit d set once this thread has called cudaSetDevice(d) (ordinals below 64; higher ones call it every time):
          * cudaGetDevice answers 0 on a fresh thread without making any context current, and the driver-API launches and
          * module loads then fail with an invalid context, so a thread's first activation of a device always sets it.
          * For a virtual thread the bit is the virtual thread's, but the current context is its carrier's (an OS thread
-         * it may have left since), so a set bit is trusted only while a context of the device is current.
+         * it may have left since), so there a set bit is trusted only while a context of the device is current.
          */
         long contextSet;
     }
 
     private static final ThreadLocal<ThreadState> THREAD = ThreadLocal.withInitial(ThreadState::new);
+
+    /** {@code Thread.isVirtual()} where the runtime has it (Java 21+; this library targets 17), else null. */
+    private static final java.lang.invoke.MethodHandle IS_VIRTUAL = isVirtualHandle();
+
+    private static java.lang.invoke.MethodHandle isVirtualHandle() {
+        try {
+            return java.lang.invoke.MethodHandles.publicLookup().findVirtual(Thread.class, "isVirtual",
+                    java.lang.invoke.MethodType.methodType(boolean.class));
+        } catch (ReflectiveOperationException e) {
+            return null;  // Java 17 to 20: no virtual threads
+        }
+    }
+
+    static boolean isVirtual(Thread t) {
+        if (IS_VIRTUAL == null) {
+            return false;
+        }
+        try {
+            return (boolean) IS_VIRTUAL.invokeExact(t);
+        } catch (Throwable e) {
+            return false;
+        }
+    }
 
     private final int ordinal;
     private volatile DeviceInfo info;
@@ -79,7 +107,7 @@ public final class CudaDevice {
         ThreadState t = THREAD.get();
         check(cudart.cudaGetDevice(t.current), "cudaGetDevice");
         long bit = ordinal < 64 ? 1L << ordinal : 0;
-        if (t.current[0] != ordinal || (t.contextSet & bit) == 0 || !contextCurrent(t)) {
+        if (t.current[0] != ordinal || (t.contextSet & bit) == 0 || t.virtual && !contextCurrent(t)) {
             check(cudart.cudaSetDevice(ordinal), "cudaSetDevice(" + ordinal + ")");  // makes its primary context current
             t.contextSet |= bit;
         }
