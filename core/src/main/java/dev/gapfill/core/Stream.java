@@ -147,21 +147,20 @@ public final class Stream implements AutoCloseable {
                     continue;  // leased, or released by a concurrent call
                 }
                 if (td.device.stickyCause() == null) {
+                    boolean capturing = false;
                     try {
                         td.device.activate();
                         org.bytedeco.javacpp.IntPointer status = CAPTURE_STATUS.get();
                         td.device.check(cudart.cudaStreamIsCapturing(td.handle, status), "cudaStreamIsCapturing(an ended thread's default stream)");
-                        if (status.get() != cudart.cudaStreamCaptureStatusNone) {
+                        capturing = status.get() != cudart.cudaStreamCaptureStatusNone;
+                        if (capturing) {
                             // the thread ended inside a capture of its own stream: no other thread can end that capture,
                             // so the stream can never be synchronized or destroyed; forget it (its native stream leaks)
                             LOG.warn("the default stream of ended thread '{}' on {} is still capturing a CUDA graph; forgotten without"
                                     + " being destroyed", td.owner.getName(), td.device.device());
-                            ALL_DEFAULTS.remove(td);
-                            td.life.destroyed = true;
-                            n++;
-                            continue;
+                        } else {
+                            td.device.check(cudart.cudaStreamSynchronize(td.handle), "cudaStreamSynchronize(an ended thread's default stream)");
                         }
-                        td.device.check(cudart.cudaStreamSynchronize(td.handle), "cudaStreamSynchronize(an ended thread's default stream)");
                     } catch (CudaException e) {
                         if (td.device.stickyCause() == null) {
                             // its work may not be done: destroying it would let the frees ordered on it run early. Warned
@@ -179,7 +178,7 @@ public final class Stream implements AutoCloseable {
                         LOG.warn("the default stream of ended thread '{}' on {} reported an error; releasing it",
                                 td.owner.getName(), td.device.device(), e);
                     }
-                    if (td.device.stickyCause() == null) {
+                    if (!capturing && td.device.stickyCause() == null) {
                         int rc = cudart.cudaStreamDestroy(td.handle);
                         if (rc != 0) {
                             LOG.warn("cudaStreamDestroy(an ended thread's default stream) on {}: status {}", td.device.device(), rc);
