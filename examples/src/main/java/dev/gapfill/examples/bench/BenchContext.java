@@ -262,13 +262,6 @@ public final class BenchContext implements AutoCloseable {
         return flushUs > 0 && behindFlushUs - idleUs > 0.5 * flushUs;
     }
 
-    /** The median of the first {@code n} values of {@code v}. */
-    private static double median(double[] v, int n) {
-        double[] c = Arrays.copyOf(v, n);
-        Arrays.sort(c);
-        return c[n / 2];
-    }
-
     /** The GPU time of one {@link #flushL2} (median of 9, measured once per run), µs. */
     public double flushUs() {
         if (Double.isNaN(flushUs)) {
@@ -282,8 +275,7 @@ public final class BenchContext implements AutoCloseable {
                     t[i] = 1000.0 * b.elapsedMillisSince(a);
                 }
             }
-            Arrays.sort(t);
-            flushUs = t[t.length / 2];
+            flushUs = Timing.of(t).medianUs();
             progress(String.format(java.util.Locale.ROOT, "L2 flush: %.1f us of GPU time", flushUs));
         }
         return flushUs;
@@ -342,8 +334,9 @@ public final class BenchContext implements AutoCloseable {
         stream.synchronize();
         headStart = new int[p];
         for (int i = 0; i < p && rounds > 0; i++) {
-            double idle = median(idleUs[i], Math.min(rounds, ENQUEUE_SAMPLES));
-            double behind = median(behindUs[i], Math.min(rounds, ENQUEUE_SAMPLES));
+            int n = Math.min(rounds, ENQUEUE_SAMPLES);
+            double idle = Timing.of(Arrays.copyOf(idleUs[i], n)).medianUs();
+            double behind = Timing.of(Arrays.copyOf(behindUs[i], n)).medianUs();
             boolean waits = waitsForTheGpu(idle, behind, flush);
             headStart[i] = waits ? 0 : extraFlushes(idle, flush);
             if (headStart[i] > 0 && Arrays.stream(headStart, 0, i).allMatch(x -> x == 0)) {
