@@ -9,7 +9,7 @@
 # (885a506), grouped_gemm (64bb3cb: grouped_gemm:380 alone), demo (b428e5f), bmm/int8/host_overhead/moe_route (885a506).
 # After eff73a2, CPU-tested only: core's stream-release fixes (c6e5f8e, dbbe7fb: Stream.close/releaseEndedThreads/
 # Storage.record keep an unsynchronized stream; new GPU test GpuRuntimeTest.aStreamWhoseCloseIsRefusedByAForeignGlobal-
-# CaptureStaysOpen), activate()'s cuCtxGetDevice check (host_overhead's device_activate row will show its cost), cuDNN
+# CaptureStaysOpen), activate()'s cuCtxGetDevice check (virtual threads only since 44f4f9f), cuDNN
 # 4004, the alpha/beta constants moved to HostConstants (7de7412: every vendor path's first call), KernelModule reading
 # through the class loader (b8291b3), depthwise's 2^31 - 1 arithmetic (b6844eb), the new GPU test
 # GroupedGemmGpuTest.manyGroupsAsInFineGrainedMoe (256 and 4096 groups); harness: int8 float checks against exact scaled
