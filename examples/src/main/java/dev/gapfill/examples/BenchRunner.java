@@ -103,7 +103,8 @@ public final class BenchRunner {
                     + " p10/p90 in spread_p10_p90_us; large random inputs: one random block spread by shifting copies (RandomFill), not repeated as is;"
                     + " a path whose host enqueue (median of the warm-up) exceeds " + Math.round(100 * dev.gapfill.examples.bench.BenchContext.HEAD_START_SHARE)
                     + " % of one flush's GPU time (ceilings.flush_us) gets up to " + dev.gapfill.examples.bench.BenchContext.MAX_EXTRA_FLUSHES
-                    + " extra flushes before its start event, so that its work is queued before the GPU reaches it (cases_with_head_start counts them)");
+                    + " extra flushes before its start event, so that its work is queued before the GPU reaches it (cases_with_head_start counts them),"
+                    + " unless its enqueue behind a backlog of flushes that outlasts its idle enqueue by a flush takes half a flush longer (it waits for the GPU)");
             if (ctx.headStartCases() > 0) {
                 doc.put("cases_with_head_start", ctx.headStartCases());
             }

@@ -116,4 +116,25 @@ class BenchContextTest {
         assertFalse(BenchContext.waitsForTheGpu(60.0, 60.0 + 0.5 * flush, flush), "at half a flush: not taken for a wait");
         assertFalse(BenchContext.waitsForTheGpu(60.0, 200.0, Double.NaN), "no flush time: no verdict");
     }
+
+    @Test void theBacklogAPathIsTimedBehindOutlastsItsWholeEnqueueByAFlush() {
+        double flush = 72.3;
+        assertEquals(1, BenchContext.backlogFlushes(0.0, flush));
+        assertEquals(2, BenchContext.backlogFlushes(7.0, flush), "a custom launch");
+        assertEquals(2, BenchContext.backlogFlushes(flush, flush));
+        // the demo's vendor MoE loop at T = 16: its offsets copy comes ~60 us into a 1606 us enqueue
+        int k = BenchContext.backlogFlushes(1605.7, flush);
+        assertEquals(24, k);
+        assertTrue(k * flush >= 1605.7 + flush, "the backlog outlasts the enqueue by a flush");
+        // a path waiting at any point w of its enqueue waits out the rest of the backlog: behind >= k * flush
+        for (double w : new double[] {0.0, 60.0, 1000.0, 1605.7}) {
+            double behind = Math.max(1605.7, w + (k * flush - w));
+            assertTrue(BenchContext.waitsForTheGpu(1605.7, behind, flush), "a wait " + w + " us into the enqueue");
+        }
+        assertFalse(BenchContext.waitsForTheGpu(1605.7, 1615.6, flush), "behind one flush the late wait went unseen");
+        assertEquals(BenchContext.MAX_EXTRA_FLUSHES + 2, BenchContext.backlogFlushes(1e6, flush), "capped");
+        assertEquals(1, BenchContext.backlogFlushes(500.0, Double.NaN), "no flush time");
+        assertEquals(1, BenchContext.backlogFlushes(Double.NaN, flush));
+        assertEquals(1, BenchContext.backlogFlushes(Double.POSITIVE_INFINITY, flush));
+    }
 }
