@@ -2,6 +2,15 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
+# Next session (after the forty-ninth): the library code of HEAD is 6226dfb's, recorded on one H100 (654 tests, 0 failed,
+# 364 s for "info tests"); the sweeps of bmm, int8, host_overhead and moe_route ran at 6226dfb, grouped and the demo at
+# 2e80d17 (the harness's wait detection fixed: a path is timed behind a backlog of flushes longer than its idle enqueue;
+# grouped:400 took 347 s), depthwise/gqa/elementwise at eff73a2. The whole record (tools + stress) last ran at eff73a2 on
+# two H200s: rerun it when the library changes (two calls of nvidia-h100-x2/h200-x2: info tests, then SUITE_FROM
+# record-x2.sh). Open, not started: the grouped-batched vendor path synchronizes a second time after
+# cublasGemmGroupedBatchedEx (its host arrays are freed when the call ends), and the demo's vendor MoE layer copies the
+# same offsets to the host once per projection; both put host wake-ups into the vendor's timed region (vendor slower
+# than a careful caller's composition; docs/ops/grouped_gemm.md, docs/demo.md).
 # Next session (after the forty-eighth): the whole record of eff73a2 ran on two H200s (two calls: tests, then
 # SUITE_FROM record-x2.sh; 637 tests 0 failed, 22 of 24 tool processes clean, the usual two), and the depthwise, gqa
 # and elementwise sweeps on one H100 at eff73a2 (gqa needed a --resume call: 984 rows in 216 s, so give it 260 s;
