@@ -55,6 +55,22 @@ public final class Event implements AutoCloseable {
     }
 
     /**
+     * Whether the work queued before the event's last {@link #record} has completed, without blocking: true also for
+     * an event never recorded. An error of that work (or of any earlier asynchronous work of the device) is thrown as
+     * for the other calls.
+     */
+    public boolean isComplete() {
+        CUevent_st h = handle();
+        device.activate();
+        int rc = cudart.cudaEventQuery(h);
+        if (rc == cudart.cudaErrorNotReady) {
+            return false;
+        }
+        device.check(rc, "cudaEventQuery");
+        return true;
+    }
+
+    /**
      * Blocks the calling thread until the event completed, also while this thread captures a CUDA graph in global or
      * thread-local mode (where a blocking call would invalidate the capture): the wait runs in relaxed capture mode,
      * and the thread's mode is restored after it. The event must have been recorded outside any capture.

@@ -557,46 +557,168 @@ public final class GroupedGemm {
         long eb = x.dtype().bytes();
         long wStride = (long) d.k() * d.n() * eb;
         // One cuBLAS group per non-empty expert (group_size 1): m, n, k differ per expert.
-        try (IntPointer ta = new IntPointer(gc); IntPointer tb = new IntPointer(gc); IntPointer m = new IntPointer(gc);
-             IntPointer n = new IntPointer(gc); IntPointer k = new IntPointer(gc); IntPointer ldA = new IntPointer(gc);
-             IntPointer ldB = new IntPointer(gc); IntPointer ldC = new IntPointer(gc); IntPointer size = new IntPointer(gc);
-             FloatPointer alpha = new FloatPointer(gc); FloatPointer beta = new FloatPointer(gc);
-             LongPointer ptrs = new LongPointer(3L * gc)) {
+        ArraySlot slot = ArraySlot.take(cd, gc);
+        boolean enqueued = false;
+        try {
             int i = 0;
             for (int g = 0; g < d.groups(); g++) {
                 int rows = off[g + 1] - off[g];
                 if (rows == 0) {
                     continue;
                 }
-                ta.put(i, transA);
-                tb.put(i, cublas.CUBLAS_OP_N);
-                m.put(i, d.n());
-                n.put(i, rows);
-                k.put(i, d.k());
-                ldA.put(i, lda);
-                ldB.put(i, d.k());
-                ldC.put(i, d.n());
-                size.put(i, 1);
-                alpha.put(i, 1f);
-                beta.put(i, 0f);
-                ptrs.put(i, w.address() + g * wStride);
-                ptrs.put(gc + i, a.address() + (long) off[g] * d.k() * eb);
-                ptrs.put(2L * gc + i, c.address() + (long) off[g] * d.n() * cBytes);
+                slot.ta.put(i, transA);
+                slot.tb.put(i, cublas.CUBLAS_OP_N);
+                slot.m.put(i, d.n());
+                slot.n.put(i, rows);
+                slot.k.put(i, d.k());
+                slot.ldA.put(i, lda);
+                slot.ldB.put(i, d.k());
+                slot.ldC.put(i, d.n());
+                slot.size.put(i, 1);
+                slot.alpha.put(i, 1f);
+                slot.beta.put(i, 0f);
+                slot.ptrs.put(i, w.address() + g * wStride);
+                slot.ptrs.put(gc + i, a.address() + (long) off[g] * d.k() * eb);
+                slot.ptrs.put(2L * gc + i, c.address() + (long) off[g] * d.n() * cBytes);
                 i++;
             }
             // The pointer arrays must live in device memory.
             try (Tensor devPtrs = Tensor.empty(x.device(), DType.I8, s, 24L * gc)) {
-                cd.check(cudart.cudaMemcpyAsync(new DevicePointer(devPtrs.address()), ptrs, 24L * gc, cudart.cudaMemcpyHostToDevice,
+                enqueued = true;  // from here on the stream may read the slot's arrays: it is given back behind an event
+                cd.check(cudart.cudaMemcpyAsync(new DevicePointer(devPtrs.address()), slot.ptrs, 24L * gc, cudart.cudaMemcpyHostToDevice,
                         s.handle()), "cudaMemcpyAsync(H2D, grouped GEMM pointer arrays)");
                 long base = devPtrs.address();
-                int st = cublas.cublasGemmGroupedBatchedEx(h, ta, tb, m, n, k, alpha,
-                        new PointerPointer<>(new DevicePointer(base)), dtype, ldA,
-                        new PointerPointer<>(new DevicePointer(base + 8L * gc)), dtype, ldB, beta,
-                        new PointerPointer<>(new DevicePointer(base + 16L * gc)), ctype, ldC, gc, size, cublas.CUBLAS_COMPUTE_32F);
+                int st = cublas.cublasGemmGroupedBatchedEx(h, slot.ta, slot.tb, slot.m, slot.n, slot.k, slot.alpha,
+                        new PointerPointer<>(new DevicePointer(base)), dtype, slot.ldA,
+                        new PointerPointer<>(new DevicePointer(base + 8L * gc)), dtype, slot.ldB, slot.beta,
+                        new PointerPointer<>(new DevicePointer(base + 16L * gc)), ctype, slot.ldC, gc, slot.size, cublas.CUBLAS_COMPUTE_32F);
                 VendorHandles.checkBlas(cd, st, "cublasGemmGroupedBatchedEx(" + gc + " groups)");
-                s.synchronize();  // the host arrays above are freed when this block ends
+            }
+        } finally {
+            slot.giveBack(s, enqueued);
+        }
+    }
+
+    /**
+     * The host arrays of one {@code cublasGemmGroupedBatchedEx} call (sizes, transposes, scalars, and the source of the
+     * device pointer table's copy), reused once the stream work that may read them has completed. A call takes a free
+     * slot of its device whose ordering event has completed, or makes a new one, and gives it back with the event
+     * recorded on its stream after the call. Until {@code 2e80d17} the path synchronized the stream after every call
+     * so that it could free these arrays; that put a host round trip (the wake-up, then the epilogue's launch) into
+     * every call. Slots are native memory that outlives any caller's {@code PointerScope} (68 bytes per group,
+     * capacities in powers of two from 64 groups), kept for the process: per device, as many as calls were ever in
+     * flight on it at once (usually one per calling thread); a completed slot too small for a call is freed.
+     */
+    static final class ArraySlot {
+        private static final java.util.concurrent.ConcurrentLinkedQueue<ArraySlot> FREE = new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+        final int ordinal;
+        final int capacity;
+        final IntPointer ta;
+        final IntPointer tb;
+        final IntPointer m;
+        final IntPointer n;
+        final IntPointer k;
+        final IntPointer ldA;
+        final IntPointer ldB;
+        final IntPointer ldC;
+        final IntPointer size;
+        final FloatPointer alpha;
+        final FloatPointer beta;
+        final LongPointer ptrs;
+        /** Recorded after the call that last used the slot; null until then. */
+        private dev.gapfill.core.Event done;
+
+        private ArraySlot(int ordinal, int capacity) {
+            this.ordinal = ordinal;
+            this.capacity = capacity;
+            ta = keep(new IntPointer(capacity));
+            tb = keep(new IntPointer(capacity));
+            m = keep(new IntPointer(capacity));
+            n = keep(new IntPointer(capacity));
+            k = keep(new IntPointer(capacity));
+            ldA = keep(new IntPointer(capacity));
+            ldB = keep(new IntPointer(capacity));
+            ldC = keep(new IntPointer(capacity));
+            size = keep(new IntPointer(capacity));
+            alpha = keep(new FloatPointer(capacity));
+            beta = keep(new FloatPointer(capacity));
+            ptrs = keep(new LongPointer(3L * capacity));
+        }
+
+        private static <P extends org.bytedeco.javacpp.Pointer> P keep(P p) {
+            return dev.gapfill.core.Pointers.outliveScopes(p);
+        }
+
+        /** The capacity a new slot gets for {@code groups} groups: the next power of two, at least 64. */
+        static int capacityFor(int groups) {
+            return groups > 1 << 29 ? groups : Math.max(64, Integer.highestOneBit(Math.max(1, groups - 1)) << 1);
+        }
+
+        /** A free slot of {@code cd} with room for {@code groups} groups whose last call has completed, or a new one. */
+        static ArraySlot take(CudaDevice cd, int groups) {
+            java.util.List<ArraySlot> keepInPool = new java.util.ArrayList<>();
+            ArraySlot found = null;
+            RuntimeException failure = null;
+            for (ArraySlot sl; found == null && failure == null && (sl = FREE.poll()) != null; ) {
+                boolean complete = false;
+                if (sl.ordinal == cd.ordinal()) {
+                    try {
+                        complete = sl.done == null || sl.done.isComplete();
+                    } catch (RuntimeException e) {
+                        failure = e;  // a device error: reported to this call, the slot stays pooled
+                    }
+                }
+                if (complete && sl.capacity >= groups) {
+                    found = sl;
+                } else if (complete) {
+                    sl.free();
+                } else {
+                    keepInPool.add(sl);
+                }
+            }
+            FREE.addAll(keepInPool);
+            if (failure != null) {
+                throw failure;
+            }
+            return found != null ? found : new ArraySlot(cd.ordinal(), capacityFor(groups));
+        }
+
+        /**
+         * Returns the slot to the pool: behind an event recorded on {@code s} where work that may read it was queued
+         * ({@code enqueued}), at once where none was. A slot whose event cannot be recorded (the device failed) is
+         * dropped, never freed: work queued before the failure may still read it.
+         */
+        void giveBack(Stream s, boolean enqueued) {
+            if (enqueued) {
+                try {
+                    if (done == null) {
+                        done = dev.gapfill.core.Event.forOrdering(s.device());
+                    }
+                    done.record(s);
+                } catch (RuntimeException e) {
+                    return;  // the caller's own exception, if any, is the one that propagates
+                }
+            }
+            FREE.add(this);
+        }
+
+        /** Frees the arrays and the event of a slot whose last call has completed. */
+        private void free() {
+            for (org.bytedeco.javacpp.Pointer p : new org.bytedeco.javacpp.Pointer[] {ta, tb, m, n, k, ldA, ldB, ldC, size, alpha, beta, ptrs}) {
+                p.releaseReference();
+            }
+            if (done != null) {
+                try {
+                    done.close();
+                } catch (RuntimeException e) {
+                    // the device failed: its events go with its context
+                }
             }
         }
+
+        /** Slots in the pool now (all devices); for tests. */
+        static int pooled() { return FREE.size(); }
     }
 
     /** Output shape for these inputs: [T_total, N] or [T_total, N/2] with SwiGLU. */

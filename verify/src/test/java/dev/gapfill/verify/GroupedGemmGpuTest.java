@@ -228,6 +228,50 @@ class GroupedGemmGpuTest {
     }
 
     /**
+     * The grouped-batched vendor call no longer synchronizes after cuBLAS: its host arrays stay in a pooled slot until
+     * an event recorded after the call has completed. Eight calls queued back to back on two streams, with group counts
+     * that make the pool grow (64, then 128 and 256 groups of capacity) and calls of one stream still running while the
+     * other takes a slot, each into its own poisoned output, nothing synchronized until all are queued: every element
+     * of every output against the reference. A slot reused while its call's copy or GEMM could still read it would give
+     * one call another's sizes or pointers.
+     */
+    @Test void groupedBatchedCallsInFlightOnTwoStreamsKeepTheirOwnArrays() {
+        Random rnd = new Random(53);
+        int[] groups = {3, 70, 5, 130, 2, 70, 9, 200};
+        Problem[] ps = new Problem[groups.length];
+        Tensor[] outs = new Tensor[groups.length];
+        try (Stream s1 = Stream.create(GPU); Stream s2 = Stream.create(GPU)) {
+            try {
+                for (int i = 0; i < groups.length; i++) {
+                    ps[i] = new Problem(rnd, groups[i], 4 * groups[i] + 37, 136, 64, i % 2 == 0 ? DType.BF16 : DType.F16,
+                            i % 3 == 0 ? WeightLayout.NK : WeightLayout.KN, i % 2 == 1, i % 4 == 1, i % 4 != 3, false);
+                    outs[i] = Poison.poisoned(GPU, ps[i].dt, ps[i].rows, ps[i].nOut());
+                }
+                for (int i = 0; i < groups.length; i++) {
+                    GroupedGemm.run(ps[i].x, ps[i].w, ps[i].offsets, ps[i].options(Backend.VENDOR, VendorPath.GROUPED_BATCHED), outs[i],
+                            i % 2 == 0 ? s1 : s2);
+                }
+                s1.synchronize();
+                s2.synchronize();
+                for (int i = 0; i < groups.length; i++) {
+                    Verdict v = ps[i].check(outs[i], GroupedGemmVerification.roundsBeforeEpilogue(ps[i].x, ps[i].w, ps[i].offsets,
+                            ps[i].options(Backend.VENDOR, VendorPath.GROUPED_BATCHED)));
+                    assertTrue(v.pass(), "call " + i + " " + ps[i] + ": " + v);
+                }
+            } finally {
+                for (int i = 0; i < groups.length; i++) {
+                    if (outs[i] != null) {
+                        outs[i].close();
+                    }
+                    if (ps[i] != null) {
+                        ps[i].close();
+                    }
+                }
+            }
+        }
+    }
+
+    /**
      * Every tile the device has (the sm_90 wgmma tiles only on compute capability 9.0), forced through
      * {@link GroupedGemmHeuristics#DEBUG_VARIANT}, on the boundary shapes and on problems with one to three row blocks
      * per group in both layouts and dtypes, with and without SwiGLU: each element against the fp64 reference. The

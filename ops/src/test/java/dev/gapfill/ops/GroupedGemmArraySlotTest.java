@@ -1,0 +1,22 @@
+package dev.gapfill.ops;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The capacities of the grouped-batched call's pooled host arrays (the pool itself runs on the GPU: GroupedGemmGpuTest). */
+class GroupedGemmArraySlotTest {
+    @Test void capacitiesArePowersOfTwoFrom64ThatHoldTheCall() {
+        assertEquals(64, GroupedGemm.ArraySlot.capacityFor(1));
+        assertEquals(64, GroupedGemm.ArraySlot.capacityFor(64));
+        assertEquals(128, GroupedGemm.ArraySlot.capacityFor(65));
+        assertEquals(4096, GroupedGemm.ArraySlot.capacityFor(GroupedGemmHeuristics.MAX_CUSTOM_GROUPS));
+        assertEquals(1 << 29, GroupedGemm.ArraySlot.capacityFor(1 << 29));
+        assertEquals((1 << 29) + 1, GroupedGemm.ArraySlot.capacityFor((1 << 29) + 1), "no power of two past 2^29: it would wrap");
+        for (int g = 1; g < 70_000; g += 97) {
+            int c = GroupedGemm.ArraySlot.capacityFor(g);
+            assertTrue(c >= g && c < 2 * Math.max(g, 64) && Integer.bitCount(c) == 1, g + " groups: " + c);
+        }
+    }
+}
