@@ -1,20 +1,14 @@
 package dev.gapfill.examples;
 
 import dev.gapfill.examples.bench.BenchRow;
-import dev.gapfill.examples.bench.Json;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -37,18 +31,7 @@ class ReportSkippedPointsTest {
         List<Object> rows = new ArrayList<>();
         rows.add(row(1));
         rows.add(row(4));
-        Map<String, Object> doc = new LinkedHashMap<>();
-        doc.put("gpu", "NVIDIA H100 80GB HBM3");
-        doc.put("commit", "0123456789abcdef0123");
-        doc.put("complete", true);
-        doc.put("quick", false);
-        doc.put("rows", rows);
-        Path root = tmp.resolve("root");
-        Files.createDirectories(root.resolve("h100"));
-        Files.writeString(root.resolve("h100").resolve("gqa_decode.json"), Json.write(doc), StandardCharsets.UTF_8);
-        Path out = tmp.resolve("report.md");
-        assertEquals(0, new CommandLine(new ReportCmd()).execute("--root", root.toString(), "--out", out.toString()));
-        String md = Files.readString(out, StandardCharsets.UTF_8);
+        String md = ReportFixture.reportOf(tmp, "gqa_decode", rows);
         assertTrue(md.contains("The file holds 2 of the issue's 1080 sweep points"), md);
         assertTrue(md.contains("| met on these rows |"), md);
         for (String line : md.lines().toList()) {

@@ -15,7 +15,9 @@ import java.util.function.ToDoubleFunction;
  * the measurements themselves. Each target is read as its issue words it; where the wording leaves a choice, the
  * stricter reading is taken and named in the target's text (e.g. the F16/BF16 geometric means of issue 4 are taken
  * per dtype). A target over rows the file does not have says so instead of a verdict; a target met on an incomplete
- * or quick sweep says "met on these rows", never plain "met".
+ * or quick sweep says "met on these rows", never plain "met". A target is judged on the rows of its range (its shape and
+ * dtype selection; a row without a shape field the range reads is not in it) that have the times it compares, and a row
+ * of its range that cannot be judged so, or whose check failed, keeps it from being met ({@link Gaps}).
  */
 public final class IssueTargets {
     private IssueTargets() {}
@@ -60,7 +62,10 @@ public final class IssueTargets {
         }
     }
 
-    /** How many of {@code op}'s issue sweep points {@code rows} hold (a bench's own extra rows do not count). */
+    /**
+     * How many of {@code op}'s issue sweep points {@code rows} hold (a bench's own extra rows do not count): distinct
+     * points, so a row written twice (a resumed sweep that measured a point again) does not stand in for a missing one.
+     */
     public static int issuePointsIn(String op, List<Map<String, Object>> rows) {
         if (op.equals("bmm")) {
             java.util.Set<String> seen = new java.util.HashSet<>();
@@ -72,7 +77,11 @@ public final class IssueTargets {
             }
             return seen.size();
         }
-        return rows.size();
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        for (Map<String, Object> r : rows) {  // (dtype, shape), the shape's fields in any order
+            seen.add(r.get("dtype") + "|" + new java.util.TreeMap<>(shapeMap(r)));
+        }
+        return seen.size();
     }
 
     /** The targets of {@code op}'s issue over {@code rows} (the JSON rows of a benchmark file); empty for other ops. */
@@ -111,7 +120,8 @@ public final class IssueTargets {
      * issue 8: both compositions verified), read over every row: met when every row has a check and every check says
      * {@code pass} (each sweep checks the paths it times before timing them; the row's {@code against} says what it
      * compared). Rows without a check are counted apart from failed ones, and either keeps it from being met. The speed
-     * targets above do not look at checks, so this row is where a failed check shows.
+     * targets count only the failed checks of their own range ({@link Gaps}); this row is where every row's check shows,
+     * those without one included.
      */
     static Result checksPassed(List<Map<String, Object>> rows) {
         int passed = 0;
@@ -144,6 +154,9 @@ public final class IssueTargets {
      * (BmmBench's own extra rows, such as 60³ or 36 × 44 × 52, are not).
      */
     static boolean bmmIssuePoint(Map<String, Object> r) {
+        if (!has(r, "batch", "m", "n", "k")) {
+            return false;
+        }
         long m = shape(r, "m"), n = shape(r, "n"), k = shape(r, "k"), batch = shape(r, "batch");
         boolean shared = Boolean.TRUE.equals(shapeMap(r).get("shared_b"));
         if (shared) {  // the issue names "a shared-B case"; BmmBench's is 64³ at batch 2048
@@ -159,51 +172,55 @@ public final class IssueTargets {
         // "n" is the issue's n of C [batch, m, n], over every sweep point: the square ones and the (m, n, k) extras, so
         // (64, 1, 64) is an n ≤ 32 point and (1, 64, 64), (32, 128, 64) and the shared-B 64³ are 48 ≤ n ≤ 128 points
         // (the stricter reading: before the forty-third session only the square points counted)
-        Predicate<Map<String, Object>> point = r -> bmmIssuePoint(r) && num(r, "custom_us") != null;
+        Predicate<Map<String, Object>> point = IssueTargets::bmmIssuePoint;
         Predicate<Map<String, Object>> half = r -> "F16".equals(r.get("dtype")) || "BF16".equals(r.get("dtype"));
         List<Map<String, Object>> tinyHalf = select(rows, point.and(half).and(r -> shape(r, "n") <= 32));
-        out.add(speedupGeomean("n ≤ 32, F16/BF16 (the issue's sweep points, square and (m, n, k)): custom ≥ 2.0× the vendor (geometric mean)",
-                tinyHalf, IssueTargets::vendor, 2.0, line));
-        out.add(speedupAtEveryRow("… never below 1.5×", tinyHalf, 1.5, line));
-        out.add(speedupGeomean("n ≤ 32, F32: custom ≥ 1.5× the vendor (geometric mean)",
-                select(rows, point.and(r -> "F32".equals(r.get("dtype")) && shape(r, "n") <= 32)), IssueTargets::vendor, 1.5, line));
-        out.add(floorAtEveryRow("48 ≤ n ≤ 128 at batch ≥ 2048, F16/BF16 (the issue's sweep points): floor / custom ≥ 0.8",
-                select(rows, point.and(half).and(r -> shape(r, "n") >= 48 && shape(r, "n") <= 128 && shape(r, "batch") >= 2048)),
-                0.8, line));
+        out.add(judge(tinyHalf, NEEDS_VENDOR, j -> speedupGeomean(
+                "n ≤ 32, F16/BF16 (the issue's sweep points, square and (m, n, k)): custom ≥ 2.0× the vendor (geometric mean)",
+                j, IssueTargets::vendor, 2.0, line)));
+        out.add(judge(tinyHalf, NEEDS_VENDOR, j -> speedupAtEveryRow("… never below 1.5×", j, 1.5, line)));
+        out.add(judge(select(rows, point.and(r -> "F32".equals(r.get("dtype")) && shape(r, "n") <= 32)), NEEDS_VENDOR,
+                j -> speedupGeomean("n ≤ 32, F32: custom ≥ 1.5× the vendor (geometric mean)", j, IssueTargets::vendor, 1.5, line)));
+        out.add(judge(select(rows, point.and(half).and(r -> shape(r, "n") >= 48 && shape(r, "n") <= 128 && shape(r, "batch") >= 2048)),
+                CUSTOM_ONLY, j -> floorAtEveryRow("48 ≤ n ≤ 128 at batch ≥ 2048, F16/BF16 (the issue's sweep points): floor / custom ≥ 0.8",
+                        j, 0.8, line)));
         out.add(autoWithin(rows, false));
     }
 
     // ---------------------------------------------------------------- issue 4
 
     private static void depthwise(List<Map<String, Object>> rows, List<Result> out, double[] line) {
-        Predicate<Map<String, Object>> timed = r -> num(r, "custom_us") != null && num(r, "vendor_us") != null;
         for (String dt : new String[] {"F16", "BF16"}) {
-            out.add(speedupGeomean(dt + ": custom ≥ 3.0× the vendor composition (geometric mean; F16 and BF16 taken one by one)",
-                    select(rows, timed.and(r -> dt.equals(r.get("dtype")))), IssueTargets::vendor, 3.0, line));
+            out.add(judge(select(rows, r -> dt.equals(r.get("dtype"))), NEEDS_VENDOR, j -> speedupGeomean(
+                    dt + ": custom ≥ 3.0× the vendor composition (geometric mean; F16 and BF16 taken one by one)",
+                    j, IssueTargets::vendor, 3.0, line)));
         }
-        out.add(speedupGeomean("F32: custom ≥ 2.0× the vendor composition (geometric mean)",
-                select(rows, timed.and(r -> "F32".equals(r.get("dtype")))), IssueTargets::vendor, 2.0, line));
-        out.add(floorAtEveryRow("every case moving ≥ 32 MB (10⁶ bytes): floor / custom ≥ 0.75",
-                select(rows, timed.and(r -> num(r, "bytes") != null && num(r, "bytes") >= 32e6)), 0.75, line));
+        out.add(judge(select(rows, r -> "F32".equals(r.get("dtype"))), NEEDS_VENDOR,
+                j -> speedupGeomean("F32: custom ≥ 2.0× the vendor composition (geometric mean)", j, IssueTargets::vendor, 2.0, line)));
+        // a floor fraction needs no vendor time (before, a case without one was left out of this target)
+        out.add(judge(select(rows, r -> num(r, "bytes") != null && num(r, "bytes") >= 32e6), CUSTOM_ONLY,
+                j -> floorAtEveryRow("every case moving ≥ 32 MB (10⁶ bytes): floor / custom ≥ 0.75", j, 0.75, line)));
         out.add(autoWithin(rows, false));
     }
 
     // ---------------------------------------------------------------- issue 5
 
     private static void int8(List<Map<String, Object>> rows, List<Result> out, double[] line, Double copyGBps) {
-        Predicate<Map<String, Object>> skinny = r -> num(r, "custom_us") != null && shape(r, "m") <= 16
+        Predicate<Map<String, Object>> skinny = r -> has(r, "m", "k", "n") && shape(r, "m") <= 16
                 && (double) shape(r, "k") * shape(r, "n") >= 16.0 * (1 << 20);
         List<Map<String, Object>> s = select(rows, skinny);
         // the issue's floor is the weight read alone: K·N bytes over the copy bandwidth of the run that measured the row
         // (Int8MmBench's floor column is A, W and the output over it, so the row's own bandwidth is bytes / floor; a row
         // kept from an earlier run by --resume keeps its run's bandwidth, not this file's ceilings)
-        out.add(floorAtEveryRow("M ≤ 16, K·N ≥ 16Mi: floor / custom ≥ 0.8 (weight-read floor: K·N bytes / the copy bandwidth of the run that measured the row)",
-                weightFloorRows(s, copyGBps), 0.8, line));
-        out.add(speedupAtEveryRow("… custom ≥ 1.3× the vendor at every point", s, 1.3, line));
-        out.add(every("… custom ≥ 2× the F16 cuBLAS peer", select(s, r -> peer(r, "f16_cublas") != null),
-                r -> peer(r, "f16_cublas") / num(r, "custom_us"), 2.0, "×"));
-        out.add(speedupGeomean("32 ≤ M ≤ 64: custom ≥ 1.3× the vendor (geometric mean)",
-                select(rows, r -> num(r, "custom_us") != null && shape(r, "m") >= 32 && shape(r, "m") <= 64), IssueTargets::vendor, 1.3, line));
+        out.add(judge(s, CUSTOM_ONLY, j -> floorAtEveryRow(
+                "M ≤ 16, K·N ≥ 16Mi: floor / custom ≥ 0.8 (weight-read floor: K·N bytes / the copy bandwidth of the run that measured the row)",
+                weightFloorRows(j, copyGBps), 0.8, line)));
+        out.add(judge(s, NEEDS_VENDOR, j -> speedupAtEveryRow("… custom ≥ 1.3× the vendor at every point", j, 1.3, line)));
+        // the peer's range is the rows that timed it (files from before the peer have none)
+        out.add(judge(select(s, r -> peer(r, "f16_cublas") != null), CUSTOM_ONLY, j -> every("… custom ≥ 2× the F16 cuBLAS peer", j,
+                r -> peer(r, "f16_cublas") / num(r, "custom_us"), 2.0, "×")));
+        out.add(judge(select(rows, r -> has(r, "m") && shape(r, "m") >= 32 && shape(r, "m") <= 64), NEEDS_VENDOR,
+                j -> speedupGeomean("32 ≤ M ≤ 64: custom ≥ 1.3× the vendor (geometric mean)", j, IssueTargets::vendor, 1.3, line)));
         out.add(autoWithin(rows, false));
     }
 
@@ -238,12 +255,14 @@ public final class IssueTargets {
 
     private static void grouped(List<Map<String, Object>> rows, List<Result> out, double[] line) {
         // vendor_us is the per-expert loop, the peer cublas_grouped_batched the grouped-batched call (GroupedGemmBench)
-        List<Map<String, Object>> fine = select(rows, r -> num(r, "custom_us") != null && shape(r, "experts") >= 64);
-        out.add(speedupGeomean("E ≥ 64: custom ≥ 5× the per-expert loop (geometric mean)", fine, IssueTargets::vendor, 5.0, line));
-        out.add(speedupGeomean("E ≥ 64: custom ≥ 1.3× cublasGemmGroupedBatchedEx (geometric mean)",
-                select(fine, r -> peer(r, "cublas_grouped_batched") != null), r -> peer(r, "cublas_grouped_batched"), 1.3, line));
-        out.add(floorAtEveryRow("T ≤ 512: floor / custom ≥ 0.75",
-                select(rows, r -> num(r, "custom_us") != null && shape(r, "tokens") <= 512), 0.75, line));
+        List<Map<String, Object>> fine = select(rows, r -> has(r, "experts") && shape(r, "experts") >= 64);
+        out.add(judge(fine, NEEDS_VENDOR,
+                j -> speedupGeomean("E ≥ 64: custom ≥ 5× the per-expert loop (geometric mean)", j, IssueTargets::vendor, 5.0, line)));
+        out.add(judge(select(fine, r -> peer(r, "cublas_grouped_batched") != null), CUSTOM_ONLY,
+                j -> speedupGeomean("E ≥ 64: custom ≥ 1.3× cublasGemmGroupedBatchedEx (geometric mean)", j,
+                        r -> peer(r, "cublas_grouped_batched"), 1.3, line)));
+        out.add(judge(select(rows, r -> has(r, "tokens") && shape(r, "tokens") <= 512), CUSTOM_ONLY,
+                j -> floorAtEveryRow("T ≤ 512: floor / custom ≥ 0.75", j, 0.75, line)));
         out.add(autoWithin(rows, true));
     }
 
@@ -251,42 +270,50 @@ public final class IssueTargets {
 
     private static void gqa(List<Map<String, Object>> rows, List<Result> out, double[] line) {
         Predicate<Map<String, Object>> timed = r -> num(r, "custom_us") != null;
+        Predicate<Map<String, Object>> sized = r -> has(r, "B", "L");
         ToDoubleFunction<Map<String, Object>> bl = r -> (double) shape(r, "B") * shape(r, "L");
-        out.add(floorAtEveryRow("B·L ≥ 65,536: floor / custom ≥ 0.8 (KV-read floor)",
-                select(rows, timed.and(r -> bl.applyAsDouble(r) >= 65536)), 0.8, line));
-        out.add(floorAtEveryRow("B·L ≥ 8,192: floor / custom ≥ 0.6",
-                select(rows, timed.and(r -> bl.applyAsDouble(r) >= 8192)), 0.6, line));
-        out.add(speedupGeomean("B·L ≤ 32,768: custom ≥ 3× the vendor composition (geometric mean)",
-                select(rows, timed.and(r -> num(r, "vendor_us") != null && bl.applyAsDouble(r) <= 32768)), IssueTargets::vendor, 3.0, line));
-        out.add(every("custom never slower than the vendor composition",
-                select(rows, timed.and(r -> num(r, "vendor_us") != null)), IssueTargets::speedup, 1.0, "×"));
+        out.add(judge(select(rows, sized.and(r -> bl.applyAsDouble(r) >= 65536)), CUSTOM_ONLY,
+                j -> floorAtEveryRow("B·L ≥ 65,536: floor / custom ≥ 0.8 (KV-read floor)", j, 0.8, line)));
+        out.add(judge(select(rows, sized.and(r -> bl.applyAsDouble(r) >= 8192)), CUSTOM_ONLY,
+                j -> floorAtEveryRow("B·L ≥ 8,192: floor / custom ≥ 0.6", j, 0.6, line)));
+        out.add(judge(select(rows, sized.and(r -> bl.applyAsDouble(r) <= 32768)), NEEDS_VENDOR,
+                j -> speedupGeomean("B·L ≤ 32,768: custom ≥ 3× the vendor composition (geometric mean)", j, IssueTargets::vendor, 3.0, line)));
+        out.add(judge(rows, NEEDS_VENDOR, j -> every("custom never slower than the vendor composition", j, IssueTargets::speedup, 1.0, "×")));
         // paged against the contiguous BHLD row of the same dtype, heads, D, B, L and length mode. Rows with lengths
         // drawn in [L/2, L] measured before the draw was made independent of the layout (GqaDecodeBench) read different
         // byte counts, so the times are compared per µs of each row's floor: custom_p/floor_p over custom_c/floor_c,
         // which is the plain time ratio whenever the two rows read the same bytes.
+        // A pair is in range when both rows exist; it misses a custom time, or failed its check, where either row does.
         Map<String, Map<String, Object>> contiguous = new HashMap<>();
-        for (Map<String, Object> r : select(rows, timed.and(r -> "BHLD".equals(shapeMap(r).get("layout"))))) {
-            contiguous.put(pairKey(r), r);
+        for (Map<String, Object> r : select(rows, r -> "BHLD".equals(shapeMap(r).get("layout")))) {
+            contiguous.merge(pairKey(r), r, (had, next) -> timed.test(next) ? next : had);  // a timed row first, the last one
         }
-        List<Map<String, Object>> paged = select(rows, timed.and(r -> "PAGED".equals(shapeMap(r).get("layout"))
-                && contiguous.containsKey(pairKey(r))));
-        out.add(within("paged within 10 % of contiguous (BHLD) at the same shape (time per µs of floor)", paged, r -> {
-            Map<String, Object> c = contiguous.get(pairKey(r));
-            return (num(r, "custom_us") / num(r, "floor_us")) / (num(c, "custom_us") / num(c, "floor_us"));
-        }, 1.10));
+        List<Map<String, Object>> paged = select(rows, r -> "PAGED".equals(shapeMap(r).get("layout")) && contiguous.containsKey(pairKey(r)));
+        int untimedPairs = 0;
+        int failedPairs = 0;
+        for (Map<String, Object> p : paged) {
+            Map<String, Object> c = contiguous.get(pairKey(p));
+            untimedPairs += timed.test(p) && timed.test(c) ? 0 : 1;
+            failedPairs += failedCheck(p) || failedCheck(c) ? 1 : 0;
+        }
+        Gaps pairGaps = new Gaps(untimedPairs, 0, failedPairs);
+        Result pagedRes = within("paged within 10 % of contiguous (BHLD) at the same shape (time per µs of floor)",
+                select(paged, timed.and(r -> timed.test(contiguous.get(pairKey(r))))), r -> {
+                    Map<String, Object> c = contiguous.get(pairKey(r));
+                    return (num(r, "custom_us") / num(r, "floor_us")) / (num(c, "custom_us") / num(c, "floor_us"));
+                }, 1.10);
+        out.add(pairGaps.on(pagedRes));
         out.add(autoWithin(rows, false));  // the issue's "everywhere: AUTO within 5 % of the faster of the two paths"
     }
 
     // ---------------------------------------------------------------- issue 8
 
     private static void demo(List<Map<String, Object>> rows, List<Result> out) {
-        Predicate<Map<String, Object>> timed = r -> num(r, "custom_us") != null && num(r, "vendor_us") != null;
-        out.add(every("MoE layer, T ≤ 64 tokens: Gapfill ≥ 3× the vendor composition (every such row)",
-                select(rows, timed.and(r -> "moe_layer".equals(r.get("op")) && shape(r, "tokens") <= 64)), IssueTargets::speedup, 3.0, "×"));
-        out.add(every("decode step, B ≤ 8, L ≥ 4096 (every sequence's length, not the cache's capacity): Gapfill ≥ 2× the vendor "
-                        + "composition (every such row)",
-                select(rows, timed.and(r -> "decode_step".equals(r.get("op")) && shape(r, "B") <= 8 && shortestLength(r) >= 4096)),
-                IssueTargets::speedup, 2.0, "×"));
+        out.add(judge(select(rows, r -> "moe_layer".equals(r.get("op")) && has(r, "tokens") && shape(r, "tokens") <= 64), NEEDS_VENDOR,
+                j -> every("MoE layer, T ≤ 64 tokens: Gapfill ≥ 3× the vendor composition (every such row)", j, IssueTargets::speedup, 3.0, "×")));
+        out.add(judge(select(rows, r -> "decode_step".equals(r.get("op")) && has(r, "B", "L") && shape(r, "B") <= 8 && shortestLength(r) >= 4096),
+                NEEDS_VENDOR, j -> every("decode step, B ≤ 8, L ≥ 4096 (every sequence's length, not the cache's capacity): Gapfill ≥ 2× "
+                        + "the vendor composition (every such row)", j, IssueTargets::speedup, 2.0, "×")));
     }
 
     /**
@@ -310,6 +337,64 @@ public final class IssueTargets {
     }
 
     // ---------------------------------------------------------------- shared
+
+    /** {@link #judge}'s choice: the target compares custom with the vendor column, or looks at custom alone (a floor, a peer). */
+    private static final boolean NEEDS_VENDOR = true;
+    private static final boolean CUSTOM_ONLY = false;
+
+    /**
+     * {@code target} over the rows of {@code inRange} (its shape and dtype selection) that have the times it compares
+     * (custom, and the vendor where {@code needsVendor}), then the {@link Gaps} of the range added to it. The selectors
+     * used to ask for the times themselves, so a point of the range the custom path did not run dropped out unseen and a
+     * target worded "at every point" could read met without it.
+     */
+    private static Result judge(List<Map<String, Object>> inRange, boolean needsVendor,
+                                java.util.function.Function<List<Map<String, Object>>, Result> target) {
+        List<Map<String, Object>> judged = select(inRange, r -> num(r, "custom_us") != null && (!needsVendor || num(r, "vendor_us") != null));
+        return Gaps.of(inRange, needsVendor).on(target.apply(judged));
+    }
+
+    /**
+     * Rows of a target's range that its numbers leave out or cannot vouch for: without a custom time (the custom path did
+     * not run there: unsupported), with one but without the vendor time a speedup needs (no ratio), or whose check
+     * failed (a kernel that skips work is fast and wrong; a row without a check is left to the results target). Any of
+     * them makes the target not met, and the text counts them; the numbers stay those of the rows with the times.
+     */
+    record Gaps(int noCustom, int noVendor, int failed) {
+        static Gaps of(List<Map<String, Object>> inRange, boolean needsVendor) {
+            int noCustom = 0;
+            int noVendor = 0;
+            int failed = 0;
+            for (Map<String, Object> r : inRange) {
+                boolean custom = num(r, "custom_us") != null;
+                noCustom += custom ? 0 : 1;
+                noVendor += custom && needsVendor && num(r, "vendor_us") == null ? 1 : 0;
+                failed += failedCheck(r) ? 1 : 0;
+            }
+            return new Gaps(noCustom, noVendor, failed);
+        }
+
+        /** {@code res} with the gaps counted in its text and its verdict "not met" where there are any. */
+        Result on(Result res) {
+            if (noCustom + noVendor + failed == 0) {
+                return res;
+            }
+            String text = (res.met() == null ? "no row in range can be judged" : res.measured())
+                    + count(noCustom, "in range without a custom time")
+                    + count(noVendor, "in range without a vendor time")
+                    + count(failed, failed == 1 ? "in range failed its check" : "in range failed their check");
+            return new Result(res.target(), text, false);
+        }
+
+        private static String count(int n, String what) {
+            return n == 0 ? "" : String.format(Locale.ROOT, "; %d row%s %s", n, n == 1 ? "" : "s", what);
+        }
+    }
+
+    /** Whether the row's check ran and failed ({@code check.pass} false); a row without a check has not failed one. */
+    static boolean failedCheck(Map<String, Object> r) {
+        return r.get("check") instanceof Map<?, ?> c && Boolean.FALSE.equals(c.get("pass"));
+    }
 
     /** AUTO within 5 % of the faster path (with {@code withPeers}, of the fastest of vendor, custom and the peers). */
     private static Result autoWithin(List<Map<String, Object>> rows, boolean withPeers) {
@@ -612,10 +697,20 @@ public final class IssueTargets {
         return s instanceof Map<?, ?> ? (Map<String, Object>) s : Map.of();
     }
 
-    /** A numeric shape field (0 when absent). */
+    /** A numeric shape field (0 when absent: a range asks {@link #has} first, so that a missing field is out of it). */
     private static long shape(Map<String, Object> r, String key) {
         Object v = shapeMap(r).get(key);
         return v instanceof Number n ? n.longValue() : 0;
+    }
+
+    /** Whether the row's shape holds every one of {@code keys} as a number. */
+    private static boolean has(Map<String, Object> r, String... keys) {
+        for (String k : keys) {
+            if (!(shapeMap(r).get(k) instanceof Number)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static Double num(Map<String, Object> r, String key) {
