@@ -128,8 +128,8 @@ public final class Bmm {
         Tensor out = Tensor.empty(a.device(), a.dtype(), s.batch(), s.m(), s.n());
         try {
             run(s, a, b, out, options, null, planned);
-        } catch (RuntimeException e) {
-            out.close();
+        } catch (RuntimeException | Error e) {  // an Error too (JavaCPP's or the heap's OutOfMemoryError): no leaked output
+            closeAfterFailure(out, e);
             throw e;
         }
         return out;
@@ -168,9 +168,22 @@ public final class Bmm {
         return decide(s, Gpu.device(a.device()).info(), options.backend(), alignment(a.address(), b.address(), out.address()));
     }
 
-    /** The decision for a problem on a device (pure; what {@link #decide(Tensor, Tensor, Options)} uses). */
-    public static Decision decide(BmmShape s, DeviceInfo info, Backend requested) {
-        return decide(s, info, requested, true);
+    /**
+     * The decision for a problem on a device (pure; what {@link #decide(Tensor, Tensor, Options)} uses). A null
+     * {@code shape} or {@code info} is refused by name before anything else; a null or REFERENCE {@code requested} as
+     * the tensor overloads refuse it in their options ("options.backend": the reference runs for CPU tensors only).
+     */
+    public static Decision decide(BmmShape shape, DeviceInfo info, Backend requested) {
+        if (shape == null) {
+            throw new ArgumentException("shape", "a BmmShape", "null");
+        }
+        if (info == null) {
+            throw new ArgumentException("info", "a DeviceInfo", "null");
+        }
+        if (requested == null) {  // Backend.resolve would name it "backend"; Options and the REFERENCE refusal say "options.backend"
+            throw new ArgumentException("options.backend", "one of AUTO, VENDOR, CUSTOM", "null");
+        }
+        return decide(shape, info, requested, true);
     }
 
     /** As {@link #decide(BmmShape, DeviceInfo, Backend)}; {@code aligned16}: A, B and C all start on 16 bytes. */
@@ -348,6 +361,15 @@ public final class Bmm {
         String symbol = "bmm_wg_" + s.dtype().name().toLowerCase(Locale.ROOT) + "_" + (s.transA() ? "t" : "n") + (s.transB() ? "t" : "n");
         WG_MODULE.function(st.cudaDevice(), symbol).launch(st, p.grid(), 1, 1, p.threads(), 1, 1, p.smemBytes(),
                 KernelArgs.begin().ptr(a).ptr(b).ptr(out).i32((int) s.batch()).i32((int) s.m()).i32((int) s.n()).i32((int) s.k()));
+    }
+
+    /** Closes a tensor this call allocated after {@code failure}, keeping a close failure as suppressed. */
+    private static void closeAfterFailure(Tensor t, Throwable failure) {
+        try {
+            t.close();
+        } catch (RuntimeException closeFailure) {
+            failure.addSuppressed(closeFailure);
+        }
     }
 
     /** 16 when every address is a multiple of 16, else 8 when every one is a multiple of 8, else 0. */

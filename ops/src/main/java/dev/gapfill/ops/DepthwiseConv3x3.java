@@ -194,7 +194,10 @@ public final class DepthwiseConv3x3 {
 
     // ------------------------------------------------------------------ shape helpers
 
-    /** The output shape for input shape {@code xShape} (in {@code options.layout()}). */
+    /**
+     * The output shape for input shape {@code xShape} (in {@code options.layout()}); a null shape, one not of rank 4
+     * or one with a dimension below 1 is refused naming "x".
+     */
     public static long[] outputShape(long[] xShape, Options options) {
         if (options == null) {
             throw new ArgumentException("options", "an Options record", "null");
@@ -205,11 +208,16 @@ public final class DepthwiseConv3x3 {
         if (xShape.length != 4) {
             throw new ArgumentException("x", "rank 4 shape", "rank " + xShape.length);
         }
-        long s = options.stride();
-        if (options.layout() == Layout.NCHW) {
-            return new long[] {xShape[0], xShape[1], (xShape[2] + s - 1) / s, (xShape[3] + s - 1) / s};
+        for (long d : xShape) {  // as a tensor's shape is (apply() sees only those): no empty or negative output shape
+            if (d <= 0) {
+                throw new ArgumentException("x", "rank 4 shape with every dimension >= 1", java.util.Arrays.toString(xShape));
+            }
         }
-        return new long[] {xShape[0], (xShape[1] + s - 1) / s, (xShape[2] + s - 1) / s, xShape[3]};
+        long s = options.stride();  // ceil(d / s) as (d - 1) / s + 1: no wrap for d near 2^63 (Problem.outH does the same)
+        if (options.layout() == Layout.NCHW) {
+            return new long[] {xShape[0], xShape[1], (xShape[2] - 1) / s + 1, (xShape[3] - 1) / s + 1};
+        }
+        return new long[] {xShape[0], (xShape[1] - 1) / s + 1, (xShape[2] - 1) / s + 1, xShape[3]};
     }
 
     // ------------------------------------------------------------------ entry points
@@ -230,11 +238,20 @@ public final class DepthwiseConv3x3 {
         Tensor out = Tensor.empty(x.device(), x.dtype(), ys);
         try {
             apply(x, w, bias, residual, out, options, null);
-        } catch (RuntimeException e) {
-            out.close();
+        } catch (RuntimeException | Error e) {  // an Error too (JavaCPP's or the heap's OutOfMemoryError): no leaked output
+            closeAfterFailure(out, e);
             throw e;
         }
         return out;
+    }
+
+    /** Closes a tensor this call allocated after {@code failure}, keeping a close failure as suppressed. */
+    private static void closeAfterFailure(Tensor t, Throwable failure) {
+        try {
+            t.close();
+        } catch (RuntimeException closeFailure) {
+            failure.addSuppressed(closeFailure);
+        }
     }
 
     /**

@@ -45,10 +45,10 @@ import static org.bytedeco.cuda.global.cudnn.*;
  *   per (device, dtype, layout, N, C, H, W, stride) with its workspace size.</li>
  *   <li>Bias, residual, activation: {@code cudnnConvolutionBiasActivationForward} (y = act(conv + z + bias),
  *   z = the residual) for RELU, and for NONE when the chosen algorithm is IMPLICIT_PRECOMP_GEMM (cuDNN's
- *   condition for IDENTITY); a zero bias is supplied when none is given. The first such call of a plan
- *   times the fused call against the composition (3 runs each) and keeps the faster — on an H100 the
- *   fused call lost in every harness row, by up to 7×, so a user would compose. If cuDNN refuses the
- *   fused call for the shape, the plan remembers it and composes:
+ *   condition for IDENTITY); a zero bias is supplied when none is given; a residual that is y itself (in place)
+ *   always composes. The first such call of a plan times the fused call against the composition (3 runs each)
+ *   and keeps the faster — on an H100 the fused call lost in every harness row, by up to 7×, so a user would
+ *   compose. If cuDNN refuses the fused call for the shape, the plan remembers it and composes:
  *   residual copied into y and added through the convolution's beta = 1, {@code cudnnAddTensor} for
  *   the bias, {@code cudnnActivationForward} for RELU, CLIPPED_RELU(6) and SWISH(β = 1), and for the GELUs
  *   (no cuDNN activation) an elementwise pass of ours ({@code depthwise_conv3x3/vendor_gelu.cu}).</li>
@@ -128,7 +128,10 @@ final class DepthwiseConv3x3Cudnn {
             Pointer wp = new DevicePointer(w.address());
             Pointer yp = new DevicePointer(out.address());
             Activation act = p.act();
-            boolean fusible = !plan.fusedRefused
+            // An aliased residual (z == y) always composes (the residual already in y, added through beta = 1), whatever the
+            // plan measured for this shape on a call without one: the fused call is never run, nor timed, with z == y.
+            boolean aliased = residual != null && residual.address() == out.address();
+            boolean fusible = !plan.fusedRefused && !aliased
                     && (act == Activation.RELU || (act == Activation.NONE && plan.algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM));
             Tensor fusedBias = bias;
             if (fusible) {
@@ -142,10 +145,8 @@ final class DepthwiseConv3x3Cudnn {
                 if (faster == null) {
                     // Measured once per plan: on H100 (cuDNN 9.14) the fused call was slower than the composition
                     // in every harness row (e.g. f16 NHWC 32x256x56x56: 1408 µs fused vs ~190 µs composed).
-                    boolean aliased = residual != null && residual.address() == out.address();
-                    if (aliased || s.isCapturing()) {
-                        // composed for this call only: an aliased residual cannot run fused, and the timing synchronizes;
-                        // a later plain call outside a capture still measures
+                    if (s.isCapturing()) {
+                        // composed for this call only: the timing synchronizes; a later call outside a capture still measures
                         faster = Boolean.FALSE;
                     } else {
                         faster = measureFusedFaster(p, plan, h, d, xp, wp, yp, bias, fusedBias, residual, out, wsPtr, s);
@@ -180,7 +181,7 @@ final class DepthwiseConv3x3Cudnn {
         int st = cudnnConvolutionBiasActivationForward(h, HostConstants.ONE_F32, plan.xDesc, xp, plan.wDesc, wp, plan.conv, plan.algo, wsPtr,
                 plan.workspaceBytes, residual != null ? HostConstants.ONE_F32 : HostConstants.ZERO_F32, plan.yDesc,
                 residual != null ? new DevicePointer(residual.address()) : yp, plan.biasDesc, new DevicePointer(b.address()),
-                activation(p.act() == Activation.RELU ? Activation.RELU : null), plan.yDesc, yp);
+                activation(p.act() == Activation.RELU ? Activation.RELU : null, d), plan.yDesc, yp);
         if (st == CUDNN_STATUS_SUCCESS) {
             return true;
         }
@@ -237,7 +238,7 @@ final class DepthwiseConv3x3Cudnn {
             case RELU:
             case RELU6:
             case SILU:
-                int ra = cudnnActivationForward(h, activation(act), HostConstants.ONE_F32, plan.yDesc, yp, HostConstants.ZERO_F32, plan.yDesc, yp);
+                int ra = cudnnActivationForward(h, activation(act, d), HostConstants.ONE_F32, plan.yDesc, yp, HostConstants.ZERO_F32, plan.yDesc, yp);
                 if (ra != CUDNN_STATUS_SUCCESS) {
                     VendorHandles.checkDnn(d, ra, "cudnnActivationForward(" + act + ")");
                 }
@@ -300,39 +301,44 @@ final class DepthwiseConv3x3Cudnn {
         }
     }
 
-    /** The activation descriptor for {@code act}; null asks for IDENTITY. */
-    private static synchronized cudnnActivationStruct activation(Activation act) {
+    /**
+     * The activation descriptor for {@code act}; null asks for IDENTITY. {@code d}: the device of the calling op, for a
+     * failure's typed exception ({@link VendorHandles#checkDnn}).
+     */
+    private static synchronized cudnnActivationStruct activation(Activation act, CudaDevice d) {
         if (act == null) {
             if (identity == null) {
-                identity = newActivation(CUDNN_ACTIVATION_IDENTITY, 0);
+                identity = newActivation(CUDNN_ACTIVATION_IDENTITY, 0, d);
             }
             return identity;
         }
         return ACTS.computeIfAbsent(act, a -> {
             switch (a) {
-                case RELU: return newActivation(CUDNN_ACTIVATION_RELU, 0);
-                case RELU6: return newActivation(CUDNN_ACTIVATION_CLIPPED_RELU, 6.0);
-                case SILU: {
-                    cudnnActivationStruct d = newActivation(CUDNN_ACTIVATION_SWISH, 0);
-                    checkHost(cudnnSetActivationDescriptorSwishBeta(d, 1.0), "cudnnSetActivationDescriptorSwishBeta");
-                    return d;
-                }
+                case RELU: return newActivation(CUDNN_ACTIVATION_RELU, 0, d);
+                case RELU6: return newActivation(CUDNN_ACTIVATION_CLIPPED_RELU, 6.0, d);
+                case SILU: return newActivation(CUDNN_ACTIVATION_SWISH, 0, d);  // β = 1 (below)
                 default: throw new IllegalStateException("cuDNN has no activation for " + a);
             }
         });
     }
 
-    private static cudnnActivationStruct newActivation(int mode, double coef) {
-        cudnnActivationStruct d = new cudnnActivationStruct();
-        checkHost(cudnnCreateActivationDescriptor(d), "cudnnCreateActivationDescriptor");
-        checkHost(cudnnSetActivationDescriptor(d, mode, CUDNN_PROPAGATE_NAN, coef), "cudnnSetActivationDescriptor");
-        return d;
-    }
-
-    private static void checkHost(int st, String call) {
-        if (st != CUDNN_STATUS_SUCCESS) {
-            throw new GapfillException(call + " failed with cuDNN status " + st);
+    /**
+     * A new activation descriptor ({@code CUDNN_ACTIVATION_SWISH} with β = 1: SiLU). A failed setter destroys it again
+     * before the typed exception is thrown: nothing is cached then, so it would leak at every retry.
+     */
+    private static cudnnActivationStruct newActivation(int mode, double coef, CudaDevice d) {
+        cudnnActivationStruct a = new cudnnActivationStruct();
+        VendorHandles.checkDnn(d, cudnnCreateActivationDescriptor(a), "cudnnCreateActivationDescriptor");
+        try {
+            VendorHandles.checkDnn(d, cudnnSetActivationDescriptor(a, mode, CUDNN_PROPAGATE_NAN, coef), "cudnnSetActivationDescriptor");
+            if (mode == CUDNN_ACTIVATION_SWISH) {
+                VendorHandles.checkDnn(d, cudnnSetActivationDescriptorSwishBeta(a, 1.0), "cudnnSetActivationDescriptorSwishBeta");
+            }
+        } catch (RuntimeException | Error e) {
+            cudnnDestroyActivationDescriptor(a);  // its status is not checked: the setter's failure is the one the caller sees
+            throw e;
         }
+        return a;
     }
 
     private static int dnnType(DType dt) {

@@ -38,8 +38,8 @@ public final class Elementwise {
         Tensor out = Tensor.empty(a.device(), a.dtype(), a.shape());
         try {
             scaleAdd(a, b, alpha, beta, out, null);
-        } catch (RuntimeException e) {
-            out.close();
+        } catch (RuntimeException | Error e) {  // an Error too (JavaCPP's or the heap's OutOfMemoryError): no leaked output
+            closeAfterFailure(out, e);
             throw e;
         }
         return out;
@@ -94,6 +94,15 @@ public final class Elementwise {
         int blocks = (int) Math.max(1, Math.min((n + perBlock - 1) / perBlock, (long) sms * 16));
         Checks.gridStrideIndexable(name, what, n, blocks, THREADS);
         return blocks;
+    }
+
+    /** Closes a tensor this call allocated after {@code failure}, keeping a close failure as suppressed. */
+    private static void closeAfterFailure(Tensor t, Throwable failure) {
+        try {
+            t.close();
+        } catch (RuntimeException closeFailure) {
+            failure.addSuppressed(closeFailure);
+        }
     }
 
     private static void checkInputs(Tensor a, Tensor b, float alpha, float beta) {

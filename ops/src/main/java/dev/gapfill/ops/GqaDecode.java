@@ -159,14 +159,35 @@ public final class GqaDecode {
             int b = (int) q.dim(0);
             int hq = (int) q.dim(1);
             int d = (int) q.dim(2);
-            switch (cache.layout()) {
-                case BHLD: return contiguous(b, hq, (int) k.dim(1), d, (int) k.dim(2), KvLayout.BHLD, q.dtype());
-                case BLHD: return contiguous(b, hq, (int) k.dim(2), d, (int) k.dim(1), KvLayout.BLHD, q.dtype());
-                default:
-                    Checks.open("cache.blockTable", cache.blockTable());
-                    Checks.rank("cache.blockTable", cache.blockTable(), 2);
-                    Checks.int32Indexable("cache.blockTable", cache.blockTable());
-                    return paged(b, hq, (int) k.dim(2), d, (int) k.dim(1), (int) cache.blockTable().dim(1), q.dtype());
+            if (cache.layout() == KvLayout.PAGED) {
+                Checks.open("cache.blockTable", cache.blockTable());
+                Checks.rank("cache.blockTable", cache.blockTable(), 2);
+                Checks.int32Indexable("cache.blockTable", cache.blockTable());
+            }
+            try {
+                switch (cache.layout()) {
+                    case BHLD: return contiguous(b, hq, (int) k.dim(1), d, (int) k.dim(2), KvLayout.BHLD, q.dtype());
+                    case BLHD: return contiguous(b, hq, (int) k.dim(2), d, (int) k.dim(1), KvLayout.BLHD, q.dtype());
+                    default: return paged(b, hq, (int) k.dim(2), d, (int) k.dim(1), (int) cache.blockTable().dim(1), q.dtype());
+                }
+            } catch (ArgumentException e) {
+                // the record names its own fields; a caller of of(q, cache) passed tensors: name the tensor the field came from
+                throw new ArgumentException(tensorOf(e.argument()), e.expected() + " (" + e.argument() + ")", e.received());
+            }
+        }
+
+        /** The tensor argument of {@link #of} a {@link Problem} field is read from. */
+        static String tensorOf(String field) {
+            switch (field) {
+                case "batch":
+                case "qHeads":
+                case "headDim":
+                case "dtype":
+                    return "q";
+                case "maxPages":
+                    return "cache.blockTable";
+                default:  // kvHeads, maxLen, pageSize, pageSize/maxPages
+                    return "cache.k";
             }
         }
     }
@@ -274,8 +295,12 @@ public final class GqaDecode {
         Tensor out = Tensor.empty(q.device(), q.dtype(), q.shape());
         try {
             decode(q, cache, lens, out, null, options, null);
-        } catch (RuntimeException e) {
-            out.close();
+        } catch (RuntimeException | Error e) {  // an Error too (JavaCPP's or the heap's OutOfMemoryError): no leaked output
+            try {
+                out.close();
+            } catch (RuntimeException closeFailure) {
+                e.addSuppressed(closeFailure);
+            }
             throw e;
         }
         return out;
@@ -333,7 +358,11 @@ public final class GqaDecode {
         try {
             plan.run(q, cache, lens, out, lse, st);
         } catch (RuntimeException e) {
-            h.drop(key);
+            try {
+                h.drop(key);
+            } catch (RuntimeException dropFailure) {
+                e.addSuppressed(dropFailure);  // the run's failure is the one the caller sees
+            }
             throw e;
         }
     }

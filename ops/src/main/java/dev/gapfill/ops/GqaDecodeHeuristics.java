@@ -1,5 +1,6 @@
 package dev.gapfill.ops;
 
+import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.DeviceInfo;
 import dev.gapfill.core.UnsupportedShapeException;
 
@@ -440,6 +441,16 @@ public final class GqaDecodeHeuristics {
      * the cache first). Where one backend does not cover the shape AUTO takes the other.
      */
     public static Decision decide(GqaDecode.Problem p, DeviceInfo info, Backend requested) {
+        if (p == null) {
+            throw new ArgumentException("problem", "a gqa_decode problem", "null");
+        }
+        if (info == null) {
+            throw new ArgumentException("info", "the device's description", "null");
+        }
+        if (requested == null || requested == Backend.REFERENCE) {  // null threw a NullPointerException, REFERENCE was read as AUTO
+            throw new ArgumentException("backend", "AUTO, VENDOR or CUSTOM for tensors on a GPU (CPU tensors always run the reference)",
+                    String.valueOf(requested));
+        }
         String noCustom = customUnsupported(p, info);
         String noVendor = vendorUnsupported(p, info);
         // the split plan only for a problem the custom kernels cover (its 32-bit arithmetic assumes CUSTOM_MAX_LEN)

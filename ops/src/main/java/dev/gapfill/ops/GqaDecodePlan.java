@@ -235,7 +235,7 @@ public final class GqaDecodePlan implements AutoCloseable {
                     done.record(s);  // a failure here leaves done for the catch below to destroy
                 }
             }
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {  // an Error too: JavaCPP's OutOfMemoryError from the host scalars above
             for (Tensor x : new Tensor[] {po, pl, ct, sc, lp, pr, gk, gv}) {
                 if (x != null) {
                     x.close();

@@ -174,8 +174,12 @@ public final class GroupedGemm {
             } else {
                 launch(x, w, offsets, o, out, s, d, dec);
             }
-        } catch (RuntimeException e) {
-            out.close();
+        } catch (RuntimeException | Error e) {  // an Error too (JavaCPP's or the heap's OutOfMemoryError): no leaked output
+            try {
+                out.close();
+            } catch (RuntimeException closeFailure) {
+                e.addSuppressed(closeFailure);
+            }
             throw e;
         }
         return out;

@@ -1,5 +1,6 @@
 package dev.gapfill.ops;
 
+import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.DeviceInfo;
 import dev.gapfill.core.UnsupportedShapeException;
@@ -235,6 +236,16 @@ public final class GroupedGemmHeuristics {
 
     /** The backend and variant AUTO runs; {@code requested} VENDOR or CUSTOM is honoured (CUSTOM must be supported). */
     public static Decision decide(Shape s, DeviceInfo info, Backend requested) {
+        if (s == null) {
+            throw new ArgumentException("shape", "a grouped GEMM shape", "null");
+        }
+        if (info == null) {
+            throw new ArgumentException("info", "the device's description", "null");
+        }
+        if (requested == null || requested == Backend.REFERENCE) {  // was read as AUTO
+            throw new ArgumentException("backend", "AUTO, VENDOR or CUSTOM for tensors on a GPU (CPU tensors always run the reference)",
+                    String.valueOf(requested));
+        }
         String unsupported = customUnsupported(s, info);
         if (requested == Backend.VENDOR) {
             return new Decision(Backend.VENDOR, "cublas_loop", "VENDOR requested");

@@ -132,8 +132,8 @@ public final class Int8Mm {
         Tensor out = Tensor.empty(a.device(), o.out(), s.m(), s.n());
         try {
             mm(a, w, o, out, null);
-        } catch (RuntimeException e) {
-            out.close();
+        } catch (RuntimeException | Error e) {  // an Error too (JavaCPP's or the heap's OutOfMemoryError): no leaked output
+            closeAfterFailure(out, e);
             throw e;
         }
         return out;
@@ -186,8 +186,21 @@ public final class Int8Mm {
         try {
             p.run(a, w, o, out);
         } catch (RuntimeException e) {
-            h.drop(key);
+            try {
+                h.drop(key);
+            } catch (RuntimeException dropFailure) {
+                e.addSuppressed(dropFailure);  // the run's failure is the one the caller sees
+            }
             throw e;
+        }
+    }
+
+    /** Closes a tensor this call allocated after {@code failure}, keeping a close failure as suppressed. */
+    private static void closeAfterFailure(Tensor t, Throwable failure) {
+        try {
+            t.close();
+        } catch (RuntimeException closeFailure) {
+            failure.addSuppressed(closeFailure);
         }
     }
 
@@ -278,9 +291,9 @@ public final class Int8Mm {
             if (o.out() != DType.I32) {
                 acc = Tensor.empty(a.device(), DType.I32, st, s.m(), s.n());
             }
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             if (ws != null) {
-                ws.close();
+                closeAfterFailure(ws, e);
             }
             releaseLt(lt);
             throw e;
@@ -348,7 +361,9 @@ public final class Int8Mm {
             Shape s = validate(a, w, o, out);
             Checks.open("out", out);
             if (!s.equals(shape) || !a.device().equals(device)) {
-                throw new ArgumentException("a", "the planned problem " + describe(), "[" + s.m() + ", " + s.k() + "] x [" + s.n() + ", "
+                // name the operand that differs: A carries M and K and the device, W carries N (and K, A's match)
+                boolean aDiffers = s.m() != shape.m() || s.k() != shape.k() || !a.device().equals(device);
+                throw new ArgumentException(aDiffers ? "a" : "w", "the planned problem " + describe(), "[" + s.m() + ", " + s.k() + "] x [" + s.n() + ", "
                         + s.k() + "] -> " + o.out() + " on " + a.device());
             }
             if (o.out() != this.out) {

@@ -94,12 +94,8 @@ public final class MoeRoute {
                 t[3] = Tensor.empty(device, DType.I32, tokens, k);
                 t[4] = Tensor.empty(device, DType.I32, tokens, k);
                 t[5] = Tensor.empty(device, DType.F32, tokens, k);
-            } catch (RuntimeException e) {
-                for (Tensor x : t) {
-                    if (x != null) {
-                        x.close();
-                    }
-                }
+            } catch (RuntimeException | Error e) {  // an Error too (JavaCPP's or the heap's OutOfMemoryError): tensors 0..i-1 not leaked
+                closeAfterFailure(e, t);
                 throw e;
             }
             return new Routing(t[0], t[1], t[2], t[3], t[4], t[5]);
@@ -225,11 +221,28 @@ public final class MoeRoute {
         Routing r = Routing.allocate(logits.device(), (int) logits.dim(0), (int) logits.dim(1), options.topK());
         try {
             route(logits, options, r, null);
-        } catch (RuntimeException e) {
-            r.close();
+        } catch (RuntimeException | Error e) {  // an Error too (JavaCPP's or the heap's OutOfMemoryError): no leaked outputs
+            closeAfterFailure(e, r.offsets, r.gather, r.weights, r.rowOf, r.topkIds, r.topkWeights);
             throw e;
         }
         return r;
+    }
+
+    /**
+     * Closes the tensors this call allocated (nulls skipped) after {@code failure}, every one even where closing another
+     * failed, keeping the close failures as suppressed.
+     */
+    private static void closeAfterFailure(Throwable failure, Tensor... tensors) {
+        for (Tensor t : tensors) {
+            if (t == null) {
+                continue;
+            }
+            try {
+                t.close();
+            } catch (RuntimeException closeFailure) {
+                failure.addSuppressed(closeFailure);
+            }
+        }
     }
 
     /**

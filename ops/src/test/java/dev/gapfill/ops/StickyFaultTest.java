@@ -4,9 +4,6 @@ import dev.gapfill.core.testing.GpuTest;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
-import java.io.File;
-import java.net.URL;
-import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Paths;
 import java.util.ArrayList;
@@ -28,7 +25,7 @@ class StickyFaultTest {
         List<String> cmd = new ArrayList<>();
         cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("-cp");
-        cmd.add(classPath());
+        cmd.add(ChildJvm.classPath(StickyFaultTest.class));
         cmd.add(StickyFaultChild.class.getName());
         java.nio.file.Path log = java.nio.file.Files.createTempFile("gapfill-fault", ".log");
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
@@ -45,21 +42,5 @@ class StickyFaultTest {
         assertTrue(out.contains("FAILFAST 700") && out.contains("unusable since an earlier failure"),
                 "later calls must fail fast with the first cause:\n" + out);
         assertTrue(out.contains("EXIT clean"), out);
-    }
-
-    private static String classPath() {
-        StringBuilder sb = new StringBuilder(System.getProperty("java.class.path"));
-        for (ClassLoader cl = StickyFaultTest.class.getClassLoader(); cl != null; cl = cl.getParent()) {
-            if (cl instanceof URLClassLoader) {
-                for (URL u : ((URLClassLoader) cl).getURLs()) {
-                    try {
-                        sb.append(File.pathSeparator).append(Paths.get(u.toURI()));
-                    } catch (java.net.URISyntaxException | IllegalArgumentException e) {
-                        sb.append(File.pathSeparator).append(u.getPath());
-                    }
-                }
-            }
-        }
-        return sb.toString();
     }
 }
