@@ -610,8 +610,9 @@ public final class GroupedGemm {
      * recorded on its stream after the call. Until {@code 2e80d17} the path synchronized the stream after every call
      * so that it could free these arrays; that put a host round trip (the wake-up, then the epilogue's launch) into
      * every call. Slots are native memory that outlives any caller's {@code PointerScope} (68 bytes per group,
-     * capacities in powers of two from 64 groups), kept for the process: per device, as many as calls were ever in
-     * flight on it at once (usually one per calling thread); a completed slot too small for a call is freed.
+     * capacities in powers of two from 64 groups), kept until {@code Resources.release} ({@link OpCaches}): per device,
+     * about as many as calls were ever in flight on it at once (a call that finds every pooled slot held by another
+     * thread's scan makes one more); a completed slot too small for a call is freed.
      */
     static final class ArraySlot {
         private static final java.util.concurrent.ConcurrentLinkedQueue<ArraySlot> FREE = new java.util.concurrent.ConcurrentLinkedQueue<>();
@@ -721,8 +722,41 @@ public final class GroupedGemm {
             }
         }
 
-        /** Slots in the pool now (all devices); for tests. */
-        static int pooled() { return FREE.size(); }
+        /** Slots in the pool now of device {@code ordinal} (-1: every device); slots a call holds are not counted. */
+        static int pooled(int ordinal) {
+            int n = 0;
+            for (ArraySlot sl : FREE) {
+                n += ordinal < 0 || sl.ordinal == ordinal ? 1 : 0;
+            }
+            return n;
+        }
+
+        /**
+         * Frees the pooled slots of device {@code ordinal} (-1: every device), each after its last call has completed
+         * (on a device with a sticky error, at once: its work will not run); returns how many. Slots a call holds stay
+         * with it and return to the pool when it ends. For {@code Resources.release} ({@link OpCaches}).
+         */
+        static int release(int ordinal) {
+            java.util.List<ArraySlot> others = new java.util.ArrayList<>();
+            int n = 0;
+            for (ArraySlot sl; (sl = FREE.poll()) != null; ) {
+                if (ordinal >= 0 && sl.ordinal != ordinal) {
+                    others.add(sl);
+                    continue;
+                }
+                if (sl.done != null && Gpu.device(sl.ordinal).stickyCause() == null) {
+                    try {
+                        sl.done.synchronize();
+                    } catch (RuntimeException e) {
+                        // the device failed while we waited: its queued work will not read the arrays any more
+                    }
+                }
+                sl.free();
+                n++;
+            }
+            FREE.addAll(others);
+            return n;
+        }
     }
 
     /** Output shape for these inputs: [T_total, N] or [T_total, N/2] with SwiGLU. */

@@ -15,7 +15,8 @@ import java.util.Map;
  * and heuristic result per shape), which hold host memory only, and the plans the one-shot calls of {@link Int8Mm#mm}
  * and {@link GqaDecode#decode(dev.gapfill.core.Tensor, GqaDecode.KvCache, dev.gapfill.core.Tensor, dev.gapfill.core.Tensor,
  * dev.gapfill.core.Tensor, GqaDecode.Options, dev.gapfill.core.Stream)} keep per thread, which hold device memory (their
- * workspaces). All refill on demand. Internal.
+ * workspaces), and the host arrays of {@link GroupedGemm}'s grouped-batched vendor calls (host memory and an event
+ * each). All refill on demand. Internal.
  */
 public final class OpCaches {
     private OpCaches() {}
@@ -95,6 +96,21 @@ public final class OpCaches {
         @Override public String name() { return "gqa_decode one-shot plans"; }
 
         @Override KeptPlans<?, ?> plans() { return GqaDecode.KEPT; }
+    }
+
+    /** The host arrays {@link GroupedGemm}'s grouped-batched vendor calls reuse ({@code GroupedGemm.ArraySlot}). */
+    public static final class GroupedGemmArraySlots implements Resources.Cache {
+        @Override public String name() { return "grouped_gemm grouped-batched host arrays"; }
+
+        private static int ordinal(Device device) { return device == null ? -1 : device.ordinal(); }  // -1: every device
+
+        @Override public int size(Device device) {
+            return device != null && !device.isCuda() ? 0 : GroupedGemm.ArraySlot.pooled(ordinal(device));
+        }
+
+        @Override public int release(Device device) {
+            return device != null && !device.isCuda() ? 0 : GroupedGemm.ArraySlot.release(ordinal(device));
+        }
     }
 
     /** {@link Int8Mm}'s cuBLASLt algorithm cache (keys "ordinal/m/n/k"). */

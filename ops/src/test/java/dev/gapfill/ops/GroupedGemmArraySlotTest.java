@@ -1,5 +1,6 @@
 package dev.gapfill.ops;
 
+import dev.gapfill.core.Resources;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -18,5 +19,11 @@ class GroupedGemmArraySlotTest {
             int c = GroupedGemm.ArraySlot.capacityFor(g);
             assertTrue(c >= g && c < 2 * Math.max(g, 64) && Integer.bitCount(c) == 1, g + " groups: " + c);
         }
+    }
+
+    @Test void thePoolIsAnOpCacheThatResourcesReleaseEmpties() {
+        assertEquals(0, (int) Resources.cacheSizes(null).get("grouped_gemm grouped-batched host arrays"), "registered, empty without a GPU call");
+        assertEquals(0, new OpCaches.GroupedGemmArraySlots().size(dev.gapfill.core.Device.CPU));
+        assertEquals(0, new OpCaches.GroupedGemmArraySlots().release(dev.gapfill.core.Device.CPU));
     }
 }

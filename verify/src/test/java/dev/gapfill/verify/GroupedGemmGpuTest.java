@@ -4,6 +4,7 @@ import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
 import dev.gapfill.core.Gpu;
+import dev.gapfill.core.Resources;
 import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.core.UnsupportedShapeException;
@@ -258,6 +259,11 @@ class GroupedGemmGpuTest {
                             ps[i].options(Backend.VENDOR, VendorPath.GROUPED_BATCHED)));
                     assertTrue(v.pass(), "call " + i + " " + ps[i] + ": " + v);
                 }
+                String pool = "grouped_gemm grouped-batched host arrays";
+                // at least the 256-group slot (a completed slot too small for a later call is freed, so the count varies)
+                assertTrue(Resources.cacheSizes(GPU).get(pool) >= 1, "the calls' slots are pooled: " + Resources.cacheSizes(GPU));
+                Resources.release(GPU);
+                assertEquals(0, (int) Resources.cacheSizes(GPU).get(pool), "Resources.release frees the pooled slots");
             } finally {
                 for (int i = 0; i < groups.length; i++) {
                     if (outs[i] != null) {
