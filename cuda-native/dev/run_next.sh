@@ -2,15 +2,18 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
-# Next session (after the forty-ninth): the library code of HEAD is 6226dfb's, recorded on one H100 (654 tests, 0 failed,
-# 364 s for "info tests"); the sweeps of bmm, int8, host_overhead and moe_route ran at 6226dfb, grouped and the demo at
-# 2e80d17 (the harness's wait detection fixed: a path is timed behind a backlog of flushes longer than its idle enqueue;
-# grouped:400 took 347 s), depthwise/gqa/elementwise at eff73a2. The whole record (tools + stress) last ran at eff73a2 on
-# two H200s: rerun it when the library changes (two calls of nvidia-h100-x2/h200-x2: info tests, then SUITE_FROM
-# record-x2.sh). Open, not started: the grouped-batched vendor path synchronizes a second time after
-# cublasGemmGroupedBatchedEx (its host arrays are freed when the call ends), and the demo's vendor MoE layer copies the
-# same offsets to the host once per projection; both put host wake-ups into the vendor's timed region (vendor slower
-# than a careful caller's composition; docs/ops/grouped_gemm.md, docs/demo.md).
+# Next session (after the forty-ninth): HEAD's library code is NOT GPU-validated. The full suite ran at 6226dfb on one
+# H100 (654 tests, 0 failed, 364 s for "info tests"); 6d3a01b (the grouped-batched vendor path without its second
+# synchronization: host arrays in pooled slots behind an ordering event, Event.isComplete) ran only the GroupedGemm
+# classes (36 of 36) with a BF16 grouped sweep and the demo; after it, CPU-tested only: every op's Error paths and
+# argument names, depthwise's cuDNN path composing an aliased residual always, cuDNN activation descriptors, the pool
+# as an op cache (Resources.release), the report's verdict gaps. First: bundle HEAD, timeout 590 scripts/device-run.sh
+# info tests (one H100) -> docs/validation/h100.json; then the whole record on two GPUs (nvidia-h100-x2 or h200-x2, two
+# calls: info tests, then SUITE_FROM=.bundle/suite.tgz record-x2.sh; last whole record eff73a2); then the full grouped
+# sweep (grouped_gemm:400, ~350 s: its F16 rows still have the old grouped-batched path's times, 2e80d17) and the demo.
+# Sweeps now: bmm, int8, host_overhead, moe_route at 6226dfb; grouped at 2e80d17 (+ BF16 at 6d3a01b in
+# docs/benchmark-runs); demo at 6d3a01b; depthwise/gqa/elementwise at eff73a2. Open, not started: the demo's vendor
+# MoE layer still copies the same offsets to the host once per projection (GroupedGemm takes device offsets).
 # Next session (after the forty-eighth): the whole record of eff73a2 ran on two H200s (two calls: tests, then
 # SUITE_FROM record-x2.sh; 637 tests 0 failed, 22 of 24 tool processes clean, the usual two), and the depthwise, gqa
 # and elementwise sweeps on one H100 at eff73a2 (gqa needed a --resume call: 984 rows in 216 s, so give it 260 s;
