@@ -101,11 +101,24 @@ public final class MoeRoute {
             return new Routing(t[0], t[1], t[2], t[3], t[4], t[5]);
         }
 
+        /** Closes every tensor, also when one close fails (the first failure is thrown, later ones suppressed into it). */
         @Override public void close() {
+            RuntimeException first = null;
             for (Tensor t : new Tensor[] {offsets, gather, weights, rowOf, topkIds, topkWeights}) {
-                if (!t.isClosed()) {
-                    t.close();
+                try {
+                    if (!t.isClosed()) {
+                        t.close();
+                    }
+                } catch (RuntimeException e) {
+                    if (first == null) {
+                        first = e;
+                    } else {
+                        first.addSuppressed(e);
+                    }
                 }
+            }
+            if (first != null) {
+                throw first;
             }
         }
     }
