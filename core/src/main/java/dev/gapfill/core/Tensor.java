@@ -409,11 +409,7 @@ public final class Tensor implements AutoCloseable {
         try {
             fill.accept(t);
         } catch (RuntimeException | Error e) {  // also OutOfMemoryError from the direct staging buffer: never left to the cleaner
-            try {
-                t.close();
-            } catch (RuntimeException closeFailure) {
-                e.addSuppressed(closeFailure);  // the fill's failure is the one the caller sees
-            }
+            Closing.closeAfter(e, t);  // the fill's failure is the one the caller sees
             throw e;
         }
         return t;

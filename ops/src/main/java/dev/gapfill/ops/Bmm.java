@@ -2,6 +2,7 @@ package dev.gapfill.ops;
 
 import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.Checks;
+import dev.gapfill.core.Closing;
 import dev.gapfill.core.CudaDevice;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.DeviceInfo;
@@ -129,7 +130,7 @@ public final class Bmm {
         try {
             run(s, a, b, out, options, null, planned);
         } catch (RuntimeException | Error e) {  // an Error too (JavaCPP's or the heap's OutOfMemoryError): no leaked output
-            closeAfterFailure(out, e);
+            Closing.closeAfter(e, out);
             throw e;
         }
         return out;
@@ -362,16 +363,6 @@ public final class Bmm {
         WG_MODULE.function(st.cudaDevice(), symbol).launch(st, p.grid(), 1, 1, p.threads(), 1, 1, p.smemBytes(),
                 KernelArgs.begin().ptr(a).ptr(b).ptr(out).i32((int) s.batch()).i32((int) s.m()).i32((int) s.n()).i32((int) s.k()));
     }
-
-    /** Closes a tensor this call allocated after {@code failure}, keeping a close failure as suppressed. */
-    private static void closeAfterFailure(Tensor t, Throwable failure) {
-        try {
-            t.close();
-        } catch (RuntimeException closeFailure) {
-            failure.addSuppressed(closeFailure);
-        }
-    }
-
     /** 16 when every address is a multiple of 16, else 8 when every one is a multiple of 8, else 0. */
     static int alignment(long... addresses) {
         long or = 0;

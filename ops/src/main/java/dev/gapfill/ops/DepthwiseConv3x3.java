@@ -2,6 +2,7 @@ package dev.gapfill.ops;
 
 import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.Checks;
+import dev.gapfill.core.Closing;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Gpu;
 import dev.gapfill.core.KernelArgs;
@@ -239,21 +240,11 @@ public final class DepthwiseConv3x3 {
         try {
             apply(x, w, bias, residual, out, options, null);
         } catch (RuntimeException | Error e) {  // an Error too (JavaCPP's or the heap's OutOfMemoryError): no leaked output
-            closeAfterFailure(out, e);
+            Closing.closeAfter(e, out);
             throw e;
         }
         return out;
     }
-
-    /** Closes a tensor this call allocated after {@code failure}, keeping a close failure as suppressed. */
-    private static void closeAfterFailure(Tensor t, Throwable failure) {
-        try {
-            t.close();
-        } catch (RuntimeException closeFailure) {
-            failure.addSuppressed(closeFailure);
-        }
-    }
-
     /**
      * {@code out = act(conv(x, w) + bias + residual)} on {@code stream} (null: the per-thread stream).
      *

@@ -2,6 +2,7 @@ package dev.gapfill.ops;
 
 import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.Checks;
+import dev.gapfill.core.Closing;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Gpu;
 import dev.gapfill.core.KernelArgs;
@@ -39,7 +40,7 @@ public final class Elementwise {
         try {
             scaleAdd(a, b, alpha, beta, out, null);
         } catch (RuntimeException | Error e) {  // an Error too (JavaCPP's or the heap's OutOfMemoryError): no leaked output
-            closeAfterFailure(out, e);
+            Closing.closeAfter(e, out);
             throw e;
         }
         return out;
@@ -95,16 +96,6 @@ public final class Elementwise {
         Checks.gridStrideIndexable(name, what, n, blocks, THREADS);
         return blocks;
     }
-
-    /** Closes a tensor this call allocated after {@code failure}, keeping a close failure as suppressed. */
-    private static void closeAfterFailure(Tensor t, Throwable failure) {
-        try {
-            t.close();
-        } catch (RuntimeException closeFailure) {
-            failure.addSuppressed(closeFailure);
-        }
-    }
-
     private static void checkInputs(Tensor a, Tensor b, float alpha, float beta) {
         Checks.open("a", a);
         Checks.open("b", b);

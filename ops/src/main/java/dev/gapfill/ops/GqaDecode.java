@@ -2,6 +2,7 @@ package dev.gapfill.ops;
 
 import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.Checks;
+import dev.gapfill.core.Closing;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
 import dev.gapfill.core.DeviceInfo;
@@ -296,11 +297,7 @@ public final class GqaDecode {
         try {
             decode(q, cache, lens, out, null, options, null);
         } catch (RuntimeException | Error e) {  // an Error too (JavaCPP's or the heap's OutOfMemoryError): no leaked output
-            try {
-                out.close();
-            } catch (RuntimeException closeFailure) {
-                e.addSuppressed(closeFailure);
-            }
+            Closing.closeAfter(e, out);
             throw e;
         }
         return out;

@@ -2,6 +2,7 @@ package dev.gapfill.ops;
 
 import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.Checks;
+import dev.gapfill.core.Closing;
 import dev.gapfill.core.Cleanup;
 import dev.gapfill.core.CudaDevice;
 import dev.gapfill.core.DType;
@@ -133,7 +134,7 @@ public final class Int8Mm {
         try {
             mm(a, w, o, out, null);
         } catch (RuntimeException | Error e) {  // an Error too (JavaCPP's or the heap's OutOfMemoryError): no leaked output
-            closeAfterFailure(out, e);
+            Closing.closeAfter(e, out);
             throw e;
         }
         return out;
@@ -194,16 +195,6 @@ public final class Int8Mm {
             throw e;
         }
     }
-
-    /** Closes a tensor this call allocated after {@code failure}, keeping a close failure as suppressed. */
-    private static void closeAfterFailure(Tensor t, Throwable failure) {
-        try {
-            t.close();
-        } catch (RuntimeException closeFailure) {
-            failure.addSuppressed(closeFailure);
-        }
-    }
-
     /** What a kept plan was made for: the device, the problem, the output dtype and the backend asked for. */
     record PlanKey(int device, Shape shape, DType out, Backend requested) implements KeptPlans.Key {}
 
@@ -293,7 +284,7 @@ public final class Int8Mm {
             }
         } catch (RuntimeException | Error e) {
             if (ws != null) {
-                closeAfterFailure(ws, e);
+                Closing.closeAfter(e, ws);
             }
             releaseLt(lt);
             throw e;

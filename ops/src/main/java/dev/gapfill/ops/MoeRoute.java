@@ -2,6 +2,7 @@ package dev.gapfill.ops;
 
 import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.Checks;
+import dev.gapfill.core.Closing;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
 import dev.gapfill.core.DeviceInfo;
@@ -95,31 +96,19 @@ public final class MoeRoute {
                 t[4] = Tensor.empty(device, DType.I32, tokens, k);
                 t[5] = Tensor.empty(device, DType.F32, tokens, k);
             } catch (RuntimeException | Error e) {  // an Error too (JavaCPP's or the heap's OutOfMemoryError): tensors 0..i-1 not leaked
-                closeAfterFailure(e, t);
+                Closing.closeAfter(e, t);
                 throw e;
             }
             return new Routing(t[0], t[1], t[2], t[3], t[4], t[5]);
         }
 
-        /** Closes every tensor, also when one close fails (the first failure is thrown, later ones suppressed into it). */
+        /**
+         * Closes every tensor still open (one the caller closed already is skipped), also when one close fails: the first
+         * failure is thrown, later ones suppressed into it.
+         */
         @Override public void close() {
-            RuntimeException first = null;
-            for (Tensor t : new Tensor[] {offsets, gather, weights, rowOf, topkIds, topkWeights}) {
-                try {
-                    if (!t.isClosed()) {
-                        t.close();
-                    }
-                } catch (RuntimeException e) {
-                    if (first == null) {
-                        first = e;
-                    } else {
-                        first.addSuppressed(e);
-                    }
-                }
-            }
-            if (first != null) {
-                throw first;
-            }
+            Closing.closeAll(java.util.Arrays.stream(new Tensor[] {offsets, gather, weights, rowOf, topkIds, topkWeights})
+                    .filter(t -> !t.isClosed()).toArray(Tensor[]::new));
         }
     }
 
@@ -235,29 +224,11 @@ public final class MoeRoute {
         try {
             route(logits, options, r, null);
         } catch (RuntimeException | Error e) {  // an Error too (JavaCPP's or the heap's OutOfMemoryError): no leaked outputs
-            closeAfterFailure(e, r.offsets, r.gather, r.weights, r.rowOf, r.topkIds, r.topkWeights);
+            Closing.closeAfter(e, r.offsets, r.gather, r.weights, r.rowOf, r.topkIds, r.topkWeights);
             throw e;
         }
         return r;
     }
-
-    /**
-     * Closes the tensors this call allocated (nulls skipped) after {@code failure}, every one even where closing another
-     * failed, keeping the close failures as suppressed.
-     */
-    private static void closeAfterFailure(Throwable failure, Tensor... tensors) {
-        for (Tensor t : tensors) {
-            if (t == null) {
-                continue;
-            }
-            try {
-                t.close();
-            } catch (RuntimeException closeFailure) {
-                failure.addSuppressed(closeFailure);
-            }
-        }
-    }
-
     /**
      * Routes into caller-supplied outputs on {@code stream} (null: per-thread). Allocates nothing; graph-capturable.
      *

@@ -1,5 +1,6 @@
 package dev.gapfill.verify;
 
+import dev.gapfill.core.Closing;
 import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
@@ -35,7 +36,7 @@ public final class GqaDecodeProblems {
 
         /** Closes q, k and v: all three, even where closing one throws (the first failure is rethrown). */
         @Override public void close() {
-            closeAll(q, k, v);
+            Closing.closeAll(q, k, v);
         }
     }
 
@@ -278,28 +279,6 @@ public final class GqaDecodeProblems {
         }
     }
 
-    /** Closes every non-null tensor, even where closing one throws; the first failure is rethrown, the rest suppressed. */
-    private static void closeAll(Tensor... tensors) {
-        RuntimeException first = null;
-        for (Tensor t : tensors) {
-            if (t == null) {
-                continue;
-            }
-            try {
-                t.close();
-            } catch (RuntimeException e) {
-                if (first == null) {
-                    first = e;
-                } else {
-                    first.addSuppressed(e);
-                }
-            }
-        }
-        if (first != null) {
-            throw first;
-        }
-    }
-
     /**
      * Copies rows of d elements from CPU tensors k, v into kOut, vOut (element offsets): by bytes where all four are
      * contiguous, element by element otherwise.
@@ -370,7 +349,7 @@ public final class GqaDecodeProblems {
         if (c == null) {
             throw new ArgumentException("c", "a KV cache", "null");
         }
-        closeAll(c.k(), c.v(), c.blockTable());
+        Closing.closeAll(c.k(), c.v(), c.blockTable());
     }
 
     private static void checkCache(KvCache c) {
