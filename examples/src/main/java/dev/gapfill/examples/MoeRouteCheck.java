@@ -6,14 +6,21 @@ import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.core.testing.Poison;
 import dev.gapfill.ops.MoeRoute;
+import dev.gapfill.verify.MoeRouteVerification;
+import dev.gapfill.verify.Verdict;
 
 import java.io.PrintWriter;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 
-/** {@code gapfill verify} for moeRoute: integer outputs bit-exact against the reference on random logits. */
+/**
+ * {@code gapfill verify} for moeRoute on random logits, with a random score (softmax or sigmoid) and renormalisation: every
+ * output poisoned first; the layout outputs (offsets, gather, rowOf, topkIds) bit-exact against the reference, each
+ * expert-order weight the bits of its choice's ({@link MoeRouteVerification#layoutMismatch}), and the router weights
+ * against the fp64 reference ({@link MoeRouteVerification#topkWeights}). Until the forty-ninth session only offsets,
+ * gather and rowOf were compared (and only the first two poisoned), under the default options.
+ */
 final class MoeRouteCheck implements OpChecks.OpCheck {
     @Override public String op() { return "moe_route"; }
 
@@ -23,17 +30,23 @@ final class MoeRouteCheck implements OpChecks.OpCheck {
             int t = 1 + rnd.nextInt(2000);
             int e = new int[] {8, 60, 64, 128, 160, 256}[rnd.nextInt(6)];
             int k = 1 + rnd.nextInt(Math.min(8, e));
-            MoeRoute.Options o = MoeRoute.Options.topK(k);
+            MoeRoute.Options o = MoeRoute.Options.topK(k).withScore(rnd.nextBoolean() ? MoeRoute.Score.SOFTMAX : MoeRoute.Score.SIGMOID)
+                    .withRenormalize(rnd.nextBoolean());
+            String what = "moe_route T=" + t + " E=" + e + " k=" + k + " " + o.score() + (o.renormalize() ? " renormalized" : "");
             try (Tensor host = Poison.random(Device.CPU, DType.F16, rnd, t, e); Tensor logits = host.to(device);
                  MoeRoute.Routing ref = MoeRoute.route(host, o); MoeRoute.Routing got = MoeRoute.Routing.allocate(device, t, e, k)) {
-                got.gather.fillBytes(0xff);
-                got.offsets.fillBytes(0xff);
+                for (Tensor x : new Tensor[] {got.offsets, got.gather, got.rowOf, got.topkIds, got.weights, got.topkWeights}) {
+                    x.fillBytes(0xff);  // -1 for the indices, NaN for the weights
+                }
                 OpChecks.beforeOp(device, stream);
                 MoeRoute.route(logits, o, got, stream);
-                if (!Arrays.equals(ref.offsets.toIntArray(), got.offsets.toIntArray())
-                        || !Arrays.equals(ref.gather.toIntArray(), got.gather.toIntArray())
-                        || !Arrays.equals(ref.rowOf.toIntArray(), got.rowOf.toIntArray())) {
-                    failures.add("moe_route T=" + t + " E=" + e + " k=" + k + ": layout differs from the reference");
+                String layout = MoeRouteVerification.layoutMismatch(ref, got);
+                if (layout != null) {
+                    failures.add(what + ": " + layout);
+                }
+                Verdict w = MoeRouteVerification.topkWeights(host, o, got.topkWeights);
+                if (!w.pass()) {
+                    failures.add(what + ": router weights " + w);
                 }
             }
         }

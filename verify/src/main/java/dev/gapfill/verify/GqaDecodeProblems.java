@@ -391,7 +391,8 @@ public final class GqaDecodeProblems {
      * As {@link #smallProblems()}, within these bounds: B in [1, maxBatch], Hkv in [1, maxKvHeads], maxLen in
      * [1, maxLen] (a decode cache of a real model: thousands of keys; the reference's cost grows with B·Hq·maxLen·D).
      *
-     * @throws ArgumentException naming a bound below 1
+     * @throws ArgumentException naming a bound below 1, or one that could draw a problem a backend refuses
+     *     (maxBatch·12·maxKvHeads above 65 535, or times maxLen at 2^31 or more)
      */
     public static Arbitrary<GqaDecode.Problem> problems(int maxBatch, int maxKvHeads, int maxLen) {
         if (maxBatch < 1) {
@@ -402,6 +403,17 @@ public final class GqaDecodeProblems {
         }
         if (maxLen < 1) {
             throw new ArgumentException("maxLen", "at least 1", String.valueOf(maxLen));
+        }
+        // every backend takes every draw (as smallProblems promises): Hq = 12·Hkv at most, and the vendor composition's
+        // score matrix B·Hq·maxLen and grid B·Hq stay within 32 bits and 65 535 (jqwik draws the range ends as edge cases)
+        long hq = 12L * maxKvHeads;
+        if ((long) maxBatch * hq > 65535) {
+            throw new ArgumentException("maxKvHeads", "maxBatch·12·maxKvHeads at most 65 535 (the vendor grid's B·Hq)",
+                    maxBatch + "·12·" + maxKvHeads);
+        }
+        if ((long) maxBatch * hq * maxLen > Integer.MAX_VALUE) {
+            throw new ArgumentException("maxLen", "maxBatch·12·maxKvHeads·maxLen below 2^31 (the vendor composition's score matrix)",
+                    maxBatch + "·12·" + maxKvHeads + "·" + maxLen);
         }
         Arbitrary<Integer> batch = Arbitraries.integers().between(1, maxBatch);
         Arbitrary<Integer> kv = Arbitraries.integers().between(1, maxKvHeads);

@@ -67,7 +67,8 @@ public final class GroupedGemmVerification {
      * the custom kernel takes up to {@value dev.gapfill.ops.GroupedGemmHeuristics#MAX_CUSTOM_GROUPS}), T_total in
      * [1, maxRows], K a multiple of 8 up to maxK, N a multiple of 16 up to maxN.
      *
-     * @throws dev.gapfill.core.ArgumentException naming the bound that no problem the custom kernel takes can meet
+     * @throws dev.gapfill.core.ArgumentException naming the bound that no problem the custom kernel takes can meet, or that
+     *     could draw a problem past the op's 32-bit indexing (maxK·maxN, or (maxRows + 3)·max(maxK, maxN), 2^31 or more)
      */
     public static Arbitrary<Problem> problems(int maxGroups, int maxRows, int maxK, int maxN) {
         if (maxGroups < 1 || maxGroups > dev.gapfill.ops.GroupedGemmHeuristics.MAX_CUSTOM_GROUPS) {
@@ -82,6 +83,16 @@ public final class GroupedGemmVerification {
         }
         if (maxN < 16) {
             throw new dev.gapfill.core.ArgumentException("maxN", "at least 16 (N is a multiple of 16)", String.valueOf(maxN));
+        }
+        // the op's 32-bit row indexing (GroupedGemm refuses T_x·K, T_total·K, T_total·N or K·N of 2^31 or more; a gathered
+        // x has up to maxRows / 2 + 3 rows): bounds that could draw such a problem would fail a user's property for the
+        // wrong reason (jqwik draws the range ends as edge cases)
+        if ((long) maxK * maxN >= 1L << 31) {
+            throw new dev.gapfill.core.ArgumentException("maxK", "maxK·maxN below 2^31 (the op's 32-bit indexing)", maxK + "·" + maxN);
+        }
+        if ((long) (maxRows + 3) * Math.max(maxK, maxN) >= 1L << 31) {
+            throw new dev.gapfill.core.ArgumentException("maxRows", "(maxRows + 3)·max(maxK, maxN) below 2^31 (the op's 32-bit indexing)",
+                    maxRows + "·" + Math.max(maxK, maxN));
         }
         Arbitrary<Integer> groups = Arbitraries.integers().between(1, maxGroups);
         Arbitrary<Integer> rows = Arbitraries.integers().between(1, maxRows);

@@ -90,5 +90,11 @@ class GqaDecodeProblemsProperties {
                 dev.gapfill.core.ArgumentException.class, () -> GqaDecodeProblems.problems(1, 0, 1)).argument());
         org.junit.jupiter.api.Assertions.assertEquals("maxLen", org.junit.jupiter.api.Assertions.assertThrows(
                 dev.gapfill.core.ArgumentException.class, () -> GqaDecodeProblems.problems(1, 1, 0)).argument());
+        // bounds that could draw a problem a backend refuses: Hq = 12·Hkv overflowing B·Hq's grid, or B·Hq·maxLen past 32 bits
+        org.junit.jupiter.api.Assertions.assertEquals("maxKvHeads", org.junit.jupiter.api.Assertions.assertThrows(
+                dev.gapfill.core.ArgumentException.class, () -> GqaDecodeProblems.problems(1, 200_000_000, 1)).argument());
+        org.junit.jupiter.api.Assertions.assertEquals("maxLen", org.junit.jupiter.api.Assertions.assertThrows(
+                dev.gapfill.core.ArgumentException.class, () -> GqaDecodeProblems.problems(128, 16, 131072)).argument());
+        GqaDecodeProblems.problems(2, 8, 4096);  // the property above's bounds are taken
     }
 }

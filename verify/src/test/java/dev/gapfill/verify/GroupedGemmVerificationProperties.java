@@ -57,6 +57,10 @@ class GroupedGemmVerificationProperties {
         assertEquals("maxRows", assertThrows(ArgumentException.class, () -> GroupedGemmVerification.problems(4, 0, 8, 16)).argument());
         assertEquals("maxK", assertThrows(ArgumentException.class, () -> GroupedGemmVerification.problems(4, 8, 7, 16)).argument());
         assertEquals("maxN", assertThrows(ArgumentException.class, () -> GroupedGemmVerification.problems(4, 8, 8, 15)).argument());
+        // bounds that could draw a problem past the op's 32-bit indexing (K = N = 65 536 is a range end jqwik draws)
+        assertEquals("maxK", assertThrows(ArgumentException.class, () -> GroupedGemmVerification.problems(1, 1, 65536, 65536)).argument());
+        assertEquals("maxRows", assertThrows(ArgumentException.class, () -> GroupedGemmVerification.problems(1, 1 << 24, 256, 256)).argument());
+        GroupedGemmVerification.problems(1, (1 << 23) - 4, 256, 256);  // (2^23 - 1)·256, just below 2^31: taken
     }
 
     /** About a third of the groups are empty where G > 1 (the javadoc's promise), whatever the rows. */

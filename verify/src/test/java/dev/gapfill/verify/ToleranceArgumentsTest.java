@@ -104,13 +104,17 @@ class ToleranceArgumentsTest {
 
     @Test void theLseBoundGrowsWithLenAndSigmaApartNotWithTheirProduct() {
         double u = 0x1p-24;
-        // len 32768, D = 256, σ = 16 (the suites' largest): 4u|lse| + 4·264·16·u + 4·32832·u ≈ 0.0088 at lse 10
+        // len 32768, D = 256, σ = 16 (the suites' largest): 4u|lse| + 4·264·16·u + 2·(32768 + 64 + 2·512)·u ≈ 0.0050 at lse 10
         double b = AttentionTolerance.lseBound(10, 32768, 256, 16);
-        assertEquals(4 * u * 10 + 4.0 * 264 * 16 * u + 4.0 * 32832 * u, b, 1e-15);
+        assertEquals(4 * u * 10 + 4.0 * 264 * 16 * u + 2.0 * (32768 + 64 + 1024) * u, b, 1e-15);
         assertTrue(b < 0.01, "an lse 0.105 too low (a tenth of the keys dropped) must fail: bound " + b);
+        // GqaDecodeGpuTest's BF16 case (D = 128, 16/2 heads, len 20 000): a merge that drops the last 64 keys moves the lse
+        // by log(20000 / 19936) = 3.2e-3, which the old 4(len + 64)·u term (4.8e-3) let pass
+        double dropped = Math.log(20000.0 / 19936.0);
+        assertTrue(AttentionTolerance.lseBound(5, 20000, 128, 4) < dropped, "a dropped 64-key tile at len 20 000 must fail");
         // σ below 1 counts as 1; an empty-ish sequence keeps the fixed terms
         assertEquals(AttentionTolerance.lseBound(0, 1, 64, 1), AttentionTolerance.lseBound(0, 1, 64, 0.25));
-        assertEquals(4.0 * 72 * u + 4.0 * 65 * u, AttentionTolerance.lseBound(0, 1, 64, 1), 1e-18);
+        assertEquals(4.0 * 72 * u + 2.0 * (1 + 64 + 2) * u, AttentionTolerance.lseBound(0, 1, 64, 1), 1e-18);
     }
 
     @Test void roundingOfProbabilitiesIsAskedOfTheBackendThatRan() {
