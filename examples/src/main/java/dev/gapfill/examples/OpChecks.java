@@ -8,6 +8,7 @@ import dev.gapfill.ops.Elementwise;
 import dev.gapfill.verify.Tolerance;
 import dev.gapfill.verify.Verdict;
 import dev.gapfill.verify.Verifier;
+import dev.gapfill.verify.arbitraries.GapfillArbitraries;
 
 import java.io.PrintWriter;
 import java.util.ArrayList;
@@ -101,12 +102,12 @@ public final class OpChecks {
                 long n = 1 + rnd.nextInt(100_000);
                 float[] x = new float[(int) n];
                 float[] y = new float[(int) n];
-                for (int i = 0; i < n; i++) {
-                    x[i] = rnd.nextFloat() * 2 - 1;
-                    y[i] = rnd.nextFloat() * 2 - 1;
+                for (int i = 0; i < n; i++) {  // never exactly 0, nor a coefficient near 0: each operand counts
+                    x[i] = GapfillArbitraries.uniformNonZero(rnd, -1, 1);
+                    y[i] = GapfillArbitraries.uniformNonZero(rnd, -1, 1);
                 }
-                float alpha = rnd.nextFloat() * 4 - 2;
-                float beta = rnd.nextFloat() * 4 - 2;
+                float alpha = (rnd.nextBoolean() ? 1 : -1) * (0.25f + rnd.nextFloat() * 3.75f);
+                float beta = (rnd.nextBoolean() ? 1 : -1) * (0.25f + rnd.nextFloat() * 3.75f);
                 try (Tensor a = Tensor.of(device, dt, x, n); Tensor b = Tensor.of(device, dt, y, n);
                      Tensor o = Tensor.empty(device, dt, n);
                      Tensor ha = Tensor.of(Device.CPU, dt, x, n); Tensor hb = Tensor.of(Device.CPU, dt, y, n)) {

@@ -26,7 +26,8 @@ public final class Verifier {
      * bound takes no part, and its scale entry need only not be negative). Where the data itself cannot be compared the
      * element fails: an infinite or NaN reference passes only the bits of its own rounding (the same infinity, a NaN),
      * never through a bound, and for integer dtypes a reference that is NaN, infinite, not a whole number or outside
-     * the dtype's range matches no result.
+     * the dtype's range matches no result. Any NaN matches a NaN reference, so a NaN poison left unwritten there passes:
+     * where the reference can hold NaN, poison the output with a finite value the reference cannot produce.
      *
      * @param actual    the result (copied to the host if on a device)
      * @param reference fp64 values of the exact result, one per element, row-major

@@ -10,7 +10,10 @@ import java.util.Random;
 public final class HostTensors {
     private HostTensors() { }
 
-    /** Uniform values in [-1, 1) rounded to {@code dt}, on the host; {@code rnd} is drawn once per element, in order. */
+    /**
+     * Uniform values in [-1, 1), never exactly 0 ({@code GapfillArbitraries.uniformNonZero}), rounded to {@code dt}, on the
+     * host; {@code rnd} is drawn once per element, in order.
+     */
     public static Tensor uniform(DType dt, Random rnd, long... shape) {
         long n = 1;
         for (long d : shape) {
@@ -18,7 +21,7 @@ public final class HostTensors {
         }
         float[] f = new float[Math.toIntExact(n)];
         for (int i = 0; i < f.length; i++) {
-            f[i] = rnd.nextFloat() * 2 - 1;
+            f[i] = dev.gapfill.verify.arbitraries.GapfillArbitraries.uniformNonZero(rnd, -1, 1);
         }
         return Tensor.of(Device.CPU, dt, f, shape);
     }
