@@ -180,7 +180,8 @@ public final class Int8MmHeuristics {
      *   where cuBLASLt's one kernel stays ahead. Checked out of sample by the int8 sweep at db81ef8 (one H100): custom
      *   faster on 6 of the 12 float rows of M = 16 (up to 1.13×), cuBLASLt ahead by at most 4.2 % on the other 6 and by
      *   0.89–1.01× custom's time on I32; F32 outputs (bench --dtype F32 at 25d64f2) 0.98–1.16×; AUTO within 5 % on
-     *   every row of both.
+     *   every row of both. Since the forty-ninth session VENDOR above K = {@link #M16_FLOAT_CUSTOM_MAX_K}, where custom
+     *   was the slower path, by 0.2–4.6 %, in every one of ten sweeps.
      *   Before: VENDOR for every output (run 2 had the vendor ahead at 16/14336/4096/i32 and 16/8192/8192/i32, custom
      *   ahead by at most 3.1 %).</li>
      *   <li>M ≥ 17: VENDOR (custom 0.79× at M = 32 and 0.57× at M = 64 in geometric mean over run 2's I32
@@ -192,6 +193,16 @@ public final class Int8MmHeuristics {
      * @throws ArgumentException         REFERENCE (the CPU backend is chosen by the tensors' device, not here), m or n below 1,
      *                                   k not a multiple of 16 in [16, {@link Int8Mm#MAX_K}], a null info
      */
+    /**
+     * The largest K at which AUTO runs the custom kernel for 9 ≤ M ≤ 16 with a float output. Ten H100 int8 sweeps
+     * (a35d849, 5db87f2, 01b7f8b twice, d68937c, ca6d8ea, 64bb3cb, 885a506, 6226dfb and db81ef8) at M = 16: custom took
+     * 0.87–0.97× cuBLASLt's time at K ≤ 4096 (2048/5632, 4096/4096, 4096/14336, F16 and BF16; F32 at 25d64f2 0.87–0.94×)
+     * and 1.002–1.046× at K ≥ 8192 (8192/8192, 8192/28672, 14336/4096: every run, both dtypes; F32 1.002–1.024×), the
+     * slower path within 5 % but always the slower (an audit of AUTO's choices across the runs, forty-ninth session).
+     * No sweep point lies between 4096 and 8192: the boundary is their midpoint.
+     */
+    static final long M16_FLOAT_CUSTOM_MAX_K = 6144;
+
     public static Decision decide(long m, long n, long k, DType out, DeviceInfo info, Backend requested) {
         // the shape a valid call can have (Int8Mm validates its tensors the same way): the plans divide by k's steps
         if (m < 1 || n < 1) {
@@ -248,9 +259,14 @@ public final class Int8MmHeuristics {
             return new Decision(Backend.VENDOR, vendorVariant,
                     "9<=M<=16, I32: cuBLASLt's one kernel 0.89-1.01x custom's time at M=16 (H100 int8 sweep at db81ef8)");
         }
+        if (k > M16_FLOAT_CUSTOM_MAX_K) {
+            return new Decision(Backend.VENDOR, vendorVariant,
+                    "9<=M<=16, float output, K>" + M16_FLOAT_CUSTOM_MAX_K + ": custom 1.002-1.046x cuBLASLt's time at M=16, K>=8192"
+                            + " in every one of ten H100 int8 sweeps (a35d849 to 6226dfb)");
+        }
         return new Decision(Backend.CUSTOM, variant(p),
-                "9<=M<=16, float output: the vendor's int8 GEMM + scaling pass 0.96-1.13x custom's time at M=16"
-                        + " (H100 int8 sweep at db81ef8)");
+                "9<=M<=16, float output, K<=" + M16_FLOAT_CUSTOM_MAX_K + ": custom 0.87-1.00x cuBLASLt's time (the vendor's scaling"
+                        + " pass is a second launch) at M=16, K<=4096 in ten H100 int8 sweeps (a35d849 to 6226dfb)");
     }
 
     private static String variant(SkinnyPlan p) {
