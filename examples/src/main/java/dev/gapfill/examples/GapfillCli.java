@@ -56,6 +56,13 @@ public final class GapfillCli implements Runnable {
     }
 
     /** Runs benchmark sweeps. */
+    /** The sweeps' op names, which {@code bench --op}'s help lists (a plain list of strings has no candidates of its own). */
+    static final class BenchOps implements Iterable<String> {
+        @Override public java.util.Iterator<String> iterator() {
+            return BenchSuites.all().stream().map(BenchSuite::op).iterator();
+        }
+    }
+
     @Command(name = "bench", description = "Run benchmark sweeps and write docs/benchmarks/<gpu>/<op>.json and .md.",
             exitCodeListHeading = "Exit codes:%n",
             exitCodeList = {"0:every case measured and checked", "1:an error stopped a sweep", "2:bad arguments (an unknown --op included)",
@@ -63,7 +70,7 @@ public final class GapfillCli implements Runnable {
                     "4:a case failed its correctness check (its row is written, marked failed)"})
     static final class Bench implements Callable<Integer> {
         @CommandLine.Spec CommandLine.Model.CommandSpec spec;
-        @Option(names = "--op", split = ",", description = "ops to run (default: all): ${COMPLETION-CANDIDATES}")
+        @Option(names = "--op", split = ",", completionCandidates = BenchOps.class, description = "ops to run (default: all): ${COMPLETION-CANDIDATES}")
         List<String> ops = new ArrayList<>();
         @Option(names = "--out", description = "output root (default: docs/benchmarks)") Path out = Path.of("docs", "benchmarks");
         @Option(names = "--quick", description = "a short subset of each sweep") boolean quick;
