@@ -292,8 +292,12 @@ public final class DepthwiseConv3x3Heuristics {
         C4W2(4, 2, 128, 128, ""),
         /** 2 channels × 4 columns, ≤ 85 registers on sm_90 (80 used: 3 blocks of 256 per SM), ≤ 128 before: C ≤ 128. */
         C2W4(2, 4, 80, 128, "c2w4_"),
-        /** 2 channels × 2 columns, 64 registers on sm_90 (4 blocks per SM), ≤ 85 before: C > 128 with SILU, GELU. */
-        C2W2(2, 2, 64, 85, "c2w2_"),
+        /**
+         * 2 channels × 2 columns, 64 registers on sm_90 (4 blocks per SM), 72 in the sm_80 image (launch bounds ≤ 85; 3
+         * blocks of 256 per SM there: the bound's 85 had planned 2, underfilling small shapes on A100, RTX 30/40 and L4):
+         * C > 128 with SILU, GELU.
+         */
+        C2W2(2, 2, 64, 72, "c2w2_"),
         /**
          * F32: 2 channels × 4 columns at ≤ 128 registers (120 used on sm_80 and sm_90, no spills: 2 blocks of 256 per SM,
          * as nhwc.cu's F32 kernel), every C and activation; F32's double-float SiLU/GELU spill at C2W4's 80 registers.
@@ -319,7 +323,11 @@ public final class DepthwiseConv3x3Heuristics {
             this.infix = infix;
         }
 
-        /** Registers per thread on a device (sm_90: ptxas's count; earlier: the launch bounds' ceiling). */
+        /**
+         * Registers per thread on a device: ptxas's count of the sm_90a image on sm_90, and before it of the sm_80 image
+         * where that sets the occupancy apart from the launch bounds' ceiling (C2W2: 72 of ≤ 85), else the ceiling (the
+         * others' counts, 96–128 in the sm_80 image, give the same blocks per SM as their ceilings).
+         */
         int registers(DeviceInfo info) { return info.cc() >= 90 ? registersSm90 : registersBefore; }
 
         /** Channels per thread. */

@@ -132,10 +132,16 @@ public final class Int8MmHeuristics {
      * Registers per thread of the skinny kernels (ptxas, sm_90a, CUDA 13.0; the most of the four output types, since
      * c58a86e): m8 94, m16 96 (its tile since the thirty-fifth session, held to 5 CTAs per SM by its launch bounds; 104
      * before), m32 126, m64 168. (Before c58a86e m8 96 and m32 124: the same occupancy, since the hardware allocates
-     * registers in steps of 8 per thread.)
+     * registers in steps of 8 per thread.) Devices before sm_90 run the sm_80 image, whose counts (ptxas, sm_80, CUDA 13.0,
+     * forty-ninth session) are higher for the two tiles without a blocks-per-SM bound: m8 94, m16 96, m32 132, m64 182;
+     * with the sm_90a counts the plans of an A100 or an RTX 30/40 had assumed one resident CTA more per SM at m32 and
+     * m64 (4 and 3 where 3 and 2 fit) than the hardware keeps (a read-only review's finding).
      */
-    static int skinnyRegisters(int tile) {
-        return tile == 8 ? 94 : tile == 16 ? 96 : tile == 32 ? 126 : 168;
+    static int skinnyRegisters(int tile, DeviceInfo info) {
+        if (info.cc() >= 90) {
+            return tile == 8 ? 94 : tile == 16 ? 96 : tile == 32 ? 126 : 168;
+        }
+        return tile == 8 ? 94 : tile == 16 ? 96 : tile == 32 ? 132 : 182;
     }
 
     /**
@@ -144,7 +150,7 @@ public final class Int8MmHeuristics {
      * shared memory allows; m16 has 5 since the thirty-fifth session, as the tile sweep's occupancy column shows).
      */
     static int ctasPerSm(int tile, int smemBytes, DeviceInfo info) {
-        return Occupancy.blocksPerSm(THREADS, skinnyRegisters(tile), smemBytes, info);
+        return Occupancy.blocksPerSm(THREADS, skinnyRegisters(tile, info), smemBytes, info);
     }
 
     /** Shared-memory budget per CTA for A's slice (see {@link #skinnyPlan}). */

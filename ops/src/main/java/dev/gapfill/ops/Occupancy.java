@@ -10,7 +10,11 @@ import dev.gapfill.core.DeviceInfo;
 final class Occupancy {
     private Occupancy() {}
 
-    /** Blocks per SM at most, whatever the resources (sm_80 to sm_90). */
+    /**
+     * Blocks per SM at most, whatever the resources: the least of sm_80 to sm_90's limits (16 on sm_86/87, 24 on sm_89, 32
+     * on sm_80 and sm_90), so a model that counts more small blocks on sm_80/89/90 than this never counts more than fit.
+     * No plan of Gapfill's reaches it: its blocks of 128 threads or more are held by the warp slots first.
+     */
     static final int MAX_BLOCKS_PER_SM = 16;
 
     /**

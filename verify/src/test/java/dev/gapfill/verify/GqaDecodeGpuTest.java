@@ -112,6 +112,9 @@ class GqaDecodeGpuTest {
         for (DType dt : new DType[] {DType.F16, DType.BF16}) {
             for (int g : new int[] {1, 4, 8}) {
                 for (Backend backend : new Backend[] {Backend.CUSTOM, Backend.VENDOR}) {
+                    if (backend == Backend.CUSTOM && customRefused(GqaDecode.Problem.contiguous(LENS.length, g, 1, d, 1000, KvLayout.BHLD, dt))) {
+                        continue;  // a device without the shared memory for this D (sm_86/89 at D = 256): the refusal was checked
+                    }
                     short[] first = null;
                     for (KvLayout layout : KvLayout.values()) {
                         String label = dt + " D=" + d + " G=" + g + " Hkv=1 " + layout + " lens " + Arrays.toString(LENS) + " " + backend;
@@ -136,7 +139,32 @@ class GqaDecodeGpuTest {
 
     @Test void d256MatchesTheReference() { sweep(256); }
 
+    /**
+     * Whether this device's custom kernels cannot take {@code p} ({@code GqaDecodeHeuristics.customUnsupported}: the D = 256
+     * kernel and the 8-warp D = 64 one need more shared memory than sm_86/89 give a block). Where they cannot, forcing
+     * CUSTOM must be refused, before anything runs, with an {@link UnsupportedShapeException}; that is checked here.
+     */
+    private static boolean customRefused(GqaDecode.Problem p) {
+        if (dev.gapfill.ops.GqaDecodeHeuristics.customUnsupported(p, Gpu.device(GPU).info()) == null) {
+            return false;
+        }
+        assertThrows(dev.gapfill.core.UnsupportedShapeException.class, () -> GqaDecode.plan(p, GPU, Options.defaults().withBackend(Backend.CUSTOM), null).close(),
+                "forced CUSTOM on " + p + " must be refused on " + Gpu.device(GPU).info());
+        return true;
+    }
+
+    /** Whether this device gives a block the shared memory of the 8-warp D = 64 kernel (sm_80 and sm_90 do, sm_86/89 do not). */
+    private static boolean wideKernelFits() {
+        long optin = Gpu.device(GPU).info().smemPerBlockOptin();
+        return dev.gapfill.ops.GqaDecodeHeuristics.sharedBytes(64, dev.gapfill.ops.GqaDecodeHeuristics.WIDE_WARPS) <= optin;
+    }
+
     @Test void d64WideBlocksOnEveryPageSize() {
+        if (!wideKernelFits()) {  // sm_86/89: the plans never take the 8-warp kernel; the 4-warp one runs every D = 64 case
+            GqaDecode.Problem p = GqaDecode.Problem.contiguous(1, 24, 2, 64, 20000, KvLayout.BHLD, DType.F16);
+            assertEquals(4, dev.gapfill.ops.GqaDecodeHeuristics.splits(p, Gpu.device(GPU).info()).warps(), "no wide blocks here");
+            return;
+        }
         // D = 64 with 2 or more splits runs the 8-warp kernel (GqaDecodeHeuristics.splits): with half the splits where
         // the 4-warp chunk is small (B=6 L=1000: 8 of 128 keys become 4 of 256), with the same splits above
         // WIDE_HALVE_MAX_CHUNK (B=2 L=20000: 32 of 640, the second sequence's splits past 7777 idle). Its table
@@ -237,6 +265,9 @@ class GqaDecodeGpuTest {
             GqaDecode.Problem shape = layout == KvLayout.PAGED
                     ? new GqaDecode.Problem(lens.length, hkv * g, hkv, d, cap, layout, page, (cap + page - 1) / page, dt)
                     : GqaDecode.Problem.contiguous(lens.length, hkv * g, hkv, d, cap, layout, dt);
+            if (customRefused(shape)) {
+                continue;  // D = 256 on sm_86/89: refused, checked
+            }
             var plan = dev.gapfill.ops.GqaDecodeHeuristics.splits(shape, info);
             int expect = dev.gapfill.ops.GqaDecodeHeuristics.withCluster(shape, plan, info).cluster();
             clustered += expect > 0 ? 1 : 0;
