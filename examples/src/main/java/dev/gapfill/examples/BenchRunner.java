@@ -128,6 +128,10 @@ public final class BenchRunner {
         sb.append("# ").append(op).append(" on ").append(info.name()).append("\n\n");
         sb.append("Commit `").append(commit).append("`, driver ").append(info.driverString()).append(", cuBLAS ")
                 .append(info.cublasString()).append(", cuDNN ").append(info.cudnnString()).append(". Times are medians in µs.\n\n");
+        if (BenchRow.vendorPeer(op) != null) {
+            sb.append("`vendor` is the ").append(op).append(" bench's vendor column; `speedup` is custom over the faster vendor path, that or the peer `")
+                    .append(BenchRow.vendorPeer(op)).append("` (in the JSON).\n\n");
+        }
         sb.append("| dtype | shape | regime | vendor | custom | auto (choice) | floor | speedup | floor/custom | check |\n");
         sb.append("|---|---|---|---:|---:|---|---:|---:|---:|---|\n");
         for (BenchRow r : rows) {

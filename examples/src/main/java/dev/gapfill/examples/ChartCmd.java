@@ -63,7 +63,8 @@ final class ChartCmd implements Callable<Integer> {
         List<Double> floorFrac = new ArrayList<>();
         int i = 0;
         for (Map<String, Object> r : rows) {
-            Double v = (Double) r.get("vendor_us");
+            String op = (String) r.get("op");
+            Double v = op == null ? (Double) r.get("vendor_us") : dev.gapfill.examples.bench.BenchRow.fasterVendorUs(op, r);
             Double c = (Double) r.get("custom_us");
             Double a = (Double) r.get("auto_us");
             Double fl = (Double) r.get("floor_us");
