@@ -471,6 +471,19 @@ class GqaDecodeGpuTest {
      * the device tensor the graph reads and the output is poisoned; every output and lse is checked.
      */
     @Test void capturedStepReplaysWithChangingLengths() {
+        capturedStepReplays(Backend.CUSTOM);
+    }
+
+    /**
+     * The vendor composition's plan, captured and replayed the same way (cuBLAS's GEMMs, the glue kernels and the paged
+     * gather in one graph): the class javadoc of GqaDecode says every plan is capturable, and the demo's decode step
+     * captures the vendor plan too (since the forty-ninth session), so that both compositions are timed as graphs.
+     */
+    @Test void capturedVendorStepReplaysWithChangingLengths() {
+        capturedStepReplays(Backend.VENDOR);
+    }
+
+    private static void capturedStepReplays(Backend backend) {
         int b = 4;
         int g = 4;
         int hkv = 2;
@@ -486,8 +499,9 @@ class GqaDecodeGpuTest {
             try (Stream s = Stream.create(GPU); Tensor q = host.q().to(GPU); Tensor lens = Tensor.ofInts(GPU, new int[] {cap, 1, 0, 17}, b);
                  Tensor out = Poison.poisoned(GPU, DType.F16, b, hkv * g, d); Tensor lse = Poison.poisoned(GPU, DType.F32, b, hkv * g);
                  GqaDecodePlan plan = GqaDecode.plan(GqaDecodeProblems.problem(q, cache, cap), GPU,
-                         Options.defaults().withBackend(Backend.CUSTOM), s)) {
-                assertTrue(plan.splits() > 1, "the graph must hold the split and merge kernels: " + plan);
+                         Options.defaults().withBackend(backend), s)) {
+                assertEquals(backend, plan.decision().backend(), plan.toString());
+                assertTrue(backend != Backend.CUSTOM || plan.splits() > 1, "the graph must hold the split and merge kernels: " + plan);
                 plan.run(q, cache, lens, out, lse, s);  // warm-up outside the capture
                 s.synchronize();
                 var cuda = Gpu.device(GPU);
@@ -507,8 +521,8 @@ class GqaDecodeGpuTest {
                     s.synchronize();
                     GqaDecodeReference.Exact ex = GqaDecodeReference.exact(host.q(), KvCache.bhld(host.k(), host.v()), l, cap, 1 / Math.sqrt(d));
                     Verdict vo = Verifier.compare(out, ex.out(), ex.absTerms(), AttentionTolerance.output(DType.F16, ex, d,
-                            AttentionTolerance.roundsProbabilities(Backend.CUSTOM)), "reference");
-                    assertTrue(vo.pass(), "replay " + it + " lens " + Arrays.toString(l) + ": " + vo);
+                            AttentionTolerance.roundsProbabilities(backend)), "reference");
+                    assertTrue(vo.pass(), backend + " replay " + it + " lens " + Arrays.toString(l) + ": " + vo);
                     Verdict vl = AttentionTolerance.compareLse(lse, ex, d);
                     assertTrue(vl.pass(), "replay " + it + " lens " + Arrays.toString(l) + ": " + vl);
                 }

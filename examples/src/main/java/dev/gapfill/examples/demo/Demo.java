@@ -29,8 +29,10 @@ import java.util.Map;
  *   in a CUDA graph and replayed (its eager run timed too), vendor = the same with {@code Backend.VENDOR} (offsets to the
  *   host, then a cuBLAS GEMM per expert or one grouped-batched call, whichever is faster).</li>
  *   <li>{@code decode_step}: {@link DecodeStep} (paged GQA attention, lengths growing over {@value DecodeStep#STEPS}
- *   steps); Gapfill = an AUTO plan captured once in a CUDA graph and replayed each step; vendor = a VENDOR plan (cuBLAS,
- *   cuDNN) run normally. Both read the step's lengths from a device buffer updated in stream order before each step.</li>
+ *   steps); Gapfill = an AUTO plan captured once in a CUDA graph and replayed each step; vendor = a VENDOR plan (cuBLAS
+ *   GEMMs and glue kernels) captured and replayed the same way since the forty-ninth session (it ran eagerly before; its
+ *   eager time is the peer {@code vendor_eager}). Both read the step's lengths from a device buffer updated in stream
+ *   order before each step.</li>
  * </ul>
  */
 public final class Demo {
@@ -166,16 +168,24 @@ public final class Demo {
              GqaDecodePlan gapfill = GqaDecode.plan(p, dev, GqaDecode.Options.defaults(), s);
              GqaDecodePlan vendor = GqaDecode.plan(p, dev, GqaDecode.Options.defaults().withBackend(Backend.VENDOR), s)) {
             Runnable gapfillRun = () -> gapfill.run(d.q, d.cache, d.lens, outG, lseG, s);
-            Runnable vendorStep = () -> vendor.run(d.q, d.cache, d.lens, outV, lseV, s);
+            Runnable vendorRun = () -> vendor.run(d.q, d.cache, d.lens, outV, lseV, s);
             CudaGraph graph = null;
+            CudaGraph vendorGraph = null;
             try {
                 Runnable gapfillStep = gapfillRun;
+                Runnable vendorStep = vendorRun;
                 if (env.onGpu()) {
+                    // Both plans captured in a graph and replayed, as a decode loop would run either (since the forty-ninth
+                    // session: before, the vendor plan ran eagerly against Gapfill's graph); the eager vendor run is a peer
                     gapfillRun.run();  // once outside the capture, on this thread
+                    vendorRun.run();   // (creates this thread's cuBLAS handle outside the capture)
                     s.synchronize();
                     graph = CudaGraph.capture(s, gapfillRun);
+                    vendorGraph = CudaGraph.capture(s, vendorRun);
                     CudaGraph g = graph;
+                    CudaGraph vg = vendorGraph;
                     gapfillStep = () -> g.launch(s);
+                    vendorStep = () -> vg.launch(s);
                 }
                 List<LayerCheck> checks = List.of(
                         d.verify("gapfill", gapfillStep, outG, lseG, s, gapfill.scale(),
@@ -185,11 +195,15 @@ public final class Demo {
                 LinkedHashMap<String, Runnable> paths = new LinkedHashMap<>();
                 paths.put("vendor", d.advancing(s, vendorStep));
                 paths.put("gapfill", d.advancing(s, gapfillStep));
+                if (env.onGpu()) {
+                    paths.put("vendor_eager", d.advancing(s, vendorRun));
+                }
                 env.warmUp(paths);
                 Map<String, Timing> t = env.time(paths);
                 env.sync();
                 String choice = env.onGpu() ? "gapfill: " + describe(gapfill.decision()) + " in a CUDA graph, " + gapfill.splits()
-                        + " splits; vendor: " + describe(vendor.decision()) : "both: CPU reference backend";
+                        + " splits; vendor: " + describe(vendor.decision()) + String.format(java.util.Locale.ROOT,
+                        " in a CUDA graph (eager %.1f us)", t.get("vendor_eager").medianUs()) : "both: CPU reference backend";
                 BenchRow bench = null;
                 if (env.onGpu()) {
                     long bytes = Floors.decodeBytes(c, d.totalPositions(), DecodeStep.STEPS);
@@ -204,6 +218,7 @@ public final class Demo {
                 return row;
             } finally {
                 closeAfterSync(env, graph);
+                closeAfterSync(env, vendorGraph);
             }
         }
     }
