@@ -110,8 +110,15 @@ public final class GroupedGemm {
      * @param rowScale   F32 [T_total] per-row scale (router weight), or null
      * @param backend    AUTO, VENDOR or CUSTOM (default AUTO)
      * @param vendorPath cuBLAS formulation when VENDOR runs (default LOOP)
+     * @param hostOffsets the caller's host copy of {@code offsets} (G + 1 values, equal to the device tensor's), or null:
+     *                   where given, the VENDOR paths read it instead of copying the device offsets to the host, one
+     *                   stream synchronization less per call (a layer whose projections share one routing copies it
+     *                   once: {@link #offsetsToHost}). The custom path reads the device offsets either way. Checked
+     *                   against the device copy under {@link #DEBUG_CHECK_OFFSETS}; a copy that differs is the caller's
+     *                   error and gives wrong results otherwise
      */
-    public record Options(WeightLayout layout, Tensor gather, boolean swiglu, Tensor rowScale, Backend backend, VendorPath vendorPath) {
+    public record Options(WeightLayout layout, Tensor gather, boolean swiglu, Tensor rowScale, Backend backend, VendorPath vendorPath,
+                          int[] hostOffsets) {
         public Options {
             if (layout == null) {
                 throw new ArgumentException("layout", "KN or NK", "null");
@@ -122,7 +129,16 @@ public final class GroupedGemm {
             if (vendorPath == null) {
                 throw new ArgumentException("vendorPath", "LOOP or GROUPED_BATCHED", "null");
             }
+            hostOffsets = hostOffsets == null ? null : hostOffsets.clone();  // the caller's array may change after the call
         }
+
+        /** Options without host offsets (the form before the forty-ninth session). */
+        public Options(WeightLayout layout, Tensor gather, boolean swiglu, Tensor rowScale, Backend backend, VendorPath vendorPath) {
+            this(layout, gather, swiglu, rowScale, backend, vendorPath, null);
+        }
+
+        /** A copy of the host offsets (null where none were given). */
+        @Override public int[] hostOffsets() { return hostOffsets == null ? null : hostOffsets.clone(); }
 
         /** KN weights, no gather, no epilogue, AUTO. */
         public static Options defaults() { return builder().build(); }
@@ -130,7 +146,10 @@ public final class GroupedGemm {
         public static Builder builder() { return new Builder(); }
 
         /** A copy with another backend. */
-        public Options withBackend(Backend b) { return new Options(layout, gather, swiglu, rowScale, b, vendorPath); }
+        public Options withBackend(Backend b) { return new Options(layout, gather, swiglu, rowScale, b, vendorPath, hostOffsets); }
+
+        /** A copy with the caller's host copy of the offsets ({@link Options#hostOffsets}; null: none). */
+        public Options withHostOffsets(int[] offsets) { return new Options(layout, gather, swiglu, rowScale, backend, vendorPath, offsets); }
 
         /** Builder of {@link Options}. */
         public static final class Builder {
@@ -153,7 +172,12 @@ public final class GroupedGemm {
 
             public Builder vendorPath(VendorPath p) { vendorPath = p; return this; }
 
-            public Options build() { return new Options(layout, gather, swiglu, rowScale, backend, vendorPath); }
+            private int[] hostOffsets;
+
+            /** See {@link Options#hostOffsets}. */
+            public Builder hostOffsets(int[] offsets) { hostOffsets = offsets; return this; }
+
+            public Options build() { return new Options(layout, gather, swiglu, rowScale, backend, vendorPath, hostOffsets); }
         }
     }
 
@@ -237,6 +261,10 @@ public final class GroupedGemm {
     private static void launch(Tensor x, Tensor w, Tensor offsets, Options o, Tensor out, Stream s, Dims d, Decision dec) {
         if (Boolean.getBoolean(DEBUG_CHECK_OFFSETS) && !s.isCapturing()) {
             checkOnHost(offsets, o.gather(), d, s);
+            if (o.hostOffsets != null && !Arrays.equals(o.hostOffsets, copyToHost(offsets, d.groups() + 1, s))) {
+                throw new ArgumentException("options.hostOffsets", "the device offsets' values (" + DEBUG_CHECK_OFFSETS + ")",
+                        "a copy that differs");
+            }
         }
         OpStreams.record(s, x, w, offsets, o.gather(), o.rowScale(), out);  // before the launches: work already queued orders the frees if a later one fails
         try {
@@ -331,6 +359,10 @@ public final class GroupedGemm {
         Checks.contiguous("offsets", offsets);
         Checks.sameDevice("offsets", offsets, x.device());
         Checks.shape("offsets", offsets, "G + 1", g + 1);
+        if (o != null && o.hostOffsets != null && o.hostOffsets.length != g + 1) {
+            throw new ArgumentException("options.hostOffsets", "G + 1 = " + (g + 1) + " values (offsets' host copy)",
+                    o.hostOffsets.length + " values");
+        }
         long tTotal = x.dim(0);
         Tensor gather = o.gather();
         if (gather != null) {
@@ -413,6 +445,27 @@ public final class GroupedGemm {
         }
     }
 
+    /**
+     * The offsets' values on the host, copied after the work queued on {@code stream} (null: the per-thread stream) and
+     * waited for: what {@link Options#hostOffsets} takes, for a caller who runs several vendor calls on one routing.
+     *
+     * @throws ArgumentException naming {@code offsets}: null, closed, not a contiguous rank-1 I32 tensor on a GPU
+     */
+    public static int[] offsetsToHost(Tensor offsets, Stream stream) {
+        Checks.open("offsets", offsets);
+        Checks.rank("offsets", offsets, 1);
+        Checks.dtype("offsets", offsets, DType.I32);
+        Checks.contiguous("offsets", offsets);
+        if (!offsets.device().isCuda()) {
+            return offsets.toIntArray();
+        }
+        Stream s = OpStreams.pick(offsets.device(), stream);
+        if (offsets.dim(0) > Integer.MAX_VALUE) {
+            throw new ArgumentException("offsets", "at most 2^31 - 1 values", String.valueOf(offsets.dim(0)));
+        }
+        return copyToHost(offsets, (int) offsets.dim(0), s);
+    }
+
     private static int[] copyToHost(Tensor t, int count, Stream s) {
         CudaDevice cd = s.cudaDevice();
         try (IntPointer host = new IntPointer(count)) {
@@ -483,8 +536,13 @@ public final class GroupedGemm {
 
     private static void runVendor(Tensor x, Tensor w, Tensor offsets, Options o, Tensor out, Stream s, Dims d, boolean grouped) {
         CudaDevice cd = s.cudaDevice();
-        int[] off = copyToHost(offsets, d.groups() + 1, s);  // the synchronisation this path needs
-        checkOffsets(off, d.tTotal());
+        // the synchronisation this path needs, unless the caller has the offsets on the host already
+        int[] off = o.hostOffsets != null ? o.hostOffsets : copyToHost(offsets, d.groups() + 1, s);
+        try {
+            checkOffsets(off, d.tTotal());
+        } catch (ArgumentException e) {
+            throw o.hostOffsets == null ? e : new ArgumentException("options.hostOffsets", e.expected(), e.received());
+        }
         boolean epi = o.swiglu() || o.rowScale() != null;
         boolean c32 = epi && !grouped;  // cublasGemmGroupedBatchedEx refuses fp32 C with 16-bit A/B (status 15)
         int dtype = x.dtype() == DType.F16 ? cudart.CUDA_R_16F : cudart.CUDA_R_16BF;

@@ -30,6 +30,7 @@ import org.junit.jupiter.api.Test;
 
 import java.util.Random;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -396,6 +397,37 @@ class GroupedGemmGpuTest {
                 cudart.cudaGraphDestroy(graph);
             }
             assertEquals("backend", e.argument());
+        }
+    }
+
+    /**
+     * The vendor paths with the caller's host copy of the offsets ({@code Options.hostOffsets}, as the demo's vendor MoE
+     * layer passes one copy to both projections): no offsets copy of their own, the same results; and under
+     * {@link GroupedGemm#DEBUG_CHECK_OFFSETS} a host copy that differs from the device offsets is refused, naming it.
+     */
+    @Test void vendorPathsTakeTheCallersHostOffsets() {
+        Random rnd = new Random(61);
+        try (Problem p = new Problem(rnd, 9, 150, 72, 48, DType.BF16, WeightLayout.NK, true, true, true, false)) {
+            int[] host = GroupedGemm.offsetsToHost(p.offsets, null);
+            assertArrayEquals(p.off, host, "offsetsToHost reads the device offsets");
+            for (VendorPath vp : VendorPath.values()) {
+                try (Tensor out = Poison.poisoned(GPU, p.dt, p.rows, p.nOut())) {
+                    GroupedGemm.Options o = p.options(Backend.VENDOR, vp).withHostOffsets(host);
+                    GroupedGemm.run(p.x, p.w, p.offsets, o, out, null);
+                    Verdict v = p.check(out, GroupedGemmVerification.roundsBeforeEpilogue(p.x, p.w, p.offsets, o));
+                    assertTrue(v.pass(), vp + " with host offsets " + p + ": " + v);
+                }
+            }
+            int[] shifted = host.clone();
+            for (int g = 1; g < shifted.length - 1; g++) {
+                shifted[g] = Math.max(shifted[g - 1], shifted[g] - 1);  // still a valid routing, not the device's
+            }
+            assertTrue(!java.util.Arrays.equals(shifted, host), "the shifted routing must differ from the device's");
+            try (Tensor out = Tensor.empty(GPU, p.dt, p.rows, p.nOut())) {
+                SystemProperty.with(GroupedGemm.DEBUG_CHECK_OFFSETS, "true", () -> assertEquals("options.hostOffsets", assertThrows(
+                        ArgumentException.class, () -> GroupedGemm.run(p.x, p.w, p.offsets, p.options(Backend.VENDOR, VendorPath.LOOP)
+                                .withHostOffsets(shifted), out, null)).argument()));
+            }
         }
     }
 

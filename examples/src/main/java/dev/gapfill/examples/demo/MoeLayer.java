@@ -27,8 +27,8 @@ import java.util.function.Supplier;
  * Legend: T tokens, E experts, k experts per token, H hidden size, I expert intermediate size. Weights are KN
  * ({@code [E, K, N]}). {@link Composition#GAPFILL} runs the grouped GEMMs with {@code Backend.AUTO} (one custom kernel
  * per projection, offsets read on the device); {@link Composition#VENDOR} runs them with {@code Backend.VENDOR}: offsets
- * copied to the host (a synchronisation, in each of the two calls), one cuBLAS GEMM per non-empty expert, separate
- * gather and epilogue passes. Routing and the combine are the same in both (no vendor library routes).
+ * copied to the host once for both projections (a synchronisation; once per projection until the forty-ninth session),
+ * one cuBLAS GEMM per non-empty expert or one grouped-batched call, separate gather and epilogue passes. Routing and the combine are the same in both (no vendor library routes).
  */
 public final class MoeLayer {
     private MoeLayer() {}
@@ -183,13 +183,22 @@ public final class MoeLayer {
 
     /**
      * The layer, enqueued on {@code stream} (null: the per-thread stream; CPU tensors run the reference backend).
-     * Nothing here waits for the GPU except the vendor grouped GEMMs, which copy the offsets to the host.
+     * Nothing here waits for the GPU except the vendor composition, which copies the offsets to the host once and hands
+     * that copy to both grouped GEMMs ({@code GroupedGemm.Options.hostOffsets}), as a hand-written cuBLAS layer would;
+     * until the forty-ninth session each projection copied them again, one host round trip more per layer.
      */
     public static void forward(Weights w, Tokens in, Buffers b, Stream stream) {
         Config c = w.config();
         MoeRoute.route(in.logits(), MoeRoute.Options.topK(c.topK()), b.routing, stream);
-        GroupedGemm.run(in.x(), w.gateUp(), b.routing.offsets, gateUpOptions(b), b.h, stream);
-        GroupedGemm.run(b.h, w.down(), b.routing.offsets, downOptions(b), b.y, stream);
+        GroupedGemm.Options up = gateUpOptions(b);
+        GroupedGemm.Options down = downOptions(b);
+        if (b.composition.backend == Backend.VENDOR && b.routing.offsets.device().isCuda()) {
+            int[] off = GroupedGemm.offsetsToHost(b.routing.offsets, stream);
+            up = up.withHostOffsets(off);
+            down = down.withHostOffsets(off);
+        }
+        GroupedGemm.run(in.x(), w.gateUp(), b.routing.offsets, up, b.h, stream);
+        GroupedGemm.run(b.h, w.down(), b.routing.offsets, down, b.y, stream);
         MoeCombine.run(b.y, b.routing.rowOf, b.out, stream);
     }
 
