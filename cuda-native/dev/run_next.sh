@@ -12,8 +12,15 @@
 # calls: info tests, then SUITE_FROM=.bundle/suite.tgz record-x2.sh; last whole record eff73a2); then the full grouped
 # sweep (grouped_gemm:400, ~350 s: its F16 rows still have the old grouped-batched path's times, 2e80d17) and the demo.
 # Sweeps now: bmm, int8, host_overhead, moe_route at 6226dfb; grouped at 2e80d17 (+ BF16 at 6d3a01b in
-# docs/benchmark-runs); demo at 6d3a01b; depthwise/gqa/elementwise at eff73a2. Open, not started: the demo's vendor
-# MoE layer still copies the same offsets to the host once per projection (GroupedGemm takes device offsets).
+# docs/benchmark-runs); demo at 6d3a01b; depthwise/gqa/elementwise at eff73a2. New GPU tests never run:
+# GroupedGemmGpuTest.vendorPathsTakeTheCallersHostOffsets (Options.hostOffsets) and .groupedBatchedCallsInFlight... (its
+# Resources.release check), GqaDecodeGpuTest.capturedVendorStepReplaysWithChangingLengths (a VENDOR plan in a graph: if
+# cuBLAS refuses the capture, GqaDecode's "every plan is capturable" is wrong and the demo's decode step must go back to
+# an eager vendor), and the tighter attention lse bound in every GqaDecodeGpuTest case. The demo's vendor layers changed
+# (one offsets copy per MoE layer; the decode vendor plan captured): rerun the demo and expect lower MoE/decode ratios.
+# int8's AUTO rule changed (9 <= M <= 16 float, K > 6144 -> cuBLASLt): rerun int8_mm (~30 s). Open from the baseline
+# review, not started: depthwise GELU's vendor bias in the GELU pass (vendor_gelu.cu), the grouped loop's fp32
+# intermediate, cuDNN's legacy Find on BF16/F32 NHWC (docs/ops/depthwise_conv3x3.md, grouped_gemm.md).
 # Next session (after the forty-eighth): the whole record of eff73a2 ran on two H200s (two calls: tests, then
 # SUITE_FROM record-x2.sh; 637 tests 0 failed, 22 of 24 tool processes clean, the usual two), and the depthwise, gqa
 # and elementwise sweeps on one H100 at eff73a2 (gqa needed a --resume call: 984 rows in 216 s, so give it 260 s;
