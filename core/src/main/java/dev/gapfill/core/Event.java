@@ -64,6 +64,7 @@ public final class Event implements AutoCloseable {
         device.activate();
         int rc = cudart.cudaEventQuery(h);
         if (rc == cudart.cudaErrorNotReady) {
+            cudart.cudaGetLastError();  // not an error: clear it, so a caller's later cudaGetLastError does not read it
             return false;
         }
         device.check(rc, "cudaEventQuery");

@@ -55,7 +55,6 @@ public final class GapfillCli implements Runnable {
         }
     }
 
-    /** Runs benchmark sweeps. */
     /** The sweeps' op names, which {@code bench --op}'s help lists (a plain list of strings has no candidates of its own). */
     static final class BenchOps implements Iterable<String> {
         @Override public java.util.Iterator<String> iterator() {
@@ -63,6 +62,7 @@ public final class GapfillCli implements Runnable {
         }
     }
 
+    /** Runs benchmark sweeps. */
     @Command(name = "bench", description = "Run benchmark sweeps and write docs/benchmarks/<gpu>/<op>.json and .md.",
             exitCodeListHeading = "Exit codes:%n",
             exitCodeList = {"0:every case measured and checked", "1:an error stopped a sweep", "2:bad arguments (an unknown --op included)",

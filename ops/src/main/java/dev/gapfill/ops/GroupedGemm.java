@@ -140,6 +140,21 @@ public final class GroupedGemm {
         /** A copy of the host offsets (null where none were given). */
         @Override public int[] hostOffsets() { return hostOffsets == null ? null : hostOffsets.clone(); }
 
+        // value semantics for the array component (a record compares and prints arrays by identity)
+        @Override public boolean equals(Object other) {
+            return other instanceof Options p && layout == p.layout && gather == p.gather && swiglu == p.swiglu && rowScale == p.rowScale
+                    && backend == p.backend && vendorPath == p.vendorPath && Arrays.equals(hostOffsets, p.hostOffsets);
+        }
+
+        @Override public int hashCode() {
+            return java.util.Objects.hash(layout, gather, swiglu, rowScale, backend, vendorPath) * 31 + Arrays.hashCode(hostOffsets);
+        }
+
+        @Override public String toString() {
+            return "Options[layout=" + layout + ", gather=" + gather + ", swiglu=" + swiglu + ", rowScale=" + rowScale + ", backend=" + backend
+                    + ", vendorPath=" + vendorPath + ", hostOffsets=" + (hostOffsets == null ? "null" : hostOffsets.length + " values") + "]";
+        }
+
         /** KN weights, no gather, no epilogue, AUTO. */
         public static Options defaults() { return builder().build(); }
 
@@ -460,6 +475,9 @@ public final class GroupedGemm {
             return offsets.toIntArray();
         }
         Stream s = OpStreams.pick(offsets.device(), stream);
+        if (s.isCapturing()) {  // a synchronizing copy would invalidate the caller's graph
+            throw new ArgumentException("stream", "a stream that is not being captured (the copy waits for the GPU)", "a capturing stream");
+        }
         if (offsets.dim(0) > Integer.MAX_VALUE) {
             throw new ArgumentException("offsets", "at most 2^31 - 1 values", String.valueOf(offsets.dim(0)));
         }
@@ -757,11 +775,15 @@ public final class GroupedGemm {
                     }
                     done.record(s);
                 } catch (RuntimeException e) {
+                    DROPPED.add(this);  // kept reachable, so that no collector frees arrays queued work may still read
                     return;  // the caller's own exception, if any, is the one that propagates
                 }
             }
             FREE.add(this);
         }
+
+        /** Slots whose event could not be recorded (a failed device): never reused, never freed. */
+        private static final java.util.concurrent.ConcurrentLinkedQueue<ArraySlot> DROPPED = new java.util.concurrent.ConcurrentLinkedQueue<>();
 
         /** Frees the arrays and the event of a slot whose last call has completed. */
         private void free() {

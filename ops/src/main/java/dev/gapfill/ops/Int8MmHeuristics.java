@@ -159,6 +159,16 @@ public final class Int8MmHeuristics {
     }
 
     /**
+     * The largest K at which AUTO runs the custom kernel for 9 ≤ M ≤ 16 with a float output. Ten H100 int8 sweeps
+     * (a35d849, 5db87f2, 01b7f8b twice, d68937c, ca6d8ea, 64bb3cb, 885a506, 6226dfb and db81ef8) at M = 16: custom took
+     * 0.87–0.97× cuBLASLt's time at K ≤ 4096 (2048/5632, 4096/4096, 4096/14336, F16 and BF16; F32 at 25d64f2 0.87–0.94×)
+     * and 1.002–1.046× at K ≥ 8192 (8192/8192, 8192/28672, 14336/4096: every run, both dtypes; F32 1.002–1.024×), the
+     * slower path within 5 % but always the slower (an audit of AUTO's choices across the runs, forty-ninth session).
+     * No sweep point lies between 4096 and 8192: the boundary is their midpoint.
+     */
+    static final long M16_FLOAT_CUSTOM_MAX_K = 6144;
+
+    /**
      * The backend and variant for a problem on a CUDA device.
      *
      * <p>AUTO rules (H100 harness run 2; vendor = cuBLASLt int8 TN + the scaling pass for float outputs;
@@ -199,16 +209,6 @@ public final class Int8MmHeuristics {
      * @throws ArgumentException         REFERENCE (the CPU backend is chosen by the tensors' device, not here), m or n below 1,
      *                                   k not a multiple of 16 in [16, {@link Int8Mm#MAX_K}], a null info
      */
-    /**
-     * The largest K at which AUTO runs the custom kernel for 9 ≤ M ≤ 16 with a float output. Ten H100 int8 sweeps
-     * (a35d849, 5db87f2, 01b7f8b twice, d68937c, ca6d8ea, 64bb3cb, 885a506, 6226dfb and db81ef8) at M = 16: custom took
-     * 0.87–0.97× cuBLASLt's time at K ≤ 4096 (2048/5632, 4096/4096, 4096/14336, F16 and BF16; F32 at 25d64f2 0.87–0.94×)
-     * and 1.002–1.046× at K ≥ 8192 (8192/8192, 8192/28672, 14336/4096: every run, both dtypes; F32 1.002–1.024×), the
-     * slower path within 5 % but always the slower (an audit of AUTO's choices across the runs, forty-ninth session).
-     * No sweep point lies between 4096 and 8192: the boundary is their midpoint.
-     */
-    static final long M16_FLOAT_CUSTOM_MAX_K = 6144;
-
     public static Decision decide(long m, long n, long k, DType out, DeviceInfo info, Backend requested) {
         // the shape a valid call can have (Int8Mm validates its tensors the same way): the plans divide by k's steps
         if (m < 1 || n < 1) {

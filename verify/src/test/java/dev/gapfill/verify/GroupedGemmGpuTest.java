@@ -249,9 +249,9 @@ class GroupedGemmGpuTest {
                             i % 3 == 0 ? WeightLayout.NK : WeightLayout.KN, i % 2 == 1, i % 4 == 1, i % 4 != 3, false);
                     outs[i] = Poison.poisoned(GPU, ps[i].dt, ps[i].rows, ps[i].nOut());
                 }
-                for (int i = 0; i < groups.length; i++) {
-                    GroupedGemm.run(ps[i].x, ps[i].w, ps[i].offsets, ps[i].options(Backend.VENDOR, VendorPath.GROUPED_BATCHED), outs[i],
-                            i % 2 == 0 ? s1 : s2);
+                for (int i = 0; i < groups.length; i++) {  // host offsets: no call synchronizes, all eight queue at once
+                    GroupedGemm.run(ps[i].x, ps[i].w, ps[i].offsets, ps[i].options(Backend.VENDOR, VendorPath.GROUPED_BATCHED)
+                            .withHostOffsets(ps[i].off), outs[i], i % 2 == 0 ? s1 : s2);
                 }
                 s1.synchronize();
                 s2.synchronize();
@@ -423,7 +423,19 @@ class GroupedGemmGpuTest {
                 shifted[g] = Math.max(shifted[g - 1], shifted[g] - 1);  // still a valid routing, not the device's
             }
             assertTrue(!java.util.Arrays.equals(shifted, host), "the shifted routing must differ from the device's");
-            try (Tensor out = Tensor.empty(GPU, p.dt, p.rows, p.nOut())) {
+            // the vendor paths route by the host copy they are given: with the shifted one they compute the shifted
+            // routing's result (a path that copied the device offsets instead would compute the original one and fail)
+            p.off = shifted;
+            for (VendorPath vp : VendorPath.values()) {
+                try (Tensor out = Poison.poisoned(GPU, p.dt, p.rows, p.nOut())) {
+                    GroupedGemm.Options o = p.options(Backend.VENDOR, vp).withHostOffsets(shifted);
+                    GroupedGemm.run(p.x, p.w, p.offsets, o, out, null);
+                    Verdict v = p.check(out, GroupedGemmVerification.roundsBeforeEpilogue(p.x, p.w, p.offsets, o));
+                    assertTrue(v.pass(), vp + " routed by the host copy " + java.util.Arrays.toString(shifted) + ": " + v);
+                }
+            }
+            p.off = host;
+            try (Tensor out = Tensor.empty(GPU, p.dt, p.rows, p.nOut())) {  // and a debug run catches the difference
                 SystemProperty.with(GroupedGemm.DEBUG_CHECK_OFFSETS, "true", () -> assertEquals("options.hostOffsets", assertThrows(
                         ArgumentException.class, () -> GroupedGemm.run(p.x, p.w, p.offsets, p.options(Backend.VENDOR, VendorPath.LOOP)
                                 .withHostOffsets(shifted), out, null)).argument()));

@@ -217,8 +217,11 @@ public final class Demo {
                 env.progress().accept(progressLine(row));
                 return row;
             } finally {
-                closeAfterSync(env, graph);
-                closeAfterSync(env, vendorGraph);
+                try {
+                    closeAfterSync(env, graph);
+                } finally {
+                    closeAfterSync(env, vendorGraph);
+                }
             }
         }
     }

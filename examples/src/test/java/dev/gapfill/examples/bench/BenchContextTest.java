@@ -126,10 +126,15 @@ class BenchContextTest {
         int k = BenchContext.backlogFlushes(1605.7, flush);
         assertEquals(24, k);
         assertTrue(k * flush >= 1605.7 + flush, "the backlog outlasts the enqueue by a flush");
-        // a path waiting at any point w of its enqueue waits out the rest of the backlog: behind >= k * flush
+        // a path that waits w us into its enqueue waits out what is left of the backlog then, k·flush - w: behind a
+        // backlog it takes its idle time plus that, at least a flush more wherever the wait comes (w <= the idle time)
         for (double w : new double[] {0.0, 60.0, 1000.0, 1605.7}) {
-            double behind = Math.max(1605.7, w + (k * flush - w));
-            assertTrue(BenchContext.waitsForTheGpu(1605.7, behind, flush), "a wait " + w + " us into the enqueue");
+            double behind = 1605.7 + Math.max(0, k * flush - w);
+            assertTrue(BenchContext.waitsForTheGpu(1605.7, behind, flush), "a wait " + w + " us into the enqueue: " + behind);
+        }
+        // behind one flush (the old test) the late waits went unseen: only what is left of 72.3 us after w
+        for (double w : new double[] {60.0, 1000.0}) {
+            assertTrue(!BenchContext.waitsForTheGpu(1605.7, 1605.7 + Math.max(0, flush - w), flush), "one flush, a wait " + w + " us in");
         }
         assertFalse(BenchContext.waitsForTheGpu(1605.7, 1615.6, flush), "behind one flush the late wait went unseen");
         assertEquals(BenchContext.MAX_EXTRA_FLUSHES + 2, BenchContext.backlogFlushes(1e6, flush), "capped");
