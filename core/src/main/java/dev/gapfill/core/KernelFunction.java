@@ -110,12 +110,17 @@ public final class KernelFunction {
             return;
         }
         synchronized (this) {
+            // A virtual thread that waited for this monitor may resume on another carrier thread (JDK 24 and later, JEP 491),
+            // where the device's context need not be current: set it again, here and for the caller's next driver call
+            // (its launch), which would otherwise fail with an invalid context (a read-only review)
+            device.activate();
             if (smemBytes > maxDynamicSmemSet) {
                 device.checkDriver(cudart.cuFuncSetAttribute(handle, cudart.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smemBytes),
                         "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES=" + smemBytes + ", " + name + ")");
                 maxDynamicSmemSet = smemBytes;
             }
         }
+        device.activate();
     }
 
     /**

@@ -98,35 +98,40 @@ public final class Tensor implements AutoCloseable {
         /**
          * Records use on {@code stream}: it becomes the last stream, and the native streams used before stay known, so
          * the free is ordered after the work of every stream, not only the last (reads on two streams, then close).
-         * A stream seen before costs a scan of at most {@value #MAX_EARLIER} entries and a volatile write (no lock, no
-         * allocation: tensors used on alternating streams stay on the fast path). A new stream past
-         * {@value #MAX_EARLIER} has the oldest one synchronized, then forgotten. Where that synchronization throws,
-         * {@code stream} is recorded all the same (its work is queued already) and the oldest is kept, so that the free
-         * still waits for its work; the failure is thrown after.
+         * The same stream as the last costs one volatile read (no lock); another stream seen before, a scan of at most
+         * {@value #MAX_EARLIER} entries under this storage's lock (no allocation). A new stream past
+         * {@value #MAX_EARLIER} has the oldest one synchronized, then forgotten; the last stream and {@code stream} are
+         * never the one forgotten. Where that synchronization throws, {@code stream} is recorded all the same (its work
+         * is queued already) and the oldest is kept, so that the free still waits for its work; the failure is thrown
+         * after.
+         *
+         * <p>Until the forty-ninth session a stream seen before was recorded without the lock: a thread that found its
+         * stream among the earlier ones could return and launch on it while another thread, holding the lock,
+         * synchronized that stream and forgot it, so the free was not ordered after that launch (a read-only review).
+         * What remains: a thread whose stream is the last returns without the lock; its stream could only be forgotten
+         * after {@value #MAX_EARLIER} other streams had recorded between its check and its launch.
          */
         void record(Stream stream) {
             Stream last = lastStream;
             if (last != null && last.sameStreamAs(stream)) {
                 return;  // the common case: the same native stream again (a closed view of it frees there too)
             }
-            if (last == null || known(earlier, stream)) {
-                lastStream = stream;
-                return;
-            }
             synchronized (this) {
                 last = lastStream;
+                if (last == null || last.sameStreamAs(stream) || known(earlier, stream)) {
+                    lastStream = stream;
+                    return;
+                }
                 java.util.ArrayList<Stream> e = new java.util.ArrayList<>(earlier.length + 2);
-                for (Stream x : earlier) {
-                    if (!x.destroyed()) {
+                for (Stream x : earlier) {  // the last stream and the new one go at the end: never the oldest, never dropped
+                    if (!x.destroyed() && !x.sameStreamAs(last) && !x.sameStreamAs(stream)) {
                         e.add(x);
                     }
                 }
-                if (!last.destroyed() && !known(e, last)) {
+                if (!last.destroyed()) {
                     e.add(last);
                 }
-                if (!known(e, stream)) {
-                    e.add(stream);
-                }
+                e.add(stream);
                 try {
                     while (e.size() > MAX_EARLIER) {  // more than one over after an earlier failure below
                         // synchronized before it is forgotten: a stream dropped first and then failing to synchronize
@@ -148,10 +153,6 @@ public final class Tensor implements AutoCloseable {
                 }
             }
             return false;
-        }
-
-        private static boolean known(java.util.List<Stream> streams, Stream s) {
-            return known(streams.toArray(NO_STREAMS), s);
         }
 
         Stream[] earlierStreams() { return earlier; }

@@ -41,7 +41,7 @@ public final class CudaGraph implements AutoCloseable {
         CUgraph_st graph = new CUgraph_st();
         try {
             work.run();
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {  // an Error too: a stream left capturing could not be closed
             if (cudart.cudaStreamEndCapture(stream.handle(), graph) == 0 && !graph.isNull()) {
                 cudart.cudaGraphDestroy(graph);
             }
