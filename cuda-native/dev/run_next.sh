@@ -21,6 +21,9 @@
 # int8's AUTO rule changed (9 <= M <= 16 float, K > 6144 -> cuBLASLt): rerun int8_mm (~30 s). Open from the baseline
 # review, not started: depthwise GELU's vendor bias in the GELU pass (vendor_gelu.cu), the grouped loop's fp32
 # intermediate, cuDNN's legacy Find on BF16/F32 NHWC (docs/ops/depthwise_conv3x3.md, grouped_gemm.md).
+# Open from the core concurrency review (docs/reliability.md, "After 6d3a01b"): a tensor on more than 8 streams
+# synchronizes the oldest under its lock (serializes a >8-thread pool sharing a weight; fails under capture); a new
+# thread's first vendor call destroys ended threads' handles (cublasDestroy synchronizes the device; under capture).
 # Next session (after the forty-eighth): the whole record of eff73a2 ran on two H200s (two calls: tests, then
 # SUITE_FROM record-x2.sh; 637 tests 0 failed, 22 of 24 tool processes clean, the usual two), and the depthwise, gqa
 # and elementwise sweeps on one H100 at eff73a2 (gqa needed a --resume call: 984 rows in 216 s, so give it 260 s;
