@@ -24,6 +24,8 @@
 # Open from the core concurrency review (docs/reliability.md, "After 6d3a01b"): a tensor on more than 8 streams
 # synchronizes the oldest under its lock (serializes a >8-thread pool sharing a weight; fails under capture); a new
 # thread's first vendor call destroys ended threads' handles (cublasDestroy synchronizes the device; under capture).
+# Core changed after 6d3a01b too (Tensor's stream record under the storage lock; KernelFunction re-activates after its
+# monitor): RuntimeOrderingGpuTest and the stress exercise them; the whole record is due.
 # Next session (after the forty-eighth): the whole record of eff73a2 ran on two H200s (two calls: tests, then
 # SUITE_FROM record-x2.sh; 637 tests 0 failed, 22 of 24 tool processes clean, the usual two), and the depthwise, gqa
 # and elementwise sweeps on one H100 at eff73a2 (gqa needed a --resume call: 984 rows in 216 s, so give it 260 s;
