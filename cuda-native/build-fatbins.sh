@@ -25,6 +25,12 @@ ARCHS=${GAPFILL_CUDA_ARCHS:-"-gencode=arch=compute_80,code=sm_80 -gencode=arch=c
 mkdir -p "$out" "$logs"
 common_stamp=$(find "$src/common" -type f -printf '%T@\n' 2>/dev/null | sort -n | tail -1)
 common_stamp=${common_stamp:-0}
+# What else makes a fatbin: this script (its flags), the architectures and nvcc. A fatbin built under other ones is
+# stale even where it is newer than its .cu (a flag change once left "fatbins up to date" with the old code in the jar)
+build_stamp=$( { cat "$0"; echo "$ARCHS"; "$NVCC" --version; } | sha256sum | cut -c1-16)
+if [ "$(cat "$out/BUILD_STAMP" 2>/dev/null)" != "$build_stamp" ]; then
+  find "$out" -name '*.fatbin' -delete 2>/dev/null || true
+fi
 jobs=()
 for cu in "$src"/*/*.cu; do
   op=$(basename "$(dirname "$cu")"); [ "$op" = common ] && continue
@@ -39,7 +45,7 @@ done
 write_index() {  # the list of bundled modules, read by KernelModule.bundled() and `gapfill info`
   (cd "$out" && find . -name '*.fatbin' | sed 's#^\./##; s#\.fatbin$##' | sort) > "$out/INDEX"
 }
-[ ${#jobs[@]} -eq 0 ] && { write_index; echo "fatbins up to date"; exit 0; }
+[ ${#jobs[@]} -eq 0 ] && { write_index; echo "$build_stamp" > "$out/BUILD_STAMP"; echo "fatbins up to date"; exit 0; }
 compile() {
   cu=$1; op=$(basename "$(dirname "$cu")"); name=$(basename "$cu" .cu)
   mkdir -p "$OUT/$op"; log="$LOGS/$op.$name.log"
@@ -96,3 +102,4 @@ compile() {
 export -f compile; export NVCC ARCHS OUT="$out" LOGS="$logs" SRC="$src"
 printf '%s\n' "${jobs[@]}" | xargs -P "$(nproc)" -I{} bash -c 'compile "$@"' _ {}
 write_index
+echo "$build_stamp" > "$out/BUILD_STAMP"  # only once every fatbin built (a failure above exits first)

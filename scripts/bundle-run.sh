@@ -107,6 +107,12 @@ run_tests() {
       cat "$out"/tests-*.log > "$out/tests.log"
       echo "$commit" > "$out/reports/COMMIT"
       echo "$dirty" > "$out/reports/DIRTY"
+      gpu_names > "$out/reports/GPUS"
+}
+# The machine's GPUs by name, one list (a later call merges a run's reports only from the same kind of machine: a record
+# named after an H200 must not hold an H100's suite)
+gpu_names() {
+  { command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | tr '\n' ';'; } || echo unknown
 }
 san_setup() {
       san_tools=${SANITIZER_TOOLS:-memcheck racecheck initcheck synccheck}
@@ -316,10 +322,12 @@ done
 if [ -n "${REPORTS_FROM:-}" ]; then
   # the same commit and the same dirty flag (a dirty tree's results are another code's; a run without the flag: unknown)
   if [ "$(cat "$REPORTS_FROM/reports/COMMIT" 2>/dev/null)" = "$commit" ] \
-     && [ "$(cat "$REPORTS_FROM/reports/DIRTY" 2>/dev/null || echo unknown)" = "$dirty" ]; then
+     && [ "$(cat "$REPORTS_FROM/reports/DIRTY" 2>/dev/null || echo unknown)" = "$dirty" ] \
+     && [ "$(cat "$REPORTS_FROM/reports/GPUS" 2>/dev/null || echo missing)" = "$(gpu_names)" ]; then
     mkdir -p "$out/reports"  # this run's record then says what it merged, so a later call can take this one over too
     [ -e "$out/reports/COMMIT" ] || echo "$commit" > "$out/reports/COMMIT"
     [ -e "$out/reports/DIRTY" ] || echo "$dirty" > "$out/reports/DIRTY"
+    [ -e "$out/reports/GPUS" ] || gpu_names > "$out/reports/GPUS"
     for d in "$REPORTS_FROM"/reports/*/; do
       m=$(basename "$d"); [ -e "$out/reports/$m" ] || cp -r "$d" "$out/reports/$m"
     done
@@ -335,9 +343,9 @@ if [ -n "${REPORTS_FROM:-}" ]; then
         echo "validation record: sanitizer $entry from $REPORTS_FROM"
       done < "$REPORTS_FROM/sanitizer-args.txt"
     fi
-    echo "validation record: JUnit reports of $(ls "$REPORTS_FROM/reports" | grep -v -x -e COMMIT -e DIRTY | tr '\n' ' ')from $REPORTS_FROM (same commit $commit)"
+    echo "validation record: JUnit reports of $(ls "$REPORTS_FROM/reports" | grep -v -x -e COMMIT -e DIRTY -e GPUS | tr '\n' ' ')from $REPORTS_FROM (same commit $commit, same GPUs)"
   else
-    echo "REPORTS_FROM=$REPORTS_FROM tested commit '$(cat "$REPORTS_FROM/reports/COMMIT" 2>/dev/null)' dirty '$(cat "$REPORTS_FROM/reports/DIRTY" 2>/dev/null)', not $commit dirty $dirty: not merged"
+    echo "REPORTS_FROM=$REPORTS_FROM tested commit '$(cat "$REPORTS_FROM/reports/COMMIT" 2>/dev/null)' dirty '$(cat "$REPORTS_FROM/reports/DIRTY" 2>/dev/null)' on GPUs '$(cat "$REPORTS_FROM/reports/GPUS" 2>/dev/null)', not $commit dirty $dirty on '$(gpu_names)': not merged"
   fi
 fi
 # every sanitizer result of the record, this run's and those taken over, one a line as passed to validation-record: a

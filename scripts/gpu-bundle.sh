@@ -51,7 +51,8 @@ done
 jlink --add-modules java.base,java.logging,java.management,java.xml,jdk.unsupported,java.naming \
   --strip-debug --no-header-files --no-man-pages --compress=0 --output "$out/jre"
 commit=$(git rev-parse HEAD)
-dirty=false; [ -n "$(git status --porcelain --untracked-files=no)" ] && dirty=true
+# untracked files count too (not ignored ones): a new .cu or .java file not yet added is compiled into the bundle
+dirty=false; [ -n "$(git status --porcelain)" ] && dirty=true
 printf 'commit=%s\ndirty=%s\nbuilt=%s\n' "$commit" "$dirty" "$(date -u +%FT%TZ)" > "$out/BUNDLE_INFO"
 cp scripts/bundle-run.sh "$out/run.sh"; chmod +x "$out/run.sh"
 # xz: 46 MB against gzip's 52 MB at 23dd688 (36 MB since the jars are stored, above); with the tracked tree (~16 MB) a

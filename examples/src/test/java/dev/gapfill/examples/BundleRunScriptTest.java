@@ -294,7 +294,28 @@ class BundleRunScriptTest {
         Files.writeString(first.resolve("reports/core/TEST-x.xml"), "<testsuite/>");
         Files.writeString(first.resolve("reports/COMMIT"), testedCommit + "\n");
         Files.writeString(first.resolve("reports/DIRTY"), dirty + "\n");
+        Files.writeString(first.resolve("reports/GPUS"), thisMachinesGpus());
         return first;
+    }
+
+    /** What run.sh's gpu_names writes on this machine ("unknown" without nvidia-smi), for an earlier call of the same machine. */
+    private static String thisMachinesGpus() throws Exception {
+        Process p = new ProcessBuilder("bash", "-c",
+                "{ command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | tr '\\n' ';'; } || echo unknown")
+                .redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        p.waitFor();
+        return out;
+    }
+
+    @Test
+    void anEarlierCallOnOtherGpusIsNotMerged() throws Exception {
+        Path other = earlierCall("memcheck", COMMIT);
+        Files.writeString(other.resolve("reports/GPUS"), "NVIDIA H100 80GB HBM3;NVIDIA H100 80GB HBM3;GPU of another machine;");
+        Path second = tmp.resolve("second");
+        String log = run(second, Map.of("SANITIZER_TOOLS", "racecheck/a", "SANITIZER_SHARDS", "a=.*", "REPORTS_FROM", other.toString()));
+        assertTrue(log.contains("not merged"), log);
+        assertFalse(log.contains("sanitizer memcheck from"), log);
     }
 
     @Test
