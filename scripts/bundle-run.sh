@@ -346,6 +346,7 @@ if [ -n "${REPORTS_FROM:-}" ]; then
     echo "validation record: JUnit reports of $(ls "$REPORTS_FROM/reports" | grep -v -x -e COMMIT -e DIRTY -e GPUS | tr '\n' ' ')from $REPORTS_FROM (same commit $commit, same GPUs)"
   else
     echo "REPORTS_FROM=$REPORTS_FROM tested commit '$(cat "$REPORTS_FROM/reports/COMMIT" 2>/dev/null)' dirty '$(cat "$REPORTS_FROM/reports/DIRTY" 2>/dev/null)' on GPUs '$(cat "$REPORTS_FROM/reports/GPUS" 2>/dev/null)', not $commit dirty $dirty on '$(gpu_names)': not merged"
+    rc=1  # the call asked for a merge it did not get: its record (if any) lacks what it was meant to hold
   fi
 fi
 # every sanitizer result of the record, this run's and those taken over, one a line as passed to validation-record: a

@@ -30,7 +30,7 @@
 # dirty, fatbins rebuild on a build-stamp change. Open from that review: the record does not name a TESTS_CLASSES filter
 # (a one-class run looks like a smaller whole suite: never commit such a record as docs/validation/<gpu>.json, as this
 # session did not), bench --resume merges rows of another driver/cuBLAS, cuda-native/dev A/B scripts label swapped
-# fatbins as the clean commit, record-x1.sh part 2 exits 0 when its merge is refused (no record written).
+# fatbins as the clean commit. (A call whose REPORTS_FROM merge is refused now exits 1.)
 # Next session (after the forty-eighth): the whole record of eff73a2 ran on two H200s (two calls: tests, then
 # SUITE_FROM record-x2.sh; 637 tests 0 failed, 22 of 24 tool processes clean, the usual two), and the depthwise, gqa
 # and elementwise sweeps on one H100 at eff73a2 (gqa needed a --resume call: 984 rows in 216 s, so give it 260 s;
