@@ -108,6 +108,7 @@ run_tests() {
       echo "$commit" > "$out/reports/COMMIT"
       echo "$dirty" > "$out/reports/DIRTY"
       gpu_names > "$out/reports/GPUS"
+      if [ -n "${TESTS_CLASSES:-}" ]; then echo "$TESTS_CLASSES" > "$out/reports/FILTER"; else rm -f "$out/reports/FILTER"; fi
 }
 # The machine's GPUs by name, one list (a later call merges a run's reports only from the same kind of machine: a record
 # named after an H200 must not hold an H100's suite)
@@ -328,6 +329,8 @@ if [ -n "${REPORTS_FROM:-}" ]; then
     [ -e "$out/reports/COMMIT" ] || echo "$commit" > "$out/reports/COMMIT"
     [ -e "$out/reports/DIRTY" ] || echo "$dirty" > "$out/reports/DIRTY"
     [ -e "$out/reports/GPUS" ] || gpu_names > "$out/reports/GPUS"
+    # a filtered earlier suite stays named as such in the merged record
+    if [ -f "$REPORTS_FROM/reports/FILTER" ] && [ ! -e "$out/reports/FILTER" ]; then cp "$REPORTS_FROM/reports/FILTER" "$out/reports/"; fi
     for d in "$REPORTS_FROM"/reports/*/; do
       m=$(basename "$d"); [ -e "$out/reports/$m" ] || cp -r "$d" "$out/reports/$m"
     done
@@ -343,7 +346,7 @@ if [ -n "${REPORTS_FROM:-}" ]; then
         echo "validation record: sanitizer $entry from $REPORTS_FROM"
       done < "$REPORTS_FROM/sanitizer-args.txt"
     fi
-    echo "validation record: JUnit reports of $(ls "$REPORTS_FROM/reports" | grep -v -x -e COMMIT -e DIRTY -e GPUS | tr '\n' ' ')from $REPORTS_FROM (same commit $commit, same GPUs)"
+    echo "validation record: JUnit reports of $(ls "$REPORTS_FROM/reports" | grep -v -x -e COMMIT -e DIRTY -e GPUS -e FILTER | tr '\n' ' ')from $REPORTS_FROM (same commit $commit, same GPUs)"
   else
     echo "REPORTS_FROM=$REPORTS_FROM tested commit '$(cat "$REPORTS_FROM/reports/COMMIT" 2>/dev/null)' dirty '$(cat "$REPORTS_FROM/reports/DIRTY" 2>/dev/null)' on GPUs '$(cat "$REPORTS_FROM/reports/GPUS" 2>/dev/null)', not $commit dirty $dirty on '$(gpu_names)': not merged"
     rc=1  # the call asked for a merge it did not get: its record (if any) lacks what it was meant to hold

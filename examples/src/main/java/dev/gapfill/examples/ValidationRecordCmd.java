@@ -113,6 +113,12 @@ final class ValidationRecordCmd implements Callable<Integer> {
         if (!incomplete.isEmpty()) {
             rec.put("incomplete_modules", incomplete);
         }
+        // run.sh writes reports/FILTER when TESTS_CLASSES chose the classes: a record of some classes must say so, or it
+        // reads as the whole suite with fewer tests
+        Path filter = reports.resolve("FILTER");
+        if (java.nio.file.Files.isRegularFile(filter)) {
+            rec.put("tests_filter", java.nio.file.Files.readString(filter).trim());
+        }
         if (!skippedReasons.isEmpty()) {
             rec.put("skipped_tests", skippedReasons);
         }

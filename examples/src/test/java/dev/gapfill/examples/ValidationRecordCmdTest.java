@@ -32,6 +32,22 @@ class ValidationRecordCmdTest {
         Files.writeString(dir.resolve("TEST-" + name + ".xml"), sb.append("</testsuite>").toString(), StandardCharsets.UTF_8);
     }
 
+    /** A run of some classes (TESTS_CLASSES; run.sh writes reports/FILTER) says so in its record; a whole run does not. */
+    @Test @SuppressWarnings("unchecked")
+    void aRecordOfSomeClassesNamesItsFilter(@TempDir Path tmp) throws Exception {
+        report(tmp.resolve("reports/verify"), "GroupedGemmGpuTest", 2, 0, 0);
+        Files.writeString(tmp.resolve("reports/FILTER"), ".*(verify|ops)\\.GroupedGemm.*\n");
+        CommandLine cli = new CommandLine(new GapfillCli());
+        cli.setOut(new PrintWriter(new StringWriter()));
+        assertEquals(0, cli.execute("validation-record", "--reports", tmp.resolve("reports").toString(), "--out", tmp.resolve("out").toString()));
+        Map<String, Object> rec = (Map<String, Object>) JsonReader.parse(Files.readString(onlyRecord(tmp.resolve("out"))));
+        assertEquals(".*(verify|ops)\\.GroupedGemm.*", rec.get("tests_filter"));
+        Files.delete(tmp.resolve("reports/FILTER"));
+        assertEquals(0, cli.execute("validation-record", "--reports", tmp.resolve("reports").toString(), "--out", tmp.resolve("out2").toString()));
+        rec = (Map<String, Object>) JsonReader.parse(Files.readString(onlyRecord(tmp.resolve("out2"))));
+        assertNull(rec.get("tests_filter"), "the whole suite: no filter");
+    }
+
     @Test @SuppressWarnings("unchecked")
     void sanitizerEntriesCarryErrorsStatusScopeAndTests(@TempDir Path tmp) throws Exception {
         report(tmp.resolve("reports/ops"), "A", 3, 0, 1);
