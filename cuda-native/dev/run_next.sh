@@ -27,9 +27,9 @@
 # Core changed after 6d3a01b too (Tensor's stream record under the storage lock; KernelFunction re-activates after its
 # monitor): RuntimeOrderingGpuTest and the stress exercise them; the whole record is due.
 # Evidence scripts (after 6d3a01b): reports merge only from the same GPUs (reports/GPUS), untracked files mark a bundle
-# dirty, fatbins rebuild on a build-stamp change, a TESTS_CLASSES run's record names its filter (tests_filter). Open
-# from that review: bench --resume merges rows of another driver/cuBLAS, cuda-native/dev A/B scripts label swapped
-# fatbins as the clean commit. (A call whose REPORTS_FROM merge is refused now exits 1.)
+# dirty, fatbins rebuild on a build-stamp change, a TESTS_CLASSES run's record names its filter (tests_filter). bench --resume
+# refuses rows of another driver/cuBLAS/cuDNN. Open from that review: cuda-native/dev A/B scripts label swapped fatbins as
+# the clean commit. (A call whose REPORTS_FROM merge is refused now exits 1.)
 # Next session (after the forty-eighth): the whole record of eff73a2 ran on two H200s (two calls: tests, then
 # SUITE_FROM record-x2.sh; 637 tests 0 failed, 22 of 24 tool processes clean, the usual two), and the depthwise, gqa
 # and elementwise sweeps on one H100 at eff73a2 (gqa needed a --resume call: 984 rows in 216 s, so give it 260 s;

@@ -158,8 +158,23 @@ public final class GapfillCli implements Runnable {
      * as measured by this run's method; a file written before these were recorded counts as other settings).
      */
     static String resumeRefusal(Map<String, Object> doc, String commit, String gpu, Object dtypes, boolean quick, int reps, int warmup) {
+        return resumeRefusal(doc, commit, gpu, null, dtypes, quick, reps, warmup);
+    }
+
+    /**
+     * As above; {@code libraries} (if not null): the driver, cuBLAS and cuDNN versions of this run, which the earlier file's
+     * must match (rows timed under another driver or library are another machine's: the file's header names one set).
+     */
+    static String resumeRefusal(Map<String, Object> doc, String commit, String gpu, List<String> libraries, Object dtypes, boolean quick,
+                                int reps, int warmup) {
         if (!commit.equals(doc.get("commit")) || !gpu.equals(doc.get("gpu"))) {
             return "is from another commit or GPU";
+        }
+        if (libraries != null) {
+            List<Object> earlier = java.util.Arrays.asList(doc.get("driver"), doc.get("cublas"), doc.get("cudnn"));
+            if (!earlier.equals(new ArrayList<Object>(libraries))) {
+                return "was measured under another driver or library (driver, cuBLAS, cuDNN " + earlier + "; now " + libraries + ")";
+            }
         }
         Object earlierDtypes = doc.getOrDefault("dtypes", List.of());
         if (!dtypes.equals(earlierDtypes)) {
@@ -195,7 +210,8 @@ public final class GapfillCli implements Runnable {
                 java.nio.file.Files.readString(f, java.nio.charset.StandardCharsets.UTF_8));
         // a complete sweep of this commit, GPU and dtypes is kept whatever its settings (a --quick resume must not overwrite
         // a full one); an incomplete one is continued only with the settings it was measured with
-        String refusal = resumeRefusal(doc, commit, ctx.info().name(), ctx.dtypeFilter(), ctx.quick(), ctx.reps(), ctx.warmup());
+        String refusal = resumeRefusal(doc, commit, ctx.info().name(), List.of(ctx.info().driverString(), ctx.info().cublasString(),
+                ctx.info().cudnnString()), ctx.dtypeFilter(), ctx.quick(), ctx.reps(), ctx.warmup());
         boolean sameSweep = refusal == null || refusal.startsWith("was measured with other settings");
         if (sameSweep && !Boolean.FALSE.equals(doc.get("complete"))) {
             o.println("  " + f + " is complete at this commit: not run again");

@@ -147,5 +147,11 @@ class BenchFilesTest {
         assertTrue(GapfillCli.resumeRefusal(doc, "abc", "H100", all, false, 30, 2).contains("other settings"));
         doc.remove("reps");  // a file written before the settings were recorded
         assertTrue(GapfillCli.resumeRefusal(doc, "abc", "H100", all, false, 30, 5).contains("other settings"));
+        // rows of another driver or library version (another machine's host) are not merged into this run's file
+        doc.put("reps", 30.0);
+        doc.putAll(java.util.Map.of("driver", "13.0", "cublas", "13.1.0", "cudnn", "9.14.0"));
+        assertNull(GapfillCli.resumeRefusal(doc, "abc", "H100", java.util.List.of("13.0", "13.1.0", "9.14.0"), all, false, 30, 5));
+        assertTrue(GapfillCli.resumeRefusal(doc, "abc", "H100", java.util.List.of("13.0", "13.1.0", "9.13.1"), all, false, 30, 5)
+                .contains("another driver or library"));
     }
 }
