@@ -50,22 +50,20 @@ public record BenchRow(String op, String dtype, Map<String, Object> shape, Strin
 
     /** The faster of the vendor paths in a JSON row of {@code op} ({@code vendor_us} and {@link #vendorPeer}), or null. */
     public static Double fasterVendorUs(String op, Map<String, Object> row) {
-        Double v = row.get("vendor_us") instanceof Number n ? n.doubleValue() : null;
         String peer = vendorPeer(op);
-        if (peer != null && row.get("peers") instanceof Map<?, ?> pm && pm.get(peer) instanceof Number g) {
-            return v == null ? g.doubleValue() : Math.min(v, g.doubleValue());
-        }
-        return v;
+        Object g = peer != null && row.get("peers") instanceof Map<?, ?> pm ? pm.get(peer) : null;
+        return faster(row.get("vendor_us") instanceof Number n ? n.doubleValue() : null, g instanceof Number p ? p.doubleValue() : null);
     }
 
     /** Speedup of custom over the faster vendor path ({@link #fasterVendorUs}), or NaN. */
     public double speedup() {
-        Double v = vendorUs;
         String peer = vendorPeer(op);
-        if (peer != null && peers != null && peers.get(peer) != null) {
-            v = v == null ? peers.get(peer) : Math.min(v, peers.get(peer));
-        }
+        Double v = faster(vendorUs, peer != null && peers != null ? peers.get(peer) : null);
         return v == null || customUs == null ? Double.NaN : v / customUs;
+    }
+
+    private static Double faster(Double vendor, Double peer) {
+        return peer == null ? vendor : vendor == null ? peer : Math.min(vendor, peer);
     }
 
     /** floor / custom (or floor / auto where no custom). */
