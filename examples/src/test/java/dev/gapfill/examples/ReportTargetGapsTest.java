@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -23,6 +24,22 @@ class ReportTargetGapsTest {
         return new BenchRow("int8_mm", "I8->F16", BenchRow.shape("m", m, "k", 4096, "n", 4096), "skinny", 14.0, custom,
                 custom != null ? custom : 14.0, custom != null ? "CUSTOM/gemv" : "VENDOR/cublaslt", 8.5, 0L, 0, Map.of(), Map.of(),
                 new BenchRow.Check("vendor", true, 0, 0, true)).toJson();
+    }
+
+    /**
+     * A row without a vendor time in an op with no vendor peer (moe_route, elementwise and host_overhead have such rows:
+     * no vendor library routes). Since 6167c12 the report read the faster vendor time of such a row through a
+     * conditional expression that unboxed the missing time, and stopped with a NullPointerException.
+     */
+    @Test void aRowWithoutAVendorTimeAndNoVendorPeerIsReportedNotThrown() throws Exception {
+        Object noVendor = new BenchRow("int8_mm", "I8->I32", BenchRow.shape("m", 128, "k", 4096, "n", 4096), "mid", null, 30.0,
+                30.0, "CUSTOM/mma", 20.0, 0L, 0, Map.of(), Map.of(), new BenchRow.Check("exact", true, 0, 0, true)).toJson();
+        String md = ReportFixture.reportOf(tmp, "int8_mm", List.<Object>of(int8(1, 10.0), noVendor));
+        assertTrue(md.contains("int8_mm"), md);
+        assertEquals(null, BenchRow.fasterVendorUs("int8_mm", Map.of("custom_us", 30.0)));
+        assertEquals(14.0, BenchRow.fasterVendorUs("int8_mm", Map.of("vendor_us", 14.0)));
+        assertEquals(9.0, BenchRow.fasterVendorUs("grouped_gemm", Map.of("peers", Map.of("cublas_grouped_batched", 9.0))));
+        assertEquals(9.0, BenchRow.fasterVendorUs("grouped_gemm", Map.of("vendor_us", 12.0, "peers", Map.of("cublas_grouped_batched", 9.0))));
     }
 
     @Test void anM16PointWithoutACustomTimeMakesTheM16TargetsNotMet() throws Exception {

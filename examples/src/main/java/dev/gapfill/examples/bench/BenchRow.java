@@ -63,7 +63,14 @@ public record BenchRow(String op, String dtype, Map<String, Object> shape, Strin
     }
 
     private static Double faster(Double vendor, Double peer) {
-        return peer == null ? vendor : vendor == null ? peer : Math.min(vendor, peer);
+        // no nested conditional expression: with Math.min's double in it, Java unboxes a null vendor and throws
+        if (peer == null) {
+            return vendor;
+        }
+        if (vendor == null) {
+            return peer;
+        }
+        return Math.min(vendor, peer);
     }
 
     /** floor / custom (or floor / auto where no custom). */
