@@ -44,6 +44,8 @@
 #                                        as reading uninitialized memory, unless InitcheckAid zeroes those buffers first
 #                                        (it does for the vendor GEMM outputs and, since 61a546a, gqaDecode's cuDNN
 #                                        softmax output; docs/reliability.md)
+#                     A tool process's JVM still alive once the tool has ended is ended too (SIGTERM, then SIGKILL):
+#                                        its status reads "<status>-jvm-outlived-tool", never clean
 #          stress     gapfill stress (STRESS_SECONDS per phase, default 300; STRESS_TIMEOUT) into <out-dir>/stress.json
 #          checks     tests, sanitizer and stress at the same time (all three check correctness, none is timed), one
 #                     record; SANITIZER_* and STRESS_* as above, STRESS_SECONDS=0 leaves the stress out
@@ -54,7 +56,9 @@
 #                     BENCH_RESUME_FROM=<dir of <gpu>/<op>.json> continues the incomplete sweeps there measured at this
 #                     commit (bench --resume) instead of starting over. Each sweep's JSON lists the steps the
 #                     bundle ran on this machine before it ("machine_history"; GAPFILL_MACHINE_HISTORY_FILE, default
-#                     $TMPDIR/gapfill-machine-history, kept while the machine stays warm)
+#                     $TMPDIR/gapfill-machine-history, kept while the machine stays warm). Before it starts (and
+#                     before the demo) the step waits up to GPU_QUIET_WAIT s (default 60) for the GPUs to have no
+#                     other compute process (nvidia-smi); what it waited for or still found goes into that history
 #          info       gapfill info
 #          demo       gapfill demo (DEMO_ARGS, DEMO_TIMEOUT): the MoE layer and the decode step, into <out-dir>/demo/
 #          repeat     runs test classes over and over in several JVMs at once, to catch a rare hang or failure:
@@ -115,6 +119,25 @@ run_tests() {
 gpu_names() {
   { command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | tr '\n' ';'; } || echo unknown
 }
+# Other processes computing on the GPUs, as nvidia-smi lists them ("pid, name;" each; nothing where it is missing or
+# lists none, e.g. a container that cannot see other PID namespaces)
+gpu_compute_apps() {
+  command -v nvidia-smi >/dev/null || return 0
+  # only "pid, name" lines: a failing nvidia-smi prints its complaint on stdout
+  nvidia-smi --query-compute-apps=pid,process_name --format=csv,noheader 2>/dev/null | grep -E '^[0-9]+, ' | tr '\n' ';'
+}
+# Before a timed step (bench, demo): waits up to GPU_QUIET_WAIT seconds (default 60) for the GPUs to have no other
+# compute process, since another context's work stretches every time that waits for the GPU (a sanitizer's JVM that
+# outlived its step did, at 6167c12). Prints what it waited for or still found (nothing when the GPUs were free).
+gpu_quiet() {
+  local apps waited=0 limit=${GPU_QUIET_WAIT:-60}
+  apps=$(gpu_compute_apps)
+  [ -z "$apps" ] && return 0
+  local first=$apps
+  while [ -n "$apps" ] && [ $waited -lt "$limit" ]; do sleep 1; waited=$((waited + 1)); apps=$(gpu_compute_apps); done
+  if [ -z "$apps" ]; then echo "waited ${waited} s for other GPU processes to end (${first%;})"
+  else echo "other GPU processes still running after ${waited} s, timings may be disturbed (${apps%;})"; fi
+}
 san_setup() {
       san_tools=${SANITIZER_TOOLS:-memcheck racecheck initcheck synccheck}
       san_modules=${SANITIZER_SCOPE:-core ops verify}
@@ -166,9 +189,8 @@ san_one() {
   rm -rf "$out/reports-sanitizer-$f"
   # Shortly before the limit the tool's JVM (marked by -Dgapfill.sanitizer.entry) gets SIGQUIT: a process that hangs
   # leaves every thread's stack in sanitizer-<entry>.out. The watchdog holds no output of ours, so nothing waits on it.
-  local wait_s=$(( san_timeout > 120 ? san_timeout - 30 : san_timeout * 3 / 4 )) watchdog rc
-  ( sleep "$wait_s" && for p in $(pgrep -f -- "-Dgapfill.sanitizer.entry=$f( |\$)"); do
-      case $(ps -o comm= -p "$p") in timeout|compute-sanit*) ;; *) kill -QUIT "$p" ;; esac; done ) > /dev/null 2>&1 &
+  local wait_s=$(( san_timeout > 120 ? san_timeout - 30 : san_timeout * 3 / 4 )) watchdog rc left
+  ( sleep "$wait_s" && for p in $(san_jvms "$f"); do kill -QUIT "$p"; done ) > /dev/null 2>&1 &
   watchdog=$!
   ${gpus:+env CUDA_VISIBLE_DEVICES=$gpus} \
   timeout -k 15 "$san_timeout" compute-sanitizer --tool "$tool" --error-exitcode 86 --log-file "$out/sanitizer-$f.log" \
@@ -178,7 +200,31 @@ san_one() {
     > "$out/sanitizer-$f.out" 2>&1
   rc=$?
   kill "$watchdog" 2>/dev/null
-  echo "$rc $(( $(date +%s) - t0 ))" > "$out/sanitizer-$f.status"
+  # The tool's front end can end while the JVM it ran still runs: at 6167c12 on an H200, racecheck ended ("couldn't find
+  # exit code") a second after the watchdog's SIGQUIT, and its JVM ran 37 s more, beside the demo step that followed
+  # (docs/reliability/leftover-tool-jvm-h200-6167c12.txt). No JVM outlives its entry; the status says it had to go.
+  left=$(san_jvms "$f")
+  if [ -n "$left" ]; then
+    san_end_jvms "$f"
+    echo "sanitizer $entry: its JVM (pid $(echo $left)) outlived compute-sanitizer and was ended" >> "$out/sanitizer-$f.out"
+  fi
+  echo "$rc $(( $(date +%s) - t0 ))${left:+ leftover}" > "$out/sanitizer-$f.status"
+}
+# The processes of one entry's JVM still alive: marked -Dgapfill.sanitizer.entry=<file name>; timeout and the tool's
+# front end carry the mark on their command lines too and are left out.
+san_jvms() {
+  local p
+  for p in $(pgrep -f -- "-Dgapfill.sanitizer.entry=$1( |\$)"); do
+    case $(ps -o comm= -p "$p" 2>/dev/null) in ''|timeout|compute-sanit*) ;; *) echo "$p" ;; esac
+  done
+}
+# Ends them: SIGTERM, then SIGKILL after 10 s, and waits (up to 20 s more) until none is left.
+san_end_jvms() {
+  local n=0
+  kill -TERM $(san_jvms "$1") 2>/dev/null
+  while [ -n "$(san_jvms "$1")" ] && [ $n -lt 20 ]; do sleep 0.5; n=$((n + 1)); done
+  kill -KILL $(san_jvms "$1") 2>/dev/null
+  while [ -n "$(san_jvms "$1")" ] && [ $n -lt 60 ]; do sleep 0.5; n=$((n + 1)); done
 }
 san_run() {
       if [ "${SANITIZER_PARALLEL:-1}" = "1" ]; then
@@ -192,8 +238,8 @@ san_summary() {
       for entry in $san_tools; do
         tool=${entry%%/*}; f=$(san_file "$entry")
         log="$out/sanitizer-$f.log"
-        src=255; secs=0
-        [ -f "$out/sanitizer-$f.status" ] && read -r src secs < "$out/sanitizer-$f.status"
+        src=255; secs=0; leftover=
+        [ -f "$out/sanitizer-$f.status" ] && read -r src secs leftover < "$out/sanitizer-$f.status"
         # Every process the tool followed prints one summary: memcheck/initcheck/synccheck "ERROR SUMMARY: N errors",
         # racecheck "RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)". Sum them all; no summary at all
         # means the run did not finish (errors unknown, never reported as 0).
@@ -207,6 +253,8 @@ san_summary() {
           1) status=tests-failed ;;
           *) status="exit-$src" ;;
         esac
+        # a JVM that outlived the tool: whatever the tool said, its run did not end as the tool reported
+        [ -n "$leftover" ] && status="$status-jvm-outlived-tool"
         tail -3 "$out/sanitizer-$f.out"
         # the tool's own failures, with the launch it names
         grep -A6 "Internal Sanitizer Error" "$log" 2>/dev/null | head -14
@@ -214,7 +262,7 @@ san_summary() {
         label=$(san_scope_label "$entry")
         echo "compute-sanitizer $entry: $errs errors, $status (exit $src, ${secs}s, scope $label)"
         sanitizer_args+=(--sanitizer "$entry=errors=$errs;status=$status;exit=$src;seconds=$secs;scope=$label;reports=$out/reports-sanitizer-$f")
-        { [ "$errs" = "0" ] && [ "$src" = "0" ]; } || rc=1
+        { [ "$errs" = "0" ] && [ "$src" = "0" ] && [ -z "$leftover" ]; } || rc=1
       done
 }
 run_repeat() {
@@ -262,6 +310,13 @@ for step in $steps; do
     stress) what="stress ${STRESS_SECONDS:-300}s" ;;
     *) what=$step ;;
   esac
+  # a timed step starts on GPUs free of other processes, or says (log, history, the sweep's JSON) what shared them
+  quiet=""
+  case $step in bench|demo) quiet=$(gpu_quiet) ;; esac
+  if [ -n "$quiet" ]; then
+    echo "$step: $quiet"; what="$what ($quiet)"
+    machine_history="${machine_history:+$machine_history;}$(date -u +%Y-%m-%dT%H:%M:%SZ) ${commit:0:12} $step, at its start: $quiet"
+  fi
   echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) ${commit:0:12} $what" >> "$history_file" 2>/dev/null
   export GAPFILL_MACHINE_HISTORY="$machine_history"
   case $step in

@@ -327,9 +327,10 @@ class GpuRuntimeTest {
      * While another thread captures a CUDA graph in global mode, this thread's synchronization of its own stream may be
      * refused (a capture status, not sticky). close() must then throw and leave the stream open and usable, not mark it
      * destroyed with its work queued and its native stream leaked; once the capture ended, close() succeeds. Where the
-     * driver allows the synchronization, close() simply succeeds.
+     * driver allows the synchronization, close() simply succeeds. Tagged so the sanitizer run leaves it out: the refused
+     * synchronization and the invalidated capture are intended API errors (memcheck reported those 4 at 6167c12).
      */
-    @Test void aStreamWhoseCloseIsRefusedByAForeignGlobalCaptureStaysOpen() throws Exception {
+    @Test @org.junit.jupiter.api.Tag("expected-api-error") void aStreamWhoseCloseIsRefusedByAForeignGlobalCaptureStaysOpen() throws Exception {
         CudaDevice cd = Gpu.device(gpu);
         Stream s = Stream.create(gpu);
         Tensor t = Tensor.empty(gpu, DType.I32, s, 1 << 20);  // allocated before the capture: no allocation during it

@@ -69,6 +69,7 @@ class BundleRunScriptTest {
         executable(bin.resolve("compute-sanitizer"), String.join("\n",
                 "#!/bin/bash",
                 "if [ \"${FAKE_HANG:-}\" = 1 ]; then while [ \"${1##*/}\" != java ]; do shift; done; exec \"$@\"; fi",
+                "all=(\"$@\")",
                 "while [ $# -gt 0 ]; do case $1 in",
                 "  --tool) tool=$2; shift;; --log-file) log=$2; shift;; --include-classname) cls=$2; shift;;",
                 "  --select-method) sel=\"${sel:+$sel|}$2\"; shift;;",
@@ -79,6 +80,9 @@ class BundleRunScriptTest {
                 "else echo '========= ERROR SUMMARY: 0 errors' > \"$log\"; fi",
                 "echo \"tool=$tool devices=${CUDA_VISIBLE_DEVICES:-unset} classes=${cls:-methods:$sel} filter=${filt:-none}\"",
                 "echo \"jvm=${jvm:-none} limit=$limit\" > \"$rep/../jvm-$(basename \"$rep\")\"",
+                // FAKE_ORPHAN=1: the tool ends, reporting 0 errors, while the JVM it started runs on (as racecheck did)
+                "if [ \"${FAKE_ORPHAN:-}\" = 1 ]; then set -- \"${all[@]}\"; while [ \"${1##*/}\" != java ]; do shift; done;",
+                "  FAKE_HANG=1 \"$@\" > /dev/null 2>&1 & fi",
                 "exit 0", ""));
     }
 
@@ -199,6 +203,59 @@ class BundleRunScriptTest {
             assertTrue(Files.readString(out.resolve("sanitizer-" + f + ".status")).startsWith("124 "), f);
         }
         assertTrue(log.contains("compute-sanitizer memcheck: ? errors, timeout-4s"), log);
+    }
+
+    @Test
+    void aJvmThatOutlivesItsToolIsEndedAndItsEntryIsNotClean() throws Exception {
+        assumeTrue(new ProcessBuilder("python3", "-c", "pass").start().waitFor() == 0, "needs python3 for the fake JVM");
+        assumeTrue(new ProcessBuilder("pgrep", "-V").start().waitFor() == 0, "needs pgrep");
+        Path out = tmp.resolve("out");
+        String log = run(out, Map.of("SANITIZER_TOOLS", "memcheck/zq7", "SANITIZER_SHARDS", "zq7=.*", "FAKE_ORPHAN", "1"));
+        assertTrue(Files.readString(out.resolve("sanitizer-memcheck-zq7.status")).trim().matches("0 \\d+ leftover"),
+                Files.readString(out.resolve("sanitizer-memcheck-zq7.status")));
+        assertTrue(log.contains("compute-sanitizer memcheck/zq7: 0 errors, ok-jvm-outlived-tool (exit 0"), log);
+        assertTrue(Files.readString(out.resolve("sanitizer-memcheck-zq7.out")).contains("outlived compute-sanitizer and was ended"));
+        Process left = new ProcessBuilder("pgrep", "-f", "--", "-Dgapfill.sanitizer.entry=memcheck-zq7( |$)").start();
+        String pids = new String(left.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+        assertTrue(left.waitFor(10, TimeUnit.SECONDS));
+        assertEquals("", pids, "the fake JVM was ended before the step returned");
+        assertFalse(Files.readString(out.resolve("sanitizer-args.txt")).contains("status=ok;"), "not recorded as clean");
+    }
+
+    @Test
+    void aTimedStepWaitsForOtherGpuProcessesAndSaysWhatItWaitedFor() throws Exception {
+        Path busy = tmp.resolve("busy");
+        // nvidia-smi: lists one other compute process while the file exists (and a complaint line, which is not one)
+        executable(bin.resolve("nvidia-smi"), "#!/bin/bash\ncase \"$*\" in *query-compute-apps*) echo 'Failed to x';"
+                + " [ -e '" + busy + "' ] && echo '4242, /usr/bin/java';; esac\nexit 0\n");
+        Files.writeString(busy, "");
+        Thread ender = new Thread(() -> {
+            try {
+                Thread.sleep(2500);
+                Files.deleteIfExists(busy);
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+        });
+        ender.start();
+        String log = run(tmp.resolve("o1"), Map.of("BENCH_OPS", "bmm:30"), "bench");
+        ender.join();
+        List<String> seen = Files.readAllLines(tmp.resolve("bench-history.log"));
+        assertTrue(seen.get(0).matches("\\S+Z 0123456789ab bench, at its start: waited [1-9]\\d* s for other GPU processes to end \\(4242, /usr/bin/java\\)"),
+                seen.toString());
+        assertTrue(log.contains("bench: waited "), log);
+        // still busy after GPU_QUIET_WAIT: the sweep runs and its history says so; a free GPU adds nothing
+        Files.writeString(busy, "");
+        run(tmp.resolve("o2"), Map.of("BENCH_OPS", "bmm:30", "GPU_QUIET_WAIT", "1"), "bench");
+        Files.delete(busy);
+        run(tmp.resolve("o3"), Map.of("BENCH_OPS", "bmm:30"), "bench");
+        seen = Files.readAllLines(tmp.resolve("bench-history.log"));
+        assertEquals(3, seen.size(), seen.toString());
+        assertTrue(seen.get(1).contains("bench, at its start: other GPU processes still running after 1 s, timings may be disturbed (4242, /usr/bin/java)"),
+                seen.get(1));
+        // the third sees the earlier steps' lines (their notes in parentheses), and no note of its own
+        assertFalse(seen.get(2).contains("at its start"), seen.get(2));
+        assertTrue(seen.get(2).contains("bench bmm:30 (other GPU processes still running after 1 s"), seen.get(2));
     }
 
     @Test
