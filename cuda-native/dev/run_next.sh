@@ -2,6 +2,19 @@
 # The one-GPU checks of the current commit in two calls of the same machine (the one-call form took 591 s of the
 # 600 s call limit at e86bf38; split at 6ef909e: 559 s and 58 s; the verify module's JVM is faster since 75a419a, 226 s
 # beside the whole two-GPU record at 7b1c2fa, so one call may fit again).
+# Next session (after the fiftieth): the whole record of 6167c12 ran on two H200s (only H200 kinds were lent): 682 tests
+# 0 failed, 416/416 rules, stress 147,608 ops 0 wrong, 21 of 24 tool processes clean (racecheck/bv and racecheck/x as
+# always; memcheck/r's 4 API errors came from GpuRuntimeTest's stream-close refusal test, tagged expected-api-error at
+# b3aeac1, so the next record should read 22 of 24). Every new GPU test after 6d3a01b passed (vendorPathsTakeTheCallers-
+# HostOffsets, groupedBatchedCallsInFlight..., capturedVendorStepReplaysWithChangingLengths). H200 sweeps at 6167c12:
+# int8_mm and grouped_gemm (docs/benchmarks/h200). The H200 demo of 6167c12 is NOT valid: a racecheck JVM outlived its
+# sanitizer step and shared the GPU (docs/reliability/leftover-tool-jvm-h200-6167c12.txt); b3aeac1 ends such JVMs and
+# makes bench/demo wait for a GPU without other compute processes (CPU-tested with fake tools: its first GPU call should
+# show "at its start" notes only if something else was on the GPU). First next session: bundle HEAD; on an H100 if lent,
+# timeout 590 scripts/device-run.sh info tests (docs/validation/h100.json is still 6226dfb), then the demo
+# (DEMO_TIMEOUT=150: HEAD's vendor compositions have no clean measurement) and BENCH_OPS="int8_mm:90 grouped_gemm:400"
+# (int8's K > 6144 rule at 9 <= M <= 16 is unmeasured on an H100, and on the H200 it picked the slower path on 3 rows by
+# 6-8 %: decide per GPU only with both GPUs' sweeps of one code). Keep sanitizer probes out of a call that times anything.
 # Next session (after the forty-ninth): HEAD's library code is NOT GPU-validated. The full suite ran at 6226dfb on one
 # H100 (654 tests, 0 failed, 364 s for "info tests"); 6d3a01b (the grouped-batched vendor path without its second
 # synchronization: host arrays in pooled slots behind an ordering event, Event.isComplete) ran only the GroupedGemm
