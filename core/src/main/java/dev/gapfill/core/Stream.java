@@ -345,6 +345,16 @@ public final class Stream implements AutoCloseable {
         }
     }
 
+    /**
+     * Whether the native stream is capturing a CUDA graph now; false once it is destroyed. Same lock as close(), so a
+     * stream being closed by another thread is never queried through a destroyed handle.
+     */
+    boolean isCapturingIfOpen() {
+        synchronized (life) {
+            return !life.destroyed && isCapturing();
+        }
+    }
+
     /** Makes later work on this stream (open: the caller's own, or under its lock) wait for {@code marks}. */
     void waitForMarks(List<CUevent_st> marks) {
         if (marks.isEmpty()) {
@@ -357,9 +367,11 @@ public final class Stream implements AutoCloseable {
     }
 
     /**
-     * As {@link #waitForMarks}, never throwing: where the stream cannot queue the waits it waits for the events on the
-     * host instead, and after a sticky error not at all (the context is gone, and with it the work). For frees, which
-     * must reach their bookkeeping whatever happened.
+     * As {@link #waitForMarks}, for frees: where the stream cannot queue the waits it waits for the events on the host
+     * instead, and after a sticky error not at all (the context is gone, and with it the work). Where the host wait
+     * fails too without a sticky error, it throws, so that the caller does not free memory whose other streams' work
+     * may still run (the block then stays allocated and counted; until the fiftieth session the failure was ignored and
+     * the free went ahead, from a read-only review).
      */
     void waitForMarksOrOnHost(List<CUevent_st> marks) {
         if (marks.isEmpty()) {
@@ -368,10 +380,19 @@ public final class Stream implements AutoCloseable {
         try {
             waitForMarks(marks);
         } catch (RuntimeException e) {
+            int failure = 0;
             if (device.stickyCause() == null) {
                 for (CUevent_st ev : marks) {
-                    cudart.cudaEventSynchronize(ev);  // best effort: a failure here is the device's, latched elsewhere
+                    int rc = cudart.cudaEventSynchronize(ev);
+                    failure = failure == 0 ? rc : failure;
                 }
+            }
+            if (failure != 0 && device.stickyCause() == null) {
+                CudaException f = CudaErrors.runtimeError(failure, "cudaEventSynchronize (a free's wait for another stream, after "
+                        + e.getMessage() + ")", -1);
+                device.latch(f);
+                f.addSuppressed(e);
+                throw f;
             }
             LOG.debug("a free waited for its other streams on the host: {}", e.toString());
         }

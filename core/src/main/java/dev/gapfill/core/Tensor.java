@@ -25,7 +25,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * synchronously on the calling thread (after a GC), so that memory accounting can be brought back to its
  * baseline deterministically ({@link Resources#release}). Closing twice throws {@link IllegalStateException}.
  * Device memory is freed in stream order after the work queued on every stream that used it
- * ({@link #recordStream}; up to 8 streams tracked, an older one is synchronized when a ninth is recorded), by
+ * ({@link #recordStream}; up to 8 streams tracked; when a ninth is recorded the oldest is forgotten behind an event
+ * recorded on it, which the free waits for too: no thread waits for another's stream), by
  * whichever thread frees it: on the stream it was last used on, even another thread's default stream, which first
  * waits for events recorded on the others, unless that stream is destroyed by then (it was synchronized first; the
  * freeing thread's default stream waits instead).
@@ -79,9 +80,14 @@ public final class Tensor implements AutoCloseable {
         volatile boolean explicitClose;
         volatile Stream lastStream;
         private static final Stream[] NO_STREAMS = new Stream[0];
+        private static final org.bytedeco.cuda.cudart.CUevent_st[] NO_EVENTS = new org.bytedeco.cuda.cudart.CUevent_st[0];
         static final int MAX_EARLIER = 8;
+        /** Events of forgotten streams kept at most; past it the oldest is waited for on the host. */
+        static final int MAX_FORGOTTEN = 32;
         // every native stream it was used on (lastStream's among them), at most MAX_EARLIER; copied on write under this
         private volatile Stream[] earlier = NO_STREAMS;
+        // events recorded on streams forgotten past MAX_EARLIER, not yet known complete; guarded by this
+        private org.bytedeco.cuda.cudart.CUevent_st[] forgotten = NO_EVENTS;
 
         Storage(long tensorId, Device device, long address, long bytes, ByteBuffer host, boolean owned, Stream stream,
                 String description) {
@@ -100,10 +106,16 @@ public final class Tensor implements AutoCloseable {
          * the free is ordered after the work of every stream, not only the last (reads on two streams, then close).
          * The same stream as the last costs one volatile read (no lock); another stream seen before, a scan of at most
          * {@value #MAX_EARLIER} entries under this storage's lock (no allocation). A new stream past
-         * {@value #MAX_EARLIER} has the oldest one synchronized, then forgotten; the last stream and {@code stream} are
-         * never the one forgotten. Where that synchronization throws, {@code stream} is recorded all the same (its work
-         * is queued already) and the oldest is kept, so that the free still waits for its work; the failure is thrown
-         * after.
+         * {@value #MAX_EARLIER} has the oldest one forgotten behind an event recorded on it now (the work it queued so
+         * far), which the free waits for like the streams' own; the last stream and {@code stream} are never the one
+         * forgotten, nor a stream capturing a CUDA graph (an event recorded there would be a node of that graph). Events
+         * already complete are dropped on the way; past {@value #MAX_FORGOTTEN} the oldest is waited for on the host.
+         * Where recording or waiting throws, {@code stream} is recorded all the same (its work is queued already) and the
+         * oldest is kept, so that the free still waits for its work; the failure is thrown after.
+         *
+         * <p>Until the fiftieth session the oldest stream was synchronized instead: a weight shared by a pool of more
+         * than 8 threads, each on its own default stream, made almost every call wait for another thread's queued work
+         * under this lock (serializing the pool), and failed where that stream was being captured.
          *
          * <p>Until the forty-ninth session a stream seen before was recorded without the lock: a thread that found its
          * stream among the earlier ones could return and launch on it while another thread, holding the lock,
@@ -133,16 +145,96 @@ public final class Tensor implements AutoCloseable {
                 }
                 e.add(stream);
                 try {
-                    while (e.size() > MAX_EARLIER) {  // more than one over after an earlier failure below
-                        // synchronized before it is forgotten: a stream dropped first and then failing to synchronize
-                        // would leave the free unordered after its work
-                        e.get(0).synchronizeIfOpen();
-                        e.remove(0);
+                    // more than one over after an earlier failure below; never the last two (the last stream, stream)
+                    for (int i = 0; e.size() > MAX_EARLIER && i < e.size() - 2; ) {
+                        Stream o = e.get(i);
+                        if (o.isCapturingIfOpen()) {
+                            i++;  // kept: its own free-time event would be one of the graph's nodes as well
+                            continue;
+                        }
+                        // the event before it is forgotten: a stream dropped first and then failing to record would
+                        // leave the free unordered after its work (null: destroyed, so synchronized, its work done)
+                        org.bytedeco.cuda.cudart.CUevent_st ev = o.markIfOpen();
+                        e.remove(i);
+                        if (ev != null) {
+                            keepForgotten(ev);
+                        }
                     }
                 } finally {
                     earlier = e.toArray(NO_STREAMS);
                     lastStream = stream;
                 }
+            }
+        }
+
+        /**
+         * Adds the event of a forgotten stream (under this storage's lock): those already complete are destroyed first,
+         * and past {@value #MAX_FORGOTTEN} the oldest is waited for on the host and destroyed. A failed query or wait
+         * keeps the event (the free's wait meets the error again) and throws.
+         */
+        private void keepForgotten(org.bytedeco.cuda.cudart.CUevent_st ev) {
+            CudaDevice d = Gpu.device(device);
+            d.activate();
+            java.util.ArrayList<org.bytedeco.cuda.cudart.CUevent_st> kept = new java.util.ArrayList<>(forgotten.length + 1);
+            int failure = 0;
+            for (org.bytedeco.cuda.cudart.CUevent_st x : forgotten) {
+                int rc = failure == 0 ? cudart.cudaEventQuery(x) : cudart.cudaErrorNotReady;
+                if (rc == cudart.cudaSuccess) {
+                    cudart.cudaEventDestroy(x);
+                    continue;
+                }
+                if (rc == cudart.cudaErrorNotReady) {
+                    cudart.cudaGetLastError();  // not an error (as Event.isComplete)
+                } else {
+                    failure = rc;
+                }
+                kept.add(x);
+            }
+            kept.add(ev);
+            while (failure == 0 && kept.size() > MAX_FORGOTTEN) {  // the GPU far behind: bound the events this holds
+                int rc = cudart.cudaEventSynchronize(kept.get(0));
+                if (rc != 0) {
+                    failure = rc;
+                } else {
+                    cudart.cudaEventDestroy(kept.remove(0));
+                }
+            }
+            forgotten = kept.toArray(NO_EVENTS);
+            if (failure != 0) {
+                d.check(failure, "cudaEventQuery/cudaEventSynchronize (a forgotten stream's event)");
+            }
+        }
+
+        /** Takes the events of forgotten streams (the caller waits for and destroys them). */
+        synchronized org.bytedeco.cuda.cudart.CUevent_st[] takeForgotten() {
+            org.bytedeco.cuda.cudart.CUevent_st[] f = forgotten;
+            forgotten = NO_EVENTS;
+            return f;
+        }
+
+        /** Waits on the host for the events of forgotten streams; complete afterwards, they are destroyed. */
+        private void awaitForgotten() {
+            org.bytedeco.cuda.cudart.CUevent_st[] f = takeForgotten();
+            if (f.length == 0) {
+                return;
+            }
+            Gpu.device(device).activate();
+            int failure = 0;
+            int i = 0;
+            for (; i < f.length && failure == 0; i++) {
+                failure = cudart.cudaEventSynchronize(f[i]);
+                if (failure == 0) {
+                    cudart.cudaEventDestroy(f[i]);
+                }
+            }
+            if (failure != 0) {
+                synchronized (this) {  // the failed one and those after it stay for the free
+                    org.bytedeco.cuda.cudart.CUevent_st[] rest = Arrays.copyOfRange(f, i - 1, f.length);
+                    org.bytedeco.cuda.cudart.CUevent_st[] merged = Arrays.copyOf(rest, rest.length + forgotten.length);
+                    System.arraycopy(forgotten, 0, merged, rest.length, forgotten.length);
+                    forgotten = merged;
+                }
+                Gpu.device(device).check(failure, "cudaEventSynchronize (a forgotten stream's event)");
             }
         }
 
@@ -159,6 +251,7 @@ public final class Tensor implements AutoCloseable {
 
         /** Waits for the work queued on every stream this memory was used on other than {@code s}. */
         void awaitOtherStreams(Stream s) {
+            awaitForgotten();
             Stream last = lastStream;
             if (last != null && !last.sameStreamAs(s)) {
                 last.synchronizeIfOpen();
@@ -196,8 +289,17 @@ public final class Tensor implements AutoCloseable {
                     // stream destroyed since then was synchronized first, so its work is done: free on this thread's
                     // default stream instead.
                     Stream[] others = earlierStreams();
+                    // the events of streams forgotten past MAX_EARLIER are waited for like marks, and destroyed with them
+                    org.bytedeco.cuda.cudart.CUevent_st[] forgottenEvents = takeForgotten();
+                    if (forgottenEvents.length > 0) {
+                        marks = new java.util.ArrayList<>(Arrays.asList(forgottenEvents));
+                    }
+                    if (d.stickyCause() != null && !marks.isEmpty()) {
+                        Stream.destroyMarks(marks);  // the context is gone, its work with it: nothing to wait for
+                        marks = java.util.List.of();
+                    }
                     if (others.length > 0 && d.stickyCause() == null) {
-                        marks = new java.util.ArrayList<>(others.length);
+                        marks = new java.util.ArrayList<>(marks);
                         for (Stream o : others) {
                             if (s != null && o.sameStreamAs(s)) {
                                 continue;

@@ -82,6 +82,57 @@ class RuntimeOrderingGpuTest {
         }
     }
 
+    /**
+     * A tensor read on twelve streams (a weight shared by a pool of threads, each on its own stream): recording the
+     * ninth and later streams forgets the oldest behind an event instead of synchronizing it, so no record waits for
+     * another stream's queued work (until the fiftieth session the first stream was synchronized here, about 30 ms of a
+     * busy kernel); and the memory is still freed after the work of the forgotten stream.
+     */
+    @Test void aTensorUsedOnMoreThanEightStreamsWaitsForNoneAndIsFreedAfterEvery() {
+        int n = 1 << 20;
+        List<Stream> others = new ArrayList<>();
+        try (Stream s0 = Stream.create(gpu);
+             Tensor big = Tensor.empty(gpu, DType.I8, s0, 512L << 20);
+             Tensor sink = Tensor.empty(gpu, DType.I32, s0, 1);
+             Tensor y = Tensor.empty(gpu, DType.I32, s0, n)) {
+            Tensor x = Tensor.empty(gpu, DType.I32, s0, n);
+            big.fillBytes(0x5a, s0);
+            x.fillBytes(0x01, s0);
+            y.fillBytes(0x00, s0);
+            s0.synchronize();
+            CudaDevice d = Gpu.device(0);
+            try {
+                Busy.reads(s0, big, sink, 200);  // about 30 ms: s0 reads x below only after it
+                d.check(cudart.cudaMemcpyAsync(new DevicePointer(y.address()), new DevicePointer(x.address()), x.byteSize(),
+                        cudart.cudaMemcpyDeviceToDevice, s0.handle()), "cudaMemcpyAsync(D2D on s0)");
+                x.recordStream(s0);
+                for (int i = 0; i < 11; i++) {
+                    Stream si = Stream.create(gpu);
+                    others.add(si);
+                    x.recordStream(si);  // from the ninth stream on, the oldest (s0 first) is forgotten
+                }
+                int rc = cudart.cudaStreamQuery(s0.handle());
+                cudart.cudaGetLastError();  // cudaErrorNotReady is not an error
+                assertEquals(cudart.cudaErrorNotReady, rc, "recording more than eight streams waited for s0's work");
+                Stream last = others.get(others.size() - 1);
+                x.close();  // freed on the last stream, after the events of the others, s0's forgotten one among them
+                try (Tensor z = Tensor.empty(gpu, DType.I32, last, n)) {
+                    z.fillBytes(0x02, last);
+                    s0.synchronize();
+                    last.synchronize();
+                    int[] got = y.toIntArray();
+                    for (int i = 0; i < n; i += 4099) {
+                        assertEquals(0x01010101, got[i], "y[" + i + "]: s0 read x after its memory was reused");
+                    }
+                }
+            } finally {
+                for (Stream o : others) {
+                    o.close();
+                }
+            }
+        }
+    }
+
     @Test void concurrentLaunchesOfOneFunctionOnlyEverRaiseItsSharedMemoryLimit() throws InterruptedException {
         CudaDevice d = Gpu.device(0);
         int max = (int) d.info().smemPerBlockOptin();
