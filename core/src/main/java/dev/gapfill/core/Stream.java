@@ -347,11 +347,19 @@ public final class Stream implements AutoCloseable {
 
     /**
      * Whether the native stream is capturing a CUDA graph now; false once it is destroyed. Same lock as close(), so a
-     * stream being closed by another thread is never queried through a destroyed handle.
+     * stream being closed by another thread is never queried through a destroyed handle; a closed default-stream view
+     * answers for its live stream (as {@link #markIfOpen} records on it).
      */
     boolean isCapturingIfOpen() {
         synchronized (life) {
-            return !life.destroyed && isCapturing();
+            if (life.destroyed) {
+                return false;
+            }
+            device.activate();
+            // the raw handle: a closed default-stream view still stands for its live native stream
+            org.bytedeco.javacpp.IntPointer status = CAPTURE_STATUS.get();
+            device.check(cudart.cudaStreamIsCapturing(handle, status), "cudaStreamIsCapturing");
+            return status.get() != cudart.cudaStreamCaptureStatusNone;
         }
     }
 

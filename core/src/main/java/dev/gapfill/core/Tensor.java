@@ -86,8 +86,10 @@ public final class Tensor implements AutoCloseable {
         static final int MAX_FORGOTTEN = 32;
         // every native stream it was used on (lastStream's among them), at most MAX_EARLIER; copied on write under this
         private volatile Stream[] earlier = NO_STREAMS;
-        // events recorded on streams forgotten past MAX_EARLIER, not yet known complete; guarded by this
+        // events recorded on streams forgotten past MAX_EARLIER, not yet known complete, one per native stream (its latest:
+        // an earlier event of the same stream completes before it), with their streams at the same index; guarded by this
         private org.bytedeco.cuda.cudart.CUevent_st[] forgotten = NO_EVENTS;
+        private Stream[] forgottenStreams = NO_STREAMS;
 
         Storage(long tensorId, Device device, long address, long bytes, ByteBuffer host, boolean owned, Stream stream,
                 String description) {
@@ -108,8 +110,10 @@ public final class Tensor implements AutoCloseable {
          * {@value #MAX_EARLIER} entries under this storage's lock (no allocation). A new stream past
          * {@value #MAX_EARLIER} has the oldest one forgotten behind an event recorded on it now (the work it queued so
          * far), which the free waits for like the streams' own; the last stream and {@code stream} are never the one
-         * forgotten, nor a stream capturing a CUDA graph (an event recorded there would be a node of that graph). Events
-         * already complete are dropped on the way; past {@value #MAX_FORGOTTEN} the oldest is waited for on the host.
+         * forgotten, nor a stream capturing a CUDA graph (an event recorded there would be a node of that graph). One
+         * event is kept per native stream; those already complete are dropped on the way, and past
+         * {@value #MAX_FORGOTTEN} the oldest is waited for on the host ({@link #keepForgotten}). A record after the free
+         * does nothing.
          * Where recording or waiting throws, {@code stream} is recorded all the same (its work is queued already) and the
          * oldest is kept, so that the free still waits for its work; the failure is thrown after.
          *
@@ -129,6 +133,9 @@ public final class Tensor implements AutoCloseable {
                 return;  // the common case: the same native stream again (a closed view of it frees there too)
             }
             synchronized (this) {
+                if (freed.get()) {
+                    return;  // a record after the free (a view used after its owner closed): nothing left to order
+                }
                 last = lastStream;
                 if (last == null || last.sameStreamAs(stream) || known(earlier, stream)) {
                     lastStream = stream;
@@ -157,7 +164,7 @@ public final class Tensor implements AutoCloseable {
                         org.bytedeco.cuda.cudart.CUevent_st ev = o.markIfOpen();
                         e.remove(i);
                         if (ev != null) {
-                            keepForgotten(ev);
+                            keepForgotten(o, ev);
                         }
                     }
                 } finally {
@@ -168,57 +175,94 @@ public final class Tensor implements AutoCloseable {
         }
 
         /**
-         * Adds the event of a forgotten stream (under this storage's lock): those already complete are destroyed first,
-         * and past {@value #MAX_FORGOTTEN} the oldest is waited for on the host and destroyed. A failed query or wait
-         * keeps the event (the free's wait meets the error again) and throws.
+         * Keeps the event of forgotten stream {@code o} (under this storage's lock), in place of an earlier one of the
+         * same native stream (destroyed: it completes before the new one), so at most one per stream. Then drops those
+         * already complete, and past {@value #MAX_FORGOTTEN} (as many streams) waits for the oldest on the host. The
+         * queries and waits run in relaxed capture mode: in the default mode they are calls that invalidate a graph
+         * being captured in global mode on any thread, or on this one. A failed query or wait keeps its event (the free
+         * meets the error again) and throws.
          */
-        private void keepForgotten(org.bytedeco.cuda.cudart.CUevent_st ev) {
+        private void keepForgotten(Stream o, org.bytedeco.cuda.cudart.CUevent_st ev) {
+            int n = forgotten.length;
+            java.util.ArrayList<org.bytedeco.cuda.cudart.CUevent_st> evs = new java.util.ArrayList<>(n + 1);
+            java.util.ArrayList<Stream> sts = new java.util.ArrayList<>(n + 1);
+            for (int i = 0; i < n; i++) {
+                if (forgottenStreams[i].sameStreamAs(o)) {
+                    cudart.cudaEventDestroy(forgotten[i]);
+                } else {
+                    evs.add(forgotten[i]);
+                    sts.add(forgottenStreams[i]);
+                }
+            }
+            evs.add(ev);
+            sts.add(o);
+            setForgotten(evs, sts);  // kept before anything below can throw
             CudaDevice d = Gpu.device(device);
             d.activate();
-            java.util.ArrayList<org.bytedeco.cuda.cudart.CUevent_st> kept = new java.util.ArrayList<>(forgotten.length + 1);
+            int[] mode = {cudart.cudaStreamCaptureModeRelaxed};
+            d.check(cudart.cudaThreadExchangeStreamCaptureMode(mode), "cudaThreadExchangeStreamCaptureMode(relaxed)");
             int failure = 0;
-            for (org.bytedeco.cuda.cudart.CUevent_st x : forgotten) {
-                int rc = failure == 0 ? cudart.cudaEventQuery(x) : cudart.cudaErrorNotReady;
-                if (rc == cudart.cudaSuccess) {
-                    cudart.cudaEventDestroy(x);
-                    continue;
+            try {
+                for (int i = 0; i < evs.size() - 1 && failure == 0; ) {  // the new one is not complete yet, or soon
+                    int rc = cudart.cudaEventQuery(evs.get(i));
+                    if (rc == cudart.cudaSuccess) {
+                        cudart.cudaEventDestroy(evs.remove(i));
+                        sts.remove(i);
+                    } else if (rc == cudart.cudaErrorNotReady) {
+                        cudart.cudaGetLastError();  // not an error (as Event.isComplete)
+                        i++;
+                    } else {
+                        failure = rc;
+                    }
                 }
-                if (rc == cudart.cudaErrorNotReady) {
-                    cudart.cudaGetLastError();  // not an error (as Event.isComplete)
-                } else {
-                    failure = rc;
+                while (failure == 0 && evs.size() > MAX_FORGOTTEN) {  // that many streams: bound the events this holds
+                    int rc = cudart.cudaEventSynchronize(evs.get(0));
+                    if (rc != 0) {
+                        failure = rc;
+                    } else {
+                        cudart.cudaEventDestroy(evs.remove(0));
+                        sts.remove(0);
+                    }
                 }
-                kept.add(x);
+            } finally {
+                setForgotten(evs, sts);
+                int restore = cudart.cudaThreadExchangeStreamCaptureMode(mode);  // mode holds the thread's previous one
+                if (failure == 0) {
+                    d.check(restore, "cudaThreadExchangeStreamCaptureMode(restore)");
+                }
             }
-            kept.add(ev);
-            while (failure == 0 && kept.size() > MAX_FORGOTTEN) {  // the GPU far behind: bound the events this holds
-                int rc = cudart.cudaEventSynchronize(kept.get(0));
-                if (rc != 0) {
-                    failure = rc;
-                } else {
-                    cudart.cudaEventDestroy(kept.remove(0));
-                }
-            }
-            forgotten = kept.toArray(NO_EVENTS);
             if (failure != 0) {
                 d.check(failure, "cudaEventQuery/cudaEventSynchronize (a forgotten stream's event)");
             }
+        }
+
+        private void setForgotten(java.util.List<org.bytedeco.cuda.cudart.CUevent_st> evs, java.util.List<Stream> sts) {
+            forgotten = evs.toArray(NO_EVENTS);
+            forgottenStreams = sts.toArray(NO_STREAMS);
         }
 
         /** Takes the events of forgotten streams (the caller waits for and destroys them). */
         synchronized org.bytedeco.cuda.cudart.CUevent_st[] takeForgotten() {
             org.bytedeco.cuda.cudart.CUevent_st[] f = forgotten;
             forgotten = NO_EVENTS;
+            forgottenStreams = NO_STREAMS;
             return f;
         }
 
-        /** Waits on the host for the events of forgotten streams; complete afterwards, they are destroyed. */
+        /** Waits on the host for the events of forgotten streams (a host copy's wait); those complete are destroyed. */
         private void awaitForgotten() {
-            org.bytedeco.cuda.cudart.CUevent_st[] f = takeForgotten();
-            if (f.length == 0) {
-                return;
+            synchronized (this) {
+                if (forgotten.length == 0) {
+                    return;
+                }
             }
-            Gpu.device(device).activate();
+            Gpu.device(device).activate();  // before the events are taken: a throw here loses none
+            Stream[] sts;
+            org.bytedeco.cuda.cudart.CUevent_st[] f;
+            synchronized (this) {
+                sts = forgottenStreams;
+                f = takeForgotten();
+            }
             int failure = 0;
             int i = 0;
             for (; i < f.length && failure == 0; i++) {
@@ -228,11 +272,12 @@ public final class Tensor implements AutoCloseable {
                 }
             }
             if (failure != 0) {
-                synchronized (this) {  // the failed one and those after it stay for the free
-                    org.bytedeco.cuda.cudart.CUevent_st[] rest = Arrays.copyOfRange(f, i - 1, f.length);
-                    org.bytedeco.cuda.cudart.CUevent_st[] merged = Arrays.copyOf(rest, rest.length + forgotten.length);
-                    System.arraycopy(forgotten, 0, merged, rest.length, forgotten.length);
-                    forgotten = merged;
+                synchronized (this) {  // the failed one and those after it stay for the free, beside any kept meanwhile
+                    java.util.ArrayList<org.bytedeco.cuda.cudart.CUevent_st> evs = new java.util.ArrayList<>(Arrays.asList(f).subList(i - 1, f.length));
+                    java.util.ArrayList<Stream> ss = new java.util.ArrayList<>(Arrays.asList(sts).subList(i - 1, f.length));
+                    evs.addAll(Arrays.asList(forgotten));
+                    ss.addAll(Arrays.asList(forgottenStreams));
+                    setForgotten(evs, ss);
                 }
                 Gpu.device(device).check(failure, "cudaEventSynchronize (a forgotten stream's event)");
             }
@@ -267,6 +312,9 @@ public final class Tensor implements AutoCloseable {
         @Override public void run() {
             if (!freed.compareAndSet(false, true)) {
                 return;
+            }
+            if (!owned || !device.isCuda()) {  // borrowed memory is not freed here: only the events of its forgotten streams
+                Stream.destroyMarks(Arrays.asList(takeForgotten()));
             }
             if (owned) {
                 LIVE_OWNED.decrementAndGet();
