@@ -122,6 +122,39 @@ class DepthwiseConv3x3GpuTest {
         assertTrue(f.isEmpty(), f.size() + " failures, first: " + (f.isEmpty() ? "" : f.get(0)));
     }
 
+    /**
+     * The vendor composition's GELU pass adds the bias itself (since the fiftieth session): its three vector branches
+     * (NCHW with H'·W' a multiple of the vector width, one channel per vector; NHWC with C a multiple of it, consecutive
+     * channels; anything else, a channel per element) and the scalar path of a misaligned output, every dtype, both
+     * GELUs, with and without a residual. The odd-size grid has no NCHW plane whose size is a multiple of 4.
+     */
+    @Test void vendorGeluAddsTheBiasInItsOwnPassOnEveryBranch() {
+        List<String> failures = new ArrayList<>();
+        Random rnd = new Random(50);
+        int k = 0;
+        for (DType dt : new DType[] {DType.F32, DType.F16, DType.BF16}) {
+            for (Activation act : new Activation[] {Activation.GELU_ERF, Activation.GELU_TANH}) {
+                Problem[] ps = {
+                    new Problem(dt, Layout.NCHW, 2, 3, 8, 8, 1, act, true, (k & 1) == 0),     // H'W' = 64: one channel per vector
+                    new Problem(dt, Layout.NCHW, 1, 5, 16, 16, 2, act, true, (k & 1) == 1),   // H'W' = 64 after stride 2
+                    new Problem(dt, Layout.NHWC, 2, 16, 5, 7, 1, act, true, (k & 1) == 0),    // C = 16: runs of channels
+                    new Problem(dt, Layout.NHWC, 1, 13, 6, 6, 1, act, true, (k & 1) == 1),    // C = 13: a channel per element
+                    new Problem(dt, Layout.NCHW, 1, 7, 5, 3, 1, act, true, false),            // H'W' = 15: a channel per element
+                };
+                for (Problem p : ps) {
+                    for (int misalign : new int[] {0, 1}) {  // 1: the output view off 16 bytes, the scalar path
+                        Verdict v = runAndCheck(p, Backend.VENDOR, rnd, misalign, false);
+                        if (!v.pass()) {
+                            failures.add(p + " misalign " + misalign + ": " + v);
+                        }
+                    }
+                }
+                k++;
+            }
+        }
+        assertTrue(failures.isEmpty(), failures.size() + " failures, first: " + (failures.isEmpty() ? "" : failures.get(0)));
+    }
+
     @Test void unalignedViewsTakeTheScalarPathAndStayBitExact() {
         Random rnd = new Random(11);
         for (DType dt : new DType[] {DType.F32, DType.F16, DType.BF16}) {
