@@ -15,6 +15,11 @@
 # (DEMO_TIMEOUT=150: HEAD's vendor compositions have no clean measurement) and BENCH_OPS="int8_mm:90 grouped_gemm:400"
 # (int8's K > 6144 rule at 9 <= M <= 16 is unmeasured on an H100, and on the H200 it picked the slower path on 3 rows by
 # 6-8 %: decide per GPU only with both GPUs' sweeps of one code). Keep sanitizer probes out of a call that times anything.
+# CPU-tested after 6167c12 (GPU code changed): core's Tensor forgets a ninth stream behind an event instead of
+# synchronizing it (new RuntimeOrderingGpuTest.aTensorUsedOnMoreThanEightStreamsWaitsForNoneAndIsFreedAfterEvery; the
+# stress runs 9 streams on shared tensors), a free whose waits fail keeps its block, and depthwise's vendor GELU pass adds
+# the bias (vendor_gelu.cu; new DepthwiseConv3x3GpuTest.vendorGeluAddsTheBiasInItsOwnPassOnEveryBranch): so the suite and
+# the whole record first, then depthwise_conv3x3:345 (its GELU rows' vendor times should drop ~20 %) beside the demo.
 # Next session (after the forty-ninth): HEAD's library code is NOT GPU-validated. The full suite ran at 6226dfb on one
 # H100 (654 tests, 0 failed, 364 s for "info tests"); 6d3a01b (the grouped-batched vendor path without its second
 # synchronization: host arrays in pooled slots behind an ordering event, Event.isComplete) ran only the GroupedGemm

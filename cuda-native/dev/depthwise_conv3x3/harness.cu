@@ -304,15 +304,24 @@ static int runVendor(const Prob& p, Plan& pl, bool fused, int act, const void* x
     if (r && r != y) CK(cudaMemcpyAsync(y, r, nOut(p) * dtBytes[p.dt], cudaMemcpyDeviceToDevice, st));
     int s = dnn.fwd(dnn.h, &one, pl.x, x, pl.w, w, pl.conv, pl.algo, ws, pl.ws, r ? &one : &zero, pl.y, y);
     if (s) return s;
-    if (b && (s = dnn.addT(dnn.h, &one, pl.b, b, &one, pl.y, y))) return s;
+    // the GELU pass adds the bias itself (as the library's VENDOR path since the fiftieth session)
+    if (b && act < 4 && (s = dnn.addT(dnn.h, &one, pl.b, b, &one, pl.y, y))) return s;
     if (act >= 1 && act <= 3) {
         if ((s = dnn.actF(dnn.h, actDesc(act), &one, pl.y, y, &zero, pl.y, y))) return s;
     } else if (act >= 4) {
         int n = (int)nOut(p), v = 16 / dtBytes[p.dt];
         int blocks = std::max(1, std::min((n + 256 * v - 1) / (256 * v), numSMs * 16));
-        if (p.dt == F32) dwconv3x3_vendor_gelu_f32<<<blocks, 256, 0, st>>>((float*)y, n, act);
-        if (p.dt == F16) dwconv3x3_vendor_gelu_f16<<<blocks, 256, 0, st>>>((__half*)y, n, act);
-        if (p.dt == BF16) dwconv3x3_vendor_gelu_bf16<<<blocks, 256, 0, st>>>((__nv_bfloat16*)y, n, act);
+        int inner = p.nhwc ? 1 : outH(p) * outW(p);
+        if (b) {
+            if (p.dt == F32) dwconv3x3_vendor_bias_gelu_f32<<<blocks, 256, 0, st>>>((float*)y, (const float*)b, n, p.c, inner, act);
+            if (p.dt == F16) dwconv3x3_vendor_bias_gelu_f16<<<blocks, 256, 0, st>>>((__half*)y, (const __half*)b, n, p.c, inner, act);
+            if (p.dt == BF16)
+                dwconv3x3_vendor_bias_gelu_bf16<<<blocks, 256, 0, st>>>((__nv_bfloat16*)y, (const __nv_bfloat16*)b, n, p.c, inner, act);
+        } else {
+            if (p.dt == F32) dwconv3x3_vendor_gelu_f32<<<blocks, 256, 0, st>>>((float*)y, n, act);
+            if (p.dt == F16) dwconv3x3_vendor_gelu_f16<<<blocks, 256, 0, st>>>((__half*)y, n, act);
+            if (p.dt == BF16) dwconv3x3_vendor_gelu_bf16<<<blocks, 256, 0, st>>>((__nv_bfloat16*)y, n, act);
+        }
     }
     return 0;
 }

@@ -1,5 +1,5 @@
 // depthwise_conv3x3/vendor_gelu: y[i] = gelu(y[i]) in place (or gelu(y[i] + bias[c]), below) — the elementwise pass the VENDOR path of
-// depthwise_conv3x3 appends after cuDNN's convolution (+ bias + residual) because cuDNN's activation
+// depthwise_conv3x3 appends after cuDNN's convolution (+ residual; the bias added here) because cuDNN's activation
 // descriptors have no GELU. It is part of the vendor composition, not a custom fusion: it reads and
 // writes y once more, as a user composing cuDNN with their own GELU kernel would.
 // Regime: any contiguous tensor, F32/F16/BF16; act ∈ {GELU_ERF = 4, GELU_TANH = 5} (same functions and

@@ -155,6 +155,8 @@ public final class Tensor implements AutoCloseable {
                     // more than one over after an earlier failure below; never the last two (the last stream, stream)
                     for (int i = 0; e.size() > MAX_EARLIER && i < e.size() - 2; ) {
                         Stream o = e.get(i);
+                        // (a capture its owner begins between this check and the event's record below is not seen: the
+                        // event is then a node of that graph; as with any use of a stream another thread captures on)
                         if (o.isCapturingIfOpen()) {
                             i++;  // kept: its own free-time event would be one of the graph's nodes as well
                             continue;
@@ -229,6 +231,8 @@ public final class Tensor implements AutoCloseable {
                 int restore = cudart.cudaThreadExchangeStreamCaptureMode(mode);  // mode holds the thread's previous one
                 if (failure == 0) {
                     d.check(restore, "cudaThreadExchangeStreamCaptureMode(restore)");
+                } else if (restore != 0) {
+                    LOG.warn("restoring this thread's capture mode failed with status {} after a forgotten stream's event failed", restore);
                 }
             }
             if (failure != 0) {
@@ -249,7 +253,11 @@ public final class Tensor implements AutoCloseable {
             return f;
         }
 
-        /** Waits on the host for the events of forgotten streams (a host copy's wait); those complete are destroyed. */
+        /**
+         * Waits on the host for the events of forgotten streams (a host copy's wait); those complete are destroyed. It
+         * takes them while it waits, so a free running at the same time (the owner closed during a view's host copy, a
+         * misuse) does not wait for them.
+         */
         private void awaitForgotten() {
             synchronized (this) {
                 if (forgotten.length == 0) {

@@ -215,7 +215,7 @@ final class DepthwiseConv3x3Cudnn {
         }
     }
 
-    /** Convolution (residual through beta = 1), cudnnAddTensor for the bias, then the activation. */
+    /** Convolution (residual through beta = 1), cudnnAddTensor for the bias (in the GELU pass for the GELUs), then the activation. */
     private static void composed(Problem p, Plan plan, cudnnContext h, CudaDevice d, Pointer xp, Pointer wp, Pointer yp, Tensor bias,
                                  Tensor residual, Tensor out, Pointer wsPtr, Stream s) {
         Activation act = p.act();

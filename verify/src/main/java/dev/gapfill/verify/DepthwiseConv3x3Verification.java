@@ -16,7 +16,8 @@ import dev.gapfill.ops.reference.DepthwiseConv3x3Reference;
  *   reference's fp64 activation of the fp32 pre-activation (the kernels evaluate them in fp32 for
  *   F16/BF16, in fp64 for F32).</li>
  *   <li>VENDOR (cuDNN): summation order undefined and, composed, the result is rounded to the output
- *   dtype after the convolution and after the bias add before the activation. Bound:
+ *   dtype after the convolution and after the bias add before the activation (on GELU rows the bias joins the GELU
+ *   pass since the fiftieth session, one rounding fewer: the bound stays, no longer tight there). Bound:
  *   {@code |y − ref| ≤ u_out·|ref| + (2·γ_9 + 1.2·2·u_out + a·u_out)·Σ(|w·x| + |bias| + |res|)}: γ_9
  *   for nine fp32 fmas in any order with growth 2 (as {@link Tolerance#accumulation}), two
  *   intermediate roundings to the output dtype propagated through an activation of slope ≤ 1.2
