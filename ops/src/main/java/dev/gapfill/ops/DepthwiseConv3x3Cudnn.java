@@ -68,7 +68,12 @@ final class DepthwiseConv3x3Cudnn {
 
     private DepthwiseConv3x3Cudnn() {}
 
-    record Key(int device, DType dtype, Layout layout, int n, int c, int h, int w, int stride) {}
+    /**
+     * A plan's key. {@code aligned}: every operand 16-byte aligned. An output view off 16 bytes gets its own algorithm
+     * search on its own buffers, since an algorithm cuDNN chose on aligned memory may use vector accesses that the
+     * misaligned call cannot take (a read-only review, fiftieth session; such calls had reused the aligned call's plan).
+     */
+    record Key(int device, DType dtype, Layout layout, int n, int c, int h, int w, int stride, boolean aligned) {}
 
     /** Descriptors and the chosen algorithm of one shape. */
     static final class Plan {
@@ -96,18 +101,32 @@ final class DepthwiseConv3x3Cudnn {
 
     /** The cached plan's description (algorithm, math, workspace), or null if none was built yet. */
     static String describe(Problem p, int deviceOrdinal) {
-        Plan plan = PLANS.get(key(p, deviceOrdinal));
+        Plan plan = PLANS.get(key(p, deviceOrdinal, true));
+        if (plan == null) {
+            plan = PLANS.get(key(p, deviceOrdinal, false));
+        }
         return plan == null ? null : plan.describe();
     }
 
-    private static Key key(Problem p, int ordinal) {
-        return new Key(ordinal, p.dtype(), p.layout(), p.n(), p.c(), p.h(), p.w(), p.stride());
+    private static Key key(Problem p, int ordinal, boolean aligned) {
+        return new Key(ordinal, p.dtype(), p.layout(), p.n(), p.c(), p.h(), p.w(), p.stride(), aligned);
+    }
+
+    /** Whether every operand given (null: none) starts on a 16-byte boundary. */
+    static boolean aligned16(Tensor... ts) {
+        for (Tensor t : ts) {
+            if (t != null && (t.address() & 15) != 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     static void run(Problem p, Tensor x, Tensor w, Tensor bias, Tensor residual, Tensor out, Stream s) {
         CudaDevice d = s.cudaDevice();
         checkPasses(p, out.numel(), d.info().smCount());  // before any work
-        Plan plan = PLANS.get(key(p, d.ordinal()));
+        boolean aligned = aligned16(x, w, bias, residual, out);
+        Plan plan = PLANS.get(key(p, d.ordinal(), aligned));
         // the algorithm search and the fused-or-composed timing synchronize: not while s is being captured into a graph
         // (checked before the thread's cuDNN handle is made: its creation allocates, which a capture does not allow either;
         // asked only where a plan is missing or a timing due, so a planned shape's calls pay no query)
@@ -118,7 +137,7 @@ final class DepthwiseConv3x3Cudnn {
         cudnnContext h = VendorHandles.cudnn(s);
         if (plan == null) {
             synchronized (PLANS) {
-                plan = PLANS.computeIfAbsent(key(p, d.ordinal()), k -> build(p, d, h, x, w, out, residual != null && residual.address() == out.address(), s));
+                plan = PLANS.computeIfAbsent(key(p, d.ordinal(), aligned), k -> build(p, d, h, x, w, out, residual != null && residual.address() == out.address(), s));
             }
         }
         Tensor ws = plan.workspaceBytes > 0 ? Tensor.empty(s.device(), DType.I8, s, plan.workspaceBytes) : null;
