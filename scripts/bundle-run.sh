@@ -59,6 +59,10 @@
 #                     $TMPDIR/gapfill-machine-history, kept while the machine stays warm). Before it starts (and
 #                     before the demo) the step waits up to GPU_QUIET_WAIT s (default 60) for the GPUs to have no
 #                     other compute process (nvidia-smi); what it waited for or still found goes into that history
+#          (every step) GAPFILL_JOPTS: JVM options for every Java process of the bundle, e.g.
+#                     "-Dgapfill.debug.deviceAs=a100" (core's DeviceInfo.asProfile: the heuristics choose for an A100 on the
+#                     GPU at hand; with CUDA_FORCE_PTX_JIT=1 the kernels run from the compute_80 PTX, cuDNN then cannot
+#                     run). Results of such a run are named <gpu>-as-<profile> (records, sweeps), never the GPU's own.
 #          info       gapfill info
 #          demo       gapfill demo (DEMO_ARGS, DEMO_TIMEOUT): the MoE layer and the decode step, into <out-dir>/demo/
 #          repeat     runs test classes over and over in several JVMs at once, to catch a rare hang or failure:
@@ -87,7 +91,7 @@ code_commit=$commit; [ "${dirty:-}" = true ] && code_commit="$commit-dirty"
 cp_libs=$(ls "$here"/lib/*.jar | grep -v console-standalone | tr '\n' ':')
 cp_tests=$(ls -d "$here"/tests/*/ | sed 's#/$##' | tr '\n' ':')
 launcher=$(ls "$here"/lib/junit-platform-console-standalone-*.jar)
-jopts="-Xss4m -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.bytedeco.javacpp.cachedir=${TMPDIR:-/tmp}/javacpp-cache"
+jopts="-Xss4m -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.bytedeco.javacpp.cachedir=${TMPDIR:-/tmp}/javacpp-cache${GAPFILL_JOPTS:+ $GAPFILL_JOPTS}"
 cli() { "$java" $jopts -cp "$cp_libs" dev.gapfill.examples.GapfillCli "$@"; }
 sanitizer_args=()
 rc=0

@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * sticky-error latch. Obtain through {@link Gpu#device(int)}.
  */
 public final class CudaDevice {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(CudaDevice.class);
     /** What activate() and free() keep per thread: one lookup per call. */
     private static final class ThreadState {
         /** cudaGetDevice's out-parameter (no native allocation per call). */
@@ -158,7 +159,10 @@ public final class CudaDevice {
     /** The sticky failure that made this device unusable, or null. */
     public CudaException stickyCause() { return stickyCause; }
 
-    /** Properties read from the device (cached after the first call). */
+    /** System property naming a {@link DeviceInfo#asProfile profile} this device is described as (tests only). */
+    public static final String DEVICE_AS = "gapfill.debug.deviceAs";
+
+    /** Properties read from the device (cached after the first call); see {@link #DEVICE_AS}. */
     public DeviceInfo info() {
         DeviceInfo i = info;
         if (i == null) {
@@ -174,6 +178,13 @@ public final class CudaDevice {
                 i = new DeviceInfo(ordinal, p.name().getString(), p.major(), p.minor(), p.multiProcessorCount(),
                         attr(cudart.cudaDevAttrL2CacheSize), optin, p.sharedMemPerMultiprocessor(), p.totalGlobalMem(),
                         driver, runtime, VendorHandles.cublasVersion(this), VendorHandles.cudnnVersion());
+            }
+            String as = System.getProperty(DEVICE_AS, "");
+            if (!as.isEmpty()) {  // testing only: the heuristics choose for a pre-Hopper part on this hardware
+                DeviceInfo real = i;
+                i = i.asProfile(as);
+                LOG.warn("{} is described as {} ({}={}): the heuristics choose for that part; a setting for tests, not for use",
+                        real, i, DEVICE_AS, as);
             }
             info = i;
         }

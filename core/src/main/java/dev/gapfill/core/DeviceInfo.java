@@ -24,8 +24,17 @@ public record DeviceInfo(int ordinal, String name, int ccMajor, int ccMinor, int
     /** Compute capability as major*10+minor, e.g. 90 for Hopper. */
     public int cc() { return ccMajor * 10 + ccMinor; }
 
-    /** A short lowercase slug for file names, e.g. {@code h100} or {@code h200}; the name, sanitised, otherwise. */
+    /**
+     * A short lowercase slug for file names, e.g. {@code h100} or {@code h200}; the name, sanitised, otherwise. A device
+     * described {@linkplain #asProfile as another} reads {@code <its slug>-as-<profile>}, so that its results never land
+     * in the real device's files.
+     */
     public String slug() {
+        int as = name.indexOf(PROFILE_MARK);
+        if (as >= 0) {
+            String profile = name.substring(as + PROFILE_MARK.length(), name.length() - 1);
+            return withName(name.substring(0, as)).slug() + "-as-" + profile;
+        }
         String n = name.toLowerCase(java.util.Locale.ROOT);
         for (String known : new String[] {"h100", "h200", "h800", "a100", "a10g", "l40s", "l4", "b200", "gh200", "rtx 4090"}) {
             if (n.contains(known)) {
@@ -59,6 +68,38 @@ public record DeviceInfo(int ordinal, String name, int ccMajor, int ccMinor, int
      */
     public static DeviceInfo l4ForTests() {
         return synthetic("NVIDIA L4", 8, 9, 58, 48L << 20, 99L << 10, 100L << 10, 22L << 30);
+    }
+
+    private static final String PROFILE_MARK = " [as ";
+
+    /** The profiles {@link #asProfile} takes. */
+    public static final java.util.List<String> PROFILES = java.util.List.of("a100", "rtx3090", "l4");
+
+    /**
+     * This device described as a pre-Hopper part, for testing the code paths that part would run on the hardware at
+     * hand: compute capability, SM count, L2 and shared-memory limits of {@code profile} ({@code a100}: sm_80;
+     * {@code rtx3090}: sm_86; {@code l4}: sm_89), every other field this device's, and the name marked
+     * {@code "<name> [as <profile>]"} (see {@link #slug}). The heuristics then choose what they would on that part; the
+     * kernels run from this device's image (the compute_80 PTX where the driver is told to JIT it,
+     * {@code CUDA_FORCE_PTX_JIT=1}). Correctness only: the times are this device's. Set through the system property
+     * {@code gapfill.debug.deviceAs} ({@link CudaDevice#info}).
+     *
+     * @throws ArgumentException if {@code profile} is not one of {@link #PROFILES}
+     */
+    public DeviceInfo asProfile(String profile) {
+        DeviceInfo p = switch (profile == null ? "" : profile) {
+            case "a100" -> a100ForTests();
+            case "rtx3090" -> rtx3090ForTests();
+            case "l4" -> l4ForTests();
+            default -> throw new ArgumentException("gapfill.debug.deviceAs", "one of " + PROFILES, String.valueOf(profile));
+        };
+        return new DeviceInfo(ordinal, name + PROFILE_MARK + profile + "]", p.ccMajor, p.ccMinor, p.smCount, p.l2Bytes,
+                p.smemPerBlockOptin, p.smemPerSm, totalMemBytes, driverVersion, runtimeVersion, cublasVersion, cudnnVersion);
+    }
+
+    private DeviceInfo withName(String n) {
+        return new DeviceInfo(ordinal, n, ccMajor, ccMinor, smCount, l2Bytes, smemPerBlockOptin, smemPerSm, totalMemBytes,
+                driverVersion, runtimeVersion, cublasVersion, cudnnVersion);
     }
 
     /** Device 0 with the given hardware and the project's library versions (CUDA 13.0, cuBLAS 13.1, cuDNN 9.14). */

@@ -129,6 +129,16 @@ class BundleRunScriptTest {
     }
 
     @Test
+    void gapfillJoptsReachEveryJavaProcess() throws Exception {
+        run(tmp.resolve("t"), Map.of("GAPFILL_JOPTS", "-Dgapfill.debug.deviceAs=a100 -Dx.y=2"), "tests");
+        List<String> args = Files.readAllLines(javaLog);
+        assertTrue(args.contains("-Dgapfill.debug.deviceAs=a100") && args.contains("-Dx.y=2"), String.join(" ", args));
+        Files.delete(javaLog);
+        run(tmp.resolve("b"), Map.of("GAPFILL_JOPTS", "-Dgapfill.debug.deviceAs=l4", "BENCH_OPS", "bmm:30"), "bench");
+        assertTrue(Files.readAllLines(javaLog).contains("-Dgapfill.debug.deviceAs=l4"));
+    }
+
+    @Test
     void shardsAndDeviceOrdersReachTheirOwnToolProcess() throws Exception {
         Path out = tmp.resolve("out1");
         String log = run(out, Map.of(

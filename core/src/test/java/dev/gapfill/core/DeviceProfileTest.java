@@ -1,0 +1,40 @@
+package dev.gapfill.core;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@link DeviceInfo#asProfile}: a device described as a pre-Hopper part (the system property gapfill.debug.deviceAs) takes
+ * that part's compute capability and limits, keeps its own memory and library versions, and names its results apart.
+ */
+class DeviceProfileTest {
+    @Test void aProfileTakesThePartsLimitsAndKeepsTheRest() {
+        DeviceInfo h = DeviceInfo.h100ForTests();
+        DeviceInfo a = h.asProfile("a100");
+        assertEquals(80, a.cc());
+        assertEquals(108, a.smCount());
+        assertEquals(163L << 10, a.smemPerBlockOptin());
+        assertEquals(h.totalMemBytes(), a.totalMemBytes());
+        assertEquals(h.cublasVersion(), a.cublasVersion());
+        assertEquals(h.ordinal(), a.ordinal());
+        assertEquals(86, h.asProfile("rtx3090").cc());
+        assertEquals(99L << 10, h.asProfile("rtx3090").smemPerBlockOptin());
+        assertEquals(89, h.asProfile("l4").cc());
+    }
+
+    @Test void itsResultsNeverLandInTheRealDevicesFiles() {
+        DeviceInfo a = DeviceInfo.h100ForTests().asProfile("a100");
+        assertEquals("h100-as-a100", a.slug());
+        assertTrue(a.name().startsWith("NVIDIA H100 80GB HBM3 [as a100]"), a.name());
+        assertEquals("h100-as-l4", DeviceInfo.h100ForTests().asProfile("l4").slug());
+    }
+
+    @Test void anUnknownProfileNamesTheProperty() {
+        ArgumentException e = assertThrows(ArgumentException.class, () -> DeviceInfo.h100ForTests().asProfile("v100"));
+        assertEquals(CudaDevice.DEVICE_AS, e.argument());
+        assertThrows(ArgumentException.class, () -> DeviceInfo.h100ForTests().asProfile(null));
+    }
+}
