@@ -116,10 +116,14 @@ run_tests() {
       echo "$commit" > "$out/reports/COMMIT"
       echo "$dirty" > "$out/reports/DIRTY"
       gpu_names > "$out/reports/GPUS"
+      run_profile > "$out/reports/PROFILE"
       if [ -n "${TESTS_CLASSES:-}" ]; then echo "$TESTS_CLASSES" > "$out/reports/FILTER"; else rm -f "$out/reports/FILTER"; fi
 }
 # The machine's GPUs by name, one list (a later call merges a run's reports only from the same kind of machine: a record
 # named after an H200 must not hold an H100's suite)
+# What the run described the GPUs as and which image ran (GAPFILL_JOPTS, CUDA_FORCE_PTX_JIT): reports merge only from a
+# run of the same profile, so a device-profile run (gapfill.debug.deviceAs) never lands in the GPU's own record
+run_profile() { printf 'jopts=%s;ptxjit=%s\n' "${GAPFILL_JOPTS:-}" "${CUDA_FORCE_PTX_JIT:-}"; }
 gpu_names() {
   { command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | tr '\n' ';'; } || echo unknown
 }
@@ -383,11 +387,13 @@ if [ -n "${REPORTS_FROM:-}" ]; then
   # the same commit and the same dirty flag (a dirty tree's results are another code's; a run without the flag: unknown)
   if [ "$(cat "$REPORTS_FROM/reports/COMMIT" 2>/dev/null)" = "$commit" ] \
      && [ "$(cat "$REPORTS_FROM/reports/DIRTY" 2>/dev/null || echo unknown)" = "$dirty" ] \
-     && [ "$(cat "$REPORTS_FROM/reports/GPUS" 2>/dev/null || echo missing)" = "$(gpu_names)" ]; then
+     && [ "$(cat "$REPORTS_FROM/reports/GPUS" 2>/dev/null || echo missing)" = "$(gpu_names)" ] \
+     && [ "$(cat "$REPORTS_FROM/reports/PROFILE" 2>/dev/null || echo 'jopts=;ptxjit=')" = "$(run_profile)" ]; then
     mkdir -p "$out/reports"  # this run's record then says what it merged, so a later call can take this one over too
     [ -e "$out/reports/COMMIT" ] || echo "$commit" > "$out/reports/COMMIT"
     [ -e "$out/reports/DIRTY" ] || echo "$dirty" > "$out/reports/DIRTY"
     [ -e "$out/reports/GPUS" ] || gpu_names > "$out/reports/GPUS"
+    [ -e "$out/reports/PROFILE" ] || run_profile > "$out/reports/PROFILE"
     # a filtered earlier suite stays named as such in the merged record
     if [ -f "$REPORTS_FROM/reports/FILTER" ] && [ ! -e "$out/reports/FILTER" ]; then cp "$REPORTS_FROM/reports/FILTER" "$out/reports/"; fi
     for d in "$REPORTS_FROM"/reports/*/; do
@@ -405,9 +411,9 @@ if [ -n "${REPORTS_FROM:-}" ]; then
         echo "validation record: sanitizer $entry from $REPORTS_FROM"
       done < "$REPORTS_FROM/sanitizer-args.txt"
     fi
-    echo "validation record: JUnit reports of $(ls "$REPORTS_FROM/reports" | grep -v -x -e COMMIT -e DIRTY -e GPUS -e FILTER | tr '\n' ' ')from $REPORTS_FROM (same commit $commit, same GPUs)"
+    echo "validation record: JUnit reports of $(ls "$REPORTS_FROM/reports" | grep -v -x -e COMMIT -e DIRTY -e GPUS -e FILTER -e PROFILE | tr '\n' ' ')from $REPORTS_FROM (same commit $commit, same GPUs)"
   else
-    echo "REPORTS_FROM=$REPORTS_FROM tested commit '$(cat "$REPORTS_FROM/reports/COMMIT" 2>/dev/null)' dirty '$(cat "$REPORTS_FROM/reports/DIRTY" 2>/dev/null)' on GPUs '$(cat "$REPORTS_FROM/reports/GPUS" 2>/dev/null)', not $commit dirty $dirty on '$(gpu_names)': not merged"
+    echo "REPORTS_FROM=$REPORTS_FROM tested commit '$(cat "$REPORTS_FROM/reports/COMMIT" 2>/dev/null)' dirty '$(cat "$REPORTS_FROM/reports/DIRTY" 2>/dev/null)' on GPUs '$(cat "$REPORTS_FROM/reports/GPUS" 2>/dev/null)' ($(cat "$REPORTS_FROM/reports/PROFILE" 2>/dev/null || echo 'jopts=;ptxjit=')), not $commit dirty $dirty on '$(gpu_names)' ($(run_profile)): not merged"
     rc=1  # the call asked for a merge it did not get: its record (if any) lacks what it was meant to hold
   fi
 fi

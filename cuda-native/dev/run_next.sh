@@ -20,11 +20,14 @@
 # stress runs 9 streams on shared tensors), a free whose waits fail keeps its block, and depthwise's vendor GELU pass adds
 # the bias (vendor_gelu.cu; new DepthwiseConv3x3GpuTest.vendorGeluAddsTheBiasInItsOwnPassOnEveryBranch): so the suite and
 # the whole record first, then depthwise_conv3x3:345 (its GELU rows' vendor times should drop ~20 %) beside the demo.
-# Pre-Hopper paths, never run on a GPU (core's DeviceInfo.asProfile): GAPFILL_JOPTS=-Dgapfill.debug.deviceAs=a100
-# CUDA_FORCE_PTX_JIT=1 TESTS_CLASSES='.*verify\.(Bmm|GroupedGemm|Int8Mm|GqaDecode|MoeRoute|Elementwise)GpuTest'
-# timeout 590 scripts/device-run.sh info tests (cuDNN has no PTX: leave depthwise's vendor tests out or drop the JIT
-# variable for a second call; vendor tests fail under it if cuBLAS lacks PTX too: read failures by path). Its record is
-# validation/<gpu>-as-a100.json: keep it under docs/reliability, not docs/validation. Then deviceAs=rtx3090 (99 KiB).
+# Pre-Hopper paths, never run on a GPU (core's DeviceInfo.asProfile): first without the JIT, every GPU class with its
+# vendor paths: GAPFILL_JOPTS=-Dgapfill.debug.deviceAs=a100 TESTS_CLASSES='.*GpuTest' timeout 590 scripts/device-run.sh
+# info tests (the heuristics' pre-Hopper choices, run from this GPU's sm_90a image; launches over the profile's 163 KiB
+# are refused; bench and demo refuse a profile). Then the same with CUDA_FORCE_PTX_JIT=1 (the compute_80 PTX): cuDNN
+# ships no PTX, so depthwise's and gqa's VENDOR cases fail there, and cuBLAS(Lt) may too (bmm, grouped, int8 vendor):
+# read those failures by path, the custom ones are the finding; the JIT of every module may take minutes. Records are
+# validation/<gpu>-as-a100.json (real_gpu, real_cc, cuda_force_ptx_jit inside): keep them under docs/reliability, never
+# docs/validation; REPORTS_FROM refuses to merge runs of another profile (reports/PROFILE). Then deviceAs=rtx3090 (99 KiB).
 # Next session (after the forty-ninth): HEAD's library code is NOT GPU-validated. The full suite ran at 6226dfb on one
 # H100 (654 tests, 0 failed, 364 s for "info tests"); 6d3a01b (the grouped-batched vendor path without its second
 # synchronization: host arrays in pooled slots behind an ordering event, Event.isComplete) ran only the GroupedGemm

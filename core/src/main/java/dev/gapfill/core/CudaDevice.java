@@ -162,6 +162,24 @@ public final class CudaDevice {
     /** System property naming a {@link DeviceInfo#asProfile profile} this device is described as (tests only). */
     public static final String DEVICE_AS = "gapfill.debug.deviceAs";
 
+    private volatile DeviceInfo realInfo;
+
+    /** {@code real} described as {@code profile} ({@link DeviceInfo#asProfile}); {@code real} itself for an empty one. */
+    static DeviceInfo applyDeviceAs(DeviceInfo real, String profile) {
+        return profile == null || profile.isEmpty() ? real : real.asProfile(profile);
+    }
+
+    /** The properties as the hardware reports them, whatever {@link #DEVICE_AS} says. */
+    public DeviceInfo realInfo() {
+        info();
+        return realInfo;
+    }
+
+    /** Whether {@link #info()} describes this device as another part ({@link #DEVICE_AS}). */
+    public boolean profiled() {
+        return info() != realInfo();
+    }
+
     /** Properties read from the device (cached after the first call); see {@link #DEVICE_AS}. */
     public DeviceInfo info() {
         DeviceInfo i = info;
@@ -179,12 +197,12 @@ public final class CudaDevice {
                         attr(cudart.cudaDevAttrL2CacheSize), optin, p.sharedMemPerMultiprocessor(), p.totalGlobalMem(),
                         driver, runtime, VendorHandles.cublasVersion(this), VendorHandles.cudnnVersion());
             }
-            String as = System.getProperty(DEVICE_AS, "");
-            if (!as.isEmpty()) {  // testing only: the heuristics choose for a pre-Hopper part on this hardware
-                DeviceInfo real = i;
-                i = i.asProfile(as);
-                LOG.warn("{} is described as {} ({}={}): the heuristics choose for that part; a setting for tests, not for use",
-                        real, i, DEVICE_AS, as);
+            realInfo = i;
+            DeviceInfo real = i;
+            i = applyDeviceAs(i, System.getProperty(DEVICE_AS, ""));
+            if (i != real) {  // testing only: the heuristics choose for a pre-Hopper part on this hardware
+                LOG.warn("{} is described as {} ({}): the heuristics choose for that part; a setting for tests, not for use",
+                        real, i, DEVICE_AS);
             }
             info = i;
         }

@@ -36,7 +36,8 @@ public record DeviceInfo(int ordinal, String name, int ccMajor, int ccMinor, int
             return withName(name.substring(0, as)).slug() + "-as-" + profile;
         }
         String n = name.toLowerCase(java.util.Locale.ROOT);
-        for (String known : new String[] {"h100", "h200", "h800", "a100", "a10g", "l40s", "l4", "b200", "gh200", "rtx 4090"}) {
+        // longer names first where one contains another (a GH200 must not read as an H200)
+        for (String known : new String[] {"gh200", "h100", "h200", "h800", "a100", "a10g", "l40s", "l4", "b200", "rtx 4090"}) {
             if (n.contains(known)) {
                 return known.replace(' ', '-');
             }
@@ -87,6 +88,9 @@ public record DeviceInfo(int ordinal, String name, int ccMajor, int ccMinor, int
      * @throws ArgumentException if {@code profile} is not one of {@link #PROFILES}
      */
     public DeviceInfo asProfile(String profile) {
+        if (name.contains(PROFILE_MARK)) {
+            throw new ArgumentException("gapfill.debug.deviceAs", "a device described as itself", name);
+        }
         DeviceInfo p = switch (profile == null ? "" : profile) {
             case "a100" -> a100ForTests();
             case "rtx3090" -> rtx3090ForTests();

@@ -109,6 +109,11 @@ public final class KernelFunction {
         if (smemBytes <= maxDynamicSmemSet) {
             return;
         }
+        if (device.profiled() && smemBytes > device.info().smemPerBlockOptin()) {
+            // a device described as a smaller part (gapfill.debug.deviceAs) refuses what that part would refuse
+            throw new GapfillException(name + " asks for " + smemBytes + " bytes of dynamic shared memory, over the "
+                    + device.info().smemPerBlockOptin() + " a block gets on " + device.info().name());
+        }
         synchronized (this) {
             // A virtual thread that waited for this monitor may resume on another carrier thread (JDK 24 and later, JEP 491),
             // where the device's context need not be current: set it again, here and for the caller's next driver call

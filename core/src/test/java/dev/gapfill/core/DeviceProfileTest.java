@@ -32,6 +32,25 @@ class DeviceProfileTest {
         assertEquals("h100-as-l4", DeviceInfo.h100ForTests().asProfile("l4").slug());
     }
 
+    @Test void thePropertyAppliesAProfileOnlyWhenSetAndOnlyOnce() {
+        DeviceInfo h = DeviceInfo.h100ForTests();
+        org.junit.jupiter.api.Assertions.assertSame(h, CudaDevice.applyDeviceAs(h, ""));
+        org.junit.jupiter.api.Assertions.assertSame(h, CudaDevice.applyDeviceAs(h, null));
+        DeviceInfo a = CudaDevice.applyDeviceAs(h, "a100");
+        assertEquals(40L << 20, a.l2Bytes());
+        assertEquals(164L << 10, a.smemPerSm());
+        assertThrows(ArgumentException.class, () -> a.asProfile("l4"));  // never "h100-as-a100] [as l4"
+        DeviceInfo h200 = new DeviceInfo(0, "NVIDIA H200", 9, 0, 132, 60L << 20, 227L << 10, 228L << 10, 141L << 30,
+                13000, 13000, 130100, 91400);
+        assertEquals("h200-as-rtx3090", h200.asProfile("rtx3090").slug());
+    }
+
+    @Test void aGh200IsNotAnH200() {
+        DeviceInfo gh = new DeviceInfo(0, "NVIDIA GH200 480GB", 9, 0, 132, 60L << 20, 227L << 10, 228L << 10, 96L << 30,
+                13000, 13000, 130100, 91400);
+        assertEquals("gh200", gh.slug());
+    }
+
     @Test void anUnknownProfileNamesTheProperty() {
         ArgumentException e = assertThrows(ArgumentException.class, () -> DeviceInfo.h100ForTests().asProfile("v100"));
         assertEquals(CudaDevice.DEVICE_AS, e.argument());

@@ -24,7 +24,16 @@ public final class EnvironmentReport {
                     d.l2Bytes() >> 20, d.smemPerSm() >> 10, d.smemPerBlockOptin() >> 10, d.totalMemBytes() / (double) (1L << 30)));
             sb.append(String.format("  driver (CUDA) %s, runtime %s, cuBLAS %s, cuDNN %s%n", d.driverString(), d.runtimeString(),
                     d.cublasString(), d.cudnnString()));
-            sb.append("  kernels: ").append(GapfillCli.modulesLine(d)).append('\n');
+            dev.gapfill.core.CudaDevice cd = Gpu.device(d.ordinal());
+            sb.append("  kernels: ").append(GapfillCli.modulesLine(cd.realInfo())).append('\n');
+            if (cd.profiled()) {
+                String jit = System.getenv("CUDA_FORCE_PTX_JIT");
+                sb.append(String.format("  described as another part (%s): the heuristics choose for compute capability %d.%d on a %s"
+                                + " (%d.%d); kernels from %s; correctness only, the times are this GPU's%n",
+                        dev.gapfill.core.CudaDevice.DEVICE_AS, d.ccMajor(), d.ccMinor(), cd.realInfo().name(),
+                        cd.realInfo().ccMajor(), cd.realInfo().ccMinor(),
+                        "1".equals(jit) ? "the compute_80 PTX (CUDA_FORCE_PTX_JIT=1)" : "this GPU's own image"));
+            }
         }
         return sb.toString();
     }

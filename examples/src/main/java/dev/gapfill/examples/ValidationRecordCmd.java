@@ -89,6 +89,13 @@ final class ValidationRecordCmd implements Callable<Integer> {
             slug = d.slug();
             rec.put("gpu", d.name());
             rec.put("cc", d.ccMajor() + "." + d.ccMinor());
+            if (Gpu.device(0).profiled()) {  // gapfill.debug.deviceAs: say what the hardware was and which image ran
+                DeviceInfo real = Gpu.device(0).realInfo();
+                rec.put("device_profile", System.getProperty(dev.gapfill.core.CudaDevice.DEVICE_AS));
+                rec.put("real_gpu", real.name());
+                rec.put("real_cc", real.ccMajor() + "." + real.ccMinor());
+                rec.put("cuda_force_ptx_jit", "1".equals(System.getenv("CUDA_FORCE_PTX_JIT")));
+            }
             rec.put("driver", d.driverString());
             rec.put("cuda_runtime", d.runtimeString());
             rec.put("cublas", d.cublasString());

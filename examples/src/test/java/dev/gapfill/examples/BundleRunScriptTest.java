@@ -386,6 +386,27 @@ class BundleRunScriptTest {
     }
 
     @Test
+    void aDeviceProfileCallAndAPlainOneAreNotMergedIntoEachOther() throws Exception {
+        // an earlier call under gapfill.debug.deviceAs (its reports describe another part) is not taken into a plain record
+        Path profiled = earlierCall("memcheck", COMMIT);
+        Files.writeString(profiled.resolve("reports/PROFILE"), "jopts=-Dgapfill.debug.deviceAs=a100;ptxjit=1\n");
+        String log = run(tmp.resolve("plain"), Map.of("SANITIZER_TOOLS", "racecheck/a", "SANITIZER_SHARDS", "a=.*",
+                "REPORTS_FROM", profiled.toString()));
+        assertTrue(log.contains("not merged") && log.contains("deviceAs=a100"), log);
+        assertFalse(log.contains("sanitizer memcheck from"), log);
+        // nor a plain earlier call (no PROFILE file: an older bundle's) into a profiled one; the same profile merges
+        Files.delete(profiled.resolve("reports/PROFILE"));
+        log = run(tmp.resolve("prof"), Map.of("SANITIZER_TOOLS", "racecheck/a", "SANITIZER_SHARDS", "a=.*",
+                "REPORTS_FROM", profiled.toString(), "GAPFILL_JOPTS", "-Dgapfill.debug.deviceAs=a100", "CUDA_FORCE_PTX_JIT", "1"));
+        assertTrue(log.contains("not merged"), log);
+        Files.writeString(profiled.resolve("reports/PROFILE"), "jopts=-Dgapfill.debug.deviceAs=a100;ptxjit=1\n");
+        log = run(tmp.resolve("same"), Map.of("SANITIZER_TOOLS", "racecheck/a", "SANITIZER_SHARDS", "a=.*",
+                "REPORTS_FROM", profiled.toString(), "GAPFILL_JOPTS", "-Dgapfill.debug.deviceAs=a100", "CUDA_FORCE_PTX_JIT", "1"));
+        assertTrue(log.contains("validation record: sanitizer memcheck from " + profiled), log);
+        assertEquals("jopts=-Dgapfill.debug.deviceAs=a100;ptxjit=1", Files.readString(tmp.resolve("same/reports/PROFILE")).trim());
+    }
+
+    @Test
     void aDirtyTreesCallIsNotMergedIntoACleanOnesRecordAndAMergedCallCanBeTakenOverAgain() throws Exception {
         Path dirty = earlierCall("memcheck", COMMIT, "true");
         Path second = tmp.resolve("second");

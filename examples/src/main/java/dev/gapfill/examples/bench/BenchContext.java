@@ -103,6 +103,11 @@ public final class BenchContext implements AutoCloseable {
     public BenchContext(Device device, int warmup, int reps, boolean quick, Consumer<String> progress) {
         this.device = device;
         this.cuda = Gpu.device(device);
+        if (cuda.profiled()) {
+            // the L2 flush, the floors and the file names would describe another part than the one timed
+            throw new dev.gapfill.core.GapfillException("benchmarks time the hardware: not while " + cuda.realInfo().name()
+                    + " is described as another part (" + dev.gapfill.core.CudaDevice.DEVICE_AS + "); run the tests instead");
+        }
         this.info = cuda.info();
         this.stream = Stream.create(device);
         this.flush = Tensor.empty(device, DType.I8, stream, Math.max(4 * info.l2Bytes(), 64L << 20));
