@@ -49,8 +49,8 @@ import dev.gapfill.core.Tensor;
  * cuBLAS GEMM with V (paged caches gathered to contiguous first). The vendor path reads K and V up to maxLen for
  * every sequence: rows past len_b must hold finite values (a zero-initialised cache does); their probability is 0.
  * Its mask and probability passes index key positions in 32 bits with a grid of about maxLen threads, so a VENDOR plan
- * takes maxLen up to 2^30 − 1 = 1,073,741,823 (refused by name, "maxLen", above it; AUTO and {@link #decide} do not
- * name the vendor there); a CUSTOM plan up to 2^30 = 1,073,741,824
+ * takes maxLen up to 2^30 − 1 = 1,073,741,823 (above it AUTO and {@link #decide} do not name the vendor, and a forced
+ * VENDOR is refused naming "backend"); a CUSTOM plan up to 2^30 = 1,073,741,824
  * ({@link GqaDecodeHeuristics#CUSTOM_MAX_LEN}: its split plan adds a chunk to a key position in 32 bits), so a
  * longer problem is refused before any launch.
  *
@@ -125,6 +125,9 @@ public final class GqaDecode {
 
         /** A paged-cache problem; maxLen = maxPages·pageSize. */
         public static Problem paged(int batch, int qHeads, int kvHeads, int headDim, int pageSize, int maxPages, DType dtype) {
+            // the layout's own arguments first: maxLen is derived from them, and a zero page count is not a zero maxLen's
+            Checks.positive("pageSize", pageSize);
+            Checks.positive("maxPages", maxPages);
             long maxLen = (long) pageSize * maxPages;
             if (pageSize > 0 && maxPages > 0 && maxLen > Integer.MAX_VALUE) {
                 throw new ArgumentException("maxPages", "maxPages·pageSize < 2^31 (32-bit positions)", maxPages + "·" + pageSize + " = " + maxLen);
@@ -251,14 +254,29 @@ public final class GqaDecode {
      * {@code stream}, null: the per-thread stream), zeroing the split counters there. Close the plan to free it.
      * A plan's runs share that workspace. A run on another stream than {@code stream} is ordered after this setup by
      * the plan (a stream wait on an event recorded after it; while that stream is being captured, a host wait for the
-     * setup in relaxed capture mode). Two cases it does not order: a plan made while {@code stream} is being captured
-     * (its setup is part of that graph), and a graph captured from a run and launched later on another stream (the
-     * graph holds no wait on the setup: launch it on the making stream, or after that stream is synchronized). The
-     * caller orders the runs with each other (one at a time): a run racing another run of the same plan on another
-     * stream shares its partials and split counters, and both are then wrong.
+     * setup in relaxed capture mode). One case it does not order: a graph captured from a run and launched later on
+     * another stream (the graph holds no wait on the setup: launch it on the making stream, or after that stream is
+     * synchronized). The caller orders the runs with each other (one at a time): a run racing another run of the same
+     * plan on another stream shares its partials and split counters, and both are then wrong. Keep the plan open while
+     * any graph captured from its runs may still be launched: the graph's nodes read its workspace.
+     *
+     * @throws ArgumentException naming "stream" where {@code stream} (or the per-thread stream) is being captured into a
+     *                           CUDA graph (since the fiftieth session; the setup became part of that graph, which then
+     *                           kept an allocation it never freed and could not be launched twice): make the plan first
      */
     public static GqaDecodePlan plan(Problem problem, Device device, Options options, Stream stream) {
         checkNotNull(problem, device, options);
+        if (device.isCuda() && OpStreams.pick(device, stream).isCapturing()) {
+            // the workspace's allocation and the counters' zeroing would be nodes of the caller's graph while the plan
+            // outlives the capture: that graph could not be launched twice, nor the plan run before its first launch
+            throw new ArgumentException("stream", "a stream that is not being captured: make the plan before the capture and"
+                    + " capture its runs", "a stream capturing a CUDA graph");
+        }
+        return planInside(problem, device, options, stream);
+    }
+
+    /** {@link #plan} without the capture refusal: {@link #decode}'s one-shot plan, made and closed inside a capture. */
+    private static GqaDecodePlan planInside(Problem problem, Device device, Options options, Stream stream) {
         Decision d = decide(problem, device, options);
         return new GqaDecodePlan(problem, device, options, d, stream);
     }
@@ -334,7 +352,7 @@ public final class GqaDecode {
         Stream st = q.device().isCpu() ? null : OpStreams.pick(q.device(), stream);
         if (st == null || st.isCapturing()) {
             // the CPU reference; or a graph, which owns what its nodes use: a plan made and closed inside the capture
-            try (GqaDecodePlan plan = plan(p, q.device(), options, stream)) {
+            try (GqaDecodePlan plan = planInside(p, q.device(), options, stream)) {
                 plan.run(q, cache, lens, out, lse, stream);
             }
             return;

@@ -51,9 +51,11 @@ public final class GqaDecodePlan implements AutoCloseable {
      * System property: before every GPU run of a PAGED plan, copy the lengths and the block table to the host and check
      * that every page a sequence reads (positions below its clamped length) is in [0, P). Without it the kernels clamp
      * such an entry into [0, P) (it reads the nearest page: a wrong result, never an access outside the cache).
-     * Synchronises the stream, so not under graph capture. CPU plans always check.
+     * Synchronises the stream, so a run under graph capture is not checked (a warning says so once). CPU plans always
+     * check.
      */
     public static final String DEBUG_CHECK_BLOCK_TABLE = "gapfill.debug.checkBlockTable";
+    private static final java.util.concurrent.atomic.AtomicBoolean CAPTURE_SKIP_LOGGED = new java.util.concurrent.atomic.AtomicBoolean();
     /**
      * System property, read when a plan is made: {@code true} makes its custom launches keep the plan's split chunk
      * (ceil(maxLen / splits)) whatever the lengths, as before the fitted chunks; for A/B measurements
@@ -218,9 +220,10 @@ public final class GqaDecodePlan implements AutoCloseable {
                         gk.fillBytes(0, s);  // rows past a length stay finite: their probability is exactly 0
                         gv.fillBytes(0, s);
                     }
-                    desc = new cudnnTensorStruct();
-                    VendorHandles.cudnn(s);  // creates this thread's handle outside any capture
-                    VendorHandles.checkDnn(cd, cudnn.cudnnCreateTensorDescriptor(desc), "cudnnCreateTensorDescriptor");
+                    VendorHandles.cudnn(s);  // this thread's handle, created here (outside a capture, since plan() refuses one)
+                    cudnnTensorStruct created = new cudnnTensorStruct();
+                    VendorHandles.checkDnn(cd, cudnn.cudnnCreateTensorDescriptor(created), "cudnnCreateTensorDescriptor");
+                    desc = created;  // only once created: the catch below destroys only what exists
                     VendorHandles.checkDnn(cd, cudnn.cudnnSetTensor4dDescriptor(desc, cudnn.CUDNN_TENSOR_NCHW, cudnn.CUDNN_DATA_FLOAT,
                             (int) bhq, problem.maxLen(), 1, 1), "cudnnSetTensor4dDescriptor([" + bhq + ", " + problem.maxLen() + ", 1, 1])");
                     VendorHandles.cublas(s);
@@ -236,11 +239,8 @@ public final class GqaDecodePlan implements AutoCloseable {
                 }
             }
         } catch (RuntimeException | Error e) {  // an Error too: JavaCPP's OutOfMemoryError from the host scalars above
-            for (Tensor x : new Tensor[] {po, pl, ct, sc, lp, pr, gk, gv}) {
-                if (x != null) {
-                    x.close();
-                }
-            }
+            // every part released even where releasing one throws; e stays the failure the caller sees
+            dev.gapfill.core.Closing.closeAfter(e, po, pl, ct, sc, lp, pr, gk, gv);
             if (desc != null) {
                 cudnn.cudnnDestroyTensorDescriptor(desc);
             }
@@ -250,7 +250,11 @@ public final class GqaDecodePlan implements AutoCloseable {
                 }
             }
             if (done != null) {
-                done.close();
+                try {
+                    done.close();
+                } catch (RuntimeException closeFailure) {
+                    e.addSuppressed(closeFailure);
+                }
             }
             throw e;
         }
@@ -347,7 +351,14 @@ public final class GqaDecodePlan implements AutoCloseable {
             orderAfterSetup(s);
         }
         if (p.layout() == KvLayout.PAGED && Boolean.getBoolean(DEBUG_CHECK_BLOCK_TABLE)) {
-            checkBlockTableOnHost(cache, lens, s);
+            if (s.isCapturing()) {
+                // its copy to the host and synchronization would invalidate the caller's graph: not checked there
+                if (!CAPTURE_SKIP_LOGGED.getAndSet(true)) {
+                    LOG.warn("{}: a run under graph capture is not checked (the check synchronizes)", DEBUG_CHECK_BLOCK_TABLE);
+                }
+            } else {
+                checkBlockTableOnHost(cache, lens, s);
+            }
         }
         // before the launches: work already queued orders the frees if a later one fails
         OpStreams.record(s, q, cache.k(), cache.v(), cache.blockTable(), lens, out, lse, partO, partLse, counters, scores, logp,
@@ -495,6 +506,9 @@ public final class GqaDecodePlan implements AutoCloseable {
     private void checkBlockTableOnHost(KvCache cache, Tensor lens, Stream s) {
         int b = p.batch();
         int mp = p.maxPages();
+        if ((long) b * mp > Integer.MAX_VALUE - 8) {  // one host array; the cache itself is refused far below this
+            throw new ArgumentException("cache.blockTable", "at most 2^31 - 9 entries for " + DEBUG_CHECK_BLOCK_TABLE, (long) b * mp + " entries");
+        }
         int[] len = new int[b];
         int[] table = new int[b * mp];
         CudaDevice cd = s.cudaDevice();

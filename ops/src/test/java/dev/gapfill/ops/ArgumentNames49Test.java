@@ -42,6 +42,17 @@ class ArgumentNames49Test {
         assertEquals("backend", argument(() -> GqaDecodeHeuristics.decide(p, H100, null)));  // was a NullPointerException
     }
 
+    /** From the fiftieth session's review of gqaDecode: a paged problem names its page count, not the maxLen derived from it. */
+    @Test void aPagedProblemNamesItsPageArguments() {
+        assertEquals("maxPages", argument(() -> Problem.paged(1, 4, 4, 128, 16, 0, DType.F16)));  // was "maxLen"
+        assertEquals("maxPages", argument(() -> Problem.paged(1, 4, 4, 128, 16, -3, DType.F16)));
+        assertEquals("pageSize", argument(() -> Problem.paged(1, 4, 4, 128, 0, 8, DType.F16)));
+        assertEquals("pageSize", argument(() -> Problem.paged(1, 4, 4, 128, 12, 8, DType.F16)));  // not a power of two
+        // the vendor's longest length is refused naming the backend, as the class javadoc now says
+        Problem longest = Problem.contiguous(1, 1, 1, 64, 1 << 30, KvLayout.BHLD, DType.F16);
+        assertEquals("backend", argument(() -> GqaDecodeHeuristics.decide(longest, H100, Backend.VENDOR)));
+    }
+
     @Test void aProblemReadFromTensorsNamesTheTensorNotTheRecordField() {
         Random rnd = new Random(5);
         try (Tensor q12 = Poison.random(CPU, DType.F16, rnd, 1, 8, 12); Tensor q6 = Poison.random(CPU, DType.F16, rnd, 1, 6, 64);

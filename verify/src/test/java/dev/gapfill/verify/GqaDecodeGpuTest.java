@@ -1,5 +1,6 @@
 package dev.gapfill.verify;
 
+import dev.gapfill.core.ArgumentException;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
 import dev.gapfill.core.Gpu;
@@ -481,6 +482,34 @@ class GqaDecodeGpuTest {
      */
     @Test void capturedVendorStepReplaysWithChangingLengths() {
         capturedStepReplays(Backend.VENDOR);
+    }
+
+    /**
+     * A plan made while its stream is being captured is refused, naming the stream, and the capture stays valid (since the
+     * fiftieth session: its workspace allocation and counter zeroing became nodes of the caller's graph while the plan
+     * outlived the capture, so that graph could not be launched twice). The one-shot decode under capture still runs.
+     */
+    @Test void aPlanIsRefusedOnACapturingStreamAndTheCaptureStaysValid() {
+        var cuda = Gpu.device(GPU);
+        CUgraph_st graph = new CUgraph_st();
+        try (Stream s = Stream.create(GPU)) {
+            GqaDecode.Problem p = GqaDecode.Problem.contiguous(2, 8, 2, 128, 256, KvLayout.BHLD, DType.F16);
+            cuda.check(cudart.cudaStreamBeginCapture(s.handle(), cudart.cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+            ArgumentException e;
+            try {
+                e = assertThrows(ArgumentException.class, () -> GqaDecode.plan(p, GPU, Options.defaults(), s));
+            } finally {
+                cuda.check(cudart.cudaStreamEndCapture(s.handle(), graph), "cudaStreamEndCapture (the capture stayed valid)");
+            }
+            assertEquals("stream", e.argument(), e.toString());
+            try (GqaDecodePlan after = GqaDecode.plan(p, GPU, Options.defaults(), s)) {  // the same call outside the capture
+                assertEquals(p, after.problem());
+            }
+        } finally {
+            if (!graph.isNull()) {
+                cudart.cudaGraphDestroy(graph);
+            }
+        }
     }
 
     private static void capturedStepReplays(Backend backend) {
