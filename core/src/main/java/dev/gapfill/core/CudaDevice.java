@@ -203,6 +203,11 @@ public final class CudaDevice {
             if (i != real) {  // testing only: the heuristics choose for a pre-Hopper part on this hardware
                 LOG.warn("{} is described as {} ({}): the heuristics choose for that part; a setting for tests, not for use",
                         real, i, DEVICE_AS);
+            } else if (i.cc() >= 90 && "1".equals(System.getenv("CUDA_FORCE_PTX_JIT"))) {
+                // the sm_90a-only families (wgmma tiles, clusters) exist only as SASS; their PTX bodies trap, and a trap
+                // is a sticky error (a read-only review, fiftieth session)
+                LOG.warn("{}: CUDA_FORCE_PTX_JIT=1 runs the compute_80 PTX, where Gapfill's Hopper-only kernels trap (a sticky"
+                        + " error); unset it, or describe the device as a pre-Hopper part with -D{}=a100", i, DEVICE_AS);
             }
             info = i;
         }

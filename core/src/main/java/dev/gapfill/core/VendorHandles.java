@@ -73,6 +73,7 @@ public final class VendorHandles {
         d.activate();
         cublasContext h = CUBLAS.get().get(d.ordinal());
         if (h == null) {
+            refuseCreationUnderCapture(stream, "cuBLAS");
             releaseDeadThreads();
             d.activate();
             h = new cublasContext();
@@ -107,6 +108,7 @@ public final class VendorHandles {
         d.activate();
         cudnnContext h = CUDNN.get().get(d.ordinal());
         if (h == null) {
+            refuseCreationUnderCapture(stream, "cuDNN");
             releaseDeadThreads();
             d.activate();
             h = new cudnnContext();
@@ -116,6 +118,21 @@ public final class VendorHandles {
         }
         checkDnn(d, cudnn.cudnnSetStream(h, stream.handle()), "cudnnSetStream");
         return h;
+    }
+
+    /**
+     * A thread's first handle is not made while {@code stream} is being captured: its creation allocates device memory
+     * and the destruction of ended threads' handles before it synchronizes the device, either of which invalidates the
+     * capture with a raw CUDA error (a read-only review, fiftieth session: bmm's vendor path reached it). Refused before
+     * any of it, naming the stream, so the capture stays valid; a vendor call of the op once outside the capture, on
+     * this thread, makes the handle.
+     */
+    private static void refuseCreationUnderCapture(Stream stream, String library) {
+        if (stream.isCapturing()) {
+            throw new ArgumentException("stream", "a thread whose " + library + " handle exists before the capture (run the op's"
+                    + " vendor path once outside the capture on this thread), or the CUSTOM path", "a capturing stream on a thread"
+                    + " without a " + library + " handle");
+        }
     }
 
     /** Per-thread cuBLAS and cuDNN handles that exist now (all threads, all devices). */

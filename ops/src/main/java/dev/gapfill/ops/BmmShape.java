@@ -19,6 +19,27 @@ import dev.gapfill.core.DType;
 public record BmmShape(DType dtype, long batch, long m, long n, long k, boolean transA, boolean transB, boolean sharedB,
                        Bmm.Precision precision) {
 
+    /**
+     * @throws dev.gapfill.core.ArgumentException naming the component where the dtype is not F16, BF16 or F32, a
+     *         dimension is below 1, or the precision is null (the heuristics divided by a zero dimension; a read-only
+     *         review, fiftieth session)
+     */
+    public BmmShape {
+        if (dtype != DType.F16 && dtype != DType.BF16 && dtype != DType.F32) {
+            throw new dev.gapfill.core.ArgumentException("dtype", "F16, BF16 or F32", String.valueOf(dtype));
+        }
+        String[] names = {"batch", "m", "n", "k"};
+        long[] dims = {batch, m, n, k};
+        for (int i = 0; i < 4; i++) {
+            if (dims[i] < 1) {
+                throw new dev.gapfill.core.ArgumentException(names[i], names[i] + " >= 1", String.valueOf(dims[i]));
+            }
+        }
+        if (precision == null) {
+            throw new dev.gapfill.core.ArgumentException("precision", "Bmm.Precision.EXACT or TF32", "null");
+        }
+    }
+
     /** Non-transposed, batched B, exact precision. */
     public static BmmShape of(DType dtype, long batch, long m, long n, long k) {
         return new BmmShape(dtype, batch, m, n, k, false, false, false, Bmm.Precision.EXACT);

@@ -65,14 +65,15 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Memory: {@link #plan} allocates once what a shape needs (split-K workspace, cuBLASLt workspace, the
  * vendor's int32 temporary), from the device's stream-ordered pool, and {@link Plan#run} allocates nothing.
  * The one-shot {@link #mm} overloads keep the plans they make per thread (up to 8 and 8 MiB), so a repeated problem
- * on the same stream allocates nothing either; {@link dev.gapfill.core.Resources#release} closes them. A plan held
+ * on the same stream allocates nothing either (beyond the output of the overloads that return a new tensor);
+ * {@link dev.gapfill.core.Resources#release} closes them. A plan held
  * across a release keeps working (its cuBLASLt descriptors outlive the cache entry until the plan closes).
  */
 public final class Int8Mm {
-    /** Largest K: 128·128·K stays below 2^31 (the most negative products), and K is a multiple of 16. */
+    /** Largest K: 128·128·K stays below 2^31 (the largest product, (−128)·(−128) = 16384), and K is a multiple of 16. */
     public static final long MAX_K = 131056;
 
-    private static final Set<DType> OUT_DTYPES = EnumSet.of(DType.I32, DType.F32, DType.F16, DType.BF16);
+    static final Set<DType> OUT_DTYPES = EnumSet.of(DType.I32, DType.F32, DType.F16, DType.BF16);
     private static final KernelModule SKINNY = KernelModule.of("int8_mm/skinny_mma");
     private static final KernelModule DEQUANT = KernelModule.of("int8_mm/dequant");
     private static final long LT_MAX_WORKSPACE = 32L << 20;

@@ -67,6 +67,12 @@ public final class Int8MmHeuristics {
      * 100.0 µs with 3 splits).
      */
     public static SkinnyPlan skinnyPlan(long m, long n, long k, DeviceInfo info) {
+        if (n < 1 || k < 1) {  // decide()'s own refusals, for a direct caller (the plan divides by k's steps)
+            throw new ArgumentException(n < 1 ? "n" : "k", ">= 1", String.valueOf(n < 1 ? n : k));
+        }
+        if (info == null) {
+            throw new ArgumentException("info", "the device's description", "null");
+        }
         if (m < 1 || m > CUSTOM_MAX_M) {
             throw new UnsupportedShapeException("a", "m in [1, " + CUSTOM_MAX_M + "] for the custom int8 kernels", "m=" + m);
         }
@@ -219,6 +225,9 @@ public final class Int8MmHeuristics {
         }
         if (info == null) {
             throw new ArgumentException("info", "the device's description", "null");
+        }
+        if (out == null || !Int8Mm.OUT_DTYPES.contains(out)) {  // as Int8Mm.Options validates it
+            throw new ArgumentException("out", "an output dtype in " + Int8Mm.OUT_DTYPES, String.valueOf(out));
         }
         if (requested == Backend.REFERENCE) {
             throw new ArgumentException("backend", "AUTO, VENDOR or CUSTOM for tensors on a GPU (CPU tensors always run the reference)",
