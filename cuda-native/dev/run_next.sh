@@ -20,6 +20,9 @@
 # stress runs 9 streams on shared tensors), a free whose waits fail keeps its block, and depthwise's vendor GELU pass adds
 # the bias (vendor_gelu.cu; new DepthwiseConv3x3GpuTest.vendorGeluAddsTheBiasInItsOwnPassOnEveryBranch): so the suite and
 # the whole record first, then depthwise_conv3x3:345 (its GELU rows' vendor times should drop ~20 %) beside the demo.
+# Also new and never run: GqaDecodeGpuTest.aPlanIsRefusedOnACapturingStreamAndTheCaptureStaysValid and
+# VendorHandleCaptureGpuTest (a fresh thread's first vendor call under capture refused naming the stream; if cuBLAS's
+# capture of the later call fails instead, the refusal itself still holds: read which step failed).
 # Pre-Hopper paths, never run on a GPU (core's DeviceInfo.asProfile): first without the JIT, every GPU class with its
 # vendor paths: GAPFILL_JOPTS=-Dgapfill.debug.deviceAs=a100 TESTS_CLASSES='.*GpuTest' timeout 590 scripts/device-run.sh
 # info tests (the heuristics' pre-Hopper choices, run from this GPU's sm_90a image; launches over the profile's 163 KiB
