@@ -113,9 +113,10 @@ public final class GroupedGemm {
      * @param hostOffsets the caller's host copy of {@code offsets} (G + 1 values, equal to the device tensor's), or null:
      *                   where given, the VENDOR paths read it instead of copying the device offsets to the host, one
      *                   stream synchronization less per call (a layer whose projections share one routing copies it
-     *                   once: {@link #offsetsToHost}). The custom path reads the device offsets either way. Checked
-     *                   against the device copy under {@link #DEBUG_CHECK_OFFSETS}; a copy that differs is the caller's
-     *                   error and gives wrong results otherwise
+     *                   once: {@link #offsetsToHost}). The custom path reads the device offsets either way. Its
+     *                   values are checked on every call (0 first, non-decreasing, T_total last), against the offsets
+     *                   themselves on the CPU, and against the device copy under {@link #DEBUG_CHECK_OFFSETS}; a valid
+     *                   copy that differs from the device's is the caller's error and gives wrong results otherwise
      */
     public record Options(WeightLayout layout, Tensor gather, boolean swiglu, Tensor rowScale, Backend backend, VendorPath vendorPath,
                           int[] hostOffsets) {
@@ -423,6 +424,19 @@ public final class GroupedGemm {
         if (x.numel() >= big || tTotal >= big || k >= big || n >= big || tTotal * Math.max(k, n) >= big || k * n >= big || g + 1 >= big) {
             throw new ArgumentException("x/w", "T_x·K, T_total·K, T_total·N and K·N below 2^31 (32-bit row indexing)",
                     "T_x=" + x.dim(0) + " T_total=" + tTotal + " K=" + k + " N=" + n);
+        }
+        if (o.hostOffsets != null) {
+            // the caller's host copy is checked on every path before anything is allocated (it had been only on the
+            // vendor paths, after the output's allocation; a read-only review, fiftieth session), and on the CPU,
+            // where the values are at hand, against the offsets themselves
+            try {
+                checkOffsets(o.hostOffsets, (int) tTotal);
+            } catch (ArgumentException e) {
+                throw new ArgumentException("options.hostOffsets", e.expected(), e.received());
+            }
+            if (offsets.device().isCpu() && !Arrays.equals(o.hostOffsets, offsets.toIntArray())) {
+                throw new ArgumentException("options.hostOffsets", "the offsets' values", "a copy that differs");
+            }
         }
         return new Dims((int) g, (int) tTotal, (int) x.dim(0), (int) k, (int) n, (int) nOut);
     }
@@ -738,24 +752,27 @@ public final class GroupedGemm {
             java.util.List<ArraySlot> keepInPool = new java.util.ArrayList<>();
             ArraySlot found = null;
             RuntimeException failure = null;
-            for (ArraySlot sl; found == null && failure == null && (sl = FREE.poll()) != null; ) {
-                boolean complete = false;
-                if (sl.ordinal == cd.ordinal()) {
-                    try {
-                        complete = sl.done == null || sl.done.isComplete();
-                    } catch (RuntimeException e) {
-                        failure = e;  // a device error: reported to this call, the slot stays pooled
+            try {  // slots polled and still in flight go back whatever escapes (an Error included)
+                for (ArraySlot sl; found == null && failure == null && (sl = FREE.poll()) != null; ) {
+                    boolean complete = false;
+                    if (sl.ordinal == cd.ordinal()) {
+                        try {
+                            complete = sl.done == null || sl.done.isComplete();
+                        } catch (RuntimeException e) {
+                            failure = e;  // a device error: reported to this call, the slot stays pooled
+                        }
+                    }
+                    if (complete && sl.capacity >= groups) {
+                        found = sl;
+                    } else if (complete) {
+                        sl.free();
+                    } else {
+                        keepInPool.add(sl);
                     }
                 }
-                if (complete && sl.capacity >= groups) {
-                    found = sl;
-                } else if (complete) {
-                    sl.free();
-                } else {
-                    keepInPool.add(sl);
-                }
+            } finally {
+                FREE.addAll(keepInPool);
             }
-            FREE.addAll(keepInPool);
             if (failure != null) {
                 throw failure;
             }
@@ -825,6 +842,12 @@ public final class GroupedGemm {
                     try {
                         sl.done.synchronize();
                     } catch (RuntimeException e) {
+                        if (Gpu.device(sl.ordinal).stickyCause() == null) {
+                            // not the device's end (e.g. a wait refused under another thread's capture): a call may still
+                            // read the arrays, so the slot stays pooled (a read-only review, fiftieth session)
+                            others.add(sl);
+                            continue;
+                        }
                         // the device failed while we waited: its queued work will not read the arrays any more
                     }
                 }

@@ -200,6 +200,27 @@ public final class GroupedGemmHeuristics {
      * @param layout  weight layout
      */
     public record Shape(int groups, long tTotal, int k, int n, boolean swiglu, DType dtype, GroupedGemm.WeightLayout layout) {
+        /**
+         * @throws ArgumentException naming the component where groups, k or n is below 1, tTotal below 0, the dtype not
+         *         F16 or BF16, or the layout null (the decisions read rows per group and sizes from them; a read-only
+         *         review, fiftieth session)
+         */
+        public Shape {
+            if (groups < 1 || k < 1 || n < 1) {
+                String name = groups < 1 ? "groups" : k < 1 ? "k" : "n";
+                throw new ArgumentException(name, name + " >= 1", String.valueOf(groups < 1 ? groups : k < 1 ? k : n));
+            }
+            if (tTotal < 0) {
+                throw new ArgumentException("tTotal", "tTotal >= 0", String.valueOf(tTotal));
+            }
+            if (dtype != DType.F16 && dtype != DType.BF16) {
+                throw new ArgumentException("dtype", "F16 or BF16", String.valueOf(dtype));
+            }
+            if (layout == null) {
+                throw new ArgumentException("layout", "KN or NK", "null");
+            }
+        }
+
         /** Output columns. */
         public int nOut() { return swiglu ? n / 2 : n; }
 

@@ -29,6 +29,23 @@ class ArgumentNames50Test {
         assertEquals("precision", argument(() -> new BmmShape(DType.F32, 1, 1, 1, 1, false, false, false, null)));
     }
 
+    @Test void groupedShapesAndHostOffsetsAreCheckedOnEveryPath() {
+        assertEquals("groups", argument(() -> new GroupedGemmHeuristics.Shape(0, 8, 64, 64, false, DType.F16, GroupedGemm.WeightLayout.KN)));
+        assertEquals("k", argument(() -> new GroupedGemmHeuristics.Shape(4, 8, 0, 64, false, DType.F16, GroupedGemm.WeightLayout.KN)));
+        assertEquals("dtype", argument(() -> new GroupedGemmHeuristics.Shape(4, 8, 64, 64, false, DType.F32, GroupedGemm.WeightLayout.KN)));
+        java.util.Random r = new java.util.Random(4);
+        try (dev.gapfill.core.Tensor x = dev.gapfill.core.testing.Poison.random(dev.gapfill.core.Device.CPU, DType.F16, r, 7, 16);
+             dev.gapfill.core.Tensor w = dev.gapfill.core.testing.Poison.random(dev.gapfill.core.Device.CPU, DType.F16, r, 3, 16, 8);
+             dev.gapfill.core.Tensor off = dev.gapfill.core.Tensor.ofInts(dev.gapfill.core.Device.CPU, new int[] {0, 2, 5, 7}, 4)) {
+            GroupedGemm.Options o = GroupedGemm.Options.builder().build();
+            // not monotonic: refused on the CPU path too (the reference ignored the copy), before anything is allocated
+            assertEquals("options.hostOffsets", argument(() -> GroupedGemm.run(x, w, off, o.withHostOffsets(new int[] {0, 5, 3, 7})).close()));
+            // valid but not the offsets' values
+            assertEquals("options.hostOffsets", argument(() -> GroupedGemm.run(x, w, off, o.withHostOffsets(new int[] {0, 3, 5, 7})).close()));
+            GroupedGemm.run(x, w, off, o.withHostOffsets(new int[] {0, 2, 5, 7})).close();  // the same values run
+        }
+    }
+
     @Test void int8DecisionsNameTheOutputTheLengthsAndTheDevice() {
         assertEquals("out", argument(() -> Int8MmHeuristics.decide(1, 4096, 4096, null, H100, Backend.AUTO)));  // was an NPE
         assertEquals("out", argument(() -> Int8MmHeuristics.decide(1, 4096, 4096, DType.I8, H100, Backend.AUTO)));
