@@ -41,8 +41,9 @@ import static org.bytedeco.cuda.global.cudnn.*;
  *   cross-correlation, padding 1, the given stride, fp32 compute type for every dtype; tensor-op math
  *   for F16/BF16, FMA math for F32 (no TF32, so the vendor computes what the op promises); the fastest
  *   algorithm for the shape measured once with {@code cudnnFindConvolutionForwardAlgorithmEx} on the first call's own
- *   x, w and y (so cuDNN's trial runs read initialised data; y is overwritten by the real call) and cached
- *   per (device, dtype, layout, N, C, H, W, stride) with its workspace size.</li>
+ *   x, w and y (so cuDNN's trial runs read initialised data; y is overwritten by the real call; where y holds the
+ *   residual, a scratch output at y's offset from 16 bytes) and cached per (device, dtype, layout, N, C, H, W, stride,
+ *   the operands' common alignment up to 16 bytes) with its workspace size.</li>
  *   <li>Bias, residual, activation: {@code cudnnConvolutionBiasActivationForward} (y = act(conv + z + bias),
  *   z = the residual) for RELU, and for NONE when the chosen algorithm is IMPLICIT_PRECOMP_GEMM (cuDNN's
  *   condition for IDENTITY); a zero bias is supplied when none is given; a residual that is y itself (in place)
@@ -69,11 +70,12 @@ final class DepthwiseConv3x3Cudnn {
     private DepthwiseConv3x3Cudnn() {}
 
     /**
-     * A plan's key. {@code aligned}: every operand 16-byte aligned. An output view off 16 bytes gets its own algorithm
-     * search on its own buffers, since an algorithm cuDNN chose on aligned memory may use vector accesses that the
-     * misaligned call cannot take (a read-only review, fiftieth session; such calls had reused the aligned call's plan).
+     * A plan's key. {@code alignment}: the largest of 16, 8, 4, 2, 1 bytes that every operand's address is a multiple
+     * of. An operand off 16 bytes gets its own algorithm search at that alignment, since an algorithm cuDNN chose on
+     * aligned memory may use vector accesses that the misaligned call cannot take (two read-only reviews, fiftieth
+     * session; such calls had reused the aligned call's plan).
      */
-    record Key(int device, DType dtype, Layout layout, int n, int c, int h, int w, int stride, boolean aligned) {}
+    record Key(int device, DType dtype, Layout layout, int n, int c, int h, int w, int stride, int alignment) {}
 
     /** Descriptors and the chosen algorithm of one shape. */
     static final class Plan {
@@ -101,47 +103,62 @@ final class DepthwiseConv3x3Cudnn {
 
     /** The cached plan's description (algorithm, math, workspace), or null if none was built yet. */
     static String describe(Problem p, int deviceOrdinal) {
-        Plan plan = PLANS.get(key(p, deviceOrdinal, true));
-        if (plan == null) {
-            plan = PLANS.get(key(p, deviceOrdinal, false));
-        }
-        return plan == null ? null : plan.describe();
-    }
-
-    private static Key key(Problem p, int ordinal, boolean aligned) {
-        return new Key(ordinal, p.dtype(), p.layout(), p.n(), p.c(), p.h(), p.w(), p.stride(), aligned);
-    }
-
-    /** Whether every operand given (null: none) starts on a 16-byte boundary. */
-    static boolean aligned16(Tensor... ts) {
-        for (Tensor t : ts) {
-            if (t != null && (t.address() & 15) != 0) {
-                return false;
+        for (int alignment = 16; alignment >= 1; alignment /= 2) {  // the aligned call's plan first
+            Plan plan = PLANS.get(key(p, deviceOrdinal, alignment));
+            if (plan != null) {
+                return plan.describe();
             }
         }
-        return true;
+        return null;
+    }
+
+    private static Key key(Problem p, int ordinal, int alignment) {
+        return new Key(ordinal, p.dtype(), p.layout(), p.n(), p.c(), p.h(), p.w(), p.stride(), alignment);
+    }
+
+    /** The largest of 16, 8, 4, 2, 1 that every operand's address given (null: none) is a multiple of. */
+    static int alignment(Tensor... ts) {
+        long[] addresses = new long[ts.length];
+        for (int i = 0; i < ts.length; i++) {
+            addresses[i] = ts[i] == null ? 0 : ts[i].address();
+        }
+        return alignmentOf(addresses);
+    }
+
+    /** The largest of 16, 8, 4, 2, 1 that every address is a multiple of. */
+    static int alignmentOf(long... addresses) {
+        long bits = 16;
+        for (long a : addresses) {
+            bits |= a;
+        }
+        return (int) Long.lowestOneBit(bits);
     }
 
     static void run(Problem p, Tensor x, Tensor w, Tensor bias, Tensor residual, Tensor out, Stream s) {
         CudaDevice d = s.cudaDevice();
         checkPasses(p, out.numel(), d.info().smCount());  // before any work
-        boolean aligned = aligned16(x, w, bias, residual, out);
-        Plan plan = PLANS.get(key(p, d.ordinal(), aligned));
+        int alignment = alignment(x, w, bias, residual, out);
+        Plan plan = PLANS.get(key(p, d.ordinal(), alignment));
         // the algorithm search and the fused-or-composed timing synchronize: not while s is being captured into a graph
         // (checked before the thread's cuDNN handle is made: its creation allocates, which a capture does not allow either;
         // asked only where a plan is missing or a timing due, so a planned shape's calls pay no query)
         if (plan == null && s.isCapturing()) {
-            throw new ArgumentException("backend", "a cuDNN plan made before the capture (run this shape once outside it) or the"
+            throw new ArgumentException("backend", "a cuDNN plan made before the capture (run this shape, with operands of the same alignment, once outside it) or the"
                     + " CUSTOM path: the vendor path's first call searches cuDNN's algorithms, which synchronizes", "VENDOR under graph capture");
         }
         cudnnContext h = VendorHandles.cudnn(s);
         if (plan == null) {
             synchronized (PLANS) {
-                plan = PLANS.computeIfAbsent(key(p, d.ordinal(), aligned), k -> build(p, d, h, x, w, out, residual != null && residual.address() == out.address(), s));
+                // a virtual thread that waited for this monitor may resume on another carrier (JDK 24+), where the
+                // device's context need not be current: set it again before the search (as KernelFunction does)
+                d.activate();
+                plan = PLANS.computeIfAbsent(key(p, d.ordinal(), alignment), k -> build(p, d, h, x, w, out, residual != null && residual.address() == out.address(), s));
             }
+            d.activate();
         }
         Tensor ws = plan.workspaceBytes > 0 ? Tensor.empty(s.device(), DType.I8, s, plan.workspaceBytes) : null;
         Tensor zero = null;
+        Throwable failure = null;
         try {
             Pointer wsPtr = ws == null ? null : new DevicePointer(ws.address());
             Pointer xp = new DevicePointer(x.address());
@@ -156,6 +173,12 @@ final class DepthwiseConv3x3Cudnn {
             Tensor fusedBias = bias;
             if (fusible) {
                 Boolean faster = act == Activation.RELU ? plan.fusedFasterRelu : plan.fusedFasterIdentity;
+                boolean capturing = faster == null && s.isCapturing();
+                if (capturing) {
+                    // composed for this call only, decided before a zero bias is made for nothing (a read-only review):
+                    // the timing synchronizes; a later call outside a capture still measures
+                    faster = Boolean.FALSE;
+                }
                 if (bias == null && (faster == null || faster)) {
                     // The fused call needs a bias operand: a zero one for this call when the caller gave none, freed in
                     // stream order below (a per-plan zero bias kept device memory for every shape ever seen).
@@ -165,16 +188,11 @@ final class DepthwiseConv3x3Cudnn {
                 if (faster == null) {
                     // Measured once per plan: on H100 (cuDNN 9.14) the fused call was slower than the composition
                     // in every harness row (e.g. f16 NHWC 32x256x56x56: 1408 µs fused vs ~190 µs composed).
-                    if (s.isCapturing()) {
-                        // composed for this call only: the timing synchronizes; a later call outside a capture still measures
-                        faster = Boolean.FALSE;
+                    faster = measureFusedFaster(p, plan, h, d, xp, wp, yp, bias, fusedBias, residual, out, wsPtr, s);
+                    if (act == Activation.RELU) {
+                        plan.fusedFasterRelu = faster;
                     } else {
-                        faster = measureFusedFaster(p, plan, h, d, xp, wp, yp, bias, fusedBias, residual, out, wsPtr, s);
-                        if (act == Activation.RELU) {
-                            plan.fusedFasterRelu = faster;
-                        } else {
-                            plan.fusedFasterIdentity = faster;
-                        }
+                        plan.fusedFasterIdentity = faster;
                     }
                 }
                 fusible = faster && !plan.fusedRefused;
@@ -183,14 +201,29 @@ final class DepthwiseConv3x3Cudnn {
                 return;
             }
             composed(p, plan, h, d, xp, wp, yp, bias, residual, out, wsPtr, s);
+        } catch (RuntimeException | Error e) {
+            failure = e;
+            throw e;
         } finally {
-            if (ws != null) {
-                ws.recordStream(s);
-                ws.close();
-            }
-            if (zero != null) {
-                zero.recordStream(s);
-                zero.close();
+            // freed in stream order after this call's work; after a failure, a failed record or free must not hide it
+            if (failure == null) {
+                for (Tensor t : new Tensor[] {ws, zero}) {
+                    if (t != null) {
+                        t.recordStream(s);
+                    }
+                }
+                dev.gapfill.core.Closing.closeAll(ws, zero);
+            } else {
+                for (Tensor t : new Tensor[] {ws, zero}) {
+                    if (t != null) {
+                        try {
+                            t.recordStream(s);
+                        } catch (RuntimeException recordFailure) {
+                            failure.addSuppressed(recordFailure);
+                        }
+                    }
+                }
+                dev.gapfill.core.Closing.closeAfter(failure, ws, zero);
             }
         }
     }
@@ -313,8 +346,8 @@ final class DepthwiseConv3x3Cudnn {
         Tensor z = Tensor.empty(s.device(), p.dtype(), s, p.c());
         try {
             z.fillBytes(0, s);
-        } catch (RuntimeException e) {
-            z.close();
+        } catch (RuntimeException | Error e) {
+            dev.gapfill.core.Closing.closeAfter(e, z);
             throw e;
         }
         return z;
@@ -466,9 +499,12 @@ final class DepthwiseConv3x3Cudnn {
         }
         try (cudnnConvolutionFwdAlgoPerf_t perf = new cudnnConvolutionFwdAlgoPerf_t(count);
              Tensor ws = wsBytes > 0 ? Tensor.empty(s.device(), DType.I8, s, wsBytes) : null;
-             Tensor scratchY = yHoldsResidual ? Tensor.empty(s.device(), y.dtype(), s, y.numel()) : null) {
+             // one vector more, so the search's output can sit at y's own offset from 16 bytes (the plan is kept for
+             // y's alignment: a scratch at the pool's 256-byte alignment would choose for aligned memory)
+             Tensor scratchY = yHoldsResidual ? Tensor.empty(s.device(), y.dtype(), s, y.numel() + 16 / y.dtype().bytes()) : null) {
             int[] returned = new int[1];
-            Tensor searchY = scratchY != null ? scratchY : y;
+            Tensor searchY = scratchY == null ? y
+                    : scratchY.strided(new long[] {y.numel()}, new long[] {1}, (y.address() & 15) / y.dtype().bytes());
             // Initcheck mode: the trial output and workspace are uninitialised here, so they are zeroed for the tool. The one
             // report left after that (a 2-byte read in a trial kernel) sits, by its address, one element past the end of
             // the filter: docs/reliability.md; the logged ranges below are there to confirm it.

@@ -46,6 +46,27 @@ class ArgumentNames50Test {
         }
     }
 
+    /** The depthwise vendor plan's key: the largest of 16, 8, 4, 2, 1 that divides every operand's address. */
+    @Test void depthwisePlansAreKeptPerCommonAlignment() {
+        long base = 0x7f00_0000_1000L;
+        assertEquals(16, DepthwiseConv3x3Cudnn.alignmentOf(base, base + 256, base + 4096));
+        assertEquals(2, DepthwiseConv3x3Cudnn.alignmentOf(base, base + 2));         // an F16 view one element in
+        assertEquals(8, DepthwiseConv3x3Cudnn.alignmentOf(base + 8, base + 24));     // not 16: the plan for 8 bytes
+        assertEquals(4, DepthwiseConv3x3Cudnn.alignmentOf(base + 4, base + 8, base));
+        assertEquals(1, DepthwiseConv3x3Cudnn.alignmentOf(base + 1));
+        assertEquals(16, DepthwiseConv3x3Cudnn.alignmentOf());                       // no operand: aligned
+        for (long off = 0; off < 40; off++) {  // against a plain search of the largest divisor
+            int expected = 1;
+            for (int a = 16; a >= 1; a /= 2) {
+                if ((base + off) % a == 0 && base % a == 0) {
+                    expected = a;
+                    break;
+                }
+            }
+            assertEquals(expected, DepthwiseConv3x3Cudnn.alignmentOf(base, base + off), "offset " + off);
+        }
+    }
+
     @Test void int8DecisionsNameTheOutputTheLengthsAndTheDevice() {
         assertEquals("out", argument(() -> Int8MmHeuristics.decide(1, 4096, 4096, null, H100, Backend.AUTO)));  // was an NPE
         assertEquals("out", argument(() -> Int8MmHeuristics.decide(1, 4096, 4096, DType.I8, H100, Backend.AUTO)));
