@@ -738,7 +738,11 @@ public final class Tensor implements AutoCloseable {
                 offsetBytes, this);
     }
 
-    /** A view of the same memory with explicit shape and strides (elements) starting {@code offset} elements in. */
+    /**
+     * A view of the same memory with explicit shape and strides (elements) starting {@code offset} elements in. It may
+     * reach anywhere from this tensor's start to the end of its storage (as PyTorch's {@code as_strided}), so a view of a
+     * view can reach past its parent view, never past the allocation.
+     */
     public Tensor strided(long[] newShape, long[] newStrides, long offset) {
         ensureOpen("tensor");
         checkShape(newShape);
@@ -748,9 +752,13 @@ public final class Tensor implements AutoCloseable {
         if (offset < 0) {
             throw new ArgumentException("offset", "an element offset >= 0", String.valueOf(offset));
         }
+        byteCount(numel(newShape), dtype, newShape);  // byteSize() of a zero-stride view must not wrap (a read-only review)
         long span = spanBytes(newShape, newStrides, offset, dtype);
         if (span > storage.bytes - offsetBytes) {
-            throw new ArgumentException("strides", "a view inside the tensor's " + storage.bytes + " bytes",
+            // bounded by the memory from this tensor's start to the end of its storage (as PyTorch's as_strided), not by
+            // this tensor's own extent: a view of a view may reach past its parent view, never past the allocation
+            throw new ArgumentException("strides", "a view inside the " + (storage.bytes - offsetBytes)
+                    + " bytes of storage from this tensor's start",
                     "shape " + Arrays.toString(newShape) + " strides " + Arrays.toString(newStrides) + " offset " + offset);
         }
         return new Tensor(IDS.incrementAndGet(), device, dtype, newShape.clone(), newStrides.clone(), storage,
@@ -924,8 +932,13 @@ public final class Tensor implements AutoCloseable {
                 throw new ArgumentException("tensor", "a contiguous tensor to copy between devices", "strides " + Arrays.toString(strides));
             }
             tmp = Tensor.empty(Device.CPU, dtype, shape);
-            for (long i = 0; i < numel(); i++) {
-                tmp.setRawBits(i, getRawBits(i));
+            try {
+                for (long i = 0; i < numel(); i++) {
+                    tmp.setRawBits(i, getRawBits(i));
+                }
+            } catch (RuntimeException | Error e) {  // closed meanwhile, say: the temporary is not left to the cleaner
+                Closing.closeAfter(e, tmp);
+                throw e;
             }
             src = tmp;
         }

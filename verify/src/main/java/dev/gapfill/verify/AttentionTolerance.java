@@ -188,7 +188,7 @@ public final class AttentionTolerance {
                 failures++;
             }
         }
-        return new Verdict("reference", "|d| <= 4u|lse| + 4(D+8+len)u·max(1,sigma); -inf for len 0", got.length,
+        return new Verdict("reference", "|d| <= 4u|lse| + 4(D+8)u·max(1,sigma) + 2(len+64+2ceil(len/64))u; -inf for len 0", got.length,
                 identical == got.length, identical, maxUlp, maxRel, failures, first, failures == 0);
     }
 

@@ -22,7 +22,7 @@ import dev.gapfill.core.DType;
  * @param outU     unit roundoff of the output dtype
  * @param accTerm  growth·k·u_acc, multiplied by the per-element scale
  * @throws dev.gapfill.core.ArgumentException (an IllegalArgumentException) naming the component where {@code kind} is
- *         null, {@code maxUlp} is negative, or {@code outU} or {@code accTerm} is not a finite number ≥ 0 (an infinite
+ *         null, {@code maxUlp} is negative (or, for ULP, above {@value #MAX_ULPS}), or {@code outU} or {@code accTerm} is not a finite number ≥ 0 (an infinite
  *         one would pass any finite result; a negative or NaN one means nothing), or (ACCUMULATION) where
  *         {@code outU + accTerm ≥ 1}: the per-element scale is at least |ref|, so such a bound would pass a zeroed
  *         result (named {@code accTerm}; {@link #accumulation} refuses the same before it builds one)
@@ -35,8 +35,9 @@ public record Tolerance(Kind kind, long maxUlp, double outU, double accTerm) {
         if (kind == null) {
             throw new ArgumentException("kind", "a rule (BIT_EXACT, ULP or ACCUMULATION)", "null");
         }
-        if (maxUlp < 0) {
-            throw new ArgumentException("maxUlp", "a distance >= 0", String.valueOf(maxUlp));
+        if (maxUlp < 0 || (kind == Kind.ULP && maxUlp > MAX_ULPS)) {
+            throw new ArgumentException("maxUlp", "a distance in [0, " + MAX_ULPS + "] (F16 has 1024 values a binade: more passes"
+                    + " results of another sign)", String.valueOf(maxUlp));
         }
         requireFiniteNonNegative("outU", outU);
         requireFiniteNonNegative("accTerm", accTerm);
@@ -52,16 +53,21 @@ public record Tolerance(Kind kind, long maxUlp, double outU, double accTerm) {
         }
     }
 
+    /** The largest distance {@link #ulps} takes. */
+    public static final int MAX_ULPS = 1024;
+
     public static Tolerance bitExact() { return new Tolerance(Kind.BIT_EXACT, 0, 0, 0); }
 
     /**
      * At most {@code n} units in the last place of the output dtype (integers: absolute difference).
      *
-     * @throws dev.gapfill.core.ArgumentException naming {@code n} where it is negative
+     * @throws dev.gapfill.core.ArgumentException naming {@code n} where it is negative or above {@value #MAX_ULPS}: F16
+     *         has 1024 values a binade, so a larger distance passes results of another sign (a read-only review,
+     *         fiftieth session: {@code ulps(65536)} passed 1.0 against −1000); use an accumulation bound instead
      */
     public static Tolerance ulps(int n) {
-        if (n < 0) {
-            throw new ArgumentException("n", "a distance >= 0 ulps", String.valueOf(n));
+        if (n < 0 || n > MAX_ULPS) {
+            throw new ArgumentException("n", "a distance in [0, " + MAX_ULPS + "] ulps", String.valueOf(n));
         }
         return new Tolerance(Kind.ULP, n, 0, 0);
     }

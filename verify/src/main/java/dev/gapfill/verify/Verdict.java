@@ -6,8 +6,9 @@ package dev.gapfill.verify;
  * @param against       what it was compared with ("reference", "vendor")
  * @param tolerance     the rule applied
  * @param elements      elements compared
- * @param bitExact      every element has the reference's bits (after rounding the reference to the dtype)
- * @param identical     elements with identical bits
+ * @param bitExact      every element has the reference's bits (after rounding the reference to the dtype), a NaN
+ *                      counting as identical to a NaN whatever its payload (a NaN reference is rare: an empty softmax)
+ * @param identical     elements with identical bits (NaN payloads aside, as above)
  * @param maxUlp        largest distance in units in the last place (0 for bit-exact; integers: absolute difference)
  * @param maxRelErr     largest |out − ref| / |ref| over elements with ref ≠ 0; +∞ where a NaN or infinite result (or
  *                      reference) is not identical to the rounded reference

@@ -222,12 +222,14 @@ class Int8MmGpuTest {
 
     @Test void newOutputOnThePerThreadStream() {
         Random r = new Random(5);
-        try (Tensor ha = randomI8(r, 3, 64); Tensor hw = randomI8(r, 9, 64); Tensor a = ha.to(GPU); Tensor w = hw.to(GPU);
-             Tensor out = Int8Mm.mm(a, w)) {
-            long[] acc = Int8MmReference.accumulate(ha, hw);
-            int[] got = out.toIntArray();
-            for (int i = 0; i < acc.length; i++) {
-                assertEquals(acc[i], got[i], "element " + i);
+        try (Tensor ha = randomI8(r, 3, 64); Tensor hw = randomI8(r, 9, 64); Tensor a = ha.to(GPU); Tensor w = hw.to(GPU)) {
+            Poison.primePool(GPU, DType.I32, 3, 9);  // the op's own output then starts as poison, not a stale block
+            try (Tensor out = Int8Mm.mm(a, w)) {
+                long[] acc = Int8MmReference.accumulate(ha, hw);
+                int[] got = out.toIntArray();
+                for (int i = 0; i < acc.length; i++) {
+                    assertEquals(acc[i], got[i], "element " + i);
+                }
             }
         }
     }

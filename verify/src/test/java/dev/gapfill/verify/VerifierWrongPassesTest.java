@@ -199,6 +199,7 @@ class VerifierWrongPassesTest {
         assertEquals("maxUlp", argumentOf(() -> new Tolerance(Tolerance.Kind.ULP, -1, 0, 0)));
         assertEquals("maxUlp", argumentOf(() -> new Tolerance(Tolerance.Kind.ULP, Long.MIN_VALUE, 0, 0)));
         assertEquals("n", argumentOf(() -> Tolerance.ulps(-1)));
+        assertEquals("n", argumentOf(() -> Tolerance.ulps(Tolerance.MAX_ULPS + 1)));  // ulps(65536) passed 1.0 against -1000 in F16
         for (double bad : new double[] {Double.NaN, INF, -INF, -1e-30}) {
             assertEquals("outU", argumentOf(() -> new Tolerance(Tolerance.Kind.ACCUMULATION, 0, bad, 1e-6)), String.valueOf(bad));
             assertEquals("accTerm", argumentOf(() -> new Tolerance(Tolerance.Kind.ACCUMULATION, 0, 0x1p-24, bad)), String.valueOf(bad));
@@ -217,7 +218,8 @@ class VerifierWrongPassesTest {
         // the factories and the direct forms the ops use still make tolerances
         assertEquals(Tolerance.Kind.BIT_EXACT, Tolerance.bitExact().kind());
         assertEquals(0, Tolerance.ulps(0).maxUlp());
-        assertEquals(Integer.MAX_VALUE, Tolerance.ulps(Integer.MAX_VALUE).maxUlp());
+        assertEquals(Tolerance.MAX_ULPS, Tolerance.ulps(Tolerance.MAX_ULPS).maxUlp());
+        assertEquals("maxUlp", argumentOf(() -> new Tolerance(Tolerance.Kind.ULP, Tolerance.MAX_ULPS + 1, 0, 0)));
         assertTrue(Tolerance.accumulation(DType.BF16, 0, 1).accTerm() > 0);
         assertEquals(0.0, new Tolerance(Tolerance.Kind.ACCUMULATION, 0, 0, 0).accTerm());
     }

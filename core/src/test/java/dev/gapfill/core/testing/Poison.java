@@ -75,6 +75,33 @@ public final class Poison {
     }
 
     /**
+     * Before a call that allocates its own output on the per-thread stream (the overloads that return a new tensor):
+     * allocates {@code bytes} there, fills them with the poison of {@code dt} and frees them in stream order, so that the
+     * pool hands that poisoned block to the op's allocation of the same size on the same stream (stream-ordered pools
+     * reuse the last block freed on a stream; not guaranteed, but never weaker than no priming). Without it such an
+     * output held whatever the block held before, often zeros or a previous test's result, which a bound can pass (a
+     * read-only review of the verification module, fiftieth session).
+     */
+    public static void primePool(Device device, DType dt, long bytes) {
+        if (!device.isCuda()) {
+            return;
+        }
+        Stream s = Stream.perThread(device);
+        try (Tensor block = Tensor.empty(device, DType.I8, s, bytes)) {
+            block.fillBytes(byteOf(dt), s);
+        }
+    }
+
+    /** {@link #primePool(Device, DType, long)} for an output of {@code dt} and {@code shape}. */
+    public static void primePool(Device device, DType dt, long... shape) {
+        long n = 1;
+        for (long d : shape) {
+            n = Math.multiplyExact(n, d);
+        }
+        primePool(device, dt, Math.multiplyExact(n, (long) dt.bytes()));
+    }
+
+    /**
      * An output tensor filled with {@link #byteOf its poison} (NaN for floats, -2139062144 for I32) so unwritten elements
      * show.
      */
