@@ -3,6 +3,7 @@ package dev.gapfill.verify;
 import dev.gapfill.core.DType;
 import dev.gapfill.core.Device;
 import dev.gapfill.core.Gpu;
+import dev.gapfill.core.Stream;
 import dev.gapfill.core.Tensor;
 import dev.gapfill.core.testing.GpuTest;
 import dev.gapfill.core.testing.Poison;
@@ -105,12 +106,19 @@ class MoeRouteGpuTest {
             try (Tensor host = Tensor.of(Device.CPU, DType.F32, x, t, e); Tensor logits = host.to(gpu);
                  MoeRoute.Routing ref = MoeRoute.route(host, o);
                  MoeRoute.Routing got = MoeRoute.Routing.allocate(gpu, t, e, k)) {
-                for (Tensor y : new Tensor[] {got.offsets, got.gather, got.weights, got.rowOf, got.topkIds, got.topkWeights}) {
+                for (Tensor y : new Tensor[] {got.offsets, got.gather, got.rowOf, got.topkIds}) {
                     Poison.fill(y);
                 }
+                // the weights' poison is finite (0x7f bytes, about 3.4e38): a row of all-NaN logits has NaN weights in the
+                // reference, which a NaN poison left unwritten would match (a read-only review, fiftieth session)
+                got.weights.fillBytes(0x7f, null);
+                got.topkWeights.fillBytes(0x7f, null);
+                Stream.perThread(gpu).synchronize();
                 MoeRoute.route(logits, o, got, null);
                 String mismatch = MoeRouteVerification.layoutMismatch(ref, got);
                 assertNull(mismatch, "NaN rows, T=" + t + ": " + mismatch);
+                Verdict w = MoeRouteVerification.topkWeights(host, o, got.topkWeights);
+                assertTrue(w.pass(), "NaN rows, T=" + t + ", weights: " + w);
             }
         }
     }
