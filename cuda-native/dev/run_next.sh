@@ -22,7 +22,9 @@
 # the whole record first, then depthwise_conv3x3:345 (its GELU rows' vendor times should drop ~20 %) beside the demo.
 # Also new and never run: GqaDecodeGpuTest.aPlanIsRefusedOnACapturingStreamAndTheCaptureStaysValid and
 # VendorHandleCaptureGpuTest (a fresh thread's first vendor call under capture refused naming the stream; if cuBLAS's
-# capture of the later call fails instead, the refusal itself still holds: read which step failed).
+# capture of the later call fails instead, the refusal itself still holds: read which step failed). Strengthened and
+# never run: MoeRouteGpuTest.nanLogitsAreReadAsMinusInfinity now checks the weights (finite poison), and the tests of
+# the allocating overloads prime the pool with poison (Poison.primePool): a failure there may be a real unwritten output.
 # Pre-Hopper paths, never run on a GPU (core's DeviceInfo.asProfile): first without the JIT, every GPU class with its
 # vendor paths: GAPFILL_JOPTS=-Dgapfill.debug.deviceAs=a100 TESTS_CLASSES='.*GpuTest' timeout 590 scripts/device-run.sh
 # info tests (the heuristics' pre-Hopper choices, run from this GPU's sm_90a image; launches over the profile's 163 KiB
