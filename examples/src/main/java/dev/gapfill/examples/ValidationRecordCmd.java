@@ -77,6 +77,18 @@ final class ValidationRecordCmd implements Callable<Integer> {
     }
 
     @Override public Integer call() throws Exception {
+        // reports of another commit or tree (a reused output folder, an earlier call's leftovers) never make this record
+        Path reportsCommit = reports.resolve("COMMIT");
+        if (Files.isRegularFile(reportsCommit) && !"unknown".equals(commit)) {
+            String was = Files.readString(reportsCommit, StandardCharsets.UTF_8).trim();
+            Path dirtyFile = reports.resolve("DIRTY");
+            String wasDirty = Files.isRegularFile(dirtyFile) ? Files.readString(dirtyFile, StandardCharsets.UTF_8).trim() : String.valueOf(dirty);
+            if (!was.equals(commit) || !wasDirty.equals(String.valueOf(dirty))) {
+                spec.commandLine().getErr().println("validation record: the reports in " + reports + " are of commit " + was
+                        + " (dirty " + wasDirty + "), not " + commit + " (dirty " + dirty + "): no record written");
+                return 2;
+            }
+        }
         Counts all = count(reports);
         long run = all.run, failed = all.failed, skipped = all.skipped;
         Map<String, Object> skippedReasons = all.skippedReasons;
@@ -172,11 +184,19 @@ final class ValidationRecordCmd implements Callable<Integer> {
                     one.put("errors", v[0].matches("[0-9]+") ? Long.valueOf(v[0]) : null);
                     one.put("status", v.length > 1 ? v[1] : "ran");
                 }
+                if (!one.containsKey("tests") && ("ok".equals(one.get("status")) || "ran".equals(one.get("status")))) {
+                    one.put("status", "no-tests");  // no reports name the tests that ran under the tool: nothing is shown clean
+                }
                 san.put(kv[0], one);
             }
             rec.put("sanitizer", san);
         }
-        if (validationRules != null && Files.isRegularFile(validationRules)) {
+        if (validationRules != null && Files.isRegularFile(validationRules) && !rulesOfThisCommit(validationRules)) {
+            // a summary left by an earlier run of another commit (a JVM killed before its shutdown hook wrote one)
+            spec.commandLine().getErr().println("validation record: " + validationRules + " is of another commit than " + commit
+                    + ": left out");
+        }
+        if (validationRules != null && Files.isRegularFile(validationRules) && rulesOfThisCommit(validationRules)) {
             @SuppressWarnings("unchecked")
             Map<String, Object> v = (Map<String, Object>) dev.gapfill.examples.bench.JsonReader.parse(
                     Files.readString(validationRules, StandardCharsets.UTF_8));
@@ -192,7 +212,13 @@ final class ValidationRecordCmd implements Callable<Integer> {
         Files.writeString(file, Json.write(rec), StandardCharsets.UTF_8);
         spec.commandLine().getOut().println("validation record: " + file + " — tests " + tests);
         spec.commandLine().getOut().flush();
-        return failed == 0 && incomplete.isEmpty() && run > 0 ? 0 : 1;
+        return failed == 0 && incomplete.isEmpty() && run - failed - skipped > 0 ? 0 : 1;  // some test must have executed
+    }
+
+    /** Whether the validation summary names no other commit than this record's. */
+    private boolean rulesOfThisCommit(Path rules) throws Exception {
+        Object c = ((Map<?, ?>) dev.gapfill.examples.bench.JsonReader.parse(Files.readString(rules, StandardCharsets.UTF_8))).get("commit");
+        return c == null || "unknown".equals(c) || "unknown".equals(commit) || commit.equals(c);
     }
 
     /**

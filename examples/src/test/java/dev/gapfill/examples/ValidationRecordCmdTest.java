@@ -115,6 +115,33 @@ class ValidationRecordCmdTest {
         assertEquals(1, cli.execute("validation-record", "--reports", none.toString(), "--out", tmp.resolve("out2").toString()));
     }
 
+    /**
+     * From a read-only review (fiftieth session): a record whose every test was skipped fails; a tool entry that names
+     * no reports is never "ok"; reports of another commit make no record; a validation summary of another commit is
+     * left out.
+     */
+    @Test @SuppressWarnings("unchecked")
+    void aRecordNeverOverstatesWhatRan(@TempDir Path tmp) throws Exception {
+        CommandLine cli = new CommandLine(new GapfillCli());
+        cli.setOut(new PrintWriter(new StringWriter()));
+        cli.setErr(new PrintWriter(new StringWriter()));
+        report(tmp.resolve("skipped/core"), "A", 0, 0, 3);
+        assertEquals(1, cli.execute("validation-record", "--reports", tmp.resolve("skipped").toString(), "--out", tmp.resolve("o1").toString()),
+                "three skipped tests are not a passing record");
+        report(tmp.resolve("reports/core"), "A", 2, 0, 0);
+        Path rules = tmp.resolve("validation-rules-ops.json");
+        Files.writeString(rules, "{\"commit\": \"0ld\", \"rules_in_inventory\": 10, \"rules_checked\": 9, \"cases_total\": 9}");
+        assertEquals(0, cli.execute("validation-record", "--reports", tmp.resolve("reports").toString(), "--out", tmp.resolve("o2").toString(),
+                "--commit", "n3w", "--sanitizer", "racecheck=0:ok", "--validation-rules", rules.toString()));
+        Map<String, Object> rec = (Map<String, Object>) JsonReader.parse(Files.readString(onlyRecord(tmp.resolve("o2"))));
+        assertEquals("no-tests", ((Map<String, Object>) ((Map<String, Object>) rec.get("sanitizer")).get("racecheck")).get("status"));
+        assertNull(rec.get("validation_rules"), "a summary of another commit is left out");
+        Files.writeString(tmp.resolve("reports/COMMIT"), "0ld\n");
+        assertEquals(2, cli.execute("validation-record", "--reports", tmp.resolve("reports").toString(), "--out", tmp.resolve("o3").toString(),
+                "--commit", "n3w"));
+        assertEquals(false, Files.exists(tmp.resolve("o3")), "no record of another commit's reports");
+    }
+
     /** The one record the command wrote: named after this host's GPU slug (cpu.json without a GPU, h100.json on an H100). */
     private static Path onlyRecord(Path dir) throws java.io.IOException {
         try (java.util.stream.Stream<Path> files = Files.list(dir)) {
