@@ -123,11 +123,18 @@ public final class CudaDevice {
         return cudart.cuCtxGetDevice(t.contextDevice) == 0 && t.contextDevice.get() == ordinal;
     }
 
-    /** Runs a status check and latches sticky errors so that later calls fail fast. */
+    /**
+     * Runs a status check and latches sticky errors so that later calls fail fast. A failure that is not sticky is also
+     * cleared from the thread's last-error state: several callers catch it and go on (a host wait instead of a stream
+     * wait), and a caller's own {@code cudaGetLastError} must not read it later (a read-only review, fiftieth session).
+     */
     public void check(int status, String call) {
         if (status != 0) {
             CudaException e = CudaErrors.runtimeError(status, call + " on cuda:" + ordinal, -1);
             latch(e);
+            if (!(e instanceof StickyCudaException)) {
+                cudart.cudaGetLastError();
+            }
             throw e;
         }
     }

@@ -10,6 +10,7 @@ public final class CudaErrors {
     /** Status codes after which the context cannot be used again (same numbers in the runtime and driver APIs). */
     private static final Set<Integer> STICKY = Set.of(
             700, // illegal address
+            709, // context is destroyed (another library reset the device, say): every handle and module of it is gone
             702, // launch timeout
             710, // device-side assert
             714, // hardware stack error

@@ -50,9 +50,12 @@ public final class Gpu {
     }
 
     private static Status probe() {
-        String forced = System.getProperty("gapfill.device", "");
+        String forced = System.getProperty("gapfill.device", "").trim();
         if (forced.equalsIgnoreCase("cpu")) {
             return new Status(false, 0, "CPU backend forced by -Dgapfill.device=cpu");
+        }
+        if (!forced.isEmpty()) {  // a value the library does not read must not pass for one it does
+            LOG.warn("-Dgapfill.device={} is not read (the one value is \"cpu\"); the GPU is probed as usual", forced);
         }
         try {
             Loader.load(cudart.class);

@@ -121,18 +121,22 @@ public final class KernelModule {
         return p;
     }
 
+    private static final java.util.Set<String> UNCHECKED_WARNED = ConcurrentHashMap.newKeySet();
+
     private CUmod_st module(CudaDevice device) {
         CUmod_st m = loaded.get(device.ordinal());
         if (m == null) {
             synchronized (this) {
                 m = loaded.get(device.ordinal());
                 if (m == null) {
-                    device.activate();
                     byte[] img = image();
                     m = new CUmod_st();
                     // cuModuleLoadData copies the image, so the native buffer may be released afterwards.
                     try (BytePointer data = new BytePointer(img.length + 1L)) {
                         data.put(img, 0, img.length).put(img.length, (byte) 0);
+                        // set right before the load: a virtual thread that parked in the resource read above may resume on
+                        // another carrier, where another device's context is current (a read-only review, fiftieth session)
+                        device.activate();
                         device.checkDriver(cudart.cuModuleLoadData(m, data), "cuModuleLoadData(" + name + ")");
                     }
                     loaded.put(device.ordinal(), m);
@@ -151,7 +155,13 @@ public final class KernelModule {
             device.activate();  // the lookup and the function's attribute query are driver calls: this thread's context current
             CUfunc_st h = new CUfunc_st();
             device.checkDriver(cudart.cuModuleGetFunction(h, m, symbol), "cuModuleGetFunction(" + name + ":" + symbol + ")");
-            f = new KernelFunction(device, name + ":" + symbol, h, parameterSizes().get(symbol));
+            int[] sizes = parameterSizes().get(symbol);
+            if (sizes == null && UNCHECKED_WARNED.add(name + ":" + symbol)) {
+                // a stale or mixed native jar (the build writes every entry's sizes): say that its launches go unchecked
+                org.slf4j.LoggerFactory.getLogger(KernelModule.class).warn("{}:{} has no parameter list in /{}{}.params: its"
+                        + " launches' arguments are not checked (a native jar from another build?)", name, symbol, ROOT, name);
+            }
+            f = new KernelFunction(device, name + ":" + symbol, h, sizes);
             KernelFunction prev = onDevice.putIfAbsent(symbol, f);
             if (prev != null) {
                 f = prev;

@@ -38,7 +38,8 @@ class VendorErrorsTest {
         // driver_types.h: "any further CUDA work will return the same error" (contained, tensor memory leak) or "the
         // device cannot be used again" (assert), besides the classic kernel faults
         // ... and an external device's error (911: "the process must be terminated and relaunched")
-        for (int s : new int[] {226, 700, 710, 714, 715, 716, 717, 718, 719, 721, 911}) {
+        // ... and a destroyed context (709, since the fiftieth session: its modules, streams and pool are gone)
+        for (int s : new int[] {226, 700, 709, 710, 714, 715, 716, 717, 718, 719, 721, 911}) {
             assertTrue(CudaErrors.isSticky(s), "status " + s);
             assertInstanceOf(StickyCudaException.class, CudaErrors.runtimeError(s, "cudaStreamSynchronize", -1), "status " + s);
         }
