@@ -33,6 +33,9 @@ public final class L01Tensors {
                  Tensor c = Tensor.empty(dev, DType.F16, 2, 3)) {
                 c.fillBytes(0xff);  // NaN everywhere first: an element the op leaves unwritten fails the check below
                 if (dev.isCuda()) {
+                    // the allocations and the NaN fill above ran on this thread's default stream; s does not wait for
+                    // it by itself, so wait here before queueing on s (else the fill could land after the op)
+                    Stream.perThread(dev).synchronize();
                     try (Stream s = Stream.create(dev)) {
                         Elementwise.scaleAdd(a, b, 2f, -1f, c, s); // queued on s
                         s.synchronize();                            // wait for it

@@ -104,7 +104,7 @@ public final class L03DepthwiseConv {
                 decisions.put(layout, d);
                 verdicts.put(layout, v);
                 out.println("  " + layout + ": " + d);
-                out.println("    " + v);
+                out.println("    " + v + (dev.isCpu() ? " (on the CPU the op IS the reference: an API and verifier check)" : ""));
                 if (dev.isCuda()) {
                     double us = EventTimer.microsPerCall(dev, 5, 50, () -> DepthwiseConv3x3.apply(in, w, b, null, res, o, null));
                     times.put(layout, us);

@@ -109,7 +109,7 @@ public final class L04Int8Linear {
                 // 3a. Kernel error: against exact int64 sums and the fp64 epilogue, rounded once to F16.
                 double[] expected = Int8MmReference.expected(hostA, hostW, hostAs, hostWs, null, DType.F16);
                 verdict = Verifier.compare(y, expected, null, Tolerance.bitExact(), "exact int8 reference");
-                out.println("  kernel error: " + verdict);
+                out.println("  kernel error: " + verdict + (dev.isCpu() ? " (on the CPU the op IS the reference: an API check)" : ""));
                 // 3b. Quantization error: against the unquantized float layer.
                 relInt8 = relativeError(y.toFloatArray(), exact);
                 if (dev.isCuda()) {
