@@ -30,23 +30,10 @@ public final class Closing {
      * tried, the others suppressed into it.
      */
     public static void closeAll(Tensor... tensors) {
-        RuntimeException first = null;
+        Cleanup c = new Cleanup();  // null entries skipped by Cleanup.close
         for (Tensor t : tensors) {
-            if (t == null) {
-                continue;
-            }
-            try {
-                t.close();
-            } catch (RuntimeException e) {
-                if (first == null) {
-                    first = e;
-                } else {
-                    first.addSuppressed(e);
-                }
-            }
+            c.close(t);
         }
-        if (first != null) {
-            throw first;
-        }
+        c.rethrow();
     }
 }

@@ -12,14 +12,20 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class DeviceProfileTest {
     @Test void aProfileTakesThePartsLimitsAndKeepsTheRest() {
-        DeviceInfo h = DeviceInfo.h100ForTests();
+        // a device whose own ordinal, memory and library versions differ from every synthetic profile's, so that a
+        // profile copying those fields from the part fails below
+        DeviceInfo h = new DeviceInfo(3, "NVIDIA H200", 9, 0, 132, 60L << 20, 227L << 10, 228L << 10, 141L << 30,
+                13010, 13020, 130200, 91500);
         DeviceInfo a = h.asProfile("a100");
+        assertEquals(3, a.ordinal());
+        assertEquals(13010, a.driverVersion());
+        assertEquals(13020, a.runtimeVersion());
+        assertEquals(91500L, a.cudnnVersion());
         assertEquals(80, a.cc());
         assertEquals(108, a.smCount());
         assertEquals(163L << 10, a.smemPerBlockOptin());
         assertEquals(h.totalMemBytes(), a.totalMemBytes());
         assertEquals(h.cublasVersion(), a.cublasVersion());
-        assertEquals(h.ordinal(), a.ordinal());
         assertEquals(86, h.asProfile("rtx3090").cc());
         assertEquals(99L << 10, h.asProfile("rtx3090").smemPerBlockOptin());
         assertEquals(89, h.asProfile("l4").cc());

@@ -73,10 +73,7 @@ class RuntimeOrderingGpuTest {
                 z.fillBytes(0x02, s2);
                 s1.synchronize();
                 s2.synchronize();
-                int[] got = y.toIntArray();
-                for (int i = 0; i < n; i += 4099) {
-                    assertEquals(0x01010101, got[i], "y[" + i + "]: s1 read x after its memory was reused on s2");
-                }
+                assertReadTheOldX(y, "s1 read x after its memory was reused on s2");
                 assertEquals(0x01010101, w.toIntArray()[n - 1]);
             }
         }
@@ -120,10 +117,7 @@ class RuntimeOrderingGpuTest {
                     z.fillBytes(0x02, last);
                     s0.synchronize();
                     last.synchronize();
-                    int[] got = y.toIntArray();
-                    for (int i = 0; i < n; i += 4099) {
-                        assertEquals(0x01010101, got[i], "y[" + i + "]: s0 read x after its memory was reused");
-                    }
+                    assertReadTheOldX(y, "s0 read x after its memory was reused");
                 }
             } finally {
                 for (Stream o : others) {
@@ -173,6 +167,14 @@ class RuntimeOrderingGpuTest {
             KernelModule.of("harness/l2_flush").function(d, "l2_flush_read").launch(s, 4, 1, 1, 128, 1, 1, max,
                     KernelArgs.begin().ptr(buf).i64(buf.byteSize() / 16).ptr(sink));
             s.synchronize();
+        }
+    }
+
+    /** y holds the copy of x made before x's memory was reused (x was filled with 0x01 bytes), checked every 4099th int. */
+    private static void assertReadTheOldX(Tensor y, String otherwise) {
+        int[] got = y.toIntArray();
+        for (int i = 0; i < got.length; i += 4099) {
+            assertEquals(0x01010101, got[i], "y[" + i + "]: " + otherwise);
         }
     }
 }

@@ -169,8 +169,15 @@ final class StressCmd implements java.util.concurrent.Callable<Integer> {
         } else {
             wrong.incrementAndGet();
         }
-        if (problems.size() < 5) {
-            problems.add(prefix + failures.get(0));
+        note(problems, prefix + failures.get(0));
+    }
+
+    /** Keeps the first five problems (threads add at once: the check and the add under the list's lock). */
+    static void note(List<String> problems, String problem) {
+        synchronized (problems) {
+            if (problems.size() < 5) {
+                problems.add(problem);
+            }
         }
     }
 
@@ -185,11 +192,7 @@ final class StressCmd implements java.util.concurrent.Callable<Integer> {
             return c.run(gpu, new Random(rnd.nextLong()), rnd.nextInt(CASE_CYCLE), 1, new PrintWriter(new StringWriter()), stream);
         } catch (Throwable e) {
             errors.incrementAndGet();
-            synchronized (problems) {
-                if (problems.size() < 5) {
-                    problems.add(prefix + c.op() + ": " + e);
-                }
-            }
+            note(problems, prefix + c.op() + ": " + e);
             return List.of();
         }
     }
@@ -208,9 +211,7 @@ final class StressCmd implements java.util.concurrent.Callable<Integer> {
                     body.run(new Random(seed), deadline);
                 } catch (Throwable e) {
                     errors.incrementAndGet();
-                    if (problems.size() < 5) {
-                        problems.add(e.toString());
-                    }
+                    note(problems, e.toString());
                 }
             }, "gapfill-stress-" + t);
             ts.add(th);

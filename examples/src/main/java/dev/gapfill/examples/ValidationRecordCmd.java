@@ -191,21 +191,23 @@ final class ValidationRecordCmd implements Callable<Integer> {
             }
             rec.put("sanitizer", san);
         }
-        if (validationRules != null && Files.isRegularFile(validationRules) && !rulesOfThisCommit(validationRules)) {
-            // a summary left by an earlier run of another commit (a JVM killed before its shutdown hook wrote one)
-            spec.commandLine().getErr().println("validation record: " + validationRules + " is of another commit than " + commit
-                    + ": left out");
-        }
-        if (validationRules != null && Files.isRegularFile(validationRules) && rulesOfThisCommit(validationRules)) {
+        if (validationRules != null && Files.isRegularFile(validationRules)) {
             @SuppressWarnings("unchecked")
             Map<String, Object> v = (Map<String, Object>) dev.gapfill.examples.bench.JsonReader.parse(
                     Files.readString(validationRules, StandardCharsets.UTF_8));
-            Map<String, Object> vr = new LinkedHashMap<>();
-            for (String k : new String[] {"rules_in_inventory", "rules_checked", "rules_skipped_on_this_host", "cases_total"}) {
-                vr.put(k, v.get(k));
+            Object rulesCommit = v.get("commit");
+            if (rulesCommit != null && !"unknown".equals(rulesCommit) && !"unknown".equals(commit) && !commit.equals(rulesCommit)) {
+                // a summary left by an earlier run of another commit (a JVM killed before its shutdown hook wrote one)
+                spec.commandLine().getErr().println("validation record: " + validationRules + " is of commit " + rulesCommit
+                        + ", not " + commit + ": left out");
+            } else {
+                Map<String, Object> vr = new LinkedHashMap<>();
+                for (String k : new String[] {"rules_in_inventory", "rules_checked", "rules_skipped_on_this_host", "cases_total"}) {
+                    vr.put(k, v.get(k));
+                }
+                vr.put("file", validationRules.getFileName().toString());
+                rec.put("validation_rules", vr);
             }
-            vr.put("file", validationRules.getFileName().toString());
-            rec.put("validation_rules", vr);
         }
         Files.createDirectories(out);
         Path file = out.resolve(slug + ".json");
@@ -215,11 +217,6 @@ final class ValidationRecordCmd implements Callable<Integer> {
         return failed == 0 && incomplete.isEmpty() && run - failed - skipped > 0 ? 0 : 1;  // some test must have executed
     }
 
-    /** Whether the validation summary names no other commit than this record's. */
-    private boolean rulesOfThisCommit(Path rules) throws Exception {
-        Object c = ((Map<?, ?>) dev.gapfill.examples.bench.JsonReader.parse(Files.readString(rules, StandardCharsets.UTF_8))).get("commit");
-        return c == null || "unknown".equals(c) || "unknown".equals(commit) || commit.equals(c);
-    }
 
     /**
      * Modules under {@code reports} whose EXIT file (run.sh) holds a non-zero status, or that have an EXIT file but no

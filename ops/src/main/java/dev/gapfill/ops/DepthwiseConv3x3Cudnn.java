@@ -138,6 +138,8 @@ final class DepthwiseConv3x3Cudnn {
         CudaDevice d = s.cudaDevice();
         checkPasses(p, out.numel(), d.info().smCount());  // before any work
         int alignment = alignment(x, w, bias, residual, out);
+        // y holds the residual (z == y): the search writes scratch, and the call always composes (below)
+        boolean aliased = residual != null && residual.address() == out.address();
         Plan plan = PLANS.get(key(p, d.ordinal(), alignment));
         // the algorithm search and the fused-or-composed timing synchronize: not while s is being captured into a graph
         // (checked before the thread's cuDNN handle is made: its creation allocates, which a capture does not allow either;
@@ -152,7 +154,7 @@ final class DepthwiseConv3x3Cudnn {
                 // a virtual thread that waited for this monitor may resume on another carrier (JDK 24+), where the
                 // device's context need not be current: set it again before the search (as KernelFunction does)
                 d.activate();
-                plan = PLANS.computeIfAbsent(key(p, d.ordinal(), alignment), k -> build(p, d, h, x, w, out, residual != null && residual.address() == out.address(), s));
+                plan = PLANS.computeIfAbsent(key(p, d.ordinal(), alignment), k -> build(p, d, h, x, w, out, aliased, s));
             }
             d.activate();
         }
@@ -167,7 +169,6 @@ final class DepthwiseConv3x3Cudnn {
             Activation act = p.act();
             // An aliased residual (z == y) always composes (the residual already in y, added through beta = 1), whatever the
             // plan measured for this shape on a call without one: the fused call is never run, nor timed, with z == y.
-            boolean aliased = residual != null && residual.address() == out.address();
             boolean fusible = !plan.fusedRefused && !aliased
                     && (act == Activation.RELU || (act == Activation.NONE && plan.algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM));
             Tensor fusedBias = bias;

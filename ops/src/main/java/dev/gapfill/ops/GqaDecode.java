@@ -129,7 +129,7 @@ public final class GqaDecode {
             Checks.positive("pageSize", pageSize);
             Checks.positive("maxPages", maxPages);
             long maxLen = (long) pageSize * maxPages;
-            if (pageSize > 0 && maxPages > 0 && maxLen > Integer.MAX_VALUE) {
+            if (maxLen > Integer.MAX_VALUE) {
                 throw new ArgumentException("maxPages", "maxPages·pageSize < 2^31 (32-bit positions)", maxPages + "·" + pageSize + " = " + maxLen);
             }
             return new Problem(batch, qHeads, kvHeads, headDim, (int) maxLen, KvLayout.PAGED, pageSize, maxPages, dtype);

@@ -375,7 +375,7 @@ public final class GroupedGemm {
         Checks.contiguous("offsets", offsets);
         Checks.sameDevice("offsets", offsets, x.device());
         Checks.shape("offsets", offsets, "G + 1", g + 1);
-        if (o != null && o.hostOffsets != null && o.hostOffsets.length != g + 1) {
+        if (o.hostOffsets != null && o.hostOffsets.length != g + 1) {
             throw new ArgumentException("options.hostOffsets", "G + 1 = " + (g + 1) + " values (offsets' host copy)",
                     o.hostOffsets.length + " values");
         }
@@ -569,11 +569,10 @@ public final class GroupedGemm {
     private static void runVendor(Tensor x, Tensor w, Tensor offsets, Options o, Tensor out, Stream s, Dims d, boolean grouped) {
         CudaDevice cd = s.cudaDevice();
         // the synchronisation this path needs, unless the caller has the offsets on the host already
-        int[] off = o.hostOffsets != null ? o.hostOffsets : copyToHost(offsets, d.groups() + 1, s);
-        try {
+        int[] off = o.hostOffsets;  // checked by validate() before anything was allocated
+        if (off == null) {
+            off = copyToHost(offsets, d.groups() + 1, s);
             checkOffsets(off, d.tTotal());
-        } catch (ArgumentException e) {
-            throw o.hostOffsets == null ? e : new ArgumentException("options.hostOffsets", e.expected(), e.received());
         }
         boolean epi = o.swiglu() || o.rowScale() != null;
         boolean c32 = epi && !grouped;  // cublasGemmGroupedBatchedEx refuses fp32 C with 16-bit A/B (status 15)

@@ -75,7 +75,7 @@ public final class GqaDecodeProblems {
             made[2] = uniform(rnd, dt, b, hkv, capacity, d);
             return new HostCase(made[0], made[1], made[2], lens.clone());
         } catch (Throwable t) {
-            closeAfter(t, made);
+            dev.gapfill.core.Closing.closeAfter(t, made);
             throw t;
         }
     }
@@ -209,7 +209,7 @@ public final class GqaDecodeProblems {
                 }
             }
         } catch (Throwable t) {
-            closeAfter(t, made);
+            dev.gapfill.core.Closing.closeAfter(t, made);
             throw t;
         }
     }
@@ -264,19 +264,6 @@ public final class GqaDecodeProblems {
                     + dt + ": " + (bytes == Long.MAX_VALUE ? "over 2^63" : String.valueOf(bytes)) + " bytes");
         }
         return bytes;
-    }
-
-    /** Closes the non-null tensors of {@code made} after {@code failure}, adding any failure to close as suppressed. */
-    private static void closeAfter(Throwable failure, Tensor... made) {
-        for (Tensor t : made) {
-            if (t != null) {
-                try {
-                    t.close();
-                } catch (RuntimeException e) {
-                    failure.addSuppressed(e);
-                }
-            }
-        }
     }
 
     /**
@@ -334,7 +321,7 @@ public final class GqaDecodeProblems {
             made[2] = c.blockTable() == null ? null : c.blockTable().to(device);
             return new KvCache(c.layout(), made[0], made[1], made[2]);
         } catch (Throwable t) {
-            closeAfter(t, made);
+            dev.gapfill.core.Closing.closeAfter(t, made);
             throw t;
         }
     }
